@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// env carries what every command needs. Commands write only to env.stdout
+// and env.stderr so that run can be tested in-process.
+type env struct {
+	ctx    context.Context
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// run executes the iotap command line args and returns the first error.
+// It is the whole program but for the process exit code (see exitCode).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd(&env{ctx: ctx, stdout: stdout, stderr: stderr})
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err != nil && isCobraUsageError(err) {
+		return &codeError{code: exitUsage, err: err}
+	}
+	return err
+}
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "iotap",
+		Short: "Trace USB, MMIO, user_events and Intel PT at the Linux hardware/kernel boundary",
+		Long: `iotap captures, decodes, filters, analyses, converts and replays traces from four
+Linux facilities: usbmon (USB), mmiotrace (MMIO), user_events and Intel Processor Trace.
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 data lost (dropped or lost events,
+truncated input) unless --allow-loss is given.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &codeError{code: exitUsage, err: fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
+	})
+	root.AddCommand(
+		newVersionCmd(e),
+		newDoctorCmd(e),
+		newUSBCmd(e),
+		newMMIOCmd(e),
+		newEventsCmd(e),
+		newPTCmd(e),
+	)
+	return root
+}
+
+// Exit codes of the iotap command.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	exitDataLost = 3
+)
+
+// codeError carries a specific process exit code for err.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+// usageErrorf reports a bad command line (exit code 2).
+func usageErrorf(format string, args ...any) error {
+	return &codeError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// dataLostError reports that the command completed but data was lost
+// (exit code 3). Commands return it unless the user passed --allow-loss.
+func dataLostError(format string, args ...any) error {
+	return &codeError{code: exitDataLost, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err (if any) to stderr and returns the process exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "iotap: %v\n", err)
+	var ee *codeError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitFailure
+}
+
+// isCobraUsageError recognises the argument errors cobra returns as plain
+// errors (unknown command, wrong number of arguments).
+func isCobraUsageError(err error) bool {
+	var ee *codeError
+	if errors.As(err, &ee) {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "requires exactly", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.HasPrefix(msg, p) || strings.Contains(msg, " "+p) {
+			return true
+		}
+	}
+	return false
+}
