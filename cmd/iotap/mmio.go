@@ -2,11 +2,20 @@ package main
 
 import "github.com/spf13/cobra"
 
-// newMMIOCmd is the `iotap mmio` command group. Verbs are added as they land.
+// newMMIOCmd is the `iotap mmio` command group.
 func newMMIOCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "mmio",
-		Short: "mmio tracing (not yet implemented)",
+		Short: "Capture, read, filter, name and replay MMIO accesses (mmiotrace)",
 	}
+	c.AddCommand(
+		newMMIOCaptureCmd(e), // mmio_capture.go
+		newMMIOReadCmd(e),    // mmio_read.go
+		newMMIOFilterCmd(e),  // mmio_filter.go
+		newMMIOReplayCmd(e),  // mmio_replay.go
+		newMMIOStatsCmd(e),   // mmio_stats.go
+		newMMIODiffCmd(e),    // mmio_diff.go
+		newMMIONamesCmd(e),   // mmio_names.go
+	)
+	return c
 }
