@@ -1,0 +1,99 @@
+package usbmon
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Reader streams usbmon events.
+type Reader interface {
+	// ReadInto fills ev with the next event. It returns io.EOF at the end.
+	// It does not allocate once its buffers have grown; ev.Data and ev.ISO
+	// then alias the reader's buffers until the next call.
+	ReadInto(ev *Event) error
+	// Read returns the next event in new memory (it allocates).
+	Read() (*Event, error)
+	// Format is the format being read.
+	Format() Format
+}
+
+// ReaderOptions tune NewReaderOptions.
+type ReaderOptions struct {
+	// KeepGoing makes text readers skip lines that do not parse instead of
+	// failing; Skipped counts them and OnSkip (if set) sees each error.
+	KeepGoing bool
+	OnSkip    func(err error)
+}
+
+// Skipper is implemented by readers that can skip bad input (text).
+type Skipper interface {
+	// Skipped returns the number of lines skipped so far.
+	Skipped() int
+}
+
+// LinkTyper is implemented by pcap and pcapng readers.
+type LinkTyper interface {
+	// LinkType returns the link type of the last event read (189 or 220).
+	LinkType() int
+}
+
+// NewReader detects the format of r from its first bytes (pcap in either
+// byte order, pcapng, text 1u or 1t) and returns a reader for it.
+func NewReader(r io.Reader) (Reader, Format, error) {
+	return NewReaderOptions(r, ReaderOptions{})
+}
+
+// NewReaderOptions is NewReader with options.
+func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(4)
+	if err != nil && len(head) == 0 {
+		if err == io.EOF {
+			return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
+		}
+		return nil, FormatUnknown, err
+	}
+	switch {
+	case isPcapMagic(head):
+		pr, err := newPcapReader(br)
+		if err != nil {
+			return nil, FormatPcap, err
+		}
+		return pr, FormatPcap, nil
+	case bytes.Equal(head, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
+		pr, err := newPcapngReader(br)
+		if err != nil {
+			return nil, FormatPcapng, err
+		}
+		return pr, FormatPcapng, nil
+	}
+	f, err := sniffText(br)
+	if err != nil {
+		return nil, FormatUnknown, err
+	}
+	return newTextReader(br, f, opt), f, nil
+}
+
+// sniffText decides between 1u and 1t from the first line's address word:
+// 1u has three colons (type:bus:dev:ep), 1t two.
+func sniffText(br *bufio.Reader) (Format, error) {
+	buf, _ := br.Peek(512)
+	line := buf
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	fields := bytes.Fields(line)
+	if len(fields) < 4 {
+		return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng or usbmon text file", Err: ErrFormat}
+	}
+	switch bytes.Count(fields[3], []byte{':'}) {
+	case 3:
+		return Format1u, nil
+	case 2:
+		return Format1t, nil
+	}
+	return FormatUnknown, &FormatError{Format: Format1u, Line: 1, Offset: -1,
+		Msg: fmt.Sprintf("address word %q is neither 1u nor 1t", fields[3]), Err: ErrFormat}
+}

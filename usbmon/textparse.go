@@ -1,0 +1,330 @@
+package usbmon
+
+// Text line parsing over bytes, without allocation on the good path.
+
+// scanner walks the space-separated words of one line.
+type scanner struct {
+	b []byte
+	p int
+}
+
+// word returns the next word, or nil at the end of the line.
+func (s *scanner) word() []byte {
+	for s.p < len(s.b) && s.b[s.p] == ' ' {
+		s.p++
+	}
+	st := s.p
+	for s.p < len(s.b) && s.b[s.p] != ' ' {
+		s.p++
+	}
+	if st == s.p {
+		return nil
+	}
+	return s.b[st:s.p]
+}
+
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// parseHex parses up to 16 hex digits.
+func parseHex(w []byte) (uint64, bool) {
+	if len(w) == 0 || len(w) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range w {
+		h := hexVal(c)
+		if h < 0 {
+			return 0, false
+		}
+		v = v<<4 | uint64(h)
+	}
+	return v, true
+}
+
+// parseUint parses a decimal number that fits in max.
+func parseUint(w []byte, max uint64) (uint64, bool) {
+	if len(w) == 0 || len(w) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range w {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// parseInt32 parses a signed decimal int32.
+func parseInt32(w []byte) (int32, bool) {
+	neg := false
+	if len(w) > 0 && w[0] == '-' {
+		neg, w = true, w[1:]
+	}
+	if neg {
+		v, ok := parseUint(w, 1<<31)
+		return int32(-int64(v)), ok
+	}
+	v, ok := parseUint(w, 1<<31-1)
+	return int32(v), ok
+}
+
+// splitColon splits w at colons into parts (at most len(parts)); it returns
+// the number of parts, or -1 if there are more.
+func splitColon(w []byte, parts [][]byte) int {
+	n := 0
+	st := 0
+	for i := 0; i <= len(w); i++ {
+		if i == len(w) || w[i] == ':' {
+			if n == len(parts) {
+				return -1
+			}
+			parts[n] = w[st:i]
+			n++
+			st = i + 1
+		}
+	}
+	return n
+}
+
+// parseTextLine fills ev from one line (no newline). It returns "" or a
+// description of the problem.
+func parseTextLine(line []byte, f Format, ev *Event) string {
+	s := scanner{b: line}
+	w := s.word()
+	id, ok := parseHex(w)
+	if !ok {
+		return "bad URB tag"
+	}
+	ev.ID = id
+	w = s.word()
+	ts, ok := parseUint(w, 1<<32-1)
+	if !ok {
+		return "bad timestamp"
+	}
+	ev.TextStamp = uint32(ts)
+	w = s.word()
+	if len(w) != 1 || (w[0] != 'S' && w[0] != 'C' && w[0] != 'E') {
+		return "bad event type (want S, C or E)"
+	}
+	ev.Type = EventType(w[0])
+
+	// Address word: Ci:1:001:0 (1u) or Ci:001:0 (1t).
+	w = s.word()
+	var parts [4][]byte
+	n := splitColon(w, parts[:])
+	if len(w) < 2 || n < 3 {
+		return "bad address word"
+	}
+	switch parts[0][0] {
+	case 'Z':
+		ev.Transfer = Isochronous
+	case 'I':
+		ev.Transfer = Interrupt
+	case 'C':
+		ev.Transfer = Control
+	case 'B':
+		ev.Transfer = Bulk
+	default:
+		return "bad transfer type in address word"
+	}
+	if len(parts[0]) != 2 || (parts[0][1] != 'i' && parts[0][1] != 'o') {
+		return "bad direction in address word"
+	}
+	ev.In = parts[0][1] == 'i'
+	dev, ep := parts[1], parts[2]
+	ev.Fields = HasTextStamp
+	ev.Format = f
+	if f == Format1u {
+		if n != 4 {
+			return "address word has no bus number (is this 1t?)"
+		}
+		bus, ok := parseUint(parts[1], 1<<16-1)
+		if !ok {
+			return "bad bus number"
+		}
+		ev.Bus = uint16(bus)
+		ev.Fields |= HasBus
+		dev, ep = parts[2], parts[3]
+	} else if n != 3 {
+		return "address word has a bus number (is this 1u?)"
+	}
+	d, ok := parseUint(dev, 255)
+	if !ok {
+		return "bad device address"
+	}
+	e, ok := parseUint(ep, 127)
+	if !ok {
+		return "bad endpoint number"
+	}
+	ev.Device, ev.Endpoint = uint8(d), uint8(e)
+	ev.SetupFlag = SetupNone
+
+	switch {
+	case f == Format1u && ev.Type != SubmitError && ev.Transfer == Isochronous:
+		ev.Fields |= HasTextExt
+		w = s.word()
+		var sp [4][]byte
+		k := splitColon(w, sp[:])
+		want := 3
+		if ev.Type == Callback {
+			want = 4
+		}
+		if k != want {
+			return "bad isochronous status word (want status:interval:start_frame[:error_count])"
+		}
+		var ok1, ok2, ok3 bool
+		ev.Status, ok1 = parseInt32(sp[0])
+		ev.Interval, ok2 = parseInt32(sp[1])
+		ev.StartFrame, ok3 = parseInt32(sp[2])
+		if !ok1 || !ok2 || !ok3 {
+			return "bad number in isochronous status word"
+		}
+		if k == 4 {
+			if ev.ErrorCount, ok = parseInt32(sp[3]); !ok {
+				return "bad error count"
+			}
+		}
+		if ev.NumDesc, ok = parseInt32(s.word()); !ok {
+			return "bad ISO descriptor count"
+		}
+		nd := int(ev.NumDesc)
+		if nd > 5 {
+			nd = 5
+		}
+		for i := 0; i < nd; i++ {
+			var dp [3][]byte
+			if splitColon(s.word(), dp[:]) != 3 {
+				return "bad ISO descriptor (want status:offset:length)"
+			}
+			st, ok1 := parseInt32(dp[0])
+			o, ok2 := parseUint(dp[1], 1<<32-1)
+			l, ok3 := parseUint(dp[2], 1<<32-1)
+			if !ok1 || !ok2 || !ok3 {
+				return "bad number in ISO descriptor"
+			}
+			ev.ISO = append(ev.ISO, ISODesc{Status: st, Offset: uint32(o), Length: uint32(l)})
+		}
+	case f == Format1u && ev.Type != SubmitError && ev.Transfer == Interrupt:
+		ev.Fields |= HasTextExt
+		var sp [2][]byte
+		if splitColon(s.word(), sp[:]) != 2 {
+			return "bad interrupt status word (want status:interval)"
+		}
+		var ok1, ok2 bool
+		ev.Status, ok1 = parseInt32(sp[0])
+		ev.Interval, ok2 = parseInt32(sp[1])
+		if !ok1 || !ok2 {
+			return "bad number in interrupt status word"
+		}
+	default:
+		w = s.word()
+		if len(w) == 0 {
+			return "missing status"
+		}
+		if len(w) == 1 && (w[0] < '0' || w[0] > '9') {
+			// Setup tag: 's' and five fields, or another letter and filler.
+			if w[0] == 's' {
+				ev.SetupFlag = SetupPresent
+				for i, width := range [5]int{2, 2, 4, 4, 4} {
+					x := s.word()
+					if len(x) != width {
+						return "bad setup packet"
+					}
+					v, ok := parseHex(x)
+					if !ok {
+						return "bad setup packet"
+					}
+					if width == 2 {
+						ev.Setup[i] = byte(v)
+					} else {
+						j := 2 + 2*(i-2)
+						ev.Setup[j], ev.Setup[j+1] = byte(v), byte(v>>8)
+					}
+				}
+			} else {
+				ev.SetupFlag = w[0]
+				for _, filler := range [5]string{"__", "__", "____", "____", "____"} {
+					if string(s.word()) != filler {
+						return "bad setup filler"
+					}
+				}
+			}
+			// The kernel prints the setup tag instead of the status on
+			// control submissions, whose status is always -EINPROGRESS.
+			ev.Status = -115
+		} else if ev.Status, ok = parseInt32(w); !ok {
+			return "bad status"
+		}
+	}
+
+	w = s.word()
+	length, ok := parseInt32(w)
+	if !ok {
+		return "bad data length"
+	}
+	ev.Length = uint32(length)
+	ev.DataFlag = 'L'
+	if ev.Type == SubmitError {
+		ev.DataFlag = 'E'
+	}
+	w = s.word()
+	if w == nil {
+		if length > 0 {
+			return "missing data tag"
+		}
+		return ""
+	}
+	if length <= 0 {
+		return "unexpected words after a zero data length"
+	}
+	if len(w) != 1 {
+		return "bad data tag"
+	}
+	if w[0] != '=' {
+		ev.DataFlag = w[0]
+		if s.word() != nil {
+			return "unexpected words after the data tag"
+		}
+		return ""
+	}
+	ev.DataFlag = DataPresent
+	for {
+		w = s.word()
+		if w == nil {
+			break
+		}
+		if len(w)%2 != 0 || len(w) > 8 {
+			return "bad data word"
+		}
+		if len(ev.Data)+len(w)/2 > maxTextData {
+			return "too many data bytes"
+		}
+		for i := 0; i < len(w); i += 2 {
+			h, l := hexVal(w[i]), hexVal(w[i+1])
+			if h < 0 || l < 0 {
+				return "bad hex digit in data"
+			}
+			ev.Data = append(ev.Data, byte(h<<4|l))
+		}
+	}
+	if len(ev.Data) == 0 {
+		return "data tag '=' without data words"
+	}
+	return ""
+}
