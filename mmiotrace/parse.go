@@ -1,0 +1,383 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// ErrFormat is wrapped by every ParseError.
+var ErrFormat = errors.New("bad mmiotrace line")
+
+// ParseError reports a line that starts with a record keyword but does
+// not parse. Line is 1-based (0 when parsing a lone line with ParseLine).
+type ParseError struct {
+	Line  int64
+	Kind  Kind
+	Field string // the field that failed, e.g. "physical address"
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("mmiotrace: line %d: %v: %s record: bad %s", e.Line, ErrFormat, e.Kind, e.Field)
+	}
+	return fmt.Sprintf("mmiotrace: %v: %s record: bad %s", ErrFormat, e.Kind, e.Field)
+}
+
+func (e *ParseError) Unwrap() error { return ErrFormat }
+
+// ParseLine parses one log line (without its newline) into r. Lines that
+// are not records become KindComment or KindOther with Text set; a line
+// starting with a record keyword that does not parse is a *ParseError.
+// r's slices alias line.
+func ParseLine(line []byte, r *Record) error {
+	if f := parseLine(line, r); f != "" {
+		return &ParseError{Kind: r.Kind, Field: f}
+	}
+	return nil
+}
+
+// hexVal maps a byte to its hex digit value, 0xff when not a hex digit.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+		t[c-'a'+'A'] = byte(c-'a') + 10
+	}
+	return t
+}()
+
+// hexAt parses hex digits at b[i:], returning the value and the index
+// after them; ok is false for no digits or more than 16.
+func hexAt(b []byte, i int) (v uint64, j int, ok bool) {
+	j = i
+	for j < len(b) {
+		d := hexVal[b[j]]
+		if d == 0xff {
+			break
+		}
+		v = v<<4 | uint64(d)
+		j++
+	}
+	n := j - i
+	return v, j, n > 0 && n <= 16
+}
+
+// hex0xAt parses "0x" then hex digits.
+func hex0xAt(b []byte, i int) (uint64, int, bool) {
+	if i+2 > len(b) || b[i] != '0' || b[i+1] != 'x' {
+		return 0, i, false
+	}
+	return hexAt(b, i+2)
+}
+
+// decAt parses unsigned decimal digits (at most 19).
+func decAt(b []byte, i int) (v uint64, j int, ok bool) {
+	j = i
+	for j < len(b) {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		v = v*10 + uint64(c)
+		j++
+	}
+	n := j - i
+	return v, j, n > 0 && n <= 19
+}
+
+// intAt parses a signed 32-bit decimal.
+func intAt(b []byte, i int) (int32, int, bool) {
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	v, j, ok := decAt(b, i)
+	if !ok || v > 1<<31 || (!neg && v > 1<<31-1) {
+		return 0, j, false
+	}
+	if neg {
+		return int32(-int64(v)), j, true
+	}
+	return int32(v), j, true
+}
+
+// tsAt parses a timestamp "SECS[.FRAC]".
+func tsAt(b []byte, i int) (Timestamp, int, bool) {
+	sec, j, ok := decAt(b, i)
+	if !ok || sec > 18446744072 {
+		return Timestamp{}, j, false
+	}
+	t := Timestamp{NS: sec * 1e9}
+	if j < len(b) && b[j] == '.' {
+		f, k, ok := decAt(b, j+1)
+		d := k - (j + 1)
+		if !ok || d > 9 {
+			return Timestamp{}, k, false
+		}
+		t.NS += f * pow10[9-d]
+		t.Digits = uint8(d)
+		j = k
+	}
+	return t, j, true
+}
+
+func sp(b []byte, i int) bool { return i < len(b) && b[i] == ' ' }
+
+// parseLine fills r from line and returns "" or the name of the bad field.
+func parseLine(line []byte, r *Record) string {
+	r.Line = line
+	r.Text = nil
+	if len(line) < 2 {
+		return other(line, r)
+	}
+	switch line[0] {
+	case 'R':
+		if line[1] == ' ' {
+			r.Kind = KindRead
+			return parseRW(line, r)
+		}
+	case 'W':
+		if line[1] == ' ' {
+			r.Kind = KindWrite
+			return parseRW(line, r)
+		}
+	case 'M':
+		if bytes.HasPrefix(line, []byte("MAP ")) {
+			r.Kind = KindMap
+			return parseMap(line, r)
+		}
+		if bytes.HasPrefix(line, []byte("MARK ")) {
+			r.Kind = KindMark
+			return parseMark(line, r)
+		}
+	case 'U':
+		if bytes.HasPrefix(line, []byte("UNMAP ")) {
+			r.Kind = KindUnmap
+			return parseUnmap(line, r)
+		}
+		if bytes.HasPrefix(line, []byte("UNKNOWN ")) {
+			r.Kind = KindUnknown
+			return parseUnknown(line, r)
+		}
+	case 'V':
+		if bytes.HasPrefix(line, []byte("VERSION ")) {
+			r.Kind = KindVersion
+			r.Text = line[len("VERSION "):]
+			return ""
+		}
+	case 'L':
+		if bytes.HasPrefix(line, []byte("LSPCI ")) {
+			r.Kind = KindLSPCI
+			r.Text = line[len("LSPCI "):]
+			return ""
+		}
+	case 'P':
+		if bytes.HasPrefix(line, []byte("PCIDEV ")) {
+			r.Kind = KindPCIDev
+			return parsePCIDev(line, r)
+		}
+	case '#':
+		r.Kind = KindComment
+		r.Text = line
+		return ""
+	}
+	return other(line, r)
+}
+
+func other(line []byte, r *Record) string {
+	if len(line) > 0 && line[0] == '#' {
+		r.Kind = KindComment
+	} else {
+		r.Kind = KindOther
+	}
+	r.Text = line
+	return ""
+}
+
+// parseRW parses "R %d %u.%06lu %d 0x%llx 0x%lx 0x%lx %d".
+func parseRW(b []byte, r *Record) string {
+	i := 2
+	w, i, ok := decAt(b, i)
+	if !ok || (w != 1 && w != 2 && w != 4 && w != 8) || !sp(b, i) {
+		return "width"
+	}
+	r.Width = uint8(w)
+	if r.Time, i, ok = tsAt(b, i+1); !ok || !sp(b, i) {
+		return "timestamp"
+	}
+	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
+		return "map id"
+	}
+	if r.Phys, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "physical address"
+	}
+	if r.Value, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "value"
+	}
+	if r.PC, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "pc"
+	}
+	if r.PID, i, ok = intAt(b, i+1); !ok || i != len(b) {
+		return "pid"
+	}
+	return ""
+}
+
+// parseMap parses "MAP %u.%06lu %d 0x%llx 0x%lx 0x%lx 0x%lx %d".
+func parseMap(b []byte, r *Record) string {
+	var ok bool
+	i := len("MAP ")
+	if r.Time, i, ok = tsAt(b, i); !ok || !sp(b, i) {
+		return "timestamp"
+	}
+	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
+		return "map id"
+	}
+	if r.Phys, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "physical address"
+	}
+	if r.Virt, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "virtual address"
+	}
+	if r.Len, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "length"
+	}
+	if r.PC, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "pc"
+	}
+	if r.PID, i, ok = intAt(b, i+1); !ok || i != len(b) {
+		return "pid"
+	}
+	return ""
+}
+
+// parseUnmap parses "UNMAP %u.%06lu %d 0x%lx %d".
+func parseUnmap(b []byte, r *Record) string {
+	var ok bool
+	i := len("UNMAP ")
+	if r.Time, i, ok = tsAt(b, i); !ok || !sp(b, i) {
+		return "timestamp"
+	}
+	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
+		return "map id"
+	}
+	if r.PC, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "pc"
+	}
+	if r.PID, i, ok = intAt(b, i+1); !ok || i != len(b) {
+		return "pid"
+	}
+	return ""
+}
+
+// parseUnknown parses "UNKNOWN %u.%06lu %d 0x%llx %02x,%02x,%02x 0x%lx %d".
+func parseUnknown(b []byte, r *Record) string {
+	var ok bool
+	i := len("UNKNOWN ")
+	if r.Time, i, ok = tsAt(b, i); !ok || !sp(b, i) {
+		return "timestamp"
+	}
+	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
+		return "map id"
+	}
+	if r.Phys, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return "physical address"
+	}
+	i++
+	for k := 0; k < 3; k++ {
+		if i+2 > len(b) || hexVal[b[i]] == 0xff || hexVal[b[i+1]] == 0xff {
+			return "opcode bytes"
+		}
+		r.Opcode[k] = hexVal[b[i]]<<4 | hexVal[b[i+1]]
+		i += 2
+		sep := byte(',')
+		if k == 2 {
+			sep = ' '
+		}
+		if i >= len(b) || b[i] != sep {
+			return "opcode bytes"
+		}
+		i++
+	}
+	if r.PC, i, ok = hex0xAt(b, i); !ok || !sp(b, i) {
+		return "pc"
+	}
+	if r.PID, i, ok = intAt(b, i+1); !ok || i != len(b) {
+		return "pid"
+	}
+	return ""
+}
+
+// parseMark parses "MARK %u.%06lu TEXT".
+func parseMark(b []byte, r *Record) string {
+	t, i, ok := tsAt(b, len("MARK "))
+	if !ok {
+		return "timestamp"
+	}
+	r.Time = t
+	switch {
+	case i == len(b):
+		r.Text = b[i:]
+	case b[i] == ' ':
+		r.Text = b[i+1:]
+	default:
+		return "timestamp"
+	}
+	return ""
+}
+
+// parsePCIDev parses "PCIDEV %02x%02x %04x%04x %x" then 7 bases and 7
+// sizes (" %llx" each), then " DRIVER" or " ".
+func parsePCIDev(b []byte, r *Record) string {
+	p := &r.PCI
+	i := len("PCIDEV ")
+	v, j, ok := hexAt(b, i)
+	if !ok || j-i != 4 || !sp(b, j) {
+		return "bus/devfn"
+	}
+	p.Bus, p.DevFn = uint8(v>>8), uint8(v)
+	i = j + 1
+	v, j, ok = hexAt(b, i)
+	if !ok || j-i != 8 || !sp(b, j) {
+		return "vendor/device id"
+	}
+	p.Vendor, p.Device = uint16(v>>16), uint16(v)
+	if p.IRQ, i, ok = hexAt(b, j+1); !ok {
+		return "irq"
+	}
+	for k := 0; k < 14; k++ {
+		if !sp(b, i) {
+			return "resource"
+		}
+		var x uint64
+		if x, i, ok = hexAt(b, i+1); !ok {
+			return "resource"
+		}
+		if k < 7 {
+			p.Base[k] = x
+		} else {
+			p.Size[k-7] = x
+		}
+	}
+	p.Driver = nil
+	p.NoTrailingSpace = false
+	switch {
+	case i == len(b):
+		p.NoTrailingSpace = true
+	case b[i] == ' ':
+		p.Driver = b[i+1:]
+		if bytes.IndexByte(p.Driver, ' ') >= 0 {
+			return "driver name"
+		}
+	default:
+		return "resource"
+	}
+	return ""
+}

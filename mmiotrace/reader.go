@@ -1,0 +1,175 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine is the longest line a Reader accepts by default.
+const DefaultMaxLine = 1 << 20
+
+// Reader reads records from an mmiotrace log, plain or compressed with
+// gzip, xz or zstd (detected from the magic bytes). It does not allocate
+// per record. A Reader is not safe for concurrent use.
+type Reader struct {
+	src       io.Reader
+	in        io.Reader
+	closeDec  func()
+	comp      Compression
+	started   bool
+	buf       []byte
+	r, w      int
+	eof       bool
+	err       error
+	line      int64
+	skipped   int64
+	lost      uint64
+	keepGoing bool
+	maxLine   int
+	truncated bool
+	firstBad  error
+}
+
+// NewReader returns a Reader of r. Decompression is set up on the first
+// read.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{src: r, buf: make([]byte, 256<<10), maxLine: DefaultMaxLine}
+}
+
+// SetKeepGoing makes the reader skip lines that do not parse instead of
+// returning an error; Skipped counts them and FirstSkipError describes the
+// first.
+func (r *Reader) SetKeepGoing(on bool) { r.keepGoing = on }
+
+// SetMaxLine sets the longest accepted line in bytes.
+func (r *Reader) SetMaxLine(n int) { r.maxLine = n }
+
+// Line returns the number of the last line read (1-based).
+func (r *Reader) Line() int64 { return r.line }
+
+// Skipped returns how many bad lines were skipped (keep-going mode).
+func (r *Reader) Skipped() int64 { return r.skipped }
+
+// FirstSkipError returns the error of the first skipped line, or nil.
+func (r *Reader) FirstSkipError() error { return r.firstBad }
+
+// Lost returns the sum of N over the kernel's "Lost N events." markers
+// read so far.
+func (r *Reader) Lost() uint64 { return r.lost }
+
+// Truncated reports whether the input ended in the middle of a line (the
+// partial line is still returned as a record).
+func (r *Reader) Truncated() bool { return r.truncated }
+
+// Compression returns the compression detected on the input (valid after
+// the first read).
+func (r *Reader) Compression() Compression { return r.comp }
+
+// Close releases decompressor resources. It does not close the source.
+func (r *Reader) Close() error {
+	if r.closeDec != nil {
+		r.closeDec()
+		r.closeDec = nil
+	}
+	return nil
+}
+
+func (r *Reader) start() error {
+	r.started = true
+	in, c, closer, err := Decompress(r.src)
+	if err != nil {
+		return err
+	}
+	r.in, r.comp, r.closeDec = in, c, closer
+	return nil
+}
+
+// nextLine returns the next line without its newline, or io.EOF.
+func (r *Reader) nextLine() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(r.buf[r.r:r.w], '\n'); i >= 0 {
+			line := r.buf[r.r : r.r+i]
+			r.r += i + 1
+			return line, nil
+		}
+		if r.eof {
+			if r.r < r.w {
+				line := r.buf[r.r:r.w]
+				r.r = r.w
+				r.truncated = true
+				return line, nil
+			}
+			if r.err != nil {
+				return nil, r.err
+			}
+			return nil, io.EOF
+		}
+		if r.r > 0 {
+			n := copy(r.buf, r.buf[r.r:r.w])
+			r.r, r.w = 0, n
+		}
+		if r.w == len(r.buf) {
+			if len(r.buf) >= r.maxLine {
+				return nil, fmt.Errorf("mmiotrace: line %d: %w: line longer than %d bytes", r.line+1, ErrFormat, r.maxLine)
+			}
+			nb := make([]byte, min(2*len(r.buf), r.maxLine))
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+		n, err := r.in.Read(r.buf[r.w:])
+		r.w += n
+		if err != nil {
+			r.eof = true
+			if !errors.Is(err, io.EOF) {
+				r.err = fmt.Errorf("mmiotrace: read after line %d: %w", r.line, err)
+			}
+		}
+	}
+}
+
+// ReadInto reads the next record into rec, overwriting it. The slices in
+// rec alias the reader's buffer until the next call. It returns io.EOF at
+// the end of the input and a *ParseError (with the line number) for a bad
+// line unless keep-going is set.
+func (r *Reader) ReadInto(rec *Record) error {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return err
+		}
+	}
+	for {
+		line, err := r.nextLine()
+		if err != nil {
+			return err
+		}
+		r.line++
+		if f := parseLine(line, rec); f != "" {
+			perr := &ParseError{Line: r.line, Kind: rec.Kind, Field: f}
+			if !r.keepGoing {
+				return perr
+			}
+			if r.firstBad == nil {
+				r.firstBad = perr
+			}
+			r.skipped++
+			continue
+		}
+		if rec.Kind == KindMark {
+			if n, ok := rec.Lost(); ok {
+				r.lost += n
+			}
+		}
+		return nil
+	}
+}
+
+// Read returns the next record as a new Record that owns its memory.
+func (r *Reader) Read() (*Record, error) {
+	var rec Record
+	if err := r.ReadInto(&rec); err != nil {
+		return nil, err
+	}
+	return rec.Clone(), nil
+}
