@@ -1,0 +1,486 @@
+package intelpt
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// DumpOptions select what Dump prints. They mirror libipt ptdump's options.
+type DumpOptions struct {
+	NoOffset      bool // don't print the offset column (--no-offset)
+	Raw           bool // print the raw packet bytes (--raw)
+	LastIP        bool // track and print the last IP on IP packets (--lastip)
+	ExecMode      bool // print the execution mode on mode.exec (--exec-mode)
+	NoPad         bool // hide PAD packets (--no-pad)
+	NoSync        bool // start decoding at offset 0 instead of the first PSB (--no-sync)
+	NoTiming      bool // hide timing packets (--no-timing)
+	NoCyc         bool // hide CYC packets and ignore them for time (--no-cyc)
+	Quiet         bool // print only errors (--quiet)
+	Time          bool // print the estimated TSC on timing packets (--time)
+	TCal          bool // print the time calibration (--tcal)
+	TimeDelta     bool // print time as a delta to the previous value (--time-delta)
+	NoTCal        bool // don't calibrate (--no-tcal)
+	NoWallClock   bool // relative time without a TSC, no error (--no-wall-clock)
+	KeepTCalOnOvf bool // keep the calibration across OVF (--keep-tcal-on-ovf)
+	// CPU, when set, selects errata workarounds (--cpu f/m[/s]).
+	CPU *CPU
+}
+
+// DumpResult counts what Dump saw.
+type DumpResult struct {
+	Packets     int64 // packets decoded
+	Errors      int64 // decoding errors (each followed by a resync)
+	SkippedTail int64 // bytes at the end not decoded (truncated packet or no PSB after an error)
+	Truncated   bool  // the trace ends inside a packet
+}
+
+// Dump decodes buf and writes a listing in the format of libipt's ptdump to
+// w. Decoding errors are printed in the listing as ptdump does
+// ("[offset: error decoding packet: ...]") and counted; the returned error
+// is only for write failures.
+func Dump(w io.Writer, buf []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	dp := dumper{w: bw, opt: &opt, cfg: cfg}
+	if opt.CPU != nil {
+		e, ok := ErrataFor(*opt.CPU)
+		dp.cfg.Errata = e
+		if !ok {
+			dp.diag("failed to determine errata", 0, tBadCPU)
+		}
+	}
+	dp.reset()
+	dp.run(buf)
+	err := bw.Flush()
+	return dp.res, err
+}
+
+type dumper struct {
+	w   *bufio.Writer
+	opt *DumpOptions
+	cfg Config
+	res DumpResult
+
+	lastIP   LastIP
+	tcal     tcal
+	time     ptTime
+	tsc, fcr uint64
+	inHeader bool
+
+	// The line being built.
+	line                 []byte
+	opcode, std, id, tp  []byte
+	ext                  bool
+	skip, skipT, skipCal bool
+}
+
+func (dp *dumper) reset() {
+	dp.lastIP = LastIP{}
+	dp.tcal = newTCal()
+	dp.time = ptTime{}
+	dp.tsc, dp.fcr, dp.inHeader = 0, 0, false
+}
+
+func (dp *dumper) diag(msg string, off uint64, c tcode) {
+	b := dp.line[:0]
+	b = append(b, '[')
+	b = strconv.AppendUint(b, off, 16)
+	b = append(b, ": "...)
+	b = append(b, msg...)
+	if c != tOK {
+		b = append(b, ": "...)
+		b = append(b, c.String()...)
+	}
+	b = append(b, "]\n"...)
+	dp.w.Write(b)
+	dp.line = b[:0]
+}
+
+func (dp *dumper) run(buf []byte) {
+	d := NewDecoder(buf, dp.cfg)
+	if dp.opt.NoSync {
+		d.SetOffset(0)
+	} else if d.SyncForward() != nil {
+		return
+	}
+	track := dp.opt.Time || dp.opt.TCal
+	var p Packet
+	for {
+		off := d.Offset()
+		err := d.Next(&p)
+		if err == nil {
+			dp.res.Packets++
+			dp.packet(uint64(off), &p, buf, track)
+			continue
+		}
+		if err == io.EOF {
+			return
+		}
+		if errors.Is(err, ErrTruncated) {
+			dp.res.Truncated = true
+			dp.res.SkippedTail = int64(len(buf)) - off
+			return
+		}
+		c := tBadPacket
+		if errors.Is(err, ErrBadOpcode) {
+			c = tBadOpcode
+		}
+		dp.res.Errors++
+		dp.diag("error decoding packet", uint64(off), c)
+		if d.SyncForward() != nil {
+			dp.res.SkippedTail = int64(len(buf)) - off
+			return
+		}
+		dp.reset()
+	}
+}
+
+func (dp *dumper) packet(off uint64, p *Packet, buf []byte, track bool) {
+	dp.opcode, dp.std, dp.id, dp.tp = dp.opcode[:0], dp.std[:0], dp.id[:0], dp.tp[:0]
+	dp.ext, dp.skip, dp.skipT, dp.skipCal = false, false, false, false
+	opt := dp.opt
+	dp.opcode = append(dp.opcode, p.Kind.String()...)
+	switch p.Kind {
+	case KindPSB:
+		if track {
+			dp.tcal.updatePSB(&dp.cfg)
+		}
+		dp.inHeader = true
+	case KindPSBEnd:
+		dp.inHeader = false
+	case KindPad:
+		dp.skip = opt.NoPad
+	case KindOVF:
+		if track {
+			if opt.KeepTCalOnOvf {
+				dp.tcal.updateOVF()
+			} else {
+				dp.tcal = newTCal()
+			}
+		}
+	case KindFUP, KindTIP, KindTIPPGE, KindTIPPGD:
+		dp.ipPayload(p)
+		if opt.LastIP {
+			dp.id = append(dp.id, "ip"...)
+			if err := dp.lastIP.Update(p.IPC, p.Payload); err != nil {
+				dp.tp = append(dp.tp, "<unavailable>"...)
+				dp.diag("error tracking last-ip", off, tBadPacket)
+			} else if !dp.lastIP.Have {
+				dp.tp = append(dp.tp, "<unavailable>"...)
+				dp.diag("error tracking last-ip", off, tNoIP)
+			} else if dp.lastIP.Suppressed {
+				dp.tp = append(dp.tp, "<suppressed>"...)
+			} else {
+				dp.tp = hex16(dp.tp, dp.lastIP.IP)
+			}
+		}
+	case KindPIP:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if p.Flags&FlagNR != 0 {
+			dp.std = append(dp.std, ", nr"...)
+		}
+		dp.id = append(dp.id, "cr3"...)
+		dp.tp = hex16(dp.tp, p.Payload)
+	case KindVMCS:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		dp.id = append(dp.id, "vmcs"...)
+		dp.tp = hex16(dp.tp, p.Payload)
+	case KindTNT8, KindTNT64:
+		dp.ext = true
+		for i := int(p.Bits) - 1; i >= 0; i-- {
+			if p.Payload>>uint(i)&1 != 0 {
+				dp.std = append(dp.std, '!')
+			} else {
+				dp.std = append(dp.std, '.')
+			}
+		}
+	case KindModeExec:
+		dp.std = appendList(dp.std, p.Flags&FlagCSD != 0, "cs.d", p.Flags&FlagCSL != 0, "cs.l", p.Flags&FlagIF != 0, "if")
+		if opt.ExecMode {
+			dp.id = append(dp.id, "em"...)
+			dp.tp = append(dp.tp, execMode(p.Flags)...)
+		}
+	case KindModeTSX:
+		dp.std = appendList(dp.std, p.Flags&FlagInTX != 0, "intx", p.Flags&FlagAbort != 0, "abrt", false, "")
+	case KindTSC:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if track {
+			dp.trackTSC(off, p.Payload)
+		}
+		dp.skip = opt.NoTiming
+	case KindCBR:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if track {
+			dp.trackCBR(off, uint8(p.Payload))
+		}
+		dp.skip = opt.NoTiming
+	case KindTMA:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		dp.std = append(dp.std, ", "...)
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 16)
+		if track {
+			dp.trackTMA(off, p)
+		}
+		dp.skip = opt.NoTiming
+	case KindMTC:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if track {
+			dp.trackMTC(off, uint8(p.Payload))
+		}
+		dp.skip = opt.NoTiming
+	case KindCYC:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if track && !opt.NoCyc {
+			dp.trackCyc(off, p.Payload)
+		}
+		dp.skip = opt.NoTiming || opt.NoCyc
+	case KindMNT:
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+	case KindExStop:
+		if p.Flags&FlagIP != 0 {
+			dp.std = append(dp.std, "ip"...)
+		}
+	case KindMWait:
+		dp.std = hexN(dp.std, p.Payload, 8)
+		dp.std = append(dp.std, ", "...)
+		dp.std = hexN(dp.std, uint64(p.Aux), 8)
+	case KindPwrE:
+		dp.std = cstate(dp.std, p.Type, p.Sub)
+		if p.Flags&FlagHW != 0 {
+			dp.std = append(dp.std, ", hw"...)
+		}
+	case KindPwrX:
+		var wr string
+		switch p.Flags & (FlagInterrupt | FlagStore | FlagAutonomous) {
+		case FlagInterrupt:
+			wr = "int"
+		case FlagStore:
+			wr = " st"
+		case FlagAutonomous:
+			wr = " hw"
+		default:
+			wr = "bad"
+		}
+		dp.std = append(dp.std, wr...)
+		dp.std = append(dp.std, ": c"...)
+		dp.std = strconv.AppendUint(dp.std, uint64((p.Type+1)&0xf), 10)
+		dp.std = append(dp.std, ", c"...)
+		dp.std = strconv.AppendUint(dp.std, uint64((p.Sub+1)&0xf), 10)
+	case KindPTW:
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Bits), 16)
+		dp.std = append(dp.std, ": "...)
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		if p.Flags&FlagIP != 0 {
+			dp.std = append(dp.std, ", ip"...)
+		}
+	case KindCFE:
+		dp.id = append(dp.id, "type"...)
+		dp.tp = append(dp.tp, CFETypeName(p.Type)...)
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 10)
+		switch p.Type {
+		case 1, 9, 12, 14: // intr, vmexit_intr, uintr, swintr: decimal vector
+			dp.std = append(dp.std, ": "...)
+			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 10)
+		case 5: // sipi: hex vector
+			dp.std = append(dp.std, ": "...)
+			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 16)
+		}
+		if p.Flags&FlagIP != 0 {
+			dp.std = append(dp.std, ", ip"...)
+		}
+	case KindEVD:
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 10)
+		dp.std = append(dp.std, ": "...)
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		dp.id = append(dp.id, "type"...)
+		dp.tp = append(dp.tp, EVDTypeName(p.Type)...)
+	case KindTrig:
+		dp.ext = true
+		dp.std = hexN(dp.std, uint64(p.Type), 2)
+		if p.Flags&FlagIP != 0 {
+			dp.std = append(dp.std, ", ip"...)
+		}
+		if p.Flags&FlagMult != 0 {
+			dp.std = append(dp.std, ", mult"...)
+		}
+		if p.Flags&FlagICNTValid != 0 {
+			dp.std = append(dp.std, ", icnt: "...)
+			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 10)
+		}
+	case KindBBP:
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 16)
+		if p.Flags&FlagBlock4 != 0 {
+			dp.std = append(dp.std, ", sz4"...)
+		} else {
+			dp.std = append(dp.std, ", sz8"...)
+		}
+	case KindBIP:
+		dp.ext = true
+		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 16)
+		dp.std = append(dp.std, ": "...)
+		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+	case KindBEP:
+		if p.Flags&FlagIP != 0 {
+			dp.std = append(dp.std, "ip"...)
+		}
+	}
+	dp.emit(off, p, buf)
+}
+
+func (dp *dumper) ipPayload(p *Packet) {
+	b := append(dp.std, byte('0'+p.IPC), ':', ' ')
+	switch p.IPC {
+	case IPCSuppressed:
+		b = append(b, "????????????????"...)
+	case IPCUpdate16:
+		b = append(b, "????????????"...)
+		b = hexN(b, p.Payload, 4)
+	case IPCUpdate32:
+		b = append(b, "????????"...)
+		b = hexN(b, p.Payload, 8)
+	case IPCUpdate48:
+		b = append(b, "????"...)
+		b = hexN(b, p.Payload, 12)
+	case IPCSext48:
+		b = hex16(b, sext48(p.Payload))
+	default:
+		b = hex16(b, p.Payload)
+	}
+	dp.std = b
+}
+
+// emit prints the line like ptdump: columns padded to ptdump's field sizes,
+// fields truncated to them.
+func (dp *dumper) emit(off uint64, p *Packet, buf []byte) {
+	if dp.skip || dp.opt.Quiet {
+		return
+	}
+	b := dp.line[:0]
+	sep := false
+	if !dp.opt.NoOffset {
+		b = hex16(b, off)
+		b = append(b, ' ')
+		sep = true
+	}
+	if dp.opt.Raw {
+		if sep {
+			b = append(b, ' ')
+		}
+		start := len(b)
+		end := off + uint64(p.Size)
+		if end > uint64(len(buf)) {
+			end = uint64(len(buf))
+		}
+		for _, x := range buf[off:end] {
+			if len(b)-start >= 32 {
+				break
+			}
+			b = append(b, hexDigits[x>>4], hexDigits[x&0xf])
+		}
+		b = pad(b, start, 33)
+		sep = true
+	}
+	if sep {
+		b = append(b, ' ')
+	}
+	std := trunc(dp.std, 24)
+	if dp.ext {
+		std = trunc(dp.std, 47)
+	}
+	start := len(b)
+	b = append(b, trunc(dp.opcode, 9)...)
+	if len(std) > 0 {
+		b = pad(b, start, 10)
+	}
+	if len(dp.id) > 0 {
+		b = append(b, ' ')
+		start = len(b)
+		b = append(b, std...)
+		b = pad(b, start, 25)
+		b = append(b, ' ')
+		start = len(b)
+		b = append(b, trunc(dp.id, 4)...)
+		b = pad(b, start, 5)
+		b = append(b, trunc(dp.tp, 16)...)
+	} else if len(std) > 0 {
+		b = append(b, ' ')
+		b = append(b, std...)
+	}
+	b = append(b, '\n')
+	dp.w.Write(b)
+	dp.line = b[:0]
+}
+
+const hexDigits = "0123456789abcdef"
+
+func hexN(b []byte, v uint64, n int) []byte {
+	start := len(b)
+	b = strconv.AppendUint(b, v, 16)
+	if w := len(b) - start; w < n {
+		b = append(b, "0000000000000000"[:n-w]...)
+		copy(b[start+n-w:], b[start:start+w])
+		for i := start; i < start+n-w; i++ {
+			b[i] = '0'
+		}
+	}
+	return b
+}
+
+func hex16(b []byte, v uint64) []byte {
+	for i := 60; i >= 0; i -= 4 {
+		b = append(b, hexDigits[v>>uint(i)&0xf])
+	}
+	return b
+}
+
+func pad(b []byte, start, width int) []byte {
+	for len(b)-start < width {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+func trunc(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func appendList(b []byte, on1 bool, s1 string, on2 bool, s2 string, on3 bool, s3 string) []byte {
+	first := true
+	for _, it := range [3]struct {
+		on bool
+		s  string
+	}{{on1, s1}, {on2, s2}, {on3, s3}} {
+		if !it.on {
+			continue
+		}
+		if !first {
+			b = append(b, ", "...)
+		}
+		b = append(b, it.s...)
+		first = false
+	}
+	return b
+}
+
+func execMode(f Flags) string {
+	switch {
+	case f&FlagCSL != 0 && f&FlagCSD != 0:
+		return "unknown"
+	case f&FlagCSL != 0:
+		return "64-bit"
+	case f&FlagCSD != 0:
+		return "32-bit"
+	}
+	return "16-bit"
+}
+
+func cstate(b []byte, state, sub uint8) []byte {
+	b = append(b, 'c')
+	b = strconv.AppendUint(b, uint64((state+1)&0xf), 10)
+	b = append(b, '.')
+	return strconv.AppendUint(b, uint64((sub+1)&0xf), 10)
+}

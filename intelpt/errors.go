@@ -1,0 +1,39 @@
+package intelpt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Decoding errors are *DecodeError values wrapping one of
+// these; test with errors.Is.
+var (
+	// ErrBadOpcode: the bytes at the offset are not a known packet opcode.
+	ErrBadOpcode = errors.New("unknown opcode")
+	// ErrBadPacket: the opcode is known but the payload is malformed
+	// (reserved bits set, reserved IP compression, empty TNT...).
+	ErrBadPacket = errors.New("unknown packet")
+	// ErrTruncated: the trace ends in the middle of a packet.
+	ErrTruncated = errors.New("truncated packet at end of trace")
+	// ErrNoSync: no PSB packet was found.
+	ErrNoSync = errors.New("no psb packet found")
+	// ErrNotSupported: the machine or kernel cannot do what was asked
+	// (capture needs an Intel CPU with the intel_pt PMU).
+	ErrNotSupported = errors.New("not supported")
+)
+
+// DecodeError is a decoding error at a byte offset of the trace.
+type DecodeError struct {
+	Offset int64 // offset of the packet's first byte
+	Err    error // ErrBadOpcode, ErrBadPacket, ErrTruncated or ErrNoSync
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("intelpt: offset %#x: %v", e.Offset, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+func decodeErr(off int, err error) error {
+	return &DecodeError{Offset: int64(off), Err: err}
+}
