@@ -1,0 +1,289 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// FilterStats summarises a FilterLog run.
+type FilterStats struct {
+	Lines     int64  // lines read
+	Kept      int64  // lines written
+	Skipped   int64  // bad lines skipped (keep-going)
+	FirstSkip error  // the first skipped line's error
+	Lost      uint64 // sum of the kernel's "Lost N events." marks
+	Truncated bool   // the input ended inside a line
+}
+
+// FilterOptions tunes FilterLog.
+type FilterOptions struct {
+	Workers   int  // parsing goroutines; 0: GOMAXPROCS
+	KeepGoing bool // skip bad lines instead of failing
+	ChunkSize int  // bytes per work unit; 0: 1 MiB
+}
+
+// FilterLog copies the lines of the log in (plain or compressed) that pass
+// f to out, byte for byte and in order. When f is stateless the input is
+// cut into chunks on line boundaries and parsed by several goroutines;
+// otherwise it is streamed through a Stream. BAR ranges are resolved from
+// the PCIDEV records at the head of the log.
+func FilterLog(ctx context.Context, in io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+	src, _, closeDec, err := Decompress(in)
+	if err != nil {
+		return FilterStats{}, err
+	}
+	defer closeDec()
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.ChunkSize <= 0 {
+		opt.ChunkSize = 1 << 20
+	}
+	if !f.Stateless() || opt.Workers == 1 {
+		return filterSequential(ctx, src, out, f, opt)
+	}
+	return filterParallel(ctx, src, out, f, opt)
+}
+
+func filterSequential(ctx context.Context, src io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+	var st FilterStats
+	rd := NewReader(src)
+	rd.comp, rd.in, rd.started, rd.closeDec = None, src, true, nil
+	rd.SetKeepGoing(opt.KeepGoing)
+	w := NewWriter(out)
+	s := NewStream(f)
+	var rec Record
+	for n := 0; ; n++ {
+		if n&0xfff == 0 && ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		err := rd.ReadInto(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return st, err
+		}
+		keep, err := s.Keep(&rec)
+		if err != nil {
+			return st, err
+		}
+		if keep {
+			st.Kept++
+			if err := w.WriteLine(rec.Line); err != nil {
+				return st, err
+			}
+		}
+	}
+	st.Lines, st.Skipped, st.FirstSkip, st.Lost, st.Truncated = rd.Line(), rd.Skipped(), rd.FirstSkipError(), rd.Lost(), rd.Truncated()
+	return st, w.Flush()
+}
+
+type chunkJob struct {
+	data      []byte
+	out       []byte
+	lines     int64
+	kept      int64
+	skipped   int64
+	firstSkip *ParseError
+	lost      uint64
+	err       *ParseError
+	done      chan struct{}
+}
+
+// run filters the chunk's lines; line numbers in errors are chunk-relative.
+func (j *chunkJob) run(f *Filter, keepGoing bool) {
+	var rec Record
+	data := j.data
+	out := j.out[:0]
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		var line, full []byte
+		if i < 0 {
+			line, full, data = data, data, nil
+		} else {
+			line, full, data = data[:i], data[:i+1], data[i+1:]
+		}
+		j.lines++
+		if fld := parseLine(line, &rec); fld != "" {
+			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: fld}
+			if !keepGoing {
+				j.err = pe
+				break
+			}
+			if j.firstSkip == nil {
+				j.firstSkip = pe
+			}
+			j.skipped++
+			continue
+		}
+		if rec.Kind == KindMark {
+			if n, ok := rec.Lost(); ok {
+				j.lost += n
+			}
+		}
+		if f.Match(&rec) {
+			j.kept++
+			out = append(out, full...)
+			if i < 0 {
+				out = append(out, '\n')
+			}
+		}
+	}
+	j.out = out
+}
+
+func filterParallel(ctx context.Context, src io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+	var st FilterStats
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	nbuf := opt.Workers * 4
+	free := make(chan []byte, nbuf)
+	freeOut := make(chan []byte, nbuf)
+	for i := 0; i < nbuf; i++ {
+		free <- make([]byte, opt.ChunkSize)
+		freeOut <- make([]byte, 0, opt.ChunkSize)
+	}
+	jobs := make(chan *chunkJob, nbuf)
+	order := make(chan *chunkJob, nbuf)
+	var readErr error
+	var truncated bool
+	first := true
+
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.run(f, opt.KeepGoing)
+				close(j.done)
+			}
+		}()
+	}
+
+	// Reader: cut the input into chunks that end on a newline.
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		var carry []byte
+		eof := false
+		for !eof {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-ctx.Done():
+				return
+			}
+			buf = buf[:cap(buf)]
+			n := copy(buf, carry)
+			if n == len(buf) { // a line longer than the chunk: grow
+				buf = append(buf[:n], make([]byte, len(buf))...)
+			}
+			for n < len(buf) {
+				m, err := src.Read(buf[n:])
+				n += m
+				if err != nil {
+					eof = true
+					if !errors.Is(err, io.EOF) {
+						readErr = err
+					}
+					break
+				}
+			}
+			data := buf[:n]
+			carry = carry[:0]
+			if !eof {
+				k := bytes.LastIndexByte(data, '\n')
+				if k < 0 { // no newline at all: keep everything for the next round
+					carry = append(carry, data...)
+					free <- buf[:0]
+					continue
+				}
+				carry = append(carry, data[k+1:]...)
+				data = data[:k+1]
+			} else if len(data) > 0 && data[len(data)-1] != '\n' {
+				truncated = true
+			}
+			if len(data) == 0 {
+				free <- buf[:0]
+				continue
+			}
+			if first {
+				first = false
+				if f.NeedsBARs() {
+					if err := resolveFromHead(f, data); err != nil {
+						readErr = err
+						return
+					}
+				}
+			}
+			j := &chunkJob{data: data, out: <-freeOut, done: make(chan struct{})}
+			order <- j
+			jobs <- j
+		}
+	}()
+
+	var err error
+	for j := range order {
+		<-j.done
+		if err == nil {
+			if j.err != nil {
+				j.err.Line += st.Lines
+				err = j.err
+				cancel()
+			} else {
+				if j.firstSkip != nil && st.FirstSkip == nil {
+					j.firstSkip.Line += st.Lines
+					st.FirstSkip = j.firstSkip
+				}
+				st.Lines += j.lines
+				st.Kept += j.kept
+				st.Skipped += j.skipped
+				st.Lost += j.lost
+				if _, werr := out.Write(j.out); werr != nil {
+					err = werr
+					cancel()
+				}
+			}
+		}
+		free <- j.data[:0]
+		freeOut <- j.out[:0]
+	}
+	wg.Wait()
+	if err != nil {
+		return st, err
+	}
+	if readErr != nil {
+		return st, fmt.Errorf("mmiotrace: filter: %w", readErr)
+	}
+	st.Truncated = truncated
+	if ctx.Err() != nil {
+		return st, ctx.Err()
+	}
+	return st, nil
+}
+
+// resolveFromHead learns the BARs from the PCIDEV records of the first
+// chunk (the kernel prints them right after VERSION) and resolves f.
+func resolveFromHead(f *Filter, data []byte) error {
+	m := NewBARMap()
+	var rec Record
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if parseLine(data[:i], &rec) == "" && rec.Kind == KindPCIDev {
+			m.AddPCIDev(&rec.PCI)
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return f.Resolve(m)
+}
