@@ -1,0 +1,185 @@
+package usbmon
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Sizes of the binary API's records.
+const (
+	// HeaderLen48 is the usbmon_packet header of read(2), MON_IOCX_GET and
+	// link type 189.
+	HeaderLen48 = 48
+	// HeaderLen64 is the header of MON_IOCX_GETX, mmap and link type 220.
+	HeaderLen64 = 64
+	// ISODescLen is the size of one ISO descriptor after a 64-byte header.
+	ISODescLen = 16
+	// maxISODesc is the kernel's limit of descriptors per event.
+	maxISODesc = 128
+)
+
+// Filler is the type of the padding records the kernel places in the mmap
+// ring when an event would wrap; readers skip them.
+const Filler EventType = '@'
+
+// DecodeHeader decodes a usbmon_packet header of hdrLen bytes (48 or 64)
+// at the start of b, in byte order bo, into ev. Data, ISO and the Format
+// of ev are left alone. It returns an error (never panics) when b is short.
+func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
+	if hdrLen != HeaderLen48 && hdrLen != HeaderLen64 {
+		return fmt.Errorf("usbmon: header length %d (want 48 or 64): %w", hdrLen, ErrFormat)
+	}
+	if len(b) < hdrLen {
+		return fmt.Errorf("usbmon: %d-byte header needs %d bytes, have %d: %w", hdrLen, hdrLen, len(b), ErrTruncated)
+	}
+	b = b[:hdrLen]
+	ev.ID = bo.Uint64(b[0:])
+	ev.Type = EventType(b[8])
+	ev.Transfer = TransferType(b[9])
+	ev.In = b[10]&0x80 != 0
+	ev.Endpoint = b[10] & 0x7f
+	ev.Device = b[11]
+	ev.Bus = bo.Uint16(b[12:])
+	ev.SetupFlag = b[14]
+	ev.DataFlag = b[15]
+	ev.Sec = int64(bo.Uint64(b[16:]))
+	ev.Usec = int32(bo.Uint32(b[24:]))
+	ev.Status = int32(bo.Uint32(b[28:]))
+	ev.Length = bo.Uint32(b[32:])
+	ev.CapLen = bo.Uint32(b[36:])
+	if ev.Transfer == Isochronous {
+		ev.ErrorCount = int32(bo.Uint32(b[40:]))
+		ev.NumDesc = int32(bo.Uint32(b[44:]))
+		ev.Setup = [8]byte{}
+	} else {
+		copy(ev.Setup[:], b[40:48])
+		ev.ErrorCount, ev.NumDesc = 0, 0
+	}
+	ev.Fields = HasWallClock | HasBus | HasLengths
+	ev.Interval, ev.StartFrame, ev.XferFlags, ev.NDesc = 0, 0, 0, 0
+	if hdrLen == HeaderLen64 {
+		ev.Interval = int32(bo.Uint32(b[48:]))
+		ev.StartFrame = int32(bo.Uint32(b[52:]))
+		ev.XferFlags = bo.Uint32(b[56:])
+		ev.NDesc = bo.Uint32(b[60:])
+		ev.Fields |= HasExtended
+	}
+	return nil
+}
+
+// DecodePacket decodes a whole binary record: header, then (64-byte
+// headers only) ev.NDesc ISO descriptors, then data. iso is the buffer for
+// the descriptors (its capacity is reused); ev.Data aliases b.
+func DecodePacket(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso []ISODesc) error {
+	if err := DecodeHeader(b, hdrLen, bo, ev); err != nil {
+		return err
+	}
+	rest := b[hdrLen:]
+	iso = iso[:0]
+	if hdrLen == HeaderLen64 && ev.NDesc > 0 {
+		if ev.NDesc > maxISODesc {
+			return fmt.Errorf("usbmon: %d ISO descriptors (kernel limit %d): %w", ev.NDesc, maxISODesc, ErrFormat)
+		}
+		need := int(ev.NDesc) * ISODescLen
+		if len(rest) < need {
+			return fmt.Errorf("usbmon: %d ISO descriptors need %d bytes, have %d: %w", ev.NDesc, need, len(rest), ErrTruncated)
+		}
+		for i := 0; i < int(ev.NDesc); i++ {
+			d := rest[i*ISODescLen:]
+			iso = append(iso, ISODesc{Status: int32(bo.Uint32(d)), Offset: bo.Uint32(d[4:]), Length: bo.Uint32(d[8:])})
+		}
+		rest = rest[need:]
+	}
+	ev.ISO = iso
+	ev.Data = rest
+	return nil
+}
+
+// AppendPacket appends ev as a binary record (header of hdrLen bytes, ISO
+// descriptors for 64-byte headers, data) in byte order bo. Losses (what a
+// 48-byte header cannot hold) are counted into loss if not nil.
+func AppendPacket(b []byte, ev *Event, hdrLen int, bo binary.ByteOrder, loss *Loss) []byte {
+	var h [HeaderLen64]byte
+	bo.PutUint64(h[0:], ev.ID)
+	h[8] = byte(ev.Type)
+	h[9] = byte(ev.Transfer)
+	h[10] = ev.Endpoint & 0x7f
+	if ev.In {
+		h[10] |= 0x80
+	}
+	h[11] = ev.Device
+	bo.PutUint16(h[12:], ev.Bus)
+	h[14] = ev.SetupFlag
+	h[15] = binaryDataFlag(ev)
+	sec, usec := ev.Sec, ev.Usec
+	if ev.Fields&HasWallClock == 0 { // text: its own stamp is all we have
+		sec, usec = int64(ev.TextStamp/1000000), int32(ev.TextStamp%1000000)
+	}
+	bo.PutUint64(h[16:], uint64(sec))
+	bo.PutUint32(h[24:], uint32(usec))
+	bo.PutUint32(h[28:], uint32(ev.Status))
+	bo.PutUint32(h[32:], ev.Length)
+	iso := ev.ISO
+	if hdrLen == HeaderLen48 {
+		if len(iso) > 0 {
+			loss.add(LossISO)
+		}
+		if ev.Interval != 0 || ev.StartFrame != 0 || ev.XferFlags != 0 {
+			loss.add(LossExtended)
+		}
+		iso = nil
+	}
+	if len(iso) > maxISODesc {
+		iso = iso[:maxISODesc]
+		loss.add(LossISO)
+	}
+	capLen := uint32(len(iso)*ISODescLen + len(ev.Data))
+	if ev.Fields&HasLengths != 0 && ev.CapLen > capLen && len(iso) == len(ev.ISO) {
+		capLen = ev.CapLen // a record cut by a snap length stays as it was
+	}
+	bo.PutUint32(h[36:], capLen)
+	if ev.Transfer == Isochronous {
+		bo.PutUint32(h[40:], uint32(ev.ErrorCount))
+		bo.PutUint32(h[44:], uint32(ev.NumDesc))
+	} else {
+		copy(h[40:48], ev.Setup[:])
+	}
+	if hdrLen == HeaderLen64 {
+		bo.PutUint32(h[48:], uint32(ev.Interval))
+		bo.PutUint32(h[52:], uint32(ev.StartFrame))
+		bo.PutUint32(h[56:], ev.XferFlags)
+		bo.PutUint32(h[60:], uint32(len(iso)))
+		b = append(b, h[:]...)
+		for _, d := range iso {
+			var x [ISODescLen]byte
+			bo.PutUint32(x[0:], uint32(d.Status))
+			bo.PutUint32(x[4:], d.Offset)
+			bo.PutUint32(x[8:], d.Length)
+			b = append(b, x[:]...)
+		}
+	} else {
+		b = append(b, h[:HeaderLen48]...)
+	}
+	return append(b, ev.Data...)
+}
+
+// binaryDataFlag maps the text-only 'L' (zero length) to what the binary
+// API reports for a zero-length event.
+func binaryDataFlag(ev *Event) byte {
+	if ev.DataFlag != 'L' {
+		return ev.DataFlag
+	}
+	switch {
+	case ev.In && ev.Type == Submission:
+		return '<'
+	case !ev.In && ev.Type == Callback:
+		return '>'
+	}
+	return DataPresent
+}
+
+func (l *Loss) add(r LossReason) {
+	if l != nil {
+		l.n[r]++
+	}
+}
