@@ -190,8 +190,11 @@ func TestBARMap(t *testing.T) {
 	if _, ok := m.Lookup(0xc040); ok {
 		t.Error("I/O BAR resolved as memory")
 	}
-	if mp, ok := m.Mapping(1); !ok || mp.Phys != 0xfebc0000 || mp.Len != 0x20000 {
-		t.Errorf("mapping 1: %+v %v", mp, ok)
+	if mp, ok := m.Mapping(2); !ok || mp.Phys != 0xfebf1000 || mp.Len != 0x1000 {
+		t.Errorf("mapping 2: %+v %v", mp, ok)
+	}
+	if _, ok := m.Mapping(1); ok {
+		t.Error("mapping 1 still live after its UNMAP")
 	}
 	if _, ok := m.Mapping(7); ok {
 		t.Error("unknown map id found")
