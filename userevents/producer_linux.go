@@ -1,0 +1,347 @@
+package userevents
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	iunix "github.com/iotap/iotap/internal/unix"
+	"github.com/iotap/iotap/tracefs"
+)
+
+// Flags of a registration.
+type Flags uint16
+
+// Registration flags (include/uapi/linux/user_events.h).
+const (
+	// Persist keeps the event after its last reference is gone (Linux
+	// 6.4; needs CAP_PERFMON or CAP_SYS_ADMIN, else ErrPermission).
+	Persist Flags = iunix.USER_EVENT_REG_PERSIST
+	// MultiFormat lets several formats share a name (Linux 6.10); the
+	// tracefs event is then user_events_multi/NAME.ID.
+	MultiFormat Flags = iunix.USER_EVENT_REG_MULTI_FORMAT
+)
+
+// Producer registers and writes user events through one open
+// user_events_data descriptor. It is safe for concurrent use.
+type Producer struct {
+	fs   *tracefs.FS
+	fd   *iunix.FD
+	raw  int
+	mu   sync.Mutex
+	page []byte   // current page of enable words (outside the Go heap)
+	next int      // next unused word in page
+	free []*uint32 // words released by Unregister
+	evs  map[*Event]struct{}
+	done atomic.Bool
+}
+
+// zeroWord is what Enabled reads once its event is unregistered or its
+// producer closed. It is never written.
+var zeroWord uint32
+
+// Open finds tracefs and opens user_events_data.
+func Open() (*Producer, error) {
+	f, err := tracefs.Find()
+	if err != nil {
+		return nil, &Error{Op: "open", Err: ErrNotSupported, Errno: err}
+	}
+	return OpenFS(f)
+}
+
+// OpenFS opens user_events_data of the tracefs at f.
+func OpenFS(f *tracefs.FS) (*Producer, error) {
+	fd, err := openData(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Producer{fs: f, fd: fd, raw: fd.Int(), evs: map[*Event]struct{}{}}, nil
+}
+
+func openData(f *tracefs.FS) (*iunix.FD, error) {
+	path, err := f.Path("user_events_data")
+	if err != nil {
+		return nil, &Error{Op: "open", Err: ErrNotSupported, Errno: err}
+	}
+	fd, err := iunix.Open(path, iunix.O_RDWR, 0)
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &Error{Op: "open", Err: ErrNotSupported, Errno: err, Hint: path + " missing: the kernel needs CONFIG_USER_EVENTS (Linux 6.4 or later)"}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, &Error{Op: "open", Err: ErrPermission, Errno: err, Hint: "run as root or give write access to " + path}
+	}
+	return nil, &Error{Op: "open", Err: ErrInvalid, Errno: err}
+}
+
+// FS returns the tracefs the producer uses.
+func (p *Producer) FS() *tracefs.FS { return p.fs }
+
+// Register registers the event described by a command such as
+// "req u32 id; __rel_loc char[] path", without flags.
+func (p *Producer) Register(cmd string) (*Event, error) {
+	s, err := ParseCommand(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return p.RegisterSchema(s, 0)
+}
+
+// RegisterSchema registers s with flags. Flags the kernel does not know
+// (EINVAL from an older kernel) are dropped and the registration retried;
+// Event.Flags tells what was granted.
+func (p *Producer) RegisterSchema(s *Schema, flags Flags) (*Event, error) {
+	if p.done.Load() {
+		return nil, &Error{Op: "register", Event: s.Name, Err: ErrClosed}
+	}
+	cmd := s.Command()
+	if _, err := ParseCommand(cmd); err != nil { // schemas built by hand
+		return nil, err
+	}
+	word, err := p.allocWord()
+	if err != nil {
+		return nil, err
+	}
+	name := append([]byte(cmd), 0)
+	reg := iunix.UserReg{
+		Size:       iunix.SizeofUserReg,
+		EnableBit:  0,
+		EnableSize: 4,
+		Flags:      uint16(flags),
+		EnableAddr: uint64(uintptr(unsafe.Pointer(word))),
+		NameArgs:   uint64(uintptr(unsafe.Pointer(&name[0]))),
+	}
+	err = iunix.UserEventsRegister(p.raw, &reg, name)
+	for err != nil && errors.Is(err, syscall.EINVAL) && reg.Flags != 0 {
+		// Older kernel: drop the newest flag first and retry.
+		if reg.Flags&uint16(MultiFormat) != 0 {
+			reg.Flags &^= uint16(MultiFormat)
+		} else {
+			reg.Flags = 0
+		}
+		err = iunix.UserEventsRegister(p.raw, &reg, name)
+	}
+	if err != nil {
+		p.releaseWord(word)
+		return nil, kernelError("register", s.Name, err)
+	}
+	e := &Event{p: p, schema: s, idx: reg.WriteIndex, flags: Flags(reg.Flags), slot: word}
+	e.word.Store(word)
+	e.pool.New = func() any { return new(writeBuf) }
+	p.mu.Lock()
+	p.evs[e] = struct{}{}
+	p.mu.Unlock()
+	return e, nil
+}
+
+// allocWord returns a 4-byte enable word in anonymous mmap'd memory.
+//
+// The kernel keeps the address given at registration and writes the
+// enable bit there asynchronously, whenever a tracer attaches or detaches,
+// for as long as the registration lives. The word must therefore never
+// move and never be reused by anything else: Go does not promise that
+// heap objects stay put (stacks do move), and a freed heap object would be
+// reused while the kernel still writes into it. Memory from mmap is never
+// touched by the garbage collector.
+func (p *Producer) allocWord() (*uint32, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		w := p.free[n-1]
+		p.free = p.free[:n-1]
+		return w, nil
+	}
+	if p.page == nil || p.next+4 > len(p.page) {
+		pg, err := iunix.MmapAnon(4096)
+		if err != nil {
+			return nil, &Error{Op: "register", Err: ErrInvalid, Errno: err}
+		}
+		p.page, p.next = pg, 0 // old pages stay mapped: their words are in use
+	}
+	w := (*uint32)(unsafe.Pointer(&p.page[p.next]))
+	p.next += 4
+	return w, nil
+}
+
+func (p *Producer) releaseWord(w *uint32) {
+	p.mu.Lock()
+	p.free = append(p.free, w)
+	p.mu.Unlock()
+}
+
+// Delete deletes the event called name from the system. It works only
+// once nothing references the event: no process has it registered (this
+// producer included: unregister and Close first, since the kernel holds a
+// reference per descriptor until it is closed) and no tracer has it
+// enabled. It uses a descriptor of its own, as the kernel documentation
+// advises.
+func (p *Producer) Delete(name string) error {
+	return DeleteFS(p.fs, name)
+}
+
+// DeleteFS deletes the event called name through the tracefs at f.
+func DeleteFS(f *tracefs.FS, name string) error {
+	if !ValidName(name) {
+		return &Error{Op: "delete", Event: name, Err: ErrInvalidCommand, Hint: "bad event name"}
+	}
+	fd, err := openData(f)
+	if err != nil {
+		return err
+	}
+	defer fd.Close()
+	if err := iunix.UserEventsDelete(fd.Int(), append([]byte(name), 0)); err != nil {
+		return kernelError("delete", name, err)
+	}
+	return nil
+}
+
+// Close unregisters every event of the producer and closes the
+// descriptor. Events of a closed producer report Enabled false and fail
+// Write with ErrClosed.
+func (p *Producer) Close() error {
+	if p.done.Swap(true) {
+		return nil
+	}
+	p.mu.Lock()
+	evs := make([]*Event, 0, len(p.evs))
+	for e := range p.evs {
+		evs = append(evs, e)
+	}
+	p.mu.Unlock()
+	var first error
+	for _, e := range evs {
+		if err := e.unregister(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := p.fd.Close(); err != nil && first == nil {
+		first = err
+	}
+	return first
+}
+
+// Event is a registered user event.
+type Event struct {
+	p      *Producer
+	schema *Schema
+	word   atomic.Pointer[uint32]
+	slot   *uint32
+	idx    uint32
+	flags  Flags
+	pool   sync.Pool // *writeBuf
+	mu     sync.Mutex
+	gone   bool
+}
+
+// writeBuf is the per-write scratch: write_index, payload and iovecs.
+type writeBuf struct {
+	idx  uint32
+	iov  [2]iunix.Iovec
+	data [4096]byte
+}
+
+// Enabled reports whether a tracer (ftrace, perf, eBPF) has the event
+// enabled. It is one atomic load of the enable word the kernel updates.
+func (e *Event) Enabled() bool { return atomic.LoadUint32(e.word.Load()) != 0 }
+
+// Schema returns the event's fields.
+func (e *Event) Schema() *Schema { return e.schema }
+
+// Name returns the event's name.
+func (e *Event) Name() string { return e.schema.Name }
+
+// Flags returns the flags the kernel accepted.
+func (e *Event) Flags() Flags { return e.flags }
+
+// WriteIndex returns the kernel's write index of the event on the
+// producer's descriptor.
+func (e *Event) WriteIndex() uint32 { return e.idx }
+
+// Write encodes one value per field (see Schema.AppendPayload) and writes
+// the event with a single writev(2): write_index, then the payload. It
+// does not allocate. When nothing records the event the kernel refuses
+// the write with ErrNotEnabled: check Enabled first to skip the work.
+func (e *Event) Write(args ...any) error {
+	if e.p.done.Load() {
+		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
+	}
+	b := e.pool.Get().(*writeBuf)
+	payload, err := e.schema.AppendPayload(b.data[:0], args...)
+	if err == nil {
+		err = e.writev(b, payload)
+	}
+	e.pool.Put(b)
+	return err
+}
+
+// WriteRaw writes a payload encoded by the caller (without write_index).
+// It is checked with Schema.ValidatePayload first.
+func (e *Event) WriteRaw(payload []byte) error {
+	if e.p.done.Load() {
+		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
+	}
+	if err := e.schema.ValidatePayload(payload); err != nil {
+		return err
+	}
+	b := e.pool.Get().(*writeBuf)
+	err := e.writev(b, payload)
+	e.pool.Put(b)
+	return err
+}
+
+func (e *Event) writev(b *writeBuf, payload []byte) error {
+	b.idx = e.idx
+	b.iov[0].Base = (*byte)(unsafe.Pointer(&b.idx))
+	b.iov[0].SetLen(4)
+	n := 1
+	if len(payload) > 0 {
+		b.iov[1].Base = &payload[0]
+		b.iov[1].SetLen(len(payload))
+		n = 2
+	}
+	_, errno := iunix.Writev(e.p.raw, b.iov[:n])
+	if errno != 0 {
+		return kernelError("write", e.schema.Name, errno)
+	}
+	return nil
+}
+
+// Unregister tells the kernel to stop updating the enable word
+// (DIAG_IOCSUNREG). The event itself lives on while the producer's
+// descriptor is open or other processes use it; see Producer.Delete.
+func (e *Event) Unregister() error {
+	err := e.unregister()
+	if err == nil {
+		e.p.mu.Lock()
+		delete(e.p.evs, e)
+		e.p.mu.Unlock()
+	}
+	return err
+}
+
+func (e *Event) unregister() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone {
+		return nil
+	}
+	u := iunix.UserUnreg{Size: iunix.SizeofUserUnreg, DisableBit: 0, DisableAddr: uint64(uintptr(unsafe.Pointer(e.slot)))}
+	if err := iunix.UserEventsUnregister(e.p.raw, &u); err != nil {
+		return kernelError("unregister", e.schema.Name, err)
+	}
+	e.gone = true
+	e.word.Store(&zeroWord)
+	atomic.StoreUint32(e.slot, 0)
+	e.p.releaseWord(e.slot)
+	return nil
+}
+
+// String describes the event.
+func (e *Event) String() string {
+	return fmt.Sprintf("%s (write index %d, flags %#x)", e.schema.Command(), e.idx, uint16(e.flags))
+}
