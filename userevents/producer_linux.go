@@ -33,8 +33,8 @@ type Producer struct {
 	fd   *iunix.FD
 	raw  int
 	mu   sync.Mutex
-	page []byte   // current page of enable words (outside the Go heap)
-	next int      // next unused word in page
+	page []byte    // current page of enable words (outside the Go heap)
+	next int       // next unused word in page
 	free []*uint32 // words released by Unregister
 	evs  map[*Event]struct{}
 	done atomic.Bool

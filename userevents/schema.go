@@ -34,12 +34,12 @@ type Kind uint8
 
 // Field kinds.
 const (
-	KindInt    Kind = iota + 1 // s8…s64, int, short, char: little-endian two's complement
-	KindUint                   // u8…u64, unsigned int/short/char
-	KindArray                  // char[N], unsigned char[N]: N bytes, strings NUL-padded
-	KindRelLoc                 // __rel_loc T[]: u32 (len<<16 | offset from the end of the u32)
-	KindDataLoc                // __data_loc T[]: u32 (len<<16 | offset from the start of the record)
-	KindStruct                 // struct X name SIZE: SIZE opaque bytes
+	KindInt     Kind = iota + 1 // s8…s64, int, short, char: little-endian two's complement
+	KindUint                    // u8…u64, unsigned int/short/char
+	KindArray                   // char[N], unsigned char[N]: N bytes, strings NUL-padded
+	KindRelLoc                  // __rel_loc T[]: u32 (len<<16 | offset from the end of the u32)
+	KindDataLoc                 // __data_loc T[]: u32 (len<<16 | offset from the start of the record)
+	KindStruct                  // struct X name SIZE: SIZE opaque bytes
 )
 
 func (k Kind) String() string {
