@@ -1,0 +1,137 @@
+package usb
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// Filter selects events. Filters compose with All, Any and Not; the zero
+// value (nil) matches everything.
+type Filter func(ev *usbmon.Event) bool
+
+// Match reports whether f selects ev (a nil Filter selects all).
+func (f Filter) Match(ev *usbmon.Event) bool { return f == nil || f(ev) }
+
+// All selects events every filter selects (nil filters are skipped).
+func All(fs ...Filter) Filter {
+	var live []Filter
+	for _, f := range fs {
+		if f != nil {
+			live = append(live, f)
+		}
+	}
+	switch len(live) {
+	case 0:
+		return nil
+	case 1:
+		return live[0]
+	}
+	return func(ev *usbmon.Event) bool {
+		for _, f := range live {
+			if !f(ev) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// Any selects events at least one filter selects.
+func Any(fs ...Filter) Filter {
+	return func(ev *usbmon.Event) bool {
+		for _, f := range fs {
+			if f.Match(ev) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Not inverts f.
+func Not(f Filter) Filter { return func(ev *usbmon.Event) bool { return !f.Match(ev) } }
+
+// BusIs selects a bus.
+func BusIs(bus uint16) Filter { return func(ev *usbmon.Event) bool { return ev.Bus == bus } }
+
+// DeviceIs selects a device address.
+func DeviceIs(dev uint8) Filter { return func(ev *usbmon.Event) bool { return ev.Device == dev } }
+
+// EndpointIs selects an endpoint number (0..15, both directions).
+func EndpointIs(ep uint8) Filter {
+	return func(ev *usbmon.Event) bool { return ev.Endpoint == ep&0x0f }
+}
+
+// TransferIs selects a transfer type.
+func TransferIs(t usbmon.TransferType) Filter {
+	return func(ev *usbmon.Event) bool { return ev.Transfer == t }
+}
+
+// DirectionIs selects IN (true) or OUT (false) events.
+func DirectionIs(in bool) Filter { return func(ev *usbmon.Event) bool { return ev.In == in } }
+
+// StatusIs selects completions and submission errors with status st
+// (submissions carry no status and never match).
+func StatusIs(st int32) Filter {
+	return func(ev *usbmon.Event) bool { return ev.Type != usbmon.Submission && ev.Status == st }
+}
+
+// DeviceIDIs selects events of devices whose VID:PID ids has learned.
+// Because it asks ids at every event, it follows devices that enumerate
+// during the capture as soon as their device descriptor has been seen.
+func DeviceIDIs(ids *Identities, vendor, product uint16) Filter {
+	return func(ev *usbmon.Event) bool {
+		d, ok := ids.Lookup(ev.Bus, ev.Device)
+		return ok && d.HasID && d.Vendor == vendor && d.Product == product
+	}
+}
+
+// TimeRange selects events with from <= t < to, t in microseconds (see
+// Micros). With relative set, t is measured from the first event the
+// filter sees. A zero to means no upper bound.
+func TimeRange(from, to int64, relative bool) Filter {
+	var start int64
+	seen := false
+	return func(ev *usbmon.Event) bool {
+		t := Micros(ev)
+		if relative {
+			if !seen {
+				start, seen = t, true
+			}
+			t = elapsed(start, t, ev.Fields&usbmon.HasWallClock == 0)
+		}
+		return t >= from && (to == 0 || t < to)
+	}
+}
+
+// ParseTransferType accepts ctrl|control, bulk, intr|interrupt, iso|isochronous
+// and the text API letters C, B, I, Z.
+func ParseTransferType(s string) (usbmon.TransferType, error) {
+	switch strings.ToLower(s) {
+	case "ctrl", "control", "c":
+		return usbmon.Control, nil
+	case "bulk", "b":
+		return usbmon.Bulk, nil
+	case "intr", "interrupt", "int", "i":
+		return usbmon.Interrupt, nil
+	case "iso", "isoc", "isochronous", "z":
+		return usbmon.Isochronous, nil
+	}
+	return 0, fmt.Errorf("usb: transfer type %q: want ctrl, bulk, intr or iso", s)
+}
+
+// ParseVIDPID parses "VVVV:PPPP" (hexadecimal, as lsusb prints it).
+func ParseVIDPID(s string) (vendor, product uint16, err error) {
+	v, p, ok := strings.Cut(s, ":")
+	if ok {
+		a, err1 := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 16)
+		b, err2 := strconv.ParseUint(strings.TrimPrefix(p, "0x"), 16, 16)
+		if err1 == nil && err2 == nil {
+			return uint16(a), uint16(b), nil
+		}
+	}
+	return 0, 0, fmt.Errorf("usb: vendor:product %q: want hexadecimal VVVV:PPPP", s)
+}

@@ -1,0 +1,201 @@
+package usb
+
+import (
+	"github.com/iotap/iotap/usbmon"
+)
+
+// DeviceInfo is what is known about the device at a bus address.
+type DeviceInfo struct {
+	Bus     uint16 `json:"bus"`
+	Device  uint8  `json:"device"`
+	HasID   bool   `json:"-"` // Vendor and Product are known
+	Vendor  uint16 `json:"vendor"`
+	Product uint16 `json:"product"`
+	Class   uint8  `json:"class"`
+	// Manufacturer, ProductName and Serial are the device's strings, as far
+	// as they were captured (usbmon text keeps 32 data bytes: long strings
+	// are cut).
+	Manufacturer string `json:"manufacturer,omitempty"`
+	ProductName  string `json:"product_name,omitempty"`
+	Serial       string `json:"serial,omitempty"`
+	// Interfaces maps interface number to interface class (first
+	// alternate setting), learned from the configuration descriptor.
+	Interfaces map[uint8]uint8 `json:"interfaces,omitempty"`
+	// Source is "capture" or "sysfs".
+	Source string `json:"source"`
+
+	stringIdx [3]uint8 // iManufacturer, iProduct, iSerialNumber
+	strings   map[uint8]string
+}
+
+// InterfaceClass returns the class of interface n, 0 when unknown.
+func (d *DeviceInfo) InterfaceClass(n uint8) uint8 {
+	if c, ok := d.Interfaces[n]; ok {
+		return c
+	}
+	if d.Class != 0 && d.Class != ClassMisc && d.Class != ClassPerInterface {
+		return d.Class
+	}
+	return 0
+}
+
+// HasInterfaceClass reports whether any interface has class c.
+func (d *DeviceInfo) HasInterfaceClass(c uint8) bool {
+	if d.Class == c {
+		return true
+	}
+	for _, x := range d.Interfaces {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+type devAddr struct {
+	bus uint16
+	dev uint8
+}
+
+// Identities learns device identities from the enumeration traffic of a
+// capture (device, configuration and string descriptors read with
+// GET_DESCRIPTOR, per bus and address) and from sysfs for devices that
+// enumerated before the capture started. A SET_ADDRESS moves what was
+// learned at address 0 to the new address and forgets what was known
+// about the previous device at that address.
+type Identities struct {
+	devs map[devAddr]*DeviceInfo
+}
+
+// NewIdentities returns an empty table.
+func NewIdentities() *Identities { return &Identities{devs: map[devAddr]*DeviceInfo{}} }
+
+// Lookup returns what is known about bus:dev.
+func (ids *Identities) Lookup(bus uint16, dev uint8) (*DeviceInfo, bool) {
+	if ids == nil {
+		return nil, false
+	}
+	d, ok := ids.devs[devAddr{bus, dev}]
+	return d, ok
+}
+
+// Devices returns every known device.
+func (ids *Identities) Devices() []*DeviceInfo {
+	var out []*DeviceInfo
+	for _, d := range ids.devs {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Set records d (from sysfs or the caller) at d.Bus:d.Device.
+func (ids *Identities) Set(d DeviceInfo) {
+	c := d
+	ids.devs[devAddr{d.Bus, d.Device}] = &c
+}
+
+func (ids *Identities) get(bus uint16, dev uint8) *DeviceInfo {
+	k := devAddr{bus, dev}
+	d := ids.devs[k]
+	if d == nil {
+		d = &DeviceInfo{Bus: bus, Device: dev, Source: "capture"}
+		ids.devs[k] = d
+	}
+	return d
+}
+
+// Observe learns from a completed control transfer: p is the completion
+// paired with its submission, ev the completion event (its data).
+func (ids *Identities) Observe(p Pair, ev *usbmon.Event) {
+	if !p.Submit.HasSetup || ev.Status != 0 || ev.Transfer != usbmon.Control {
+		return
+	}
+	s := p.Submit.Setup
+	if s.Kind() != KindStandard {
+		return
+	}
+	switch s.Request {
+	case ReqSetAddress:
+		if s.Recipient() != RecipientDevice || s.Value == 0 || s.Value > 127 {
+			return
+		}
+		from := devAddr{ev.Bus, ev.Device}
+		to := devAddr{ev.Bus, uint8(s.Value)}
+		delete(ids.devs, to)
+		if d := ids.devs[from]; d != nil {
+			delete(ids.devs, from)
+			d.Device = to.dev
+			ids.devs[to] = d
+		}
+	case ReqGetDescriptor:
+		if !s.In() || s.Recipient() != RecipientDevice || !ev.HasData() {
+			return
+		}
+		ids.learnDescriptor(ev.Bus, ev.Device, s, ev.Data)
+	}
+}
+
+func (ids *Identities) learnDescriptor(bus uint16, dev uint8, s Setup, data []byte) {
+	switch s.DescriptorType() {
+	case DescDevice:
+		dd, err := ParseDeviceDescriptor(data)
+		if dd.Len < 12 && err != nil {
+			if dd.Len >= 8 {
+				ids.get(bus, dev).Class = dd.Class
+			}
+			return
+		}
+		d := ids.get(bus, dev)
+		if d.HasID && (d.Vendor != dd.Vendor || d.Product != dd.Product) {
+			// Another device answers at this address: start over.
+			*d = DeviceInfo{Bus: bus, Device: dev, Source: "capture"}
+		}
+		d.Source = "capture"
+		d.HasID, d.Vendor, d.Product, d.Class = true, dd.Vendor, dd.Product, dd.Class
+		if dd.Len >= 18 {
+			d.stringIdx = [3]uint8{dd.ManufacturerIndex, dd.ProductIndex, dd.SerialIndex}
+			d.resolveStrings()
+		}
+	case DescConfiguration:
+		c, _ := ParseConfiguration(data)
+		if len(c.Interfaces) == 0 {
+			return
+		}
+		d := ids.get(bus, dev)
+		if d.Interfaces == nil {
+			d.Interfaces = map[uint8]uint8{}
+		}
+		for _, i := range c.Interfaces {
+			if i.AltSetting == 0 {
+				d.Interfaces[i.Number] = i.Class
+			}
+		}
+	case DescString:
+		if s.DescriptorIndex() == 0 {
+			return
+		}
+		str, err := ParseStringDescriptor(data, false)
+		if err != nil && str.Text == "" {
+			return
+		}
+		d := ids.get(bus, dev)
+		if d.strings == nil {
+			d.strings = map[uint8]string{}
+		}
+		d.strings[s.DescriptorIndex()] = str.Text
+		d.resolveStrings()
+	}
+}
+
+func (d *DeviceInfo) resolveStrings() {
+	get := func(i uint8, dst *string) {
+		if i != 0 {
+			if s, ok := d.strings[i]; ok {
+				*dst = s
+			}
+		}
+	}
+	get(d.stringIdx[0], &d.Manufacturer)
+	get(d.stringIdx[1], &d.ProductName)
+	get(d.stringIdx[2], &d.Serial)
+}

@@ -1,0 +1,195 @@
+package usb
+
+import (
+	"sort"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// EndpointKey identifies an endpoint of a device on a bus.
+type EndpointKey struct {
+	Bus      uint16              `json:"bus"`
+	Device   uint8               `json:"device"`
+	Endpoint uint8               `json:"endpoint"` // address: number | 0x80 for IN
+	Transfer usbmon.TransferType `json:"-"`
+}
+
+// EndpointStats accumulates what happened on one endpoint.
+type EndpointStats struct {
+	EndpointKey
+	Submissions  uint64 `json:"submissions"`
+	Completions  uint64 `json:"completions"`
+	SubmitErrors uint64 `json:"submit_errors"`
+	// Errors counts completions with a negative status that is neither a
+	// stall nor a cancellation (see IsCancel).
+	Errors    uint64 `json:"errors"`
+	Stalls    uint64 `json:"stalls"`
+	Cancelled uint64 `json:"cancelled"`
+	// Bytes is the sum of the actual lengths of successful completions.
+	Bytes uint64 `json:"bytes"`
+	// FirstMicros and LastMicros bound the endpoint's activity.
+	FirstMicros int64 `json:"-"`
+	LastMicros  int64 `json:"-"`
+	// Status counts completions and submission errors per status value.
+	Status map[int32]uint64 `json:"-"`
+	// Latency of paired transfers, microseconds.
+	Latency Histogram `json:"-"`
+
+	text bool
+}
+
+// Span returns the endpoint's active time in microseconds.
+func (s *EndpointStats) Span() int64 { return elapsed(s.FirstMicros, s.LastMicros, s.text) }
+
+// BytesPerSecond is Bytes over the endpoint's active span (0 when the
+// span is empty).
+func (s *EndpointStats) BytesPerSecond() float64 {
+	sp := s.Span()
+	if sp <= 0 {
+		return 0
+	}
+	return float64(s.Bytes) * 1e6 / float64(sp)
+}
+
+// Stats accumulates per-endpoint statistics from an event stream: counts,
+// bytes, latency (through its own Pairer), errors and stalls. Memory grows
+// with the number of endpoints, never with the number of events.
+type Stats struct {
+	Pairer *Pairer
+	eps    map[EndpointKey]*EndpointStats
+	events uint64
+	first  int64
+	last   int64
+	text   bool
+}
+
+// NewStats returns empty statistics.
+func NewStats() *Stats {
+	return &Stats{Pairer: NewPairer(), eps: make(map[EndpointKey]*EndpointStats)}
+}
+
+// Add accounts ev. It returns the pair when ev completed a submission. It
+// does not allocate except for the first event of an endpoint or of a new
+// status value.
+func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
+	t := Micros(ev)
+	if st.events == 0 {
+		st.first = t
+		st.text = ev.Fields&usbmon.HasWallClock == 0
+	}
+	st.last = t
+	st.events++
+	k := EndpointKey{Bus: ev.Bus, Device: ev.Device, Endpoint: ev.EndpointAddress(), Transfer: ev.Transfer}
+	s := st.eps[k]
+	if s == nil {
+		s = &EndpointStats{EndpointKey: k, FirstMicros: t, Status: map[int32]uint64{}, text: st.text}
+		st.eps[k] = s
+	}
+	s.LastMicros = t
+	p, ok := st.Pairer.Add(ev)
+	switch ev.Type {
+	case usbmon.Submission:
+		s.Submissions++
+	case usbmon.SubmitError:
+		s.SubmitErrors++
+		s.Status[ev.Status]++
+	case usbmon.Callback:
+		s.Completions++
+		s.Status[ev.Status]++
+		switch {
+		case ev.Status >= 0 || ev.Status == -121 || ev.Status == -18: // short/partial transfers still move data
+			s.Bytes += uint64(ev.Length)
+		}
+		switch {
+		case IsStall(ev.Status):
+			s.Stalls++
+		case IsCancel(ev.Status):
+			s.Cancelled++
+		case ev.Status < 0 && ev.Status != -18:
+			s.Errors++
+		}
+		if ok {
+			s.Latency.Add(p.Latency)
+		}
+	}
+	return p, ok
+}
+
+// Events returns the number of events seen.
+func (st *Stats) Events() uint64 { return st.events }
+
+// Span returns the time between the first and the last event, microseconds.
+func (st *Stats) Span() int64 { return elapsed(st.first, st.last, st.text) }
+
+// Endpoints returns the per-endpoint statistics sorted by bus, device,
+// endpoint address and transfer type.
+func (st *Stats) Endpoints() []*EndpointStats {
+	out := make([]*EndpointStats, 0, len(st.eps))
+	for _, s := range st.eps {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].EndpointKey.less(out[j].EndpointKey) })
+	return out
+}
+
+func (a EndpointKey) less(b EndpointKey) bool {
+	if a.Bus != b.Bus {
+		return a.Bus < b.Bus
+	}
+	if a.Device != b.Device {
+		return a.Device < b.Device
+	}
+	if a.Endpoint&0x0f != b.Endpoint&0x0f {
+		return a.Endpoint&0x0f < b.Endpoint&0x0f
+	}
+	if a.Endpoint != b.Endpoint {
+		return a.Endpoint < b.Endpoint
+	}
+	return a.Transfer < b.Transfer
+}
+
+// DeviceStats sums the endpoints of one device.
+type DeviceStats struct {
+	Bus    uint16 `json:"bus"`
+	Device uint8  `json:"device"`
+	EndpointStats
+}
+
+// Devices returns per-device totals (latency histograms merged), sorted.
+func (st *Stats) Devices() []*DeviceStats {
+	m := map[[2]uint16]*DeviceStats{}
+	var order [][2]uint16
+	for _, e := range st.Endpoints() {
+		k := [2]uint16{e.Bus, uint16(e.Device)}
+		d := m[k]
+		if d == nil {
+			d = &DeviceStats{Bus: e.Bus, Device: e.Device}
+			d.Status = map[int32]uint64{}
+			d.FirstMicros, d.LastMicros, d.text = e.FirstMicros, e.LastMicros, e.text
+			m[k] = d
+			order = append(order, k)
+		}
+		d.Submissions += e.Submissions
+		d.Completions += e.Completions
+		d.SubmitErrors += e.SubmitErrors
+		d.Errors += e.Errors
+		d.Stalls += e.Stalls
+		d.Cancelled += e.Cancelled
+		d.Bytes += e.Bytes
+		if before(e.FirstMicros, d.FirstMicros, e.text) {
+			d.FirstMicros = e.FirstMicros
+		}
+		if before(d.LastMicros, e.LastMicros, e.text) {
+			d.LastMicros = e.LastMicros
+		}
+		for s, n := range e.Status {
+			d.Status[s] += n
+		}
+		d.Latency.Merge(&e.Latency)
+	}
+	out := make([]*DeviceStats, len(order))
+	for i, k := range order {
+		out[i] = m[k]
+	}
+	return out
+}
