@@ -92,6 +92,9 @@ func Append(dst []byte, p *Packet) ([]byte, error) {
 		return append(dst, opcExt, extTMA, byte(p.Payload), byte(p.Payload>>8), 0, byte(p.Aux), byte(p.Aux>>8)), nil
 	case KindCYC:
 		v := p.Payload
+		if v>>61 != 0 {
+			return bad("cyc holds at most 61 bits")
+		}
 		b := byte(v&0x1f)<<3 | 3
 		v >>= 5
 		if v == 0 {
