@@ -110,6 +110,9 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 			line, full, data = data[:i], data[:i+1], data[i+1:]
 		}
 		j.lines++
+		if f.quickReject(line) {
+			continue
+		}
 		if fld := parseLine(line, &rec); fld != "" {
 			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: fld}
 			if !keepGoing {
@@ -286,4 +289,61 @@ func resolveFromHead(f *Filter, data []byte) error {
 		data = data[min(i+1, len(data)):]
 	}
 	return f.Resolve(m)
+}
+
+// quickReject reports whether line is certainly dropped by f, looking only
+// at the bytes it needs (kind, width, physical address) of R and W lines.
+// It never rejects a line Match would keep; a malformed line it cannot
+// judge goes on to the full parse (and its error). Lines it rejects are
+// not validated further: `iotap mmio read --check` validates everything.
+func (f *Filter) quickReject(line []byte) bool {
+	if len(line) < 4 || line[1] != ' ' || (line[0] != 'R' && line[0] != 'W') {
+		return false
+	}
+	if f.Kinds != 0 {
+		k := KindRead
+		if line[0] == 'W' {
+			k = KindWrite
+		}
+		if !f.Kinds.Has(k) {
+			return true
+		}
+	}
+	if line[3] != ' ' {
+		return false
+	}
+	w := line[2] - '0'
+	if w != 1 && w != 2 && w != 4 && w != 8 {
+		return false
+	}
+	if f.Widths != 0 && f.Widths&(1<<w) == 0 {
+		return true
+	}
+	if len(f.Ranges) == 0 && len(f.resolved) == 0 {
+		return false
+	}
+	// Skip the timestamp and the map id to the physical address.
+	i := 4
+	for n := 0; n < 2; n++ {
+		k := bytes.IndexByte(line[i:], ' ')
+		if k < 0 {
+			return false
+		}
+		i += k + 1
+	}
+	phys, j, ok := hex0xAt(line, i)
+	if !ok || j >= len(line) || line[j] != ' ' {
+		return false
+	}
+	for _, rg := range f.Ranges {
+		if rg.Contains(phys) {
+			return false
+		}
+	}
+	for _, rg := range f.resolved {
+		if rg.Contains(phys) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,8 +1,189 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/spf13/cobra"
+)
 
 func newMMIOFilterCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "filter", Short: "(not yet implemented)", Hidden: true}
+	var (
+		out, value, timeRange, until  string
+		kinds, addrs, bars            []string
+		widths                        []int
+		mapIDs                        []int32
+		read, write                   bool
+		workers                       int
+		keepGoing, allowLoss, verbose bool
+		between                       string
+	)
+	c := &cobra.Command{
+		Use:   "filter [flags] FILE",
+		Short: "Select records of an mmiotrace log, keeping it valid",
+		Long: `Select records of an mmiotrace log. The criteria combine with AND; repeated
+--addr/--bar/--map-id/--width values combine with OR. Address, width, value
+and map criteria apply to accesses (R, W, UNKNOWN).
+
+The records needed to interpret the result are always kept: VERSION, PCIDEV,
+LSPCI, MAP, UNMAP, comments and the kernel's "Lost N events." marks. Kept
+lines are copied byte for byte, in order. Without --between the log is
+parsed in parallel on all cores.
+
+Examples:
+  iotap mmio filter --write --width 4 --addr 0xfebc0000-0xfebc0100 log.txt -o w.txt
+  iotap mmio filter --bar 0000:00:04.0/0+0x0..0x100 log.txt.xz
+  iotap mmio filter --bar 8086:100e/0+0xd8 --value 0x4=0x4 log.txt
+  iotap mmio filter --between "X is up" "X is down" log.txt`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f := &mmiotrace.Filter{}
+			for _, k := range kinds {
+				for _, s := range strings.Split(k, ",") {
+					kind, ok := mmiotrace.ParseKind(strings.TrimSpace(s))
+					if !ok {
+						return usageErrorf("--kind %q: want R, W, MAP, UNMAP, MARK, VERSION, LSPCI, PCIDEV, UNKNOWN, comment or other", s)
+					}
+					f.Kinds.Add(kind)
+				}
+			}
+			if read {
+				f.Kinds.Add(mmiotrace.KindRead)
+			}
+			if write {
+				f.Kinds.Add(mmiotrace.KindWrite)
+			}
+			for _, w := range widths {
+				if w != 1 && w != 2 && w != 4 && w != 8 {
+					return usageErrorf("--width %d: want 1, 2, 4 or 8", w)
+				}
+				f.Widths |= 1 << w
+			}
+			for _, a := range addrs {
+				r, err := mmiotrace.ParseAddrRange(a)
+				if err != nil {
+					return usageErrorf("--addr: %v", err)
+				}
+				f.Ranges = append(f.Ranges, r)
+			}
+			for _, b := range bars {
+				br, err := mmiotrace.ParseBARRange(b)
+				if err != nil {
+					return usageErrorf("--bar: %v", err)
+				}
+				f.BARs = append(f.BARs, br)
+			}
+			f.MapIDs = mapIDs
+			if value != "" {
+				m, b, err := mmioParseValueMask(value)
+				if err != nil {
+					return usageErrorf("--value: %v", err)
+				}
+				f.ValueMask, f.ValueBits = m, b
+			}
+			if timeRange != "" {
+				lo, hi, err := mmioParseTimeRange(timeRange)
+				if err != nil {
+					return usageErrorf("--time: %v", err)
+				}
+				f.HasStart, f.Start = lo >= 0, uint64(max(lo, 0))
+				f.HasEnd, f.End = hi >= 0, uint64(max(hi, 0))
+			}
+			if between != "" {
+				f.Between[0] = between
+				f.Between[1] = until
+				if len(args) == 2 && until == "" {
+					// --between START END FILE
+					f.Between[1], args = args[0], args[1:]
+				}
+			}
+			if len(args) != 1 {
+				return usageErrorf("filter takes one log file")
+			}
+			in, err := mmioOpenInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			w, closeOut, err := mmioCreateOutput(e, out)
+			if err != nil {
+				return err
+			}
+			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing})
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if verbose {
+				fmt.Fprintf(e.stderr, "mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
+			}
+			if st.Truncated {
+				fmt.Fprintf(e.stderr, "mmio filter: warning: the log ends inside a line (truncated)\n")
+			}
+			return mmioLossCheck(st.Lost, st.Skipped, st.FirstSkip, allowLoss)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
+	fl.StringSliceVar(&kinds, "kind", nil, "keep only these record kinds (R,W,UNKNOWN,MARK,other)")
+	fl.BoolVar(&read, "read", false, "keep reads (same as --kind R)")
+	fl.BoolVar(&write, "write", false, "keep writes (same as --kind W)")
+	fl.IntSliceVar(&widths, "width", nil, "access width in bytes (1, 2, 4, 8)")
+	fl.StringVar(&value, "value", "", "MASK=BITS: keep accesses whose value&MASK == BITS (MASK alone: all MASK bits set)")
+	fl.StringArrayVar(&addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
+	fl.StringArrayVar(&bars, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
+	fl.Int32SliceVar(&mapIDs, "map-id", nil, "map id of the accesses")
+	fl.StringVar(&timeRange, "time", "", "time range in seconds LO..HI (either end may be empty)")
+	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
+	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
+	fl.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores)")
+	fl.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "print how many lines were kept")
+	return c
+}
+
+func mmioParseValueMask(s string) (mask, bits uint64, err error) {
+	m, b, hasBits := strings.Cut(s, "=")
+	mask, err = strconv.ParseUint(m, 0, 64)
+	if err != nil || mask == 0 {
+		return 0, 0, fmt.Errorf("bad mask %q", m)
+	}
+	bits = mask
+	if hasBits {
+		if bits, err = strconv.ParseUint(b, 0, 64); err != nil {
+			return 0, 0, fmt.Errorf("bad bits %q", b)
+		}
+		if bits&^mask != 0 {
+			return 0, 0, fmt.Errorf("bits 0x%x outside mask 0x%x", bits, mask)
+		}
+	}
+	return mask, bits, nil
+}
+
+// mmioParseTimeRange parses "LO..HI" seconds; a missing end is -1.
+func mmioParseTimeRange(s string) (lo, hi int64, err error) {
+	a, b, ok := strings.Cut(s, "..")
+	if !ok {
+		return 0, 0, fmt.Errorf("want LO..HI seconds")
+	}
+	conv := func(x string) (int64, error) {
+		if x == "" {
+			return -1, nil
+		}
+		v, err := strconv.ParseFloat(x, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("bad time %q", x)
+		}
+		return int64(v*1e9 + 0.5), nil
+	}
+	if lo, err = conv(a); err != nil {
+		return
+	}
+	hi, err = conv(b)
+	return
 }

@@ -1,8 +1,256 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/spf13/cobra"
+)
 
 func newMMIOReadCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "read", Short: "(not yet implemented)", Hidden: true}
+	var (
+		out       string
+		asJSON    bool
+		check     bool
+		keepGoing bool
+		allowLoss bool
+	)
+	c := &cobra.Command{
+		Use:   "read FILE",
+		Short: "Read an mmiotrace log (plain, .gz, .xz, .zst) and rewrite, convert or check it",
+		Long: `Read an mmiotrace log and write it back in the kernel's text format (byte for
+byte for a kernel log), compressed when -o ends in .gz, .xz or .zst, or as
+NDJSON with --json. --check only parses and prints a summary.
+
+Lost events (the kernel's "Lost N events." marks) and skipped bad lines
+(--keep-going) make the command exit 3 unless --allow-loss.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := mmioOpenInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			rd := mmiotrace.NewReader(in)
+			defer rd.Close()
+			rd.SetKeepGoing(keepGoing)
+			counts := map[mmiotrace.Kind]int64{}
+			var rec mmiotrace.Record
+			if check {
+				for {
+					err := rd.ReadInto(&rec)
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						return err
+					}
+					counts[rec.Kind]++
+				}
+				mmioPrintCounts(e.stdout, rd, counts)
+				return mmioLossCheck(rd.Lost(), rd.Skipped(), rd.FirstSkipError(), allowLoss)
+			}
+			w, closeOut, err := mmioCreateOutput(e, out)
+			if err != nil {
+				return err
+			}
+			var write func(*mmiotrace.Record) error
+			var flush func() error
+			if asJSON {
+				bw := bufio.NewWriterSize(w, 256<<10)
+				enc := json.NewEncoder(bw)
+				write = func(r *mmiotrace.Record) error { return enc.Encode(mmioJSON(r)) }
+				flush = bw.Flush
+			} else {
+				mw := mmiotrace.NewWriter(w)
+				write, flush = mw.Write, mw.Flush
+			}
+			for n := 0; ; n++ {
+				if n&0xffff == 0 && e.ctx.Err() != nil {
+					closeOut()
+					return e.ctx.Err()
+				}
+				err := rd.ReadInto(&rec)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					closeOut()
+					return err
+				}
+				if err := write(&rec); err != nil {
+					closeOut()
+					return err
+				}
+			}
+			if err := flush(); err != nil {
+				closeOut()
+				return err
+			}
+			if err := closeOut(); err != nil {
+				return err
+			}
+			return mmioLossCheck(rd.Lost(), rd.Skipped(), rd.FirstSkipError(), allowLoss)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
+	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
+	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
+	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
+	return c
+}
+
+// mmioOpenInput opens a log file; "-" is standard input.
+func mmioOpenInput(path string) (io.ReadCloser, error) {
+	if path == "-" {
+		return io.NopCloser(os.Stdin), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mmio: %w", err)
+	}
+	return f, nil
+}
+
+// mmioCreateOutput creates path with mode 0600 ("-": stdout), compressed
+// according to its extension. The closer flushes and closes.
+func mmioCreateOutput(e *env, path string) (io.Writer, func() error, error) {
+	var dst io.Writer = e.stdout
+	var file *os.File
+	if path != "-" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mmio: %w", err)
+		}
+		file, dst = f, f
+	}
+	zw, err := mmiotrace.NewCompressWriter(dst, mmiotrace.CompressionFromName(path))
+	if err != nil {
+		if file != nil {
+			file.Close()
+		}
+		return nil, nil, err
+	}
+	return zw, func() error {
+		err := zw.Close()
+		if file != nil {
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
+		}
+		return err
+	}, nil
+}
+
+// mmioLossCheck turns lost events and skipped lines into exit code 3.
+func mmioLossCheck(lost uint64, skipped int64, firstSkip error, allowLoss bool) error {
+	if lost == 0 && skipped == 0 {
+		return nil
+	}
+	msg := ""
+	if lost > 0 {
+		msg = fmt.Sprintf("the log records %d lost events (kernel \"Lost N events.\" marks): the trace is incomplete", lost)
+	}
+	if skipped > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += fmt.Sprintf("%d bad lines skipped (first: %v)", skipped, firstSkip)
+	}
+	if allowLoss {
+		return nil
+	}
+	return dataLostError("mmio: %s (--allow-loss to accept)", msg)
+}
+
+func mmioPrintCounts(w io.Writer, rd *mmiotrace.Reader, counts map[mmiotrace.Kind]int64) {
+	kinds := make([]mmiotrace.Kind, 0, len(counts))
+	for k := range counts {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
+	fmt.Fprintf(w, "lines: %d\n", rd.Line())
+	for _, k := range kinds {
+		fmt.Fprintf(w, "%-8s %d\n", k.String()+":", counts[k])
+	}
+	fmt.Fprintf(w, "lost events: %d\nskipped lines: %d\n", rd.Lost(), rd.Skipped())
+	if c := rd.Compression(); c != mmiotrace.None {
+		fmt.Fprintf(w, "compression: %v\n", c)
+	}
+}
+
+// mmioRecordJSON is the NDJSON form of a record.
+type mmioRecordJSON struct {
+	Kind   string  `json:"kind"`
+	Line   int64   `json:"-"`
+	Width  int     `json:"width,omitempty"`
+	Time   string  `json:"time,omitempty"`
+	Secs   float64 `json:"t,omitempty"`
+	MapID  *int32  `json:"map_id,omitempty"`
+	Phys   string  `json:"phys,omitempty"`
+	Value  string  `json:"value,omitempty"`
+	Virt   string  `json:"virt,omitempty"`
+	Len    string  `json:"len,omitempty"`
+	PC     string  `json:"pc,omitempty"`
+	Opcode string  `json:"opcode,omitempty"`
+	Text   *string `json:"text,omitempty"`
+	Lost   uint64  `json:"lost,omitempty"`
+	PCI    *struct {
+		Addr   string   `json:"addr"`
+		ID     string   `json:"id"`
+		IRQ    uint64   `json:"irq"`
+		Bases  []string `json:"bases"`
+		Sizes  []string `json:"sizes"`
+		Driver string   `json:"driver"`
+	} `json:"pci,omitempty"`
+}
+
+func mmioJSON(r *mmiotrace.Record) *mmioRecordJSON {
+	j := &mmioRecordJSON{Kind: r.Kind.String()}
+	hex := func(v uint64) string { return fmt.Sprintf("0x%x", v) }
+	timed := func() { j.Time, j.Secs = r.Time.String(), r.Time.Seconds(); id := r.MapID; j.MapID = &id }
+	text := func() { s := string(r.Text); j.Text = &s }
+	switch r.Kind {
+	case mmiotrace.KindRead, mmiotrace.KindWrite:
+		timed()
+		j.Width, j.Phys, j.Value, j.PC = int(r.Width), hex(r.Phys), hex(r.Value), hex(r.PC)
+	case mmiotrace.KindMap:
+		timed()
+		j.Phys, j.Virt, j.Len, j.PC = hex(r.Phys), hex(r.Virt), hex(r.Len), hex(r.PC)
+	case mmiotrace.KindUnmap:
+		timed()
+		j.PC = hex(r.PC)
+	case mmiotrace.KindUnknown:
+		timed()
+		j.Phys, j.PC = hex(r.Phys), hex(r.PC)
+		j.Opcode = fmt.Sprintf("%02x,%02x,%02x", r.Opcode[0], r.Opcode[1], r.Opcode[2])
+	case mmiotrace.KindMark:
+		j.Time, j.Secs = r.Time.String(), r.Time.Seconds()
+		text()
+		j.Lost, _ = r.Lost()
+	case mmiotrace.KindPCIDev:
+		p := &r.PCI
+		j.PCI = &struct {
+			Addr   string   `json:"addr"`
+			ID     string   `json:"id"`
+			IRQ    uint64   `json:"irq"`
+			Bases  []string `json:"bases"`
+			Sizes  []string `json:"sizes"`
+			Driver string   `json:"driver"`
+		}{Addr: p.Addr().String(), ID: fmt.Sprintf("%04x:%04x", p.Vendor, p.Device), IRQ: p.IRQ, Driver: string(p.Driver)}
+		for i := 0; i < 7; i++ {
+			j.PCI.Bases = append(j.PCI.Bases, hex(p.Base[i]))
+			j.PCI.Sizes = append(j.PCI.Sizes, hex(p.Size[i]))
+		}
+	default:
+		text()
+	}
+	return j
 }
