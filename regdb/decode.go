@@ -2,6 +2,7 @@ package regdb
 
 import (
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -180,18 +181,9 @@ func (db *DB) decodeBitset(dst []Field, bs *Bitset, v uint64, width uint, mask u
 		dst = append(dst, out)
 	}
 	if unk := v &^ covered & mask; unk != 0 {
-		dst = append(dst, Field{Name: "unk", Low: uint(lowBit(unk)), High: width - 1, Value: unk, Kind: KindHex})
+		dst = append(dst, Field{Name: "unk", Low: uint(bits.TrailingZeros64(unk)), High: uint(63 - bits.LeadingZeros64(unk)), Value: unk, Kind: KindHex})
 	}
 	return dst
-}
-
-func lowBit(v uint64) int {
-	for i := 0; i < 64; i++ {
-		if v&(1<<i) != 0 {
-			return i
-		}
-	}
-	return 0
 }
 
 // AppendDecoded appends the compact decoding of value, as in
