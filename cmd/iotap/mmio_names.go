@@ -102,8 +102,8 @@ type namer struct {
 	bound   map[*mmiotrace.BAR]*binding // nil value: no database
 
 	accesses, named, unnamed, noDB, outside int64
-	unnamedAt map[string]int64
-	noDBBars  map[*mmiotrace.BAR]int64
+	unnamedAt                               map[string]int64
+	noDBBars                                map[*mmiotrace.BAR]int64
 }
 
 func loadNamesDB(spec string) (*regdb.DB, error) {
