@@ -4,11 +4,11 @@ import "strconv"
 
 // Setup is the 8-byte setup packet that starts every control transfer.
 type Setup struct {
-	RequestType uint8  // bmRequestType
-	Request     uint8  // bRequest
-	Value       uint16 // wValue
-	Index       uint16 // wIndex
-	Length      uint16 // wLength
+	RequestType uint8  `json:"bmRequestType"`
+	Request     uint8  `json:"bRequest"`
+	Value       uint16 `json:"wValue"`
+	Index       uint16 `json:"wIndex"`
+	Length      uint16 `json:"wLength"`
 }
 
 // SetupLen is the size of a setup packet on the wire.

@@ -68,10 +68,18 @@ func NewStats() *Stats {
 	return &Stats{Pairer: NewPairer(), eps: make(map[EndpointKey]*EndpointStats)}
 }
 
-// Add accounts ev. It returns the pair when ev completed a submission. It
-// does not allocate except for the first event of an endpoint or of a new
-// status value.
+// Add accounts ev, pairing it with st.Pairer. It returns the pair when ev
+// completed a submission. It does not allocate except for the first event
+// of an endpoint or of a new status value.
 func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
+	p, ok := st.Pairer.Add(ev)
+	st.Record(ev, p, ok)
+	return p, ok
+}
+
+// Record accounts ev with a pairing result obtained elsewhere (a Pairer
+// that sees every event while Record sees only filtered ones).
+func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 	t := Micros(ev)
 	if st.events == 0 {
 		st.first = t
@@ -86,7 +94,6 @@ func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
 		st.eps[k] = s
 	}
 	s.LastMicros = t
-	p, ok := st.Pairer.Add(ev)
 	switch ev.Type {
 	case usbmon.Submission:
 		s.Submissions++
@@ -112,7 +119,6 @@ func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
 			s.Latency.Add(p.Latency)
 		}
 	}
-	return p, ok
 }
 
 // Events returns the number of events seen.

@@ -1,8 +1,137 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/usb"
+	"github.com/iotap/iotap/usbmon"
+)
 
 func newUSBPairCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "pair", Short: "(not yet implemented)", Hidden: true}
+	var o usbAnOptions
+	c := &cobra.Command{
+		Use:   "pair [flags] FILE",
+		Short: "List transfers: each completion with its submission and the latency between them",
+		Long: `Print one line per transfer: the completion paired with its submission, the
+event numbers of both (as 'iotap usb read' numbers them), urb id, address,
+status, requested and actual length, latency and, for control transfers, the
+request.
+
+URB ids are kernel pointers that are reused: a completion pairs with the most
+recent unmatched submission of the same id, bus, device and endpoint. The
+counts of unmatched submissions and orphan completions are printed on stderr
+at the end (and as a final "summary" object with --json).
+
+The same filters as 'iotap usb read' select the transfers printed.`,
+		Example: `  iotap usb pair capture.pcapng
+  iotap usb pair --json --type bulk 0u.txt | jq .latency_us`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUSBPair(e, &o, args[0])
+		},
+	}
+	o.register(c.Flags(), true)
+	return c
+}
+
+type usbPairJSON struct {
+	SubmitSeq   uint64 `json:"submit_seq"`
+	CompleteSeq uint64 `json:"complete_seq"`
+	URB         string `json:"urb_id"`
+	Transfer    string `json:"transfer"`
+	Dir         string `json:"dir"`
+	Bus         uint16 `json:"bus"`
+	Device      uint8  `json:"device"`
+	Endpoint    uint8  `json:"endpoint"`
+	Status      int32  `json:"status"`
+	StatusName  string `json:"status_name"`
+	Requested   uint32 `json:"requested"`
+	Actual      uint32 `json:"actual"`
+	LatencyUs   int64  `json:"latency_us"`
+	Request     string `json:"request,omitempty"`
+}
+
+func runUSBPair(e *env, o *usbAnOptions, path string) error {
+	in, err := openUSBAnInput(e, o, path)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	enc := json.NewEncoder(w)
+	var line []byte
+	readErr := in.each(func(ev *usbmon.Event, p usb.Pair, paired bool) error {
+		if !paired {
+			return nil
+		}
+		var req string
+		if p.Submit.HasSetup {
+			req = p.Submit.Setup.Describe(hintFor(in.ids, ev.Bus, ev.Device, p.Submit.Setup))
+		}
+		if o.json {
+			return enc.Encode(usbPairJSON{SubmitSeq: p.Submit.Seq + 1, CompleteSeq: p.Seq + 1, URB: fmt.Sprintf("0x%x", p.ID),
+				Transfer: ev.Transfer.String(), Dir: directionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
+				Status: ev.Status, StatusName: usb.StatusName(ev.Status), Requested: p.Submit.Length, Actual: p.Length,
+				LatencyUs: p.Latency, Request: req})
+		}
+		line = line[:0]
+		line = strconv.AppendUint(line, p.Submit.Seq+1, 10)
+		line = append(line, "->"...)
+		line = strconv.AppendUint(line, p.Seq+1, 10)
+		line = append(line, " urb=0x"...)
+		line = strconv.AppendUint(line, p.ID, 16)
+		line = append(line, ' ')
+		line = usbAddr(line, ev)
+		line = append(line, ' ')
+		line = append(line, usb.StatusName(ev.Status)...)
+		line = append(line, " len="...)
+		line = strconv.AppendUint(line, uint64(p.Length), 10)
+		line = append(line, '/')
+		line = strconv.AppendUint(line, uint64(p.Submit.Length), 10)
+		line = append(line, " lat="...)
+		line = append(line, fmtMicros(p.Latency)...)
+		if req != "" {
+			line = append(line, ' ')
+			line = append(line, req...)
+		}
+		line = append(line, '\n')
+		_, err := w.Write(line)
+		return err
+	})
+	c := in.pairer.Counts()
+	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
+		if err := enc.Encode(struct {
+			Kind string `json:"kind"`
+			usb.PairCounts
+		}{"summary", c}); err != nil && readErr == nil {
+			readErr = err
+		}
+	}
+	if err := w.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	if !o.json {
+		fmt.Fprintf(e.stderr, "%d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors\n",
+			c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
+	}
+	return in.finish(readErr)
+}
+
+// hintFor returns the class usb.Setup.Describe should assume for s sent
+// to bus:dev.
+func hintFor(ids *usb.Identities, bus uint16, dev uint8, s usb.Setup) uint8 {
+	info, ok := ids.Lookup(bus, dev)
+	if !ok {
+		return 0
+	}
+	if s.Recipient() == usb.RecipientInterface {
+		return info.InterfaceClass(uint8(s.Index))
+	}
+	return info.Class
 }

@@ -1,8 +1,455 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iotap/iotap/usb"
+	"github.com/iotap/iotap/usbmon"
+)
 
 func newUSBReadCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "read", Short: "(not yet implemented)", Hidden: true}
+	var o usbAnOptions
+	c := &cobra.Command{
+		Use:   "read [flags] FILE",
+		Short: "Print usbmon events with decoded requests, descriptors and SCSI commands",
+		Long: `Print one line per usbmon event, like a terse Wireshark: control requests by
+name with their fields, descriptors returned by GET_DESCRIPTOR, HID report
+descriptors, mass storage CBW/CSW with the SCSI command, INQUIRY and READ
+CAPACITY data. --json prints one JSON object per event (NDJSON).
+
+FILE is a usbmon text capture ('1u' or '1t', e.g. a copy of
+/sys/kernel/debug/usb/usbmon/0u), a pcap or a pcapng file (link type 189 or
+220); the format is detected from the content. "-" reads standard input.
+
+Columns: event number, seconds since the first event, S/C/E, the usbmon
+address word (transfer type and direction, bus, device, endpoint), status
+(completions), length, latency (completions paired with their submission),
+decoded payload or the first data bytes.
+
+Filters (--bus, --dev, --ep, --type, --dir, --status, --vidpid, --from,
+--to) select what is printed; pairing and device identification always see
+every event, so --vidpid works for a device whose enumeration is in the
+capture. Exit code 3 when the input is truncated, records dropped events or
+has unreadable lines skipped with --keep-going, unless --allow-loss.`,
+		Example: `  iotap usb read capture.pcapng
+  iotap usb read --type bulk --dir in --vidpid 0781:5583 0u.txt
+  iotap usb read --json --status stall capture.pcap | jq .`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runUSBRead(e, &o, args[0])
+		},
+	}
+	o.register(c.Flags(), true)
+	return c
+}
+
+// usbAnOptions are the input and filter flags shared by read, stats and
+// pair.
+type usbAnOptions struct {
+	json      bool
+	keepGoing bool
+	allowLoss bool
+	bus       int
+	dev       int
+	ep        int
+	typ       string
+	dir       string
+	status    string
+	vidpid    string
+	from, to  string
+	sysfs     string
+	hexBytes  int
+}
+
+func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
+	fs.BoolVar(&o.json, "json", false, "print NDJSON (one JSON object per line)")
+	fs.BoolVar(&o.keepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
+	fs.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the input records dropped or truncated data")
+	if !filters {
+		return
+	}
+	fs.IntVar(&o.bus, "bus", -1, "only bus `N`")
+	fs.IntVar(&o.dev, "dev", -1, "only device address `N`")
+	fs.IntVar(&o.ep, "ep", -1, "only endpoint number `N` (0-15, both directions)")
+	fs.StringVar(&o.typ, "type", "", "only transfer type `ctrl|bulk|intr|iso`")
+	fs.StringVar(&o.dir, "dir", "", "only direction `in|out`")
+	fs.StringVar(&o.status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
+	fs.StringVar(&o.vidpid, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
+	fs.StringVar(&o.from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms) or RFC 3339 wall clock")
+	fs.StringVar(&o.to, "to", "", "only events before `TIME` (same forms as --from)")
+	fs.StringVar(&o.sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
+}
+
+// filter builds the event filter of the flags; ids serves --vidpid.
+func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
+	var fs []usb.Filter
+	if o.bus >= 0 {
+		if o.bus > 0xffff {
+			return nil, usageErrorf("--bus %d out of range", o.bus)
+		}
+		fs = append(fs, usb.BusIs(uint16(o.bus)))
+	}
+	if o.dev >= 0 {
+		if o.dev > 127 {
+			return nil, usageErrorf("--dev %d out of range 0..127", o.dev)
+		}
+		fs = append(fs, usb.DeviceIs(uint8(o.dev)))
+	}
+	if o.ep >= 0 {
+		if o.ep > 15 {
+			return nil, usageErrorf("--ep %d out of range 0..15", o.ep)
+		}
+		fs = append(fs, usb.EndpointIs(uint8(o.ep)))
+	}
+	if o.typ != "" {
+		t, err := usb.ParseTransferType(o.typ)
+		if err != nil {
+			return nil, usageErrorf("--type: %v", err)
+		}
+		fs = append(fs, usb.TransferIs(t))
+	}
+	switch strings.ToLower(o.dir) {
+	case "":
+	case "in":
+		fs = append(fs, usb.DirectionIs(true))
+	case "out":
+		fs = append(fs, usb.DirectionIs(false))
+	default:
+		return nil, usageErrorf("--dir %q: want in or out", o.dir)
+	}
+	if o.status != "" {
+		st, ok := usb.ParseStatus(o.status)
+		if !ok {
+			return nil, usageErrorf("--status %q: want a number, an errno name (EPIPE, ENOENT, ...) or stall", o.status)
+		}
+		fs = append(fs, usb.StatusIs(st))
+	}
+	if o.vidpid != "" {
+		v, p, err := usb.ParseVIDPID(o.vidpid)
+		if err != nil {
+			return nil, usageErrorf("--vidpid: %v", err)
+		}
+		fs = append(fs, usb.DeviceIDIs(ids, v, p))
+	}
+	if o.from != "" || o.to != "" {
+		from, relFrom, err := parseUSBTime(o.from)
+		if err != nil {
+			return nil, usageErrorf("--from: %v", err)
+		}
+		to, relTo, err := parseUSBTime(o.to)
+		if err != nil {
+			return nil, usageErrorf("--to: %v", err)
+		}
+		if o.from != "" && o.to != "" && relFrom != relTo {
+			return nil, usageErrorf("--from and --to must both be relative or both be wall-clock times")
+		}
+		fs = append(fs, usb.TimeRange(from, to, relFrom || relTo))
+	}
+	return usb.All(fs...), nil
+}
+
+// parseUSBTime parses a --from/--to value: seconds or a Go duration from
+// the first event (relative), or an RFC 3339 wall-clock time.
+func parseUSBTime(s string) (micros int64, relative bool, err error) {
+	if s == "" {
+		return 0, false, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return int64(f * 1e6), true, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d.Microseconds(), true, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixMicro(), false, nil
+	}
+	return 0, false, fmt.Errorf("%q: want seconds (1.5), a duration (200ms) or an RFC 3339 time", s)
+}
+
+// usbAnInput is an opened capture plus what the analysis commands share:
+// pairing and identities over all events, the output filter.
+type usbAnInput struct {
+	r        usbmon.Reader
+	closer   io.Closer
+	filter   usb.Filter
+	pairer   *usb.Pairer
+	ids      *usb.Identities
+	opt      *usbAnOptions
+	e        *env
+	skipErrs int
+}
+
+func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
+	in := &usbAnInput{pairer: usb.NewPairer(), ids: usb.NewIdentities(), opt: o, e: e}
+	if o.sysfs != "" {
+		if err := in.ids.AddSysfs(o.sysfs); err != nil {
+			return nil, err
+		}
+	}
+	f, err := o.filter(in.ids)
+	if err != nil {
+		return nil, err
+	}
+	in.filter = f
+	var src io.Reader
+	if path == "-" {
+		src = os.Stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		src, in.closer = fh, fh
+	}
+	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
+		in.skipErrs++
+		if in.skipErrs <= 10 {
+			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
+		}
+	}}
+	r, _, err := usbmon.NewReaderOptions(src, opt)
+	if err != nil {
+		in.close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	in.r = r
+	return in, nil
+}
+
+func (in *usbAnInput) close() {
+	if in.closer != nil {
+		in.closer.Close()
+	}
+}
+
+// each reads every event, pairs it, learns identities and calls fn for the
+// events the filter selects. It returns the read error (nil at EOF).
+func (in *usbAnInput) each(fn func(ev *usbmon.Event, p usb.Pair, paired bool) error) error {
+	var ev usbmon.Event
+	for n := 0; ; n++ {
+		if n&4095 == 0 {
+			if err := in.e.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		err := in.r.ReadInto(&ev)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p, ok := in.pairer.Add(&ev)
+		if ok {
+			in.ids.Observe(p, &ev)
+		}
+		if !in.filter.Match(&ev) {
+			continue
+		}
+		if err := fn(&ev, p, ok); err != nil {
+			return err
+		}
+	}
+}
+
+// finish turns the end state of the input into the command's error: the
+// read error, and lost data (truncation, drops, skipped lines) as exit
+// code 3 unless --allow-loss.
+func (in *usbAnInput) finish(readErr error) error {
+	var lost []string
+	if readErr != nil {
+		if !errors.Is(readErr, usbmon.ErrTruncated) {
+			return readErr
+		}
+		lost = append(lost, readErr.Error())
+	}
+	if s, ok := in.r.(usbmon.Skipper); ok && s.Skipped() > 0 {
+		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", s.Skipped()))
+	}
+	if d, ok := in.r.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
+		lost = append(lost, fmt.Sprintf("the capture records %d events dropped by the kernel", d.Dropped()))
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	msg := strings.Join(lost, "; ")
+	if in.opt.allowLoss {
+		fmt.Fprintf(in.e.stderr, "iotap: warning: %s\n", msg)
+		return nil
+	}
+	return dataLostError("%s (use --allow-loss to accept)", msg)
+}
+
+// usbAddr formats the usbmon address word: Ci:3:006:0.
+func usbAddr(dst []byte, ev *usbmon.Event) []byte {
+	dst = append(dst, ev.Transfer.Letter())
+	if ev.In {
+		dst = append(dst, 'i')
+	} else {
+		dst = append(dst, 'o')
+	}
+	dst = append(dst, ':')
+	dst = strconv.AppendUint(dst, uint64(ev.Bus), 10)
+	dst = append(dst, ':')
+	if ev.Device < 100 {
+		dst = append(dst, '0')
+	}
+	if ev.Device < 10 {
+		dst = append(dst, '0')
+	}
+	dst = strconv.AppendUint(dst, uint64(ev.Device), 10)
+	dst = append(dst, ':')
+	return strconv.AppendUint(dst, uint64(ev.Endpoint), 10)
+}
+
+func directionName(in bool) string {
+	if in {
+		return "in"
+	}
+	return "out"
+}
+
+type usbEventJSON struct {
+	Seq        uint64  `json:"seq"`
+	Time       float64 `json:"time"`
+	Micros     int64   `json:"ts_us"`
+	URB        string  `json:"urb_id"`
+	Type       string  `json:"type"`
+	Transfer   string  `json:"transfer"`
+	Dir        string  `json:"dir"`
+	Bus        uint16  `json:"bus"`
+	Device     uint8   `json:"device"`
+	Endpoint   uint8   `json:"endpoint"`
+	Status     *int32  `json:"status,omitempty"`
+	StatusName string  `json:"status_name,omitempty"`
+	Length     uint32  `json:"length"`
+	Setup      string  `json:"setup,omitempty"`
+	Data       string  `json:"data,omitempty"`
+	LatencyUs  *int64  `json:"latency_us,omitempty"`
+	SubmitSeq  *uint64 `json:"submit_seq,omitempty"`
+	Summary    string  `json:"summary,omitempty"`
+	Decoded    any     `json:"decoded,omitempty"`
+	DecodeErr  string  `json:"decode_error,omitempty"`
+	VIDPID     string  `json:"vidpid,omitempty"`
+}
+
+func runUSBRead(e *env, o *usbAnOptions, path string) error {
+	in, err := openUSBAnInput(e, o, path)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	dec := usb.NewDecoder(in.ids)
+	w := bufio.NewWriterSize(e.stdout, 1<<16)
+	enc := json.NewEncoder(w)
+	var line []byte
+	var seq uint64
+	var first int64
+	started := false
+	readErr := in.each(func(ev *usbmon.Event, p usb.Pair, paired bool) error {
+		seq++
+		t := usb.Micros(ev)
+		if !started {
+			first, started = t, true
+		}
+		rel := float64(usbElapsed(first, t, ev)) / 1e6
+		d := dec.Decode(ev, p, paired)
+		if o.json {
+			j := usbEventJSON{Seq: seq, Time: rel, Micros: t, URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),
+				Transfer: ev.Transfer.String(), Dir: directionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
+				Length: ev.Length, Summary: d.Summary, Decoded: d.Detail}
+			if ev.Type != usbmon.Submission {
+				st := ev.Status
+				j.Status, j.StatusName = &st, usb.StatusName(st)
+			}
+			if ev.HasSetup() && ev.Type == usbmon.Submission {
+				j.Setup = hex.EncodeToString(ev.Setup[:])
+			}
+			if ev.HasData() {
+				j.Data = hex.EncodeToString(ev.Data)
+			}
+			if paired {
+				lat, ss := p.Latency, p.Submit.Seq+1
+				j.LatencyUs, j.SubmitSeq = &lat, &ss
+			}
+			if d.Err != nil {
+				j.DecodeErr = d.Err.Error()
+			}
+			if info, ok := in.ids.Lookup(ev.Bus, ev.Device); ok && info.HasID {
+				j.VIDPID = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
+			}
+			return enc.Encode(j)
+		}
+		line = appendUSBLine(line[:0], seq, rel, ev, p, paired, d)
+		_, err := w.Write(line)
+		return err
+	})
+	if err := w.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return in.finish(readErr)
+}
+
+func usbElapsed(first, t int64, ev *usbmon.Event) int64 {
+	d := t - first
+	if ev.Fields&usbmon.HasWallClock == 0 && d < 0 {
+		d += 4096 * 1000000
+	}
+	return d
+}
+
+// appendUSBLine renders one event for humans.
+func appendUSBLine(b []byte, seq uint64, rel float64, ev *usbmon.Event, p usb.Pair, paired bool, d usb.Decoded) []byte {
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, rel, 'f', 6, 64)
+	b = append(b, ' ', byte(ev.Type), ' ')
+	b = usbAddr(b, ev)
+	if ev.Type != usbmon.Submission {
+		b = append(b, ' ')
+		b = append(b, usb.StatusName(ev.Status)...)
+		if usb.IsStall(ev.Status) {
+			b = append(b, "(stall)"...)
+		}
+	}
+	b = append(b, " len="...)
+	b = strconv.AppendUint(b, uint64(ev.Length), 10)
+	if paired {
+		b = append(b, " lat="...)
+		b = append(b, time.Duration(p.Latency*1000).String()...)
+	}
+	switch {
+	case d.Summary != "":
+		b = append(b, ' ')
+		b = append(b, d.Summary...)
+		if d.Err != nil {
+			b = append(b, " [partial: "...)
+			b = append(b, d.Err.Error()...)
+			b = append(b, ']')
+		}
+	case ev.Type == usbmon.Submission && ev.HasSetup():
+		b = append(b, " setup="...)
+		b = hex.AppendEncode(b, ev.Setup[:])
+	}
+	if d.Summary == "" && ev.HasData() {
+		b = append(b, " data="...)
+		n := min(len(ev.Data), 16)
+		b = hex.AppendEncode(b, ev.Data[:n])
+		if len(ev.Data) > n {
+			b = append(b, "..."...)
+		}
+	}
+	return append(b, '\n')
 }
