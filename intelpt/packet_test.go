@@ -169,7 +169,7 @@ func TestSync(t *testing.T) {
 	var e Encoder
 	e.Encode(Packet{Kind: KindTNT8, Bits: 2, Payload: 1})
 	e.Encode(Packet{Kind: KindTSC, Payload: 7}) // offset 1
-	psb1 := len(e.Bytes())                       // 9
+	psb1 := len(e.Bytes())                      // 9
 	e.Encode(Packet{Kind: KindPSB})
 	e.Encode(Packet{Kind: KindPSBEnd})
 	e.Encode(Packet{Kind: KindPad})
