@@ -1,8 +1,114 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/tracefs"
+	"github.com/spf13/cobra"
+)
 
 func newMMIOCaptureCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "capture", Short: "(not yet implemented)", Hidden: true}
+	var (
+		out, bind, driver, fifo, bundle, tracefsDir string
+		marks                                       []string
+		bufferKB                                    int
+		force, offline, allowLoss                   bool
+	)
+	c := &cobra.Command{
+		Use:   "capture -o FILE [flags] [-- COMMAND...]",
+		Short: "Trace MMIO accesses with the kernel's mmiotrace tracer",
+		Long: `Capture an mmiotrace log: set the buffer size, start the mmiotrace tracer
+(refusing to replace another active tracer unless --force), stream
+trace_pipe to FILE (mode 0600; .gz/.xz/.zst compress), write markers, then
+bind a PCI device (--bind: unbound before tracing starts, bound while
+tracing, so the driver's probe is recorded) and/or run COMMAND, stop the
+tracer, drain the buffer and report lost events.
+
+Without --bind and COMMAND the capture runs until Ctrl-C.
+
+mmiotrace only sees mappings created while it runs: trace a driver's
+probe with --bind, not with ftrace=mmiotrace on the kernel command line
+(the kernel refuses that).
+
+Exit status 3 when events were lost (unless --allow-loss): retry with the
+suggested --buffer-kb.
+
+Examples:
+  iotap mmio capture --bind 0000:00:03.0 --mark "probe" -o e1000.log
+  iotap mmio capture --marker-fifo /tmp/marks -o x.log.zst -- modprobe nouveau
+  iotap mmio capture --bind 0000:01:00.0 --bundle report.tar.gz -o dump.txt`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErrorf("capture needs -o FILE")
+			}
+			if bundle != "" && out == "-" {
+				return usageErrorf("--bundle needs the log in a file (-o FILE)")
+			}
+			if bufferKB < 0 {
+				return usageErrorf("--buffer-kb %d: must be positive", bufferKB)
+			}
+			opt := mmiotrace.CaptureOptions{
+				BufferKB: bufferKB, Force: force, OfflineCPUs: offline, Marks: marks,
+				MarkerFIFO: fifo, BindDriver: driver, Command: args,
+				CommandStdout: e.stderr, CommandStderr: e.stderr,
+				Logf: func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
+			}
+			if cmd.ArgsLenAtDash() > 0 {
+				return usageErrorf("unexpected arguments before --: %q", args[:cmd.ArgsLenAtDash()])
+			}
+			if bind != "" {
+				a, err := mmiotrace.ParsePCIAddr(bind)
+				if err != nil {
+					return usageErrorf("--bind: %v", err)
+				}
+				opt.Bind = &a
+			}
+			if driver != "" && !mmiotrace.ValidDriverName(driver) {
+				return usageErrorf("--driver %q: not a driver name", driver)
+			}
+			if tracefsDir != "" {
+				opt.FS = tracefs.New(tracefsDir)
+			}
+			w, closeOut, err := mmioCreateOutput(e, out)
+			if err != nil {
+				return err
+			}
+			res, err := mmiotrace.Capture(e.ctx, w, opt)
+			if cerr := closeOut(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "mmio capture: %d lines (%d bytes) to %s\n", res.Lines, res.Bytes, out)
+			if bundle != "" {
+				if err := mmiotrace.WriteBundle(bundle, out, mmiotrace.Sysfs{}); err != nil {
+					return err
+				}
+				fmt.Fprintf(e.stderr, "mmio capture: bundle %s\n", bundle)
+			}
+			if res.CommandErr != nil {
+				return fmt.Errorf("mmio capture: command failed: %w", res.CommandErr)
+			}
+			if lost := res.Lost(); lost > 0 && !allowLoss {
+				return dataLostError("mmio capture: mmiotrace lost %d events (%d in \"Lost N events.\" marks, %d ring-buffer overruns) with %d KiB per CPU: retry with --buffer-kb %d",
+					lost, res.LostMarks, res.Overruns, res.BufferKB, res.SuggestBufferKB())
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&out, "output", "o", "", "log file (mode 0600; - for stdout; .gz/.xz/.zst compress)")
+	f.StringVar(&bind, "bind", "", "PCI device (0000:00:03.0) to unbind before and bind while tracing")
+	f.StringVar(&driver, "driver", "", "driver to bind --bind to (default: the one it had, else drivers_probe)")
+	f.StringArrayVar(&marks, "mark", nil, "marker written when tracing starts (repeatable)")
+	f.StringVar(&fifo, "marker-fifo", "", "named pipe (created 0600 if missing): each line becomes a marker")
+	f.IntVar(&bufferKB, "buffer-kb", 0, "per-CPU ring buffer size in KiB (default: keep the current)")
+	f.BoolVar(&force, "force", false, "replace another active tracer")
+	f.BoolVar(&offline, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
+	f.StringVar(&bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg and the PCI device list")
+	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	f.StringVar(&tracefsDir, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
+	return c
 }
