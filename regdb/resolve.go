@@ -67,6 +67,9 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 			if err := db.resolveFields(n.fields, vs, n.Width); err != nil {
 				return err
 			}
+			if err := db.checkValues(n.values, vs); err != nil {
+				return err
+			}
 			t, err := db.resolveType(n.typeRef, n.fields, n.values, n.Width, n.Pos)
 			if err != nil {
 				return err
@@ -77,7 +80,14 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 				return err
 			}
 			if n.Stride == 0 && n.Length > 1 {
-				return n.Pos.errorf("%s: stride 0 with length %d", n.Name, n.Length)
+				what := "stripe"
+				if !n.Stripe {
+					what = "array"
+				}
+				if n.Name != "" {
+					what += " " + n.Name
+				}
+				return n.Pos.errorf("%s: stride 0 with length %d", what, n.Length)
 			}
 			vs := varset
 			if n.Variants.Varset != "" {
@@ -106,11 +116,27 @@ func (db *DB) resolveFields(fs []*Bitfield, varset string, width uint) error {
 		if f.Type.Bitset != nil || f.Type.Enum != nil {
 			continue
 		}
+		vs := varset
+		if f.Variants.Varset != "" {
+			vs = f.Variants.Varset
+		}
+		if err := db.checkValues(f.values, vs); err != nil {
+			return err
+		}
 		t, err := db.resolveType(f.typeRef, nil, f.values, f.High-f.Low+1, f.Pos)
 		if err != nil {
 			return err
 		}
 		f.Type = t
+	}
+	return nil
+}
+
+func (db *DB) checkValues(vals []*Value, varset string) error {
+	for _, v := range vals {
+		if err := db.checkVariants(&v.Variants, varset, v.Pos); err != nil {
+			return err
+		}
 	}
 	return nil
 }

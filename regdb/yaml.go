@@ -19,7 +19,10 @@ type yamlFile struct {
 func (l *loader) loadYAML(name string, data []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return &SyntaxError{File: name, Line: yamlErrLine(err.Error()), Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		line := yamlErrLine(err.Error())
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.TrimPrefix(msg, "line "+strconv.Itoa(line)+": ")
+		return &SyntaxError{File: name, Line: line, Msg: msg}
 	}
 	y := &yamlFile{l: l, file: name}
 	if doc.Kind == 0 {
