@@ -1,0 +1,244 @@
+package intelpt
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sort"
+)
+
+// perf.data support: extract the PT data (PERF_RECORD_AUXTRACE) that
+// `perf record -e intel_pt//` stores, per CPU, with the recording parameters
+// from PERF_RECORD_AUXTRACE_INFO.
+
+// PerfMagic starts every perf.data file (file and pipe mode).
+var PerfMagic = []byte("PERFILE2")
+
+// IsPerfData reports whether b starts like a perf.data file.
+func IsPerfData(b []byte) bool { return bytes.HasPrefix(b, PerfMagic) }
+
+// ErrPerfData wraps errors in perf.data input.
+var ErrPerfData = errors.New("bad perf.data")
+
+// Record types (include/uapi/linux/perf_event.h, tools/lib/perf).
+const (
+	perfRecordLost         = 2
+	perfRecordAux          = 11
+	perfRecordItraceStart  = 12
+	perfRecordLostSamples  = 13
+	perfRecordHeaderAttr   = 64
+	perfRecordAuxtraceInfo = 70
+	perfRecordAuxtrace     = 71
+	perfRecordAuxtraceErr  = 72
+)
+
+// PERF_RECORD_AUX flags.
+const (
+	AuxFlagTruncated = 0x01
+	AuxFlagOverwrite = 0x02
+	AuxFlagPartial   = 0x04
+	AuxFlagCollision = 0x08
+)
+
+// Indexes into the intel_pt AUXTRACE_INFO private words (tools/perf).
+const (
+	ptInfoPMUType        = 0
+	ptInfoTSCBit         = 5
+	ptInfoMTCBit         = 10
+	ptInfoMTCFreqBits    = 11
+	ptInfoTSCCTCN        = 12
+	ptInfoTSCCTCD        = 13
+	ptInfoCYCBit         = 14
+	ptInfoMaxNonTurbo    = 15
+	ptInfoAuxtraceType   = 1 // PERF_AUXTRACE_INTEL_PT
+	perfFileHeaderSize   = 104
+	perfPipeHeaderSize   = 16
+	perfEventHeaderSize  = 8
+	perfAuxtraceRecSize  = 48
+	perfAuxtraceInfoSize = 16
+)
+
+// PerfStream is the PT data of one CPU (or one thread in per-thread mode).
+type PerfStream struct {
+	CPU  int32 // -1 in per-thread mode
+	TID  int32
+	Idx  uint32 // perf's mmap index
+	Data []byte
+}
+
+// PerfTrace is what PerfDataPT extracts from a perf.data file.
+type PerfTrace struct {
+	Streams []PerfStream // sorted by CPU, then thread
+	// Config is derived from AUXTRACE_INFO and the intel_pt event's
+	// attribute when present (MTC frequency, TSC:CTC ratio, nominal ratio).
+	Config  Config
+	HasInfo bool     // an intel_pt AUXTRACE_INFO record was found
+	Info    []uint64 // its private words
+	// Loss counters: PERF_RECORD_AUX flags and lost records.
+	AuxTruncated, AuxPartial, AuxCollision, AuxOverwrite int
+	Lost, LostSamples, AuxtraceErrors                    int
+}
+
+// Lossy reports whether perf recorded any loss.
+func (t *PerfTrace) Lossy() bool {
+	return t.AuxTruncated+t.AuxPartial+t.AuxCollision+t.Lost+t.LostSamples+t.AuxtraceErrors > 0
+}
+
+func perfErr(off int, format string, args ...any) error {
+	return fmt.Errorf("%w: offset %#x: %s", ErrPerfData, off, fmt.Sprintf(format, args...))
+}
+
+// PerfDataPT parses a perf.data file (file or pipe mode) held in b. Stream
+// data aliases b when a CPU has a single AUXTRACE record.
+func PerfDataPT(b []byte) (*PerfTrace, error) {
+	if !IsPerfData(b) || len(b) < perfPipeHeaderSize {
+		return nil, perfErr(0, "missing PERFILE2 magic")
+	}
+	le := binary.LittleEndian
+	hsize := le.Uint64(b[8:])
+	var dataOff, dataEnd uint64
+	var attrs [][]byte
+	switch {
+	case hsize == perfPipeHeaderSize:
+		dataOff, dataEnd = perfPipeHeaderSize, uint64(len(b))
+	case hsize >= perfFileHeaderSize && uint64(len(b)) >= hsize:
+		attrSize := le.Uint64(b[16:])
+		aOff, aSize := le.Uint64(b[24:]), le.Uint64(b[32:])
+		dataOff, dataEnd = le.Uint64(b[40:]), le.Uint64(b[40:])+le.Uint64(b[48:])
+		if dataEnd < dataOff || dataEnd > uint64(len(b)) {
+			return nil, perfErr(40, "data section %#x+%#x outside the file (%d bytes)", dataOff, dataEnd-dataOff, len(b))
+		}
+		if aSize > 0 {
+			if aOff+aSize < aOff || aOff+aSize > uint64(len(b)) || attrSize < 16+8 || attrSize > aSize {
+				return nil, perfErr(24, "bad attribute section")
+			}
+			for o := aOff; o+attrSize <= aOff+aSize; o += attrSize {
+				attrs = append(attrs, b[o:o+attrSize-16]) // minus the ids section
+			}
+		}
+	default:
+		return nil, perfErr(8, "bad header size %d", hsize)
+	}
+	t := &PerfTrace{}
+	type key struct{ cpu, tid int32 }
+	parts := map[key][][]byte{}
+	idx := map[key]uint32{}
+	off := dataOff
+	for off < dataEnd {
+		if dataEnd-off < perfEventHeaderSize {
+			return nil, perfErr(int(off), "truncated record header")
+		}
+		typ := le.Uint32(b[off:])
+		size := uint64(le.Uint16(b[off+6:]))
+		if size < perfEventHeaderSize || off+size > dataEnd {
+			return nil, perfErr(int(off), "record size %d out of bounds", size)
+		}
+		rec := b[off : off+size]
+		next := off + size
+		switch typ {
+		case perfRecordHeaderAttr:
+			if len(rec) >= perfEventHeaderSize+16 {
+				attrs = append(attrs, rec[perfEventHeaderSize:])
+			}
+		case perfRecordAuxtraceInfo:
+			if len(rec) < perfAuxtraceInfoSize {
+				return nil, perfErr(int(off), "short AUXTRACE_INFO")
+			}
+			if le.Uint32(rec[8:]) == ptInfoAuxtraceType {
+				t.HasInfo = true
+				t.Info = t.Info[:0]
+				for o := perfAuxtraceInfoSize; o+8 <= len(rec); o += 8 {
+					t.Info = append(t.Info, le.Uint64(rec[o:]))
+				}
+			}
+		case perfRecordAuxtrace:
+			if len(rec) < perfAuxtraceRecSize {
+				return nil, perfErr(int(off), "short AUXTRACE record")
+			}
+			n := le.Uint64(rec[8:])
+			if n > dataEnd-next {
+				return nil, perfErr(int(off), "AUXTRACE data of %d bytes runs past the data section", n)
+			}
+			k := key{int32(le.Uint32(rec[40:])), int32(le.Uint32(rec[36:]))}
+			if k.cpu != -1 {
+				k.tid = -1 // per-CPU: one stream per CPU whatever the thread
+			}
+			idx[k] = le.Uint32(rec[32:])
+			parts[k] = append(parts[k], b[next:next+n])
+			next += n
+		case perfRecordAux:
+			if len(rec) >= perfEventHeaderSize+24 {
+				f := le.Uint64(rec[perfEventHeaderSize+16:])
+				if f&AuxFlagTruncated != 0 {
+					t.AuxTruncated++
+				}
+				if f&AuxFlagPartial != 0 {
+					t.AuxPartial++
+				}
+				if f&AuxFlagCollision != 0 {
+					t.AuxCollision++
+				}
+				if f&AuxFlagOverwrite != 0 {
+					t.AuxOverwrite++
+				}
+			}
+		case perfRecordLost:
+			t.Lost++
+		case perfRecordLostSamples:
+			t.LostSamples++
+		case perfRecordAuxtraceErr:
+			t.AuxtraceErrors++
+		}
+		off = next
+	}
+	for k, ps := range parts {
+		s := PerfStream{CPU: k.cpu, TID: k.tid, Idx: idx[k]}
+		if len(ps) == 1 {
+			s.Data = ps[0]
+		} else {
+			s.Data = bytes.Join(ps, nil)
+		}
+		t.Streams = append(t.Streams, s)
+	}
+	sort.Slice(t.Streams, func(i, j int) bool {
+		a, c := t.Streams[i], t.Streams[j]
+		if a.CPU != c.CPU {
+			return a.CPU < c.CPU
+		}
+		return a.TID < c.TID
+	})
+	if t.HasInfo {
+		t.Config = configFromInfo(t.Info, attrs)
+	}
+	return t, nil
+}
+
+// configFromInfo derives the decoder configuration from the intel_pt
+// AUXTRACE_INFO words and the intel_pt event attribute.
+func configFromInfo(info []uint64, attrs [][]byte) Config {
+	var c Config
+	get := func(i int) uint64 {
+		if i < len(info) {
+			return info[i]
+		}
+		return 0
+	}
+	c.CPUID15EBX = uint32(get(ptInfoTSCCTCN))
+	c.CPUID15EAX = uint32(get(ptInfoTSCCTCD))
+	c.NomFreq = uint8(get(ptInfoMaxNonTurbo))
+	pmu := get(ptInfoPMUType)
+	mtcMask := get(ptInfoMTCFreqBits) // a mask of the mtc_period format bits
+	for _, a := range attrs {
+		if len(a) < 16 || uint64(binary.LittleEndian.Uint32(a)) != pmu {
+			continue
+		}
+		config := binary.LittleEndian.Uint64(a[8:])
+		if mtcMask != 0 {
+			c.MTCFreq = uint8((config & mtcMask) >> bits.TrailingZeros64(mtcMask))
+		}
+		break
+	}
+	return c
+}
