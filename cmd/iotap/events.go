@@ -1,12 +1,97 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
-// newEventsCmd is the `iotap events` command group. Verbs are added as they land.
+	"github.com/iotap/iotap/tracefs"
+	"github.com/iotap/iotap/userevents"
+	"github.com/spf13/cobra"
+)
+
+// newEventsCmd is the `iotap events` command group (user_events).
 func newEventsCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "events",
-		Short: "events tracing (not yet implemented)",
+		Short: "Register, write, record and inspect user_events (user-space tracepoints)",
+		Long: `Linux user_events (CONFIG_USER_EVENTS, Linux 6.4+) are tracepoints defined by user
+programs. An event is a name and fields, e.g. 'req u32 id; __rel_loc char[] path'.
+
+Field types: u8 s8 u16 s16 u32 s32 u64 s64 int short char (and unsigned ...),
+char[N] (N<=1024), __rel_loc char[] (a string of any length), struct NAME field SIZE.
+long is refused (its size differs between user and kernel).`,
 	}
+	c.AddCommand(
+		newEventsRegisterCmd(e), // events_write.go
+		newEventsWriteCmd(e),    // events_write.go
+		newEventsDeleteCmd(e),   // events_write.go
+		newEventsRecordCmd(e),   // events_record.go
+		newEventsStatusCmd(e),   // events_status.go
+		newEventsListCmd(e),     // events_status.go
+	)
+	return c
+}
+
+// eventsFS finds tracefs.
+func eventsFS() (*tracefs.FS, error) {
+	return tracefs.Find()
+}
+
+// schemaFromFormat rebuilds the schema of a registered event from its
+// format file (fields in order, types as registered).
+func schemaFromFormat(f *userevents.Format, name string) (*userevents.Schema, error) {
+	var fields []string
+	for _, ff := range f.Fields {
+		if ff.Common {
+			continue
+		}
+		d := ff.Type + " " + ff.Name
+		if ff.Kind == userevents.KindStruct {
+			d += " " + strconv.Itoa(ff.Size)
+		}
+		fields = append(fields, d)
+	}
+	return userevents.NewSchema(name, fields...)
+}
+
+// splitEventArg tells "NAME" from "NAME FIELDS".
+func splitEventArg(arg string) (name string, s *userevents.Schema, err error) {
+	arg = strings.TrimSpace(arg)
+	if !strings.ContainsAny(arg, " \t") {
+		if !userevents.ValidTracepoint(arg) {
+			return "", nil, usageErrorf("bad event name %q: letters, digits and '_' only", arg)
+		}
+		return arg, nil, nil
+	}
+	s, err = userevents.ParseCommand(arg)
+	if err != nil {
+		return "", nil, usageErrorf("%v", err)
+	}
+	return s.Name, s, nil
+}
+
+// createOutput opens -o FILE (0600) or stdout for "-".
+func createOutput(e *env, path string) (w *os.File, close func() error, err error) {
+	if path == "-" || path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// explain adds the remedy to common user_events errors.
+func explain(err error) error {
+	switch {
+	case errors.Is(err, userevents.ErrNotSupported):
+		return fmt.Errorf("%w (is this kernel built with CONFIG_USER_EVENTS? try 'iotap doctor')", err)
+	case errors.Is(err, userevents.ErrPermission):
+		return fmt.Errorf("%w (run as root)", err)
+	}
+	return err
 }

@@ -3,6 +3,8 @@ package unix
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -121,3 +123,104 @@ func Read(fd int, b []byte) (int, error) {
 
 // Getpid returns the process id.
 func Getpid() int { return unix.Getpid() }
+
+// ForkProbe modes.
+const (
+	ProbeFollow     = iota // wait for the word to set, writev, wait for it to clear
+	ProbeCloseSleep        // close fd, sleep polls ms, exit 0
+	ProbeExec              // execve(argv[0], argv, nil)
+)
+
+// ForkProbe forks the process for tests of the fork semantics of
+// user_events enable words. The child runs no Go runtime code, only raw
+// system calls. In ProbeFollow mode it exits with:
+//
+//	0  it saw *word become non-zero, wrote iov to fd with writev(2)
+//	   (skipped when iov is empty), then saw *word become zero again
+//	10 *word stayed zero for polls milliseconds
+//	11 the writev failed
+//	12 *word stayed non-zero for polls milliseconds
+//
+// In ProbeExec mode argv must be NUL-terminated strings and a nil
+// terminator, prepared by the parent; the child exits 13 if execve fails.
+// The parent gets the child's pid.
+//
+//go:nosplit
+//go:norace
+func ForkProbe(word *uint32, fd int, iov []Iovec, mode int, polls int, argv []*byte) (int, error) {
+	var iovp, argvp uintptr
+	if len(iov) > 0 {
+		iovp = uintptr(unsafe.Pointer(&iov[0]))
+	}
+	if len(argv) > 0 {
+		argvp = uintptr(unsafe.Pointer(&argv[0]))
+	}
+	niov := uintptr(len(iov))
+	r1, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	if r1 != 0 {
+		runtime.KeepAlive(iov)
+		runtime.KeepAlive(argv)
+		return int(r1), nil
+	}
+	// Child.
+	ts := syscall.Timespec{Nsec: 1000000}
+	switch mode {
+	case ProbeExec:
+		syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(argv[0])), argvp, 0)
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 13, 0, 0)
+	case ProbeCloseSleep:
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+		for i := 0; i < polls; i++ {
+			syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	code := uintptr(10)
+	for i := 0; i < polls; i++ {
+		if atomic.LoadUint32(word) != 0 {
+			code = 0
+			break
+		}
+		syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	}
+	if code == 0 && iovp != 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), iovp, niov); e != 0 {
+			code = 11
+		}
+	}
+	if code == 0 {
+		code = 12
+		for i := 0; i < polls; i++ {
+			if atomic.LoadUint32(word) == 0 {
+				code = 0
+				break
+			}
+			syscall.RawSyscall(syscall.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
+	}
+	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, code, 0, 0)
+	return 0, nil
+}
+
+// WaitExit waits for the child pid and returns its exit status (-1 when
+// it was killed by a signal).
+func WaitExit(pid int) (int, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, os.NewSyscallError("wait4", err)
+		}
+		break
+	}
+	if ws.Exited() {
+		return ws.ExitStatus(), nil
+	}
+	return -1, nil
+}

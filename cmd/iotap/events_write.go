@@ -1,0 +1,244 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/iotap/iotap/userevents"
+	"github.com/spf13/cobra"
+)
+
+func newEventsRegisterCmd(e *env) *cobra.Command {
+	var multi, noPersist bool
+	c := &cobra.Command{
+		Use:   "register 'NAME FIELDS'",
+		Short: "Register a persistent user event",
+		Long: `Register an event, e.g. iotap events register 'req u32 id; char[16] tag'.
+
+The event is registered with the persist flag, so it outlives this command (this
+needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			s, err := userevents.ParseCommand(args[0])
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			fs, err := eventsFS()
+			if err != nil {
+				return err
+			}
+			p, err := userevents.OpenFS(fs)
+			if err != nil {
+				return explain(err)
+			}
+			defer p.Close()
+			var flags userevents.Flags
+			if !noPersist {
+				flags |= userevents.Persist
+			}
+			if multi {
+				flags |= userevents.MultiFormat
+			}
+			ev, err := p.RegisterSchema(s, flags)
+			if err != nil {
+				return explain(err)
+			}
+			sys, name, err := userevents.Tracepoint(fs, s, ev.Flags())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "registered %s as %s/%s", s.Command(), sys, name)
+			if ev.Flags()&userevents.Persist == 0 {
+				fmt.Fprint(e.stdout, " (not persistent: gone when nothing uses it)")
+			}
+			fmt.Fprintln(e.stdout)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&multi, "multi-format", false, "allow other formats under the same name (Linux 6.10+)")
+	c.Flags().BoolVar(&noPersist, "no-persist", false, "do not ask for persistence (the event vanishes when this command exits unless something else uses it)")
+	return c
+}
+
+func newEventsWriteCmd(e *env) *cobra.Command {
+	var register string
+	var persist, requireEnabled bool
+	c := &cobra.Command{
+		Use:   "write [--register 'NAME FIELDS'] NAME field=value...",
+		Short: "Write one user event (for shell scripts)",
+		Long: `Register NAME if needed, write one event with the given field values, and exit.
+
+Fields not given are zero (empty strings). Integers take decimal, 0x hex or 0
+octal; char[N] and __rel_loc char[] take text; struct fields take hex bytes.
+
+An event exists only while something references it, so for the write to be
+recorded the event must be enabled when this command runs: start
+'iotap events record NAME FIELDS ...' first (it registers the event, keeps it
+registered and enables it), or register it with 'iotap events register'
+(persistent) and enable it with any tracer. When nothing records the event,
+nothing is written and the command says so on stderr (exit 0, or 1 with
+--require-enabled).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			if !userevents.ValidName(name) {
+				return usageErrorf("bad event name %q", name)
+			}
+			fs, err := eventsFS()
+			if err != nil {
+				return err
+			}
+			var s *userevents.Schema
+			if register != "" {
+				if s, err = userevents.ParseCommand(register); err != nil {
+					return usageErrorf("--register: %v", err)
+				}
+				if s.Name != name {
+					return usageErrorf("--register names %q, not %q", s.Name, name)
+				}
+			} else {
+				f, err := userevents.ReadFormat(fs, userevents.System, name)
+				if err != nil {
+					if errors.Is(err, userevents.ErrNotFound) {
+						return usageErrorf("event %s is not registered: give its fields with --register '%s FIELDS'", name, name)
+					}
+					return explain(err)
+				}
+				if s, err = schemaFromFormat(f, name); err != nil {
+					return err
+				}
+			}
+			vals, err := parseFieldValues(s, args[1:])
+			if err != nil {
+				return err
+			}
+			p, err := userevents.OpenFS(fs)
+			if err != nil {
+				return explain(err)
+			}
+			defer p.Close()
+			var flags userevents.Flags
+			if persist {
+				flags = userevents.Persist
+			}
+			ev, err := p.RegisterSchema(s, flags)
+			if err != nil {
+				return explain(err)
+			}
+			if !ev.Enabled() {
+				if requireEnabled {
+					return fmt.Errorf("events write: %s is not enabled: nothing records it", name)
+				}
+				fmt.Fprintf(e.stderr, "iotap: events write: %s is not enabled, nothing written\n", name)
+				return nil
+			}
+			if err := ev.Write(vals...); err != nil {
+				if errors.Is(err, userevents.ErrNotEnabled) && !requireEnabled {
+					fmt.Fprintf(e.stderr, "iotap: events write: %s was disabled, nothing written\n", name)
+					return nil
+				}
+				return err
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
+	c.Flags().BoolVar(&persist, "persist", false, "register with the persist flag (needs CAP_PERFMON)")
+	c.Flags().BoolVar(&requireEnabled, "require-enabled", false, "fail when nothing records the event")
+	return c
+}
+
+// parseFieldValues turns field=value arguments into one value per field.
+func parseFieldValues(s *userevents.Schema, args []string) ([]any, error) {
+	vals := make([]any, len(s.Fields))
+	for i, f := range s.Fields {
+		switch f.Kind {
+		case userevents.KindInt, userevents.KindUint:
+			vals[i] = 0
+		case userevents.KindStruct:
+			vals[i] = make([]byte, f.Size)
+		default:
+			vals[i] = ""
+		}
+	}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return nil, usageErrorf("%q: want field=value", a)
+		}
+		idx := -1
+		for i := range s.Fields {
+			if s.Fields[i].Name == k {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			var names []string
+			for _, f := range s.Fields {
+				names = append(names, f.Name)
+			}
+			return nil, usageErrorf("%s has no field %q (fields: %s)", s.Name, k, strings.Join(names, ", "))
+		}
+		f := s.Fields[idx]
+		switch f.Kind {
+		case userevents.KindInt:
+			n, err := strconv.ParseInt(v, 0, f.Size*8)
+			if err != nil {
+				return nil, usageErrorf("field %s (%s): %q is not a %d-bit signed integer", k, f.Type, v, f.Size*8)
+			}
+			vals[idx] = n
+		case userevents.KindUint:
+			n, err := strconv.ParseUint(v, 0, f.Size*8)
+			if err != nil {
+				return nil, usageErrorf("field %s (%s): %q is not a %d-bit unsigned integer", k, f.Type, v, f.Size*8)
+			}
+			vals[idx] = n
+		case userevents.KindStruct:
+			b, err := hex.DecodeString(v)
+			if err != nil || len(b) != f.Size {
+				return nil, usageErrorf("field %s (%s): want %d bytes in hex", k, f.Type, f.Size)
+			}
+			vals[idx] = b
+		default:
+			if f.String {
+				vals[idx] = v
+			} else {
+				b, err := hex.DecodeString(v)
+				if err != nil {
+					return nil, usageErrorf("field %s (%s): want hex bytes", k, f.Type)
+				}
+				vals[idx] = b
+			}
+		}
+	}
+	// Check the values against the schema now, for a usage error.
+	if _, err := s.AppendPayload(nil, vals...); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return vals, nil
+}
+
+func newEventsDeleteCmd(e *env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a user event nothing uses any more (e.g. a persistent one)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if !userevents.ValidName(args[0]) {
+				return usageErrorf("bad event name %q", args[0])
+			}
+			fs, err := eventsFS()
+			if err != nil {
+				return err
+			}
+			if err := userevents.DeleteFS(fs, args[0]); err != nil {
+				return explain(err)
+			}
+			fmt.Fprintf(e.stdout, "deleted %s\n", args[0])
+			return nil
+		},
+	}
+}
