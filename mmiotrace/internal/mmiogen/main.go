@@ -77,10 +77,11 @@ func gen(w *bufio.Writer, size int64, seed int64) (int64, error) {
 	emitMap := func() {
 		buf = append(buf[:0], "MAP "...)
 		buf = stamp(buf)
-		buf = fmt.Appendf(buf, " %d 0xfebc0000 0xffffc90000%06x 0x20000 0x0 0\n", mapID, 0x100000+mapID*0x20000)
+		virt := 0xffffc90000000000 + uint64(mapID%4096)*0x100000
+		buf = fmt.Appendf(buf, " %d 0xfebc0000 0x%x 0x20000 0x0 0\n", mapID, virt)
 		buf = append(buf, "MAP "...)
 		buf = stamp(buf)
-		buf = fmt.Appendf(buf, " %d 0xfebf1000 0xffffc90000%06x 0x4000 0x0 0\n", mapID+1, 0x800000+mapID*0x4000)
+		buf = fmt.Appendf(buf, " %d 0xfebf1000 0x%x 0x4000 0x0 0\n", mapID+1, virt+0x80000)
 		n, _ := w.Write(buf)
 		written += int64(n)
 	}

@@ -1,0 +1,9 @@
+//go:build linux
+
+package main
+
+import "github.com/iotap/iotap/mmiotrace"
+
+func mmioOpenBARTarget(dev mmiotrace.PCIAddr, force bool) (*mmiotrace.BARTarget, error) {
+	return mmiotrace.OpenBARTarget(mmiotrace.Sysfs{}, dev, force)
+}
