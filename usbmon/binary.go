@@ -166,7 +166,7 @@ func AppendPacket(b []byte, ev *Event, hdrLen int, bo binary.ByteOrder, loss *Lo
 // binaryDataFlag maps the text-only 'L' (zero length) to what the binary
 // API reports for a zero-length event.
 func binaryDataFlag(ev *Event) byte {
-	if ev.DataFlag != 'L' {
+	if ev.DataFlag != 'L' || ev.Fields&HasLengths != 0 {
 		return ev.DataFlag
 	}
 	switch {

@@ -38,33 +38,73 @@ func headerLenOf(lt layers.LinkType) int {
 	return 0
 }
 
-// pcapReader reads classic pcap files of link type 189 or 220.
+// pcapReader reads classic pcap files of link type 189 or 220. It parses
+// the (simple) file format itself rather than with pcapgo.Reader, because
+// that one reports a record cut short as a clean EOF and gives no offsets.
 type pcapReader struct {
-	r      *pcapgo.Reader
+	br     *bufio.Reader
 	bo     binary.ByteOrder
 	hdrLen int
 	lt     int
+	snap   uint32
 	off    int64 // offset of the next record
 	n      int   // records read
+	buf    []byte
+	hdr    [16]byte
 	iso    []ISODesc
 }
 
+// maxRecord caps the allocation a record header can ask for.
+const maxRecord = 16 << 20
+
 func newPcapReader(br *bufio.Reader) (Reader, error) {
-	head, _ := br.Peek(4)
+	var h [24]byte
+	if n, err := io.ReadFull(br, h[:]); err != nil {
+		return nil, &FormatError{Format: FormatPcap, Offset: int64(n), Msg: "file header cut short", Err: ErrTruncated}
+	}
 	var bo binary.ByteOrder = binary.LittleEndian
-	if m := binary.BigEndian.Uint32(head); m == 0xa1b2c3d4 || m == 0xa1b23c4d {
+	if m := binary.BigEndian.Uint32(h[:]); m == 0xa1b2c3d4 || m == 0xa1b23c4d {
 		bo = binary.BigEndian
 	}
-	r, err := pcapgo.NewReader(br)
-	if err != nil {
-		return nil, &FormatError{Format: FormatPcap, Offset: 0, Msg: "bad file header: " + err.Error(), Err: wrapEOF(err)}
-	}
-	hl := headerLenOf(r.LinkType())
+	lt := bo.Uint32(h[20:]) & 0xffff
+	hl := headerLenOf(layers.LinkType(lt))
 	if hl == 0 {
 		return nil, &FormatError{Format: FormatPcap, Offset: 20,
-			Msg: fmt.Sprintf("link type %d is not usbmon (want 189 or 220)", r.LinkType()), Err: ErrFormat}
+			Msg: fmt.Sprintf("link type %d is not usbmon (want 189 or 220)", lt), Err: ErrFormat}
 	}
-	return &pcapReader{r: r, bo: bo, hdrLen: hl, lt: int(r.LinkType()), off: 24, iso: make([]ISODesc, 0, 8)}, nil
+	return &pcapReader{br: br, bo: bo, hdrLen: hl, lt: int(lt), snap: bo.Uint32(h[16:]), off: 24,
+		buf: make([]byte, 0, 4096), iso: make([]ISODesc, 0, 8)}, nil
+}
+
+func (r *pcapReader) ReadInto(ev *Event) error {
+	off := r.off
+	h := r.hdr[:]
+	n, err := io.ReadFull(r.br, h)
+	if err == io.EOF {
+		return io.EOF
+	}
+	if err != nil {
+		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: header cut short after %d bytes", r.n+1, n), Err: ErrTruncated}
+	}
+	caplen, origlen := r.bo.Uint32(h[8:]), r.bo.Uint32(h[12:])
+	if caplen > maxRecord {
+		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: capture length %d is implausible", r.n+1, caplen), Err: ErrFormat}
+	}
+	_ = origlen
+	if cap(r.buf) < int(caplen) {
+		r.buf = make([]byte, caplen)
+	}
+	data := r.buf[:caplen]
+	if n, err := io.ReadFull(r.br, data); err != nil {
+		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %d of %d data bytes", r.n+1, n, caplen), Err: ErrTruncated}
+	}
+	r.n++
+	r.off += 16 + int64(caplen)
+	if err := decodeRecord(data, r.hdrLen, r.bo, ev, &r.iso); err != nil {
+		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
+	}
+	ev.Format = FormatPcap
+	return nil
 }
 
 func wrapEOF(err error) error {
@@ -83,24 +123,6 @@ func (r *pcapReader) Read() (*Event, error) {
 		return nil, err
 	}
 	return ev.Clone(), nil
-}
-
-func (r *pcapReader) ReadInto(ev *Event) error {
-	data, ci, err := r.r.ZeroCopyReadPacketData()
-	off := r.off
-	if err != nil {
-		if err == io.EOF {
-			return io.EOF
-		}
-		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n+1, err), Err: wrapEOF(err)}
-	}
-	r.n++
-	r.off += 16 + int64(ci.CaptureLength)
-	if err := decodeRecord(data, r.hdrLen, r.bo, ev, &r.iso); err != nil {
-		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
-	}
-	ev.Format = FormatPcap
-	return nil
 }
 
 func decodeRecord(data []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso *[]ISODesc) error {

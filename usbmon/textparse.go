@@ -128,7 +128,7 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 	w = s.word()
 	var parts [4][]byte
 	n := splitColon(w, parts[:])
-	if len(w) < 2 || n < 3 {
+	if n < 3 || len(parts[0]) != 2 {
 		return "bad address word"
 	}
 	switch parts[0][0] {
