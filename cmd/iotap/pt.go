@@ -1,12 +1,82 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"os"
 
-// newPTCmd is the `iotap pt` command group. Verbs are added as they land.
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// newPTCmd is the `iotap pt` command group (Intel Processor Trace).
 func newPTCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "pt",
-		Short: "pt tracing (not yet implemented)",
+		Short: "Intel Processor Trace: dump and summarise PT packets, capture with perf (intel_pt)",
+		Long: `Intel Processor Trace (PT) tools.
+
+  iotap pt dump FILE      list packets like libipt's ptdump (same text for the same trace)
+  iotap pt stats FILE     packets by kind, PSB spacing, overflows, time span
+  iotap pt capture -o DIR record PT per CPU with perf_event_open (Intel CPUs only)
+
+FILE is a raw PT stream (as written by 'iotap pt capture', perf's AUX area, or
+libipt's pttc) or a perf.data file from 'perf record -e intel_pt//': the
+format is detected from the content (perf.data starts with PERFILE2).
+Decoding works on any machine; capture needs an Intel CPU with the intel_pt PMU.`,
 	}
+	c.AddCommand(newPTDumpCmd(e), newPTStatsCmd(e), newPTCaptureCmd(e))
+	return c
+}
+
+// ptInput is one PT stream to decode.
+type ptInput struct {
+	name string // "" for a raw file, "cpu N" or "tid N" for perf.data streams
+	cpu  int32
+	data []byte
+}
+
+// ptLoad reads FILE ("-" for stdin) and splits perf.data into its streams.
+// It returns the streams, the configuration found in perf.data (if any) and
+// perf's loss record.
+func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !intelpt.IsPerfData(b) {
+		return []ptInput{{cpu: -1, data: b}}, nil, nil
+	}
+	tr, err := intelpt.PerfDataPT(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(tr.Streams) == 0 {
+		return nil, tr, fmt.Errorf("%s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path)
+	}
+	var in []ptInput
+	for _, s := range tr.Streams {
+		name := fmt.Sprintf("cpu %d", s.CPU)
+		if s.CPU < 0 {
+			name = fmt.Sprintf("tid %d", s.TID)
+		}
+		in = append(in, ptInput{name: name, cpu: s.CPU, data: s.Data})
+	}
+	return in, tr, nil
+}
+
+// perfLoss describes perf's recorded losses, or "".
+func perfLoss(tr *intelpt.PerfTrace) string {
+	if tr == nil || !tr.Lossy() {
+		return ""
+	}
+	return fmt.Sprintf("perf recorded loss: %d truncated AUX, %d partial AUX, %d AUX collisions, %d lost records, %d lost samples, %d AUXTRACE errors",
+		tr.AuxTruncated, tr.AuxPartial, tr.AuxCollision, tr.Lost, tr.LostSamples, tr.AuxtraceErrors)
 }

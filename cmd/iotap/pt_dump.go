@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+type ptDumpFlags struct {
+	opt                intelpt.DumpOptions
+	cpu                string
+	mtcFreq, nomFreq   uint8
+	cpuidEAX, cpuidEBX uint32
+	json, allowLoss    bool
+	stream             int
+}
+
+func newPTDumpCmd(e *env) *cobra.Command {
+	var f ptDumpFlags
+	c := &cobra.Command{
+		Use:   "dump [flags] FILE",
+		Short: "List PT packets like libipt's ptdump",
+		Long: `List the packets of a PT trace in the format of libipt's ptdump: offset,
+packet name, payload and, with --lastip/--exec-mode/--time/--tcal, tracking
+information. The same options give the same text (iotap is tested against
+libipt's 230-test corpus). Decoding starts at the first PSB (--no-sync: at
+offset 0); after a bad packet the error is listed and decoding resumes at
+the next PSB.
+
+Timing (--time, --tcal) estimates the TSC at every timing packet from TSC,
+TMA, MTC and CYC. MTC and TMA need --mtc-freq (IA32_RTIT_CTL.MTCFreq) and
+--cpuid-0x15.eax/ebx (the TSC:crystal ratio); CYC needs a calibration from
+--nom-freq (MSR_PLATFORM_INFO[15:8]) or from MTC/TSC. For perf.data input
+these come from perf's AUXTRACE_INFO record unless given.
+
+perf.data files hold one stream per CPU: each is listed after a
+"# cpu N" line (--stream N selects one). --json prints one object per
+packet (NDJSON) with the IP reconstructed (last IP reset at each PSB).
+
+Exit status 3 when the trace ends inside a packet or perf recorded a loss,
+unless --allow-loss.`,
+		Example: `  iotap pt dump trace.pt
+  iotap pt dump --lastip --no-pad perf.data
+  iotap pt dump --time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 trace.pt`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPTDump(e, cmd, &f, args[0])
+		},
+	}
+	fl := c.Flags()
+	o := &f.opt
+	fl.BoolVar(&o.LastIP, "lastip", false, "show the last IP on packets with IP payloads")
+	fl.BoolVar(&o.ExecMode, "exec-mode", false, "show the execution mode on mode.exec")
+	fl.BoolVar(&o.NoPad, "no-pad", false, "don't show PAD packets")
+	fl.BoolVar(&o.NoOffset, "no-offset", false, "don't show the offset column")
+	fl.BoolVar(&o.Raw, "raw", false, "show the raw packet bytes")
+	fl.BoolVar(&o.NoSync, "no-sync", false, "start at offset 0 instead of the first PSB")
+	fl.BoolVar(&o.NoTiming, "no-timing", false, "don't show timing packets")
+	fl.BoolVar(&o.NoCyc, "no-cyc", false, "don't show CYC packets and ignore them for time")
+	fl.BoolVar(&o.Quiet, "quiet", false, "print only errors")
+	fl.BoolVar(&o.Time, "time", false, "show the estimated TSC on timing packets")
+	fl.BoolVar(&o.TCal, "tcal", false, "show the time calibration")
+	fl.BoolVar(&o.TimeDelta, "time-delta", false, "show time and calibration as deltas")
+	fl.BoolVar(&o.NoTCal, "no-tcal", false, "skip time calibration (CYC then gives no time)")
+	fl.BoolVar(&o.NoWallClock, "no-wall-clock", false, "print relative time when no TSC was seen")
+	fl.BoolVar(&o.KeepTCalOnOvf, "keep-tcal-on-ovf", false, "keep the time calibration across overflows")
+	fl.StringVar(&f.cpu, "cpu", "", "decode for CPU `f/m[/s]` (family/model/stepping: errata) or none")
+	fl.Uint8Var(&f.mtcFreq, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
+	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
+	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX (crystal clock ratio denominator)")
+	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX (crystal clock ratio numerator)")
+	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
+	return c
+}
+
+// ptConfig builds the decoder configuration from flags, starting from what
+// perf.data recorded.
+func ptConfig(cmd *cobra.Command, base intelpt.Config, mtc, nom uint8, eax, ebx uint32) intelpt.Config {
+	c := base
+	fl := cmd.Flags()
+	if fl.Changed("mtc-freq") {
+		c.MTCFreq = mtc
+	}
+	if fl.Changed("nom-freq") {
+		c.NomFreq = nom
+	}
+	if fl.Changed("cpuid-0x15.eax") {
+		c.CPUID15EAX = eax
+	}
+	if fl.Changed("cpuid-0x15.ebx") {
+		c.CPUID15EBX = ebx
+	}
+	return c
+}
+
+func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
+	if f.opt.Time && f.opt.TCal {
+		return usageErrorf("pt dump: specify either --time or --tcal")
+	}
+	if f.cpu != "" && f.cpu != "none" {
+		cpu, err := intelpt.ParseCPU(f.cpu)
+		if err != nil {
+			return usageErrorf("pt dump: --cpu: %v", err)
+		}
+		f.opt.CPU = &cpu
+	}
+	ins, tr, err := ptLoad(e, path)
+	if err != nil {
+		return err
+	}
+	var base intelpt.Config
+	if tr != nil {
+		base = tr.Config
+	}
+	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	var truncated []string
+	var errs int64
+	found := false
+	for _, in := range ins {
+		if f.stream >= 0 && in.cpu != int32(f.stream) {
+			continue
+		}
+		found = true
+		if in.name != "" {
+			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.name, len(in.data))
+		}
+		if f.json {
+			r, err := ptDumpJSON(e, in.data, cfg, f.opt)
+			if err != nil {
+				return err
+			}
+			errs += r.Errors
+			if r.Truncated {
+				truncated = append(truncated, fmt.Sprintf("%s: last %d bytes", ptName(in, path), r.SkippedTail))
+			}
+			continue
+		}
+		r, err := intelpt.Dump(e.stdout, in.data, cfg, f.opt)
+		if err != nil {
+			return err
+		}
+		errs += r.Errors
+		if r.Truncated {
+			truncated = append(truncated, fmt.Sprintf("%s: last %d bytes", ptName(in, path), r.SkippedTail))
+		}
+	}
+	if !found {
+		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
+	}
+	if errs > 0 {
+		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", errs)
+	}
+	var lost []string
+	if len(truncated) > 0 {
+		lost = append(lost, fmt.Sprintf("trace ends inside a packet (%v)", truncated))
+	}
+	if l := perfLoss(tr); l != "" {
+		lost = append(lost, l)
+	}
+	if len(lost) > 0 {
+		if f.allowLoss {
+			fmt.Fprintf(e.stderr, "iotap: pt dump: warning: %v\n", lost)
+			return nil
+		}
+		return dataLostError("pt dump: %v (--allow-loss to accept)", lost)
+	}
+	return nil
+}
+
+func ptName(in ptInput, path string) string {
+	if in.name == "" {
+		return path
+	}
+	return in.name
+}
+
+// ptDumpJSON writes one JSON object per packet. Errors are objects with
+// "error" and "offset".
+func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions) (intelpt.DumpResult, error) {
+	var res intelpt.DumpResult
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	d := intelpt.NewDecoder(data, cfg)
+	if opt.NoSync {
+		d.SetOffset(0)
+	} else if d.SyncForward() != nil {
+		res.SkippedTail = int64(len(data))
+		return res, w.Flush()
+	}
+	var p intelpt.Packet
+	var last intelpt.LastIP
+	var line []byte
+	for {
+		off := d.Offset()
+		err := d.Next(&p)
+		if err != nil {
+			if perr, ok := ptDecodeErr(err); ok {
+				if perr == "truncated" {
+					res.Truncated, res.SkippedTail = true, int64(len(data))-off
+					break
+				}
+				res.Errors++
+				line = fmt.Appendf(line[:0], "{\"offset\":%d,\"error\":%q}\n", off, perr)
+				w.Write(line)
+				if d.SyncForward() != nil {
+					break
+				}
+				last = intelpt.LastIP{}
+				continue
+			}
+			break // io.EOF
+		}
+		res.Packets++
+		switch p.Kind {
+		case intelpt.KindPSB:
+			last = intelpt.LastIP{}
+		case intelpt.KindTIP, intelpt.KindTIPPGE, intelpt.KindTIPPGD, intelpt.KindFUP:
+			last.Update(p.IPC, p.Payload)
+		case intelpt.KindPad:
+			if opt.NoPad {
+				continue
+			}
+		}
+		line = p.AppendJSON(line[:0], off, &last)
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return res, err
+		}
+	}
+	return res, w.Flush()
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+func newPTStatsCmd(e *env) *cobra.Command {
+	var (
+		asJSON, allowLoss  bool
+		mtc, nom           uint8
+		cpuidEAX, cpuidEBX uint32
+	)
+	c := &cobra.Command{
+		Use:   "stats [flags] FILE",
+		Short: "Summarise a PT trace: packets by kind, PSB spacing, overflows, errors, time span",
+		Long: `Summarise a PT trace (raw or perf.data, one summary per CPU stream): bytes,
+packets by kind, PSB count and spacing in bytes, overflows (OVF: the CPU
+dropped trace data), decoding errors with their offsets, bytes skipped
+(before the first PSB, after errors, truncated tail) and the TSC span.
+
+The time span uses TSC packets, plus MTC when --mtc-freq and
+--cpuid-0x15.eax/ebx are known (perf.data records them).
+Exit status 3 when the CPU or perf lost data (OVF, truncated tail, perf
+loss records) unless --allow-loss.`,
+		Example: `  iotap pt stats trace.pt
+  iotap pt stats --json perf.data`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ins, tr, err := ptLoad(e, args[0])
+			if err != nil {
+				return err
+			}
+			var base intelpt.Config
+			if tr != nil {
+				base = tr.Config
+			}
+			cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
+			var lost []string
+			for _, in := range ins {
+				s := intelpt.ComputeStats(in.data, cfg)
+				name := ptName(in, args[0])
+				if asJSON {
+					if err := ptStatsJSON(e, name, in.cpu, &s); err != nil {
+						return err
+					}
+				} else {
+					ptStatsText(e, name, &s)
+				}
+				if s.Overflows > 0 {
+					lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", name, s.Overflows))
+				}
+				if s.Truncated {
+					lost = append(lost, fmt.Sprintf("%s: truncated tail", name))
+				}
+			}
+			if l := perfLoss(tr); l != "" {
+				lost = append(lost, l)
+			}
+			if len(lost) > 0 && !allowLoss {
+				return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.BoolVar(&asJSON, "json", false, "one JSON object per stream")
+	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	fl.Uint8Var(&mtc, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
+	fl.Uint8Var(&nom, "nom-freq", 0, "nominal core:bus ratio `n`")
+	fl.Uint32Var(&cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
+	fl.Uint32Var(&cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
+	return c
+}
+
+func ptStatsText(e *env, name string, s *intelpt.Stats) {
+	w := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	fmt.Fprintf(w, "trace\t%s\n", name)
+	fmt.Fprintf(w, "bytes\t%d\n", s.Bytes)
+	fmt.Fprintf(w, "packets\t%d\n", s.Packets)
+	fmt.Fprintf(w, "psb\t%d", s.PSBs)
+	if s.PSBs > 1 {
+		fmt.Fprintf(w, " (spacing min %d, mean %d, max %d bytes)", s.PSBGapMin, s.PSBGapMean, s.PSBGapMax)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "overflows\t%d\n", s.Overflows)
+	fmt.Fprintf(w, "errors\t%d", s.Errors)
+	if len(s.ErrorOffsets) > 0 {
+		fmt.Fprintf(w, " (first at %#x)", s.ErrorOffsets[0])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "skipped bytes\t%d\n", s.SkippedBytes)
+	if s.Truncated {
+		fmt.Fprintf(w, "truncated\tyes\n")
+	}
+	if s.HaveTime {
+		fmt.Fprintf(w, "tsc\t%#x .. %#x (%d ticks)\n", s.FirstTSC, s.LastTSC, s.LastTSC-s.FirstTSC)
+	} else {
+		fmt.Fprintf(w, "tsc\tnone\n")
+	}
+	for _, k := range intelpt.Kinds() {
+		if n := s.Count(k); n > 0 {
+			fmt.Fprintf(w, "  %s\t%d\n", k, n)
+		}
+	}
+	w.Flush()
+}
+
+type ptStatsJSONOut struct {
+	Trace        string           `json:"trace"`
+	CPU          *int32           `json:"cpu,omitempty"`
+	Bytes        int64            `json:"bytes"`
+	Packets      int64            `json:"packets"`
+	Kinds        map[string]int64 `json:"kinds"`
+	PSBs         int64            `json:"psbs"`
+	PSBGapMin    int64            `json:"psb_gap_min"`
+	PSBGapMean   int64            `json:"psb_gap_mean"`
+	PSBGapMax    int64            `json:"psb_gap_max"`
+	Overflows    int64            `json:"overflows"`
+	Errors       int64            `json:"errors"`
+	ErrorOffsets []int64          `json:"error_offsets,omitempty"`
+	Skipped      int64            `json:"skipped_bytes"`
+	Truncated    bool             `json:"truncated"`
+	FirstTSC     *uint64          `json:"first_tsc,omitempty"`
+	LastTSC      *uint64          `json:"last_tsc,omitempty"`
+}
+
+func ptStatsJSON(e *env, name string, cpu int32, s *intelpt.Stats) error {
+	o := ptStatsJSONOut{Trace: name, Bytes: s.Bytes, Packets: s.Packets, Kinds: map[string]int64{},
+		PSBs: s.PSBs, PSBGapMin: s.PSBGapMin, PSBGapMean: s.PSBGapMean, PSBGapMax: s.PSBGapMax,
+		Overflows: s.Overflows, Errors: s.Errors, ErrorOffsets: s.ErrorOffsets, Skipped: s.SkippedBytes, Truncated: s.Truncated}
+	if cpu >= 0 {
+		o.CPU = &cpu
+	}
+	for _, k := range intelpt.Kinds() {
+		if n := s.Count(k); n > 0 {
+			o.Kinds[k.String()] = n
+		}
+	}
+	if s.HaveTime {
+		o.FirstTSC, o.LastTSC = &s.FirstTSC, &s.LastTSC
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(append(b, '\n'))
+	return err
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+const ptCorpus = "../../../shared/testdata/intelpt-libipt"
+
+func ptRun(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+// ptNormalize compares like diff -b.
+func ptNormalize(s string) string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		out = append(out, strings.Join(strings.Fields(l), " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestPTDumpLibiptCorpus runs `iotap pt dump` with each test's ptdump options
+// from MANIFEST.tsv on all of libipt's corpus and compares with the
+// expected ptdump output.
+func TestPTDumpLibiptCorpus(t *testing.T) {
+	f, err := os.Open(filepath.Join(ptCorpus, "MANIFEST.tsv"))
+	if err != nil {
+		t.Skipf("libipt corpus not available: %v", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n, pass := 0, 0
+	for sc.Scan() {
+		fs := strings.Split(sc.Text(), "\t")
+		name := fs[0]
+		args := []string{"pt", "dump"}
+		if fs[1] != "-" {
+			args = append(args, "--cpu", fs[1])
+		}
+		if fs[3] != "-" {
+			args = append(args, strings.Fields(fs[3])...)
+		}
+		args = append(args, filepath.Join(ptCorpus, name+".pt"))
+		n++
+		ok := t.Run(name, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join(ptCorpus, name+"-ptdump.exp"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := ptRun(t, args...)
+			if err != nil {
+				t.Fatalf("iotap %s: %v", strings.Join(args, " "), err)
+			}
+			if ptNormalize(out) != ptNormalize(string(want)) {
+				t.Errorf("iotap %s:\n--- got\n%s--- want\n%s", strings.Join(args, " "), out, want)
+			}
+		})
+		if ok {
+			pass++
+		}
+	}
+	if n != 230 {
+		t.Errorf("manifest lists %d tests, want 230", n)
+	}
+	t.Logf("iotap pt dump matches ptdump on %d of %d libipt tests", pass, n)
+}
+
+func TestPTDumpErrors(t *testing.T) {
+	dir := t.TempDir()
+	// A PSB, a TSC cut short: the trace ends inside a packet.
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	buf := append(e.Bytes(), 0x19, 1, 2)
+	p := filepath.Join(dir, "cut.pt")
+	os.WriteFile(p, buf, 0o600)
+	out, _, err := ptRun(t, "pt", "dump", p)
+	var ce *codeError
+	if !errors.As(err, &ce) || ce.code != exitDataLost || !strings.Contains(out, "psbend") {
+		t.Fatalf("truncated trace: err %v, out %q", err, out)
+	}
+	if _, _, err := ptRun(t, "pt", "dump", "--allow-loss", p); err != nil {
+		t.Fatalf("--allow-loss: %v", err)
+	}
+	if _, _, err := ptRun(t, "pt", "dump", "--time", "--tcal", p); !errors.As(err, &ce) || ce.code != exitUsage {
+		t.Fatalf("--time --tcal: %v", err)
+	}
+	if _, _, err := ptRun(t, "pt", "dump", "--cpu", "x", p); !errors.As(err, &ce) || ce.code != exitUsage {
+		t.Fatalf("--cpu x: %v", err)
+	}
+}
+
+func TestPTDumpJSON(t *testing.T) {
+	pt := filepath.Join(ptCorpus, "fup-tip.pt")
+	if _, err := os.Stat(pt); err != nil {
+		t.Skip("libipt corpus not available")
+	}
+	out, _, err := ptRun(t, "pt", "dump", "--json", pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d objects, want 8:\n%s", len(lines), out)
+	}
+	var o struct {
+		Offset int64  `json:"offset"`
+		Kind   string `json:"kind"`
+		IP     string `json:"ip"`
+	}
+	if err := json.Unmarshal([]byte(lines[4]), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Offset != 0x1b || o.Kind != "fup" || o.IP != "0x1002" {
+		t.Fatalf("line 5: %+v", o)
+	}
+}
+
+// ptPerfData builds a synthetic perf.data (file mode) holding the PT data
+// of two CPUs in PERF_RECORD_AUXTRACE records and an intel_pt
+// AUXTRACE_INFO; it is how `perf record -e intel_pt//` lays out a file.
+func ptPerfData(cpus map[uint32][]byte, auxFlags uint64) []byte {
+	le := binary.LittleEndian
+	var data []byte
+	rec := func(typ uint32, body, extra []byte) {
+		h := make([]byte, 8)
+		le.PutUint32(h, typ)
+		le.PutUint16(h[6:], uint16(8+len(body)))
+		data = append(append(append(data, h...), body...), extra...)
+	}
+	info := make([]byte, 8+17*8)
+	le.PutUint32(info, 1) // PERF_AUXTRACE_INTEL_PT
+	rec(70, info, nil)
+	for cpu := uint32(0); cpu < 8; cpu++ {
+		b, ok := cpus[cpu]
+		if !ok {
+			continue
+		}
+		body := make([]byte, 40)
+		le.PutUint64(body, uint64(len(b)))
+		le.PutUint32(body[32:], cpu)
+		rec(71, body, b)
+	}
+	if auxFlags != 0 {
+		body := make([]byte, 24)
+		le.PutUint64(body[16:], auxFlags)
+		rec(11, body, nil)
+	}
+	h := make([]byte, 104)
+	copy(h, "PERFILE2")
+	le.PutUint64(h[8:], 104)
+	le.PutUint64(h[40:], 104)
+	le.PutUint64(h[48:], uint64(len(data)))
+	return append(h, data...)
+}
+
+func TestPTPerfData(t *testing.T) {
+	var a, b intelpt.Encoder
+	a.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	a.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCFull, Payload: 0x401000})
+	b.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	b.Encode(intelpt.Packet{Kind: intelpt.KindOVF})
+	dir := t.TempDir()
+	p := filepath.Join(dir, "perf.data")
+	os.WriteFile(p, ptPerfData(map[uint32][]byte{0: a.Bytes(), 3: b.Bytes()}, 0), 0o600)
+	out, _, err := ptRun(t, "pt", "dump", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# cpu 0: 25 bytes\n0000000000000000 psb\n0000000000000010 fup 6: 0000000000401000\n# cpu 3: 18 bytes\n0000000000000000 psb\n0000000000000010 ovf"
+	if ptNormalize(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	out, _, err = ptRun(t, "pt", "dump", "--stream", "3", p)
+	if err != nil || strings.Contains(out, "fup") || !strings.Contains(out, "ovf") {
+		t.Fatalf("--stream 3: %v\n%s", err, out)
+	}
+	// perf recorded a truncated AUX buffer: exit 3.
+	os.WriteFile(p, ptPerfData(map[uint32][]byte{0: a.Bytes()}, intelpt.AuxFlagTruncated), 0o600)
+	var ce *codeError
+	if _, _, err := ptRun(t, "pt", "dump", p); !errors.As(err, &ce) || ce.code != exitDataLost {
+		t.Fatalf("truncated AUX: %v", err)
+	}
+}
+
+func TestPTStats(t *testing.T) {
+	var e intelpt.Encoder
+	for i := 0; i < 3; i++ {
+		e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+		e.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: uint64(1000 * (i + 1))})
+		e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+		for j := 0; j <= i; j++ {
+			e.Encode(intelpt.Packet{Kind: intelpt.KindTNT8, Bits: 3, Payload: 5})
+		}
+	}
+	e.Encode(intelpt.Packet{Kind: intelpt.KindOVF})
+	p := filepath.Join(t.TempDir(), "s.pt")
+	os.WriteFile(p, e.Bytes(), 0o600)
+	out, _, err := ptRun(t, "pt", "stats", "--json", p)
+	var ce *codeError
+	if !errors.As(err, &ce) || ce.code != exitDataLost {
+		t.Fatalf("overflow not reported as loss: %v", err)
+	}
+	var s ptStatsJSONOut
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	// PSB+TSC+PSBEND = 26 bytes, then 1, 2, 3 TNTs.
+	if s.Packets != 16 || s.PSBs != 3 || s.PSBGapMin != 27 || s.PSBGapMax != 28 || s.Overflows != 1 ||
+		s.Kinds["tnt.8"] != 6 || s.FirstTSC == nil || *s.FirstTSC != 1000 || *s.LastTSC != 3000 {
+		t.Fatalf("stats %+v", s)
+	}
+	if out, _, err := ptRun(t, "pt", "stats", "--allow-loss", p); err != nil || !strings.Contains(out, "overflows      1") {
+		t.Fatalf("text stats: %v\n%s", err, out)
+	}
+}

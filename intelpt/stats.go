@@ -1,0 +1,113 @@
+package intelpt
+
+import (
+	"errors"
+	"io"
+)
+
+// Stats summarises a trace.
+type Stats struct {
+	Bytes   int64
+	Packets int64
+	ByKind  [numKinds]int64 // packets by Kind
+	// PSB spacing in bytes (distance between consecutive PSBs).
+	PSBs                             int64
+	PSBGapMin, PSBGapMax, PSBGapMean int64
+	Overflows                        int64 // OVF packets: the CPU dropped trace data
+	Errors                           int64 // decoding errors (resynced at the next PSB)
+	ErrorOffsets                     []int64
+	SkippedBytes                     int64 // bytes not decoded: before the first PSB, after errors, truncated tail
+	Truncated                        bool
+	// Time span from TSC (and MTC/TMA when Config has the CPUID 0x15 ratio).
+	HaveTime          bool
+	FirstTSC, LastTSC uint64
+}
+
+// Count returns the number of packets of kind k.
+func (s *Stats) Count(k Kind) int64 {
+	if k < numKinds {
+		return s.ByKind[k]
+	}
+	return 0
+}
+
+// maxErrorOffsets caps Stats.ErrorOffsets.
+const maxErrorOffsets = 100
+
+// ComputeStats decodes buf from its first PSB and summarises it.
+func ComputeStats(buf []byte, cfg Config) Stats {
+	s := Stats{Bytes: int64(len(buf))}
+	d := NewDecoder(buf, cfg)
+	if d.SyncForward() != nil {
+		s.SkippedBytes = int64(len(buf))
+		return s
+	}
+	s.SkippedBytes = d.Offset()
+	var p Packet
+	var tm ptTime
+	lastPSB := int64(-1)
+	var gapSum int64
+	note := func() {
+		if tsc, c := tm.query(); c == tOK {
+			if !s.HaveTime {
+				s.HaveTime, s.FirstTSC = true, tsc
+			}
+			s.LastTSC = max(s.LastTSC, tsc)
+		}
+	}
+	for {
+		off := d.Offset()
+		err := d.Next(&p)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if errors.Is(err, ErrTruncated) {
+				s.Truncated = true
+				s.SkippedBytes += int64(len(buf)) - off
+				break
+			}
+			s.Errors++
+			if len(s.ErrorOffsets) < maxErrorOffsets {
+				s.ErrorOffsets = append(s.ErrorOffsets, off)
+			}
+			if d.SyncForward() != nil {
+				s.SkippedBytes += int64(len(buf)) - off
+				break
+			}
+			s.SkippedBytes += max(d.Offset()-off, 0)
+			tm = ptTime{}
+			continue
+		}
+		s.Packets++
+		s.ByKind[p.Kind]++
+		switch p.Kind {
+		case KindPSB:
+			if lastPSB >= 0 {
+				g := off - lastPSB
+				if s.PSBs == 1 || g < s.PSBGapMin {
+					s.PSBGapMin = g
+				}
+				s.PSBGapMax = max(s.PSBGapMax, g)
+				gapSum += g
+			}
+			lastPSB = off
+			s.PSBs++
+		case KindOVF:
+			s.Overflows++
+		case KindTSC:
+			tm.updateTSC(p.Payload)
+			note()
+		case KindTMA:
+			tm.updateTMA(uint32(p.Payload), uint64(p.Aux), &cfg)
+		case KindMTC:
+			if tm.updateMTC(uint8(p.Payload), &cfg) == tOK && cfg.CPUID15EAX != 0 {
+				note()
+			}
+		}
+	}
+	if s.PSBs > 1 {
+		s.PSBGapMean = gapSum / (s.PSBs - 1)
+	}
+	return s
+}
