@@ -74,10 +74,11 @@ func TestRoundTripSample(t *testing.T) {
 }
 
 func TestRoundTripGolden(t *testing.T) {
-	for _, p := range []string{"../testdata/mmiotrace/e1000-probe.log"} {
+	for _, p := range []string{"testdata/e1000-bind.log", "../testdata/mmiotrace/e1000-probe.log"} {
 		data, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
-			t.Skipf("%s not recorded yet", p)
+			t.Logf("%s not recorded yet", p)
+			continue
 		}
 		if err != nil {
 			t.Fatal(err)
