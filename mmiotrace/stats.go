@@ -35,13 +35,13 @@ func KeyOf(m *BARMap, r *Record) RegKey {
 
 // RegStats counts the accesses of one register.
 type RegStats struct {
-	Key        RegKey
-	Reads      int64
-	Writes     int64
-	LastValue  uint64
-	PollLoops  int64 // polling loops on this register
-	PollReads  int64 // reads inside them
-	FirstLine  int64
+	Key       RegKey
+	Reads     int64
+	Writes    int64
+	LastValue uint64
+	PollLoops int64 // polling loops on this register
+	PollReads int64 // reads inside them
+	FirstLine int64
 }
 
 // PollLoop is a run of consecutive reads of one register (no other access
