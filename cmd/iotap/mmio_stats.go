@@ -1,8 +1,99 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/spf13/cobra"
+)
 
 func newMMIOStatsCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "stats", Short: "(not yet implemented)", Hidden: true}
+	var (
+		top, loops        int
+		minLoop           int64
+		asJSON, keepGoing bool
+		allowLoss         bool
+	)
+	c := &cobra.Command{
+		Use:   "stats [flags] FILE",
+		Short: "Count accesses per register and map, find hot registers and polling loops",
+		Long: `Summarise an mmiotrace log: records per kind, accesses per map id, the
+hottest registers (named PCIADDR/BAR+OFFSET when a PCIDEV record describes
+the BAR) and polling loops: runs of reads of one register with no other
+access in between, collapsed as "read X 1532 times until bit 3 set".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, err := mmioOpenInput(args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			st, err := mmiotrace.Analyze(in, mmiotrace.StatsOptions{MinLoop: minLoop, KeepLoops: loops, KeepGoing: keepGoing})
+			if err != nil {
+				return err
+			}
+			w := bufio.NewWriter(e.stdout)
+			defer w.Flush()
+			if asJSON {
+				enc := json.NewEncoder(w)
+				kinds := map[string]int64{}
+				for k, n := range st.Kinds {
+					if n > 0 {
+						kinds[mmiotrace.Kind(k).String()] = n
+					}
+				}
+				enc.Encode(map[string]any{"type": "summary", "lines": st.Lines, "kinds": kinds, "lost": st.Lost, "skipped": st.Skipped, "polling_loops": st.LoopCount})
+				for _, m := range st.Maps {
+					enc.Encode(map[string]any{"type": "map", "map_id": m.ID, "phys": fmt.Sprintf("0x%x", m.Phys), "len": fmt.Sprintf("0x%x", m.Len), "reads": m.Reads, "writes": m.Writes})
+				}
+				for i, r := range st.Regs {
+					if i >= top {
+						break
+					}
+					enc.Encode(map[string]any{"type": "register", "register": r.Key.String(), "width": r.Key.Width, "reads": r.Reads, "writes": r.Writes, "last_value": fmt.Sprintf("0x%x", r.LastValue), "poll_loops": r.PollLoops, "poll_reads": r.PollReads})
+				}
+				for _, l := range st.Loops {
+					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
+				}
+			} else {
+				fmt.Fprintf(w, "lines %d", st.Lines)
+				for k, n := range st.Kinds {
+					if n > 0 {
+						fmt.Fprintf(w, ", %s %d", mmiotrace.Kind(k), n)
+					}
+				}
+				fmt.Fprintf(w, "\nlost events %d, skipped lines %d\n\nmaps:\n", st.Lost, st.Skipped)
+				for _, m := range st.Maps {
+					fmt.Fprintf(w, "  map %-4d 0x%x+0x%x  reads %d  writes %d\n", m.ID, m.Phys, m.Len, m.Reads, m.Writes)
+				}
+				fmt.Fprintf(w, "\nhot registers (%d of %d):\n", min(top, len(st.Regs)), len(st.Regs))
+				for i, r := range st.Regs {
+					if i >= top {
+						break
+					}
+					fmt.Fprintf(w, "  %-24s w%d  reads %-8d writes %-8d last 0x%x", r.Key, r.Key.Width, r.Reads, r.Writes, r.LastValue)
+					if r.PollLoops > 0 {
+						fmt.Fprintf(w, "  (%d polling loops, %d reads)", r.PollLoops, r.PollReads)
+					}
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "\npolling loops: %d\n", st.LoopCount)
+				for _, l := range st.Loops {
+					fmt.Fprintf(w, "  line %d: read %s %d times %s (%s..%s)\n", l.Line, l.Key, l.Count, l.Describe(), l.StartTime, l.EndTime)
+				}
+			}
+			w.Flush()
+			return mmioLossCheck(st.Lost, st.Skipped, nil, allowLoss)
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&top, "top", 20, "hot registers to list")
+	f.IntVar(&loops, "loops", 20, "longest polling loops to list")
+	f.Int64Var(&minLoop, "min-loop", 4, "reads in a row that make a polling loop")
+	f.BoolVar(&asJSON, "json", false, "NDJSON output")
+	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the log records lost events")
+	return c
 }
