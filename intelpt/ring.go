@@ -12,15 +12,15 @@ import (
 // BufferInfo tells where tracing stopped in a buffer (the seed API's
 // "buffer info"): the set of chunks is one virtual buffer.
 type BufferInfo struct {
-	Size       uint64 // bytes in the buffer (chunks × chunk size)
-	Head       uint64 // bytes the CPU wrote since the start (free running)
-	Tail       uint64 // bytes consumed (stop-on-full mode)
+	Size uint64 // bytes in the buffer (chunks × chunk size)
+	Head uint64 // bytes the CPU wrote since the start (free running)
+	Tail uint64 // bytes consumed (stop-on-full mode)
 	// CaptureEnd is, in circular mode, the offset in the buffer where
 	// tracing stopped; in stop-on-full mode, the amount of data captured
 	// (not yet drained).
 	CaptureEnd uint64
-	Wrapped    bool   // circular mode: the CPU overwrote older data
-	Full       bool   // stop-on-full mode: the buffer filled up (tracing paused)
+	Wrapped    bool // circular mode: the CPU overwrote older data
+	Full       bool // stop-on-full mode: the buffer filled up (tracing paused)
 }
 
 // Info computes the buffer info from head and tail.
