@@ -121,7 +121,7 @@ func (db *DB) decodeType(dst []Field, t Type, v uint64, width, shr uint, mask ui
 		}
 		return dst
 	case KindBitset:
-		return db.decodeBitset(dst, t.Bitset, v, width, mask)
+		return db.decodeBitset(dst, t.Bitset, v, width, mask, 0)
 	case KindUint, KindInt, KindFloat:
 		return append(dst, Field{Low: 0, High: width - 1, Value: v << shr, Kind: t.Kind})
 	}
@@ -140,8 +140,11 @@ func (db *DB) enumName(e *Enum, v uint64) (string, bool) {
 	return "", false
 }
 
-func (db *DB) decodeBitset(dst []Field, bs *Bitset, v uint64, width uint, mask uint64) []Field {
-	if bs == nil {
+// maxDecodeDepth bounds nested bitsets (a bitset may refer to itself).
+const maxDecodeDepth = 8
+
+func (db *DB) decodeBitset(dst []Field, bs *Bitset, v uint64, width uint, mask uint64, depth int) []Field {
+	if bs == nil || depth > maxDecodeDepth {
 		return dst
 	}
 	var covered uint64
@@ -165,7 +168,7 @@ func (db *DB) decodeBitset(dst []Field, bs *Bitset, v uint64, width uint, mask u
 			if fv == 0 {
 				continue
 			}
-			out.Sub = db.decodeBitset(nil, f.Type.Bitset, fv>>f.Shr, fw, fieldMask(fw))
+			out.Sub = db.decodeBitset(nil, f.Type.Bitset, fv>>f.Shr, fw, fieldMask(fw), depth+1)
 		case KindBool:
 			if fv == 0 {
 				continue
@@ -204,7 +207,7 @@ func (db *DB) appendType(dst []byte, t Type, v uint64, width, shr uint, mask uin
 		}
 		return dst
 	case KindBitset:
-		return db.appendBitset(dst, t.Bitset, v, width, mask)
+		return db.appendBitset(dst, t.Bitset, v, width, mask, 0)
 	case KindUint, KindInt, KindFloat:
 		dst = append(dst, '(')
 		dst = appendScalar(dst, t.Kind, v<<shr, width)
@@ -213,8 +216,11 @@ func (db *DB) appendType(dst []byte, t Type, v uint64, width, shr uint, mask uin
 	return dst
 }
 
-func (db *DB) appendBitset(dst []byte, bs *Bitset, v uint64, width uint, mask uint64) []byte {
+func (db *DB) appendBitset(dst []byte, bs *Bitset, v uint64, width uint, mask uint64, depth int) []byte {
 	dst = append(dst, '{')
+	if depth > maxDecodeDepth {
+		return append(dst, '}')
+	}
 	start := len(dst)
 	sep := func() {
 		if len(dst) > start {
@@ -252,7 +258,7 @@ func (db *DB) appendBitset(dst []byte, bs *Bitset, v uint64, width uint, mask ui
 				sep()
 				dst = append(dst, f.Name...)
 				dst = append(dst, '=')
-				dst = db.appendBitset(dst, f.Type.Bitset, fv>>f.Shr, fw, fieldMask(fw))
+				dst = db.appendBitset(dst, f.Type.Bitset, fv>>f.Shr, fw, fieldMask(fw), depth+1)
 			case KindBool:
 				if fv == 0 {
 					continue

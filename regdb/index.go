@@ -11,8 +11,9 @@ import (
 // table for fast lookup up to these counts; larger arrays are solved
 // arithmetically at lookup time.
 const (
-	maxLeafExpand   = 1 << 16
-	maxDomainExpand = 1 << 20
+	maxLeafExpand   = 1 << 12
+	maxDBExpand     = 1 << 17 // expanded instances, all domains together
+	maxLeaves       = 1 << 20 // register placements (groups multiply them)
 	maxNesting      = 32
 )
 
@@ -48,9 +49,11 @@ type index struct {
 }
 
 func (db *DB) buildIndexes() error {
+	budget := uint64(maxDBExpand)
+	leaves := 0
 	for _, d := range db.Domains {
 		ix := &index{}
-		b := indexBuilder{db: db, d: d, ix: ix, budget: maxDomainExpand}
+		b := indexBuilder{db: db, d: d, ix: ix, budget: budget, leaves: leaves}
 		if !db.included(d.Variants) {
 			d.index = ix
 			continue
@@ -58,6 +61,7 @@ func (db *DB) buildIndexes() error {
 		if err := b.walk(d.Items, 0, nil, nil, nil, d.Variants.Varset, 0); err != nil {
 			return err
 		}
+		budget, leaves = b.budget, b.leaves
 		sort.SliceStable(ix.slots, func(i, j int) bool {
 			if ix.slots[i].lo != ix.slots[j].lo {
 				return ix.slots[i].lo < ix.slots[j].lo
@@ -74,6 +78,8 @@ type indexBuilder struct {
 	d      *Domain
 	ix     *index
 	budget uint64
+	leaves int
+	visits int
 }
 
 func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []namePart, pending []int, varset string, depth int) error {
@@ -81,6 +87,10 @@ func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []nameP
 		return fmt.Errorf("regdb: domain %s: nesting deeper than %d (recursive group?): %w", b.d.Name, maxNesting, ErrInvalid)
 	}
 	for _, it := range items {
+		b.visits++
+		if b.visits > 4*maxLeaves {
+			return fmt.Errorf("regdb: domain %s: more than %d items after expanding groups: %w", b.d.Name, 4*maxLeaves, ErrInvalid)
+		}
 		switch n := it.(type) {
 		case *Register:
 			if !b.db.included(n.Variants) {
@@ -169,6 +179,10 @@ func (b *indexBuilder) addRegister(r *Register, base uint64, dims []dim, parts [
 	}
 	if _, ok := addU(last, size); !ok {
 		return r.Pos.errorf("register %s: array extends beyond 2^64", r.Name)
+	}
+	b.leaves++
+	if b.leaves > maxLeaves {
+		return r.Pos.errorf("more than %d register placements (groups used too often?)", maxLeaves)
 	}
 	li := int32(len(b.ix.leaves))
 	b.ix.leaves = append(b.ix.leaves, leaf{reg: r, base: off, size: size, dims: dims, parts: parts, count: count})
