@@ -11,10 +11,10 @@ import (
 // table for fast lookup up to these counts; larger arrays are solved
 // arithmetically at lookup time.
 const (
-	maxLeafExpand   = 1 << 12
-	maxDBExpand     = 1 << 17 // expanded instances, all domains together
-	maxLeaves       = 1 << 20 // register placements (groups multiply them)
-	maxNesting      = 32
+	maxLeafExpand = 1 << 12
+	maxDBExpand   = 1 << 17 // expanded instances, all domains together
+	maxLeaves     = 1 << 20 // register placements (groups multiply them)
+	maxNesting    = 32
 )
 
 type dim struct{ stride, length uint64 }
