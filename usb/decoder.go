@@ -1,6 +1,7 @@
 package usb
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/iotap/iotap/usbmon"
@@ -137,7 +138,18 @@ func (d *Decoder) inData(ev *usbmon.Event, s Setup) Decoded {
 	}
 	switch s.Request {
 	case ReqGetDescriptor:
-		return decodeDescriptor(s, data)
+		out := decodeDescriptor(s, data)
+		if out.Err != nil && errors.Is(out.Err, ErrShort) {
+			switch {
+			case len(data) < int(ev.Length):
+				out.Err = fmt.Errorf("capture kept %d of %d bytes: %w", len(data), ev.Length, out.Err)
+			case len(data) >= int(s.Length):
+				// The host asked for no more (the 8-byte device
+				// descriptor read of an enumeration): not an error.
+				out.Err = nil
+			}
+		}
+		return out
 	case ReqGetConfiguration:
 		if len(data) >= 1 {
 			return Decoded{Summary: fmt.Sprintf("config=%d", data[0]), Detail: data[0]}
@@ -177,11 +189,6 @@ func decodeDescriptor(s Setup, data []byte) Decoded {
 		return result(ParseHIDDescriptor(data))
 	case DescReport:
 		rd, err := ParseReportDescriptor(data)
-		if err != nil && int(s.Length) > len(data) {
-			// The capture kept only the first bytes: say so rather than
-			// blame the device.
-			err = fmt.Errorf("%w (captured %d of %d bytes)", err, len(data), s.Length)
-		}
 		return Decoded{Summary: rd.Summary(), Detail: rd, Err: err}
 	case DescHub, DescSSHub:
 		return result(ParseHubDescriptor(data))

@@ -411,7 +411,7 @@ func (s Setup) appendStandard(dst []byte) []byte {
 	case ReqSetConfiguration:
 		return appendKV(dst, "config", uint64(s.Value&0xff))
 	case ReqGetInterface:
-		return appendKV(dst, "interface", uint64(s.Index))
+		dst = appendKV(dst, "interface", uint64(s.Index))
 	case ReqSetInterface:
 		dst = appendKV(dst, "interface", uint64(s.Index))
 		return appendKV(dst, "alt", uint64(s.Value))
