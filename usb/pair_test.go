@@ -19,20 +19,20 @@ func TestPairerReusedIDs(t *testing.T) {
 	const A, B = 0xffff8800aa00, 0xffff8800bb00
 	S, C, E := usbmon.Submission, usbmon.Callback, usbmon.SubmitError
 	stream := []*usbmon.Event{
-		ev(S, A, 2, 1, true, -115, 100), // 0
-		ev(S, B, 2, 1, true, -115, 110), // 1
-		ev(C, A, 2, 1, true, 0, 150),    // 2 pairs with 0
-		ev(S, A, 2, 1, true, -115, 160), // 3 id A reused at once
-		ev(C, B, 2, 1, true, 0, 170),    // 4 pairs with 1
+		ev(S, A, 2, 1, true, -115, 100),  // 0
+		ev(S, B, 2, 1, true, -115, 110),  // 1
+		ev(C, A, 2, 1, true, 0, 150),     // 2 pairs with 0
+		ev(S, A, 2, 1, true, -115, 160),  // 3 id A reused at once
+		ev(C, B, 2, 1, true, 0, 170),     // 4 pairs with 1
 		ev(S, A, 3, 2, false, -115, 175), // 5 same id, other device: distinct URB
-		ev(C, A, 2, 1, true, -32, 200),  // 6 pairs with 3 (stall)
-		ev(C, A, 3, 2, false, 0, 205),   // 7 pairs with 5
-		ev(C, A, 2, 1, true, 0, 210),    // 8 orphan: A on dev 2 is not pending
-		ev(S, B, 2, 1, true, -115, 300), // 9 superseded by 10 (its completion was lost)
-		ev(S, B, 2, 1, true, -115, 310), // 10
-		ev(C, B, 2, 1, true, 0, 330),    // 11 pairs with 10
-		ev(E, A, 2, 1, true, -19, 400),  // 12 submission error
-		ev(S, B, 2, 1, true, -115, 500), // 13 in flight at the end
+		ev(C, A, 2, 1, true, -32, 200),   // 6 pairs with 3 (stall)
+		ev(C, A, 3, 2, false, 0, 205),    // 7 pairs with 5
+		ev(C, A, 2, 1, true, 0, 210),     // 8 orphan: A on dev 2 is not pending
+		ev(S, B, 2, 1, true, -115, 300),  // 9 superseded by 10 (its completion was lost)
+		ev(S, B, 2, 1, true, -115, 310),  // 10
+		ev(C, B, 2, 1, true, 0, 330),     // 11 pairs with 10
+		ev(E, A, 2, 1, true, -19, 400),   // 12 submission error
+		ev(S, B, 2, 1, true, -115, 500),  // 13 in flight at the end
 	}
 	want := map[int]struct {
 		sub int

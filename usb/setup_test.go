@@ -20,10 +20,10 @@ func mustHex(t testing.TB, s string) []byte {
 // captures and the lab.
 func TestSetupDescribe(t *testing.T) {
 	tests := []struct {
-		rt, req             uint8
+		rt, req              uint8
 		value, index, length uint16
-		hint                uint8
-		want                string
+		hint                 uint8
+		want                 string
 	}{
 		// usbmon.txt example: hub port status.
 		{0xa3, 0x00, 0x0000, 0x0003, 0x0004, 0, "GET_STATUS port=3 len=4"},
