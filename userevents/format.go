@@ -103,9 +103,12 @@ func parseFormatField(t string) (FormatField, error) {
 		return ff, fmt.Errorf("field %q has no type", decl)
 	}
 	ff.Type, ff.Name = strings.TrimSpace(decl[:sp]), decl[sp+1:]
-	// Kernel events write arrays as "char comm[16]": move [16] to the type.
+	// Arrays are written "char comm[16]": move [16] to the type. For user
+	// events Linux 6.12 prints an uninitialised length there ("char
+	// b[1893794053]"), so the type is rebuilt from the field size below.
+	arrayName := ""
 	if i := strings.IndexByte(ff.Name, '['); i > 0 {
-		ff.Type += ff.Name[i:]
+		arrayName = ff.Name[i:]
 		ff.Name = ff.Name[:i]
 	}
 	if ff.Name == "" || ff.Type == "" {
@@ -138,6 +141,22 @@ func parseFormatField(t string) (FormatField, error) {
 	}
 	if seen != 3 {
 		return ff, fmt.Errorf("field %s: offset or size missing", ff.Name)
+	}
+	if arrayName != "" {
+		switch {
+		case strings.HasPrefix(ff.Type, "__rel_loc ") || strings.HasPrefix(ff.Type, "__data_loc "):
+			ff.Type += "[]"
+		default:
+			elem := basicSizes[ff.Type]
+			if elem == 0 {
+				elem = 1
+			}
+			if n, err := strconv.Atoi(strings.Trim(arrayName, "[]")); err == nil && n*elem == ff.Size {
+				ff.Type += arrayName
+			} else {
+				ff.Type += "[" + strconv.Itoa(ff.Size/elem) + "]"
+			}
+		}
 	}
 	ff.Common = strings.HasPrefix(ff.Name, "common_")
 	ff.Kind, ff.String = classify(ff.Type, ff.Size, ff.Signed)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,10 @@ type Producer struct {
 	free []*uint32 // words released by Unregister
 	evs  map[*Event]struct{}
 	done atomic.Bool
+	// ctl runs every register and unregister ioctl on one locked OS
+	// thread (see ctlLoop).
+	ctl   chan func()
+	ctlMu sync.RWMutex
 }
 
 // zeroWord is what Enabled reads once its event is unregistered or its
@@ -59,7 +64,39 @@ func OpenFS(f *tracefs.FS) (*Producer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Producer{fs: f, fd: fd, raw: fd.Int(), evs: map[*Event]struct{}{}}, nil
+	p := &Producer{fs: f, fd: fd, raw: fd.Int(), evs: map[*Event]struct{}{}, ctl: make(chan func())}
+	go p.ctlLoop()
+	return p, nil
+}
+
+// ctlLoop serves p.ctl on a locked OS thread.
+//
+// The kernel keeps a process's registrations in a per-thread
+// "user_event_mm" that only threads created after the first registration
+// share. A Go program has threads older than that, and goroutines move
+// between threads, so an unregister issued from another thread finds
+// nothing (ENOENT), the same word could be registered twice, and fork(2)
+// from such a thread gives the child no registrations. Issuing every
+// ioctl from one thread keeps all the producer's registrations together.
+func (p *Producer) ctlLoop() {
+	runtime.LockOSThread()
+	for fn := range p.ctl {
+		fn()
+	}
+	runtime.UnlockOSThread()
+}
+
+// do runs fn on the control thread; false once the producer is closed.
+func (p *Producer) do(fn func()) bool {
+	p.ctlMu.RLock()
+	defer p.ctlMu.RUnlock()
+	if p.ctl == nil {
+		return false
+	}
+	done := make(chan struct{})
+	p.ctl <- func() { fn(); close(done) }
+	<-done
+	return true
 }
 
 func openData(f *tracefs.FS) (*iunix.FD, error) {
@@ -116,15 +153,21 @@ func (p *Producer) RegisterSchema(s *Schema, flags Flags) (*Event, error) {
 		EnableAddr: uint64(uintptr(unsafe.Pointer(word))),
 		NameArgs:   uint64(uintptr(unsafe.Pointer(&name[0]))),
 	}
-	err = iunix.UserEventsRegister(p.raw, &reg, name)
-	for err != nil && errors.Is(err, syscall.EINVAL) && reg.Flags != 0 {
-		// Older kernel: drop the newest flag first and retry.
-		if reg.Flags&uint16(MultiFormat) != 0 {
-			reg.Flags &^= uint16(MultiFormat)
-		} else {
-			reg.Flags = 0
-		}
+	ok := p.do(func() {
 		err = iunix.UserEventsRegister(p.raw, &reg, name)
+		for err != nil && errors.Is(err, syscall.EINVAL) && reg.Flags != 0 {
+			// Older kernel: drop the newest flag first and retry.
+			if reg.Flags&uint16(MultiFormat) != 0 {
+				reg.Flags &^= uint16(MultiFormat)
+			} else {
+				reg.Flags = 0
+			}
+			err = iunix.UserEventsRegister(p.raw, &reg, name)
+		}
+	})
+	if !ok {
+		p.releaseWord(word)
+		return nil, &Error{Op: "register", Event: s.Name, Err: ErrClosed}
 	}
 	if err != nil {
 		p.releaseWord(word)
@@ -219,6 +262,10 @@ func (p *Producer) Close() error {
 			first = err
 		}
 	}
+	p.ctlMu.Lock()
+	close(p.ctl)
+	p.ctl = nil
+	p.ctlMu.Unlock()
 	if err := p.fd.Close(); err != nil && first == nil {
 		first = err
 	}
@@ -331,7 +378,11 @@ func (e *Event) unregister() error {
 		return nil
 	}
 	u := iunix.UserUnreg{Size: iunix.SizeofUserUnreg, DisableBit: 0, DisableAddr: uint64(uintptr(unsafe.Pointer(e.slot)))}
-	if err := iunix.UserEventsUnregister(e.p.raw, &u); err != nil {
+	var err error
+	if !e.p.do(func() { err = iunix.UserEventsUnregister(e.p.raw, &u) }) {
+		return &Error{Op: "unregister", Event: e.schema.Name, Err: ErrClosed}
+	}
+	if err != nil {
 		return kernelError("unregister", e.schema.Name, err)
 	}
 	e.gone = true
