@@ -228,3 +228,24 @@ func TestPTStats(t *testing.T) {
 		t.Fatalf("text stats: %v\n%s", err, out)
 	}
 }
+
+func TestPTCaptureNotSupported(t *testing.T) {
+	if _, err := os.Stat(intelpt.PMUDir); err == nil {
+		t.Skip("this machine has the intel_pt PMU")
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	_, _, err := ptRun(t, "pt", "capture", "-o", dir, "--cpu", "0", "--duration", "10ms")
+	if !errors.Is(err, intelpt.ErrNotSupported) || !strings.Contains(err.Error(), "Intel PT needs an Intel CPU with the intel_pt PMU") {
+		t.Fatalf("capture on a machine without PT: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("output dir created on failure: %v", err)
+	}
+	var ce *codeError
+	if _, _, err := ptRun(t, "pt", "capture", "--cpu", "0"); !errors.As(err, &ce) || ce.code != exitUsage {
+		t.Fatalf("missing -o: %v", err)
+	}
+	if _, _, err := ptRun(t, "pt", "capture", "-o", dir, "--cpu", "0", "--pid", "1"); !errors.As(err, &ce) || ce.code != exitUsage {
+		t.Fatalf("--cpu and --pid: %v", err)
+	}
+}
