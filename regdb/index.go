@@ -13,7 +13,7 @@ import (
 const (
 	maxLeafExpand = 1 << 12
 	maxDBExpand   = 1 << 17 // expanded instances, all domains together
-	maxLeaves     = 1 << 20 // register placements (groups multiply them)
+	maxLeaves     = 1 << 18 // register placements (groups multiply them)
 	maxNesting    = 32
 )
 

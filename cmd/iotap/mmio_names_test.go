@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// namesLog is a small hand-written log: an 82540EM at 00:03.0 (BAR0
+// 0xfebc0000, 128 KiB) and a device without a shipped database at 00:04.0.
+const namesLog = `VERSION 20070824
+PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 0 20000 40 0 0 0 0 0 e1000
+PCIDEV 0020 12345678 a fe000000 0 0 0 0 0 0 10000 0 0 0 0 0 0 
+MAP 1.000000 1 0xfebc0000 0xffffc90000080000 0x20000 0x0 0
+R 4 1.000100 1 0xfebc0008 0x80080783 0x0 0
+W 4 1.000200 1 0xfebc00d8 0xffffffff 0x0 0
+W 4 1.000300 1 0xfebc0000 0x04000240 0x0 0
+R 4 1.000400 1 0xfebc5404 0x80005634 0x0 0
+R 4 1.000500 1 0xfebc7ff0 0x0 0x0 0
+R 1 1.000550 1 0xfebc0001 0x2 0x0 0
+MAP 1.000600 2 0xfe000000 0xffffc90000100000 0x10000 0x0 0
+W 4 1.000700 2 0xfe000004 0x121 0x0 0
+R 4 1.000800 2 0xfe001250 0x6 0x0 0
+W 4 1.000900 0 0xfd000000 0x1 0x0 0
+MARK 1.001000 done
+`
+
+func writeNamesLog(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "t.log")
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func runNames(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"mmio", "names"}, args...), &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestMMIONamesBuiltinByPCIID(t *testing.T) {
+	p := writeNamesLog(t, namesLog)
+	out, errs, err := runNames(t, p)
+	if err != nil {
+		t.Fatal(err, errs)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	in := strings.Split(strings.TrimSuffix(namesLog, "\n"), "\n")
+	if len(lines) != len(in) {
+		t.Fatalf("%d lines out, %d in", len(lines), len(in))
+	}
+	for i := range in {
+		if !strings.HasPrefix(lines[i], in[i]) {
+			t.Errorf("line %d does not start with the input line:\n%s", i+1, lines[i])
+		}
+	}
+	want := map[int]string{
+		5:  " ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, unk=0x80080400}",
+		6:  " ; IMC = 0xffffffff {TXDW, TXQE, LSC, RXSEQ, RXDMT0, RXO, RXT0, MDAC, RXCFG, GPI_EN0, GPI_EN1, GPI_EN2, GPI_EN3, TXD_LOW, SRPD, unk=0xfffe0120}",
+		7:  " ; CTRL = 0x04000240 {SLU, SPEED=1000, RST}",
+		8:  " ; RAH[0] = 0x80005634 {RAH=0x5634, ASEL=DEST, AV}",
+		9:  " ; unnamed E1000+0x7ff0",
+		10: " ; CTRL+0x1 = 0x02 {SPEED=1000}",
+		12: "",
+		14: "",
+	}
+	for n, suffix := range want {
+		if got := strings.TrimPrefix(lines[n-1], in[n-1]); got != suffix {
+			t.Errorf("line %d: got %q, want %q", n, got, suffix)
+		}
+	}
+	for _, s := range []string{
+		"mmio names: 9 accesses: 5 named, 1 unnamed, 2 in BARs without a database, 1 outside any PCI BAR",
+		"unnamed offsets: E1000+0x7ff0 (1)",
+		"2 accesses to 0000:00:04.0 BAR0 (1234:5678) have no database: use --db and --bar 0000:00:04.0/0=DOMAIN",
+		"1 accesses lie outside every PCI BAR",
+	} {
+		if !strings.Contains(errs, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, errs)
+		}
+	}
+}
+
+func TestMMIONamesXMLDatabaseBarVariant(t *testing.T) {
+	p := writeNamesLog(t, namesLog)
+	xml := filepath.Join("..", "..", "regdb", "testdata", "rnndb", "main.xml")
+	out, errs, err := runNames(t, "--db", xml, "--db", "e1000", "--bar", "0000:00:04.0/0=DEV", "--variant", "CHIP_A", p)
+	if err != nil {
+		t.Fatal(err, errs)
+	}
+	for _, s := range []string{
+		"W 4 1.000700 2 0xfe000004 0x121 0x0 0 ; CTRL = 0x00000121 {ENABLE, SPEED=S1000, unk=0x100}",
+		"R 4 1.000800 2 0xfe001250 0x6 0x0 0 ; CH[2].SLOT[1].CFG = 0x00000006 {KIND=OUT, EN}",
+		"W 4 1.000200 1 0xfebc00d8 0xffffffff 0x0 0 ; IMC = 0xffffffff",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("output lacks %q", s)
+		}
+	}
+	if !strings.Contains(errs, "9 accesses: 7 named, 1 unnamed, 0 in BARs without a database, 1 outside") {
+		t.Errorf("summary: %s", errs)
+	}
+}
+
+func TestMMIONamesJSON(t *testing.T) {
+	p := writeNamesLog(t, namesLog)
+	out, _, err := runNames(t, "--json", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("bad NDJSON line %q: %v", l, err)
+		}
+		recs = append(recs, m)
+	}
+	if len(recs) != 9 {
+		t.Fatalf("%d objects, want one per access (9)", len(recs))
+	}
+	imc := recs[1]
+	if imc["register"] != "IMC" || imc["offset"] != "0xd8" || imc["domain"] != "E1000" || imc["bar"] != "0000:00:03.0/0" || imc["line"] != 6.0 {
+		t.Errorf("IMC record: %v", imc)
+	}
+	rah := recs[3]
+	if rah["register"] != "RAH[0]" || len(rah["index"].([]any)) != 1 {
+		t.Errorf("RAH record: %v", rah)
+	}
+	fields := rah["fields"].([]any)
+	asel := fields[1].(map[string]any)
+	if asel["name"] != "ASEL" || asel["bits"] != "17:16" || asel["enum"] != "DEST" {
+		t.Errorf("RAH ASEL field: %v", asel)
+	}
+	if _, ok := recs[8]["register"]; ok || recs[8]["bar"] != nil {
+		t.Errorf("access outside BARs: %v", recs[8])
+	}
+}
+
+func TestMMIONamesErrors(t *testing.T) {
+	p := writeNamesLog(t, namesLog)
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"--bar", "0000:00:04.0=DEV", p}, "want PCIADDR/N=DOMAIN", exitUsage},
+		{[]string{"--bar", "0000:00:04.0/9=DEV", p}, "BAR number", exitUsage},
+		{[]string{"--bar", "0000:00:04.0/0=NOPE", p}, "no database has a domain \"NOPE\"", exitUsage},
+		{[]string{"--db", "nosuchdb", p}, "not a shipped database", exitUsage},
+		{[]string{"--db", "e1000", "--variant", "X9", p}, "--variant \"X9\": no database defines it", exitUsage},
+		{[]string{filepath.Join(t.TempDir(), "missing.log")}, "no such file", exitFailure},
+	} {
+		_, _, err := runNames(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+			continue
+		}
+		if got := exitCode(err, &bytes.Buffer{}); got != tc.code {
+			t.Errorf("%v: exit %d, want %d", tc.args, got, tc.code)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("domains:\n  D:\n    registers:\n      X: {offset: zz}\n"), 0o600)
+	if _, _, err := runNames(t, "--db", bad, p); err == nil || !strings.Contains(err.Error(), "bad.yaml:4:") {
+		t.Errorf("bad database: %v, want its file and line", err)
+	}
+}
+
+func TestMMIONamesLostEvents(t *testing.T) {
+	p := writeNamesLog(t, namesLog+"MARK 1.002000 Lost 12 events.\n")
+	_, _, err := runNames(t, p)
+	var ce *codeError
+	if !errors.As(err, &ce) || ce.code != exitDataLost || !strings.Contains(err.Error(), "12 lost events") {
+		t.Errorf("err = %v, want exit 3 for lost events", err)
+	}
+	if _, _, err := runNames(t, "--allow-loss", p); err != nil {
+		t.Errorf("--allow-loss: %v", err)
+	}
+}
