@@ -1,0 +1,95 @@
+package vmlab
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// GoTest runs tests of a Go package inside a lab guest. pkg is a package
+// path relative to the module root ("./userevents") or an import path;
+// "." or "" means the package of the calling test (the working
+// directory). Its test binary is built static (CGO_ENABLED=0 go test -c),
+// put in the guest as /bin/<name>.test and run there with IOTAP_IN_VM=1,
+// "-test.v -test.run runRegexp", in a fresh directory under /tmp (the
+// package's testdata is not in the guest; pass what the test needs in
+// m.Files). m.Script, if set, runs first (in the same shell, so it can
+// set up the guest).
+//
+// GoTest fails t with the guest's output when the guest tests fail or
+// none matched runRegexp, and skips t when every guest test skipped. The
+// guest output is logged and left in Result.Out as gotest.log.
+func GoTest(t testing.TB, m Machine, pkg, runRegexp string) *Result {
+	t.Helper()
+	requirements(t, m)
+	gobin, root := goTool(t), moduleRoot(t)
+	if pkg == "" || pkg == "." {
+		wd, err := os.Getwd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, err := filepath.Rel(root, wd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkg = "./" + filepath.ToSlash(rel)
+	}
+	name := filepath.Base(strings.TrimSuffix(pkg, "/..."))
+	if name == "." || name == "/" {
+		name = "pkg"
+	}
+	bin := filepath.Join(t.TempDir(), name+".test")
+	if err := buildGoTest(gobin, root, pkg, bin); err != nil {
+		t.Fatal(err)
+	}
+	m.Binaries = copyMap(m.Binaries)
+	m.Binaries["/bin/"+name+".test"] = bin
+	m.Script = m.Script + "\n" + goTestScript(name, runRegexp)
+	res := Run(t, m)
+	log := string(res.ReadOut(t, "gotest.log"))
+	t.Logf("vmlab: guest test output:\n%s", log)
+	switch {
+	case res.ExitCode != 0:
+		t.Fatalf("vmlab: guest tests of %s failed (exit %d):\n%s", pkg, res.ExitCode, log)
+	case strings.Contains(log, "testing: warning: no tests to run"):
+		t.Fatalf("vmlab: no test of %s matches %q in the guest", pkg, runRegexp)
+	case !passRE.MatchString(log) && skipRE.MatchString(log):
+		t.Skipf("vmlab: every guest test of %s skipped:\n%s", pkg, log)
+	}
+	return res
+}
+
+var (
+	passRE = regexp.MustCompile(`(?m)^--- PASS: `)
+	skipRE = regexp.MustCompile(`(?m)^--- SKIP: `)
+)
+
+// goTestScript is the guest shell code that runs /bin/<name>.test, keeps
+// its output in /out/gotest.log and exits with its status.
+func goTestScript(name, runRegexp string) string {
+	return "mkdir -p /tmp/gotest && cd /tmp/gotest\n" +
+		"set +e\n" +
+		"IOTAP_IN_VM=1 /bin/" + name + ".test -test.v -test.run " + shellQuote(runRegexp) + " >/out/gotest.log 2>&1\n" +
+		"rc=$?\n" +
+		"cat /out/gotest.log\n" +
+		"exit $rc\n"
+}
+
+func buildGoTest(gobin, root, pkg, out string) error {
+	return runGo(gobin, root, "test", "-c", "-o", out, pkg)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func copyMap[V any](m map[string]V) map[string]V {
+	c := make(map[string]V, len(m)+1)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

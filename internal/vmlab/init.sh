@@ -1,0 +1,29 @@
+#!/bin/busybox sh
+# /init of the vmlab initramfs (see doc.go). It prepares the guest, runs
+# /lab/script with "sh -e", records its exit status in /out/.exit and
+# powers the machine off.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /out /sbin /usr/bin /usr/sbin /root
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root IOTAP_IN_VM=1
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t tmpfs tmpfs /tmp
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 out /out ||
+	echo "vmlab: cannot mount the 9p share at /out"
+hostname vmlab
+ip link set lo up 2>/dev/null
+if [ -e /lab/usb ]; then
+	lab_wait 120 lab_usb_ready || echo "vmlab: the lab's USB devices did not all enumerate"
+fi
+cd /tmp
+echo "vmlab: script start"
+sh -e /lab/script </dev/null
+rc=$?
+echo "vmlab: script exit $rc"
+echo "$rc" >/out/.exit
+sync
+umount /out 2>/dev/null
+poweroff -f
