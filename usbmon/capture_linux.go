@@ -422,4 +422,3 @@ func (c *Capture) Close() error {
 	}
 	return err
 }
-

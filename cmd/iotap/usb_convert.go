@@ -1,8 +1,203 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/usbmon"
+)
 
 func newUSBConvertCmd(e *env) *cobra.Command {
-	_ = e
-	return &cobra.Command{Use: "convert", Short: "(not yet implemented)", Hidden: true}
+	var (
+		to, out   string
+		linkType  int
+		keepGoing bool
+		allowLoss bool
+	)
+	c := &cobra.Command{
+		Use:   "convert --to 1u|1t|pcap|pcapng [flags] FILE -o OUT",
+		Short: "Convert usbmon captures between text (1u, 1t), pcap and pcapng",
+		Long: `Convert a usbmon capture to another format. The input format (text 1u or 1t,
+pcap or pcapng with link type 189 or 220, either byte order) is detected from
+the content; "-" reads standard input. -o - writes to standard output; files
+are created with mode 0600.
+
+What the target cannot hold is counted and reported on stderr: text keeps at
+most 32 data bytes, 5 ISO descriptors and no wall clock (its timestamp is
+derived from the wall clock when the input has none of its own); '1t' has no
+bus numbers and no interval/start frame; link type 189 (--link-type 189) has
+no interval, start frame, transfer flags or ISO descriptors. Text converted
+to pcap gets timestamps from its own microsecond stamp.
+
+Exit code 3 when the input is truncated, records events dropped by the
+kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.`,
+		Example: `  iotap usb convert --to 1u capture.pcapng -o capture.txt
+  iotap usb convert --to pcapng 0u.txt -o 0u.pcapng
+  iotap usb convert --to pcap --link-type 189 capture.pcapng -o old.pcap`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if to == "" {
+				return usageErrorf("--to is required (1u, 1t, pcap or pcapng)")
+			}
+			f, err := usbmon.ParseFormat(to)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			if linkType != usbmon.LinkTypeUSBLinux && linkType != usbmon.LinkTypeUSBLinuxMmapped {
+				return usageErrorf("--link-type %d: want 189 or 220", linkType)
+			}
+			if out == "" {
+				return usageErrorf("-o OUT is required (- for stdout)")
+			}
+			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss)
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&to, "to", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
+	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
+	fl.BoolVar(&keepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
+	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when input was truncated, dropped or skipped")
+	return c
+}
+
+// usbCreateOutput creates path for writing with mode 0600, refusing to
+// follow a symbolic link (root writes these files), or returns stdout
+// for "-".
+func usbCreateOutput(e *env, path string) (io.Writer, func() error, error) {
+	if path == "-" {
+		return e.stdout, func() error { return nil }, nil
+	}
+	f, err := usbOpenFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+func usbNewWriter(w io.Writer, f usbmon.Format, linkType int) (usbmon.Writer, error) {
+	switch f {
+	case usbmon.FormatPcap:
+		return usbmon.NewPcapWriter(w, linkType)
+	case usbmon.FormatPcapng:
+		return usbmon.NewPcapngWriter(w, linkType)
+	}
+	return usbmon.NewWriter(w, f)
+}
+
+func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool) error {
+	var src io.Reader = os.Stdin
+	if in != "-" {
+		fh, err := os.Open(in)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		src = fh
+	}
+	skipped := 0
+	r, from, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: keepGoing, OnSkip: func(err error) {
+		skipped++
+		if skipped <= 10 {
+			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
+		}
+	}})
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	dst, closeOut, err := usbCreateOutput(e, out)
+	if err != nil {
+		return err
+	}
+	w, err := usbNewWriter(dst, to, linkType)
+	if err != nil {
+		closeOut()
+		return err
+	}
+	var ev usbmon.Event
+	n := 0
+	var readErr error
+	for {
+		if n&4095 == 0 && e.ctx.Err() != nil {
+			readErr = e.ctx.Err()
+			break
+		}
+		err := r.ReadInto(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		if err := w.Write(&ev); err != nil {
+			closeOut()
+			return err
+		}
+		n++
+	}
+	var dropped uint64
+	if d, ok := r.(interface{ Dropped() uint64 }); ok {
+		dropped = d.Dropped()
+		if ng, ok := w.(*usbmon.PcapngWriter); ok && dropped > 0 {
+			if err := ng.WriteStats(time.Now(), dropped); err != nil {
+				closeOut()
+				return err
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		closeOut()
+		return err
+	}
+	if err := closeOut(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", n, from, to)
+	if l := w.Loss(); l.Total() > 0 {
+		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", to, l)
+	}
+	var lost []string
+	if readErr != nil {
+		if !errors.Is(readErr, usbmon.ErrTruncated) {
+			return fmt.Errorf("%s: %w (%d events converted before it)", in, readErr, n)
+		}
+		lost = append(lost, readErr.Error())
+	}
+	if skipped > 0 {
+		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", skipped))
+	}
+	if dropped > 0 {
+		lost = append(lost, fmt.Sprintf("the input records %d events dropped by the kernel", dropped))
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	msg := strings.Join(lost, "; ")
+	if allowLoss {
+		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
+		return nil
+	}
+	return dataLostError("%s (use --allow-loss to accept)", msg)
+}
+
+// usbOpenFile creates or truncates path with mode 0600 and never follows a
+// symbolic link; an existing file gets mode 0600 too.
+func usbOpenFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

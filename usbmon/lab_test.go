@@ -1,0 +1,335 @@
+package usbmon
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/internal/vmlab"
+)
+
+// labScript captures the lab's USB traffic through the three capture
+// methods of iotap and the kernel's own 0u text at the same time, while the
+// guest opens the keyboard and tablet (interrupt transfers), types, moves
+// the pointer, reads both storage disks (bulk) and hot-plugs a keyboard
+// (enumeration). Then it reads a disk at full speed under a mmap capture
+// with the largest ring and with the smallest, and kills a capture with
+// SIGKILL.
+const labScript = `
+lab_wait 60 sh -c 'ls /sys/block | grep -c ^sd | grep -qx 2'
+lab_wait 60 sh -c 'cat /sys/bus/usb/devices/*/product | grep -qx "QEMU USB Tablet"'
+sleep 2
+status() { rc=0; wait $1 || rc=$?; echo $rc >/out/$2.rc; }
+
+# Phase 1: four readers at once.
+cat /sys/kernel/debug/usb/usbmon/0u >/tmp/kernel.0u &
+K=$!
+iotap usb capture --method mmap --ring-size 1200K -o /tmp/mmap.pcapng 2>/out/mmap.err &
+M=$!
+iotap usb capture --method read --ring-size 1200K -o /tmp/read.pcapng 2>/out/read.err &
+R=$!
+iotap usb capture --method text --format 1u -o /tmp/text.1u 2>/out/text.err &
+T=$!
+sleep 3
+for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
+sleep 1
+lab_monitor "sendkey a" >/dev/null
+lab_monitor "sendkey shift-b" >/dev/null
+lab_monitor "mouse_move 20 10" >/dev/null
+for d in /sys/block/sd*; do
+	dd if=/dev/${d##*/} of=/dev/null bs=16k count=2 skip=7 2>/dev/null
+done
+lab_monitor "device_add usb-kbd,id=kbd9,bus=xhci.0" >/dev/null
+lab_wait 30 sh -c '[ $(cat /sys/bus/usb/devices/*/product | grep -cx "QEMU USB Keyboard") -ge 2 ]'
+sleep 2
+kill $(cat /tmp/inputs)
+sleep 2
+kill -INT $M $R $T
+status $M mmap
+status $R read
+status $T text
+kill $K
+cat /sys/kernel/debug/usb/usbmon/0s >/out/0s
+cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /out/
+
+# Phase 2: full-speed reads of a 16 MiB disk, largest ring: nothing lost.
+disk=$(for d in /sys/block/sd*; do case "$(readlink -f $d)" in */0000:00:04.0/*) echo ${d##*/};; esac; done)
+echo $disk >/out/disk
+echo 3 >/proc/sys/vm/drop_caches
+iotap usb capture --ring-size 1200K -o /tmp/full.pcapng 2>/out/full.err &
+F=$!
+sleep 2
+dd if=/dev/$disk of=/dev/null bs=64k 2>/out/full.dd
+sleep 1
+kill -INT $F
+status $F full
+ls -l /tmp/full.pcapng >/out/full.ls
+iotap usb stats /tmp/full.pcapng >/out/full.stats 2>&1 || true
+iotap usb convert --to pcapng /tmp/full.pcapng -o /tmp/full2.pcapng 2>/out/full.convert || echo $? >/out/full.convert.rc
+rm -f /tmp/full2.pcapng
+
+# Phase 3: the smallest ring drops events, and says so.
+echo 3 >/proc/sys/vm/drop_caches
+iotap usb capture --ring-size 8K -o /tmp/tiny.pcapng 2>/out/tiny.err &
+S=$!
+sleep 2
+for d in /sys/block/sd*; do dd if=/dev/${d##*/} of=/dev/null bs=64k 2>/dev/null & done
+wait %2 %3 2>/dev/null || true
+sleep 4
+sleep 1
+kill -INT $S
+status $S tiny
+cp /tmp/tiny.pcapng /out/
+
+# Phase 4: SIGKILL in the middle of a capture.
+echo 3 >/proc/sys/vm/drop_caches
+iotap usb capture --ring-size 1200K -o /tmp/killed.pcapng 2>/out/killed.err &
+X=$!
+sleep 2
+dd if=/dev/$disk of=/dev/null bs=64k count=64 2>/dev/null
+kill -KILL $X
+status $X killed
+cp /tmp/killed.pcapng /out/
+ls -l /tmp/*.pcapng /out/ >/out/ls
+`
+
+func TestLabCapture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots the lab VM")
+	}
+	res := vmlab.Run(t, vmlab.Machine{USB: true, Script: labScript})
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script failed (exit %d):\n%s", res.ExitCode, tailLines(res.Console, 40))
+	}
+	out := func(name string) string { return filepath.Join(res.Out, name) }
+	if dir := os.Getenv("IOTAP_USB_LAB_SAVE"); dir != "" {
+		for _, n := range []string{"kernel.0u", "mmap.pcapng", "read.pcapng", "text.1u"} {
+			b := res.ReadOut(t, n)
+			os.WriteFile(filepath.Join(dir, n), b, 0o644)
+		}
+	}
+	for _, m := range []string{"mmap", "read", "text"} {
+		if rc := strings.TrimSpace(string(res.ReadOut(t, m+".rc"))); rc != "0" {
+			t.Errorf("%s capture exited %s: %s", m, rc, res.ReadOut(t, m+".err"))
+		}
+	}
+	t.Run("agreement", func(t *testing.T) { checkAgreement(t, res, out) })
+	t.Run("full-speed", func(t *testing.T) { checkFullSpeed(t, res, out) })
+	t.Run("tiny-ring", func(t *testing.T) { checkTinyRing(t, res, out) })
+	t.Run("sigkill", func(t *testing.T) { checkKilled(t, res, out) })
+}
+
+func tailLines(s string, n int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// stripStamp removes the timestamp word of a text line: every reader
+// stamps its own copy of an event.
+func stripStamp(line string) string {
+	f := strings.SplitN(line, " ", 3)
+	if len(f) < 3 {
+		return line
+	}
+	return f[0] + " " + f[2]
+}
+
+func textLines(t *testing.T, file string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l []string
+	for _, s := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if s != "" {
+			l = append(l, s)
+		}
+	}
+	return l
+}
+
+// asText renders binary events as the kernel's 1u text without stamps.
+func asText(evs []*Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = stripStamp(strings.TrimSuffix(string(AppendText(nil, ev, Format1u, nil)), "\n"))
+	}
+	return out
+}
+
+// subsequence matches every line of sub, in order, to a line of full. It
+// returns the number of sub lines that had no match, and the number of
+// full lines skipped between the first and the last match.
+func subsequence(sub, full []string) (unmatched, gaps int, first, last int) {
+	j := 0
+	first, last = -1, -1
+	for _, s := range sub {
+		k := j
+		for k < len(full) && full[k] != s {
+			k++
+		}
+		if k == len(full) {
+			unmatched++
+			continue
+		}
+		if first < 0 {
+			first = k
+		} else {
+			gaps += k - j
+		}
+		last = k
+		j = k + 1
+	}
+	return
+}
+
+func checkAgreement(t *testing.T, res *vmlab.Result, out func(string) string) {
+	mm := readAll(t, out("mmap.pcapng"))
+	rd := readAll(t, out("read.pcapng"))
+	if len(mm) < 50 {
+		t.Fatalf("mmap capture has only %d events", len(mm))
+	}
+	// The two binary paths see the same events with the same fields (the
+	// kernel stamps each reader's copy separately: timestamps differ).
+	if len(mm) != len(rd) {
+		t.Errorf("mmap captured %d events, read %d", len(mm), len(rd))
+	}
+	for i := 0; i < len(mm) && i < len(rd); i++ {
+		a, b := *mm[i], *rd[i]
+		a.Sec, a.Usec, b.Sec, b.Usec = 0, 0, 0, 0
+		if !sameEvent(&a, &b) {
+			t.Fatalf("event %d differs between mmap and read:\n%+v\n%+v", i+1, a, b)
+		}
+	}
+	// What the traffic must contain.
+	kinds := map[string]int{}
+	for _, ev := range mm {
+		kinds[ev.Transfer.String()+string(rune(ev.Type))]++
+		if ev.Transfer == Control && ev.Type == Submission && ev.HasSetup() && ev.Setup[1] == 6 && ev.Setup[3] == 1 {
+			kinds["GET_DESCRIPTOR(device)"]++
+		}
+	}
+	for _, k := range []string{"bulkS", "bulkC", "intrS", "intrC", "ctrlS", "ctrlC", "GET_DESCRIPTOR(device)"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s events in the capture: %v", k, kinds)
+		}
+	}
+	lost := string(res.ReadOut(t, "0s"))
+	textLost, _ := parseTextLost([]byte(lost))
+	// The kernel's own text and iotap's text capture must show what the
+	// binary capture shows, field for field, as the kernel prints it.
+	bin := asText(mm)
+	for _, name := range []string{"kernel.0u", "text.1u"} {
+		var lines []string
+		for _, l := range textLines(t, out(name)) {
+			lines = append(lines, stripStamp(l))
+		}
+		un, gaps, first, last := subsequence(lines, bin)
+		t.Logf("%s: %d lines, %d binary events, %d unmatched, %d missing inside, matched binary events %d..%d; 0s: %s",
+			name, len(lines), len(bin), un, gaps, first+1, last+1, strings.TrimSpace(lost))
+		if un != 0 {
+			t.Errorf("%s: %d lines match no event of the binary capture", name, un)
+		}
+		if gaps > int(textLost) {
+			t.Errorf("%s misses %d events the binary capture has, more than the kernel's text_lost %d", name, gaps, textLost)
+		}
+		if len(lines) < len(bin)/2 {
+			t.Errorf("%s has %d lines for %d binary events", name, len(lines), len(bin))
+		}
+	}
+	// Golden: the kernel's lines, parsed and written again, byte for byte.
+	kernel := textLines(t, out("kernel.0u"))
+	var buf bytes.Buffer
+	r := NewTextReader(strings.NewReader(strings.Join(kernel, "\n")+"\n"), Format1u, ReaderOptions{})
+	w := NewTextWriter(&buf, Format1u)
+	var ev Event
+	for r.ReadInto(&ev) == nil {
+		w.Write(&ev)
+	}
+	w.Flush()
+	if got := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n"); strings.Join(got, "\n") != strings.Join(kernel, "\n") {
+		t.Errorf("kernel text does not round-trip byte for byte (%d lines in, %d out)", len(kernel), len(got))
+	}
+}
+
+func captureSummary(t *testing.T, res *vmlab.Result, name string) (rc, stderr string) {
+	return strings.TrimSpace(string(res.ReadOut(t, name+".rc"))), string(res.ReadOut(t, name+".err"))
+}
+
+func checkFullSpeed(t *testing.T, res *vmlab.Result, out func(string) string) {
+	rc, errs := captureSummary(t, res, "full")
+	t.Logf("full speed: %s; dd: %s; %s", strings.TrimSpace(errs), strings.TrimSpace(string(res.ReadOut(t, "full.dd"))), res.ReadOut(t, "full.ls"))
+	if rc != "0" || !strings.Contains(errs, "kernel dropped 0") {
+		t.Errorf("full-speed mmap capture with a 1200K ring: exit %s, stderr %q", rc, errs)
+	}
+	if !strings.Contains(string(res.ReadOut(t, "full.convert")), "converted") {
+		t.Errorf("convert in the guest: %s", res.ReadOut(t, "full.convert"))
+	}
+}
+
+func checkTinyRing(t *testing.T, res *vmlab.Result, out func(string) string) {
+	rc, errs := captureSummary(t, res, "tiny")
+	t.Logf("tiny ring: exit %s: %s", rc, strings.TrimSpace(errs))
+	if rc != "3" || !strings.Contains(errs, "dropped") {
+		t.Fatalf("8K ring at full speed: exit %s, stderr %q; want exit 3 and the drop count", rc, errs)
+	}
+	fh, err := os.Open(out("tiny.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, _, err := NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev Event
+	n := 0
+	for r.ReadInto(&ev) == nil {
+		n++
+	}
+	d := r.(interface{ Dropped() uint64 }).Dropped()
+	if d == 0 || !strings.Contains(errs, fmt.Sprintf("dropped %d", d)) {
+		t.Errorf("pcapng records ifdrop %d; stderr %q", d, errs)
+	}
+	t.Logf("tiny ring: %d events kept, %d dropped (pcapng ifdrop)", n, d)
+}
+
+func checkKilled(t *testing.T, res *vmlab.Result, out func(string) string) {
+	rc, _ := captureSummary(t, res, "killed")
+	if rc != "137" {
+		t.Errorf("SIGKILLed capture exited %s, want 137", rc)
+	}
+	fh, err := os.Open(out("killed.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, _, err := NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev Event
+	n := 0
+	for {
+		err = r.ReadInto(&ev)
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if err != io.EOF && !errors.Is(err, ErrTruncated) {
+		t.Errorf("killed capture: after %d events: %v (want EOF or a truncated last record)", n, err)
+	}
+	if n < 20 {
+		t.Errorf("killed capture kept only %d events", n)
+	}
+	t.Logf("killed capture: %d complete events, end: %v", n, err)
+}
