@@ -52,11 +52,15 @@
 // PCI slots are pinned: e1000 at 0000:00:03.0 (E1000PCI; vendor 0x8086,
 // device 0x100e, driver e1000, interface eth0, MAC 52:54:00:12:34:56),
 // qemu-xhci at 0000:00:04.0 (XHCIPCI), usb-ehci at 0000:00:05.0 (EHCIPCI),
-// virtio-9p at 0000:00:06.0. With Machine.USB the xHCI bus (QEMU id xhci,
-// usbmon bus 1 in the guest, once the EHCI bus is number 2) carries
-// usb-storage stor0 (SuperSpeed, disk d0), usb-kbd kbd0 and usb-tablet
-// tablet0; the EHCI bus (id ehci) carries usb-storage stor1 (high speed,
-// disk d1). Each disk is a 16 MiB raw image (DiskSize) whose sector n
+// virtio-9p at 0000:00:06.0. With Machine.USB the xHCI controller (QEMU
+// id xhci) has a USB 2 root hub carrying usb-kbd kbd0 and usb-tablet
+// tablet0 (high speed) and a USB 3 root hub carrying usb-storage stor0
+// (SuperSpeed, disk d0); the EHCI controller (id ehci) carries usb-storage
+// stor1 (high speed, disk d1). Seen so far: usbmon bus 1 is xHCI USB 2,
+// bus 2 EHCI, bus 3 xHCI USB 3, sda the EHCI disk and sdb the xHCI disk;
+// the controllers probe concurrently, so tests look the numbers up
+// (/sys/bus/pci/devices/XHCIPCI/usb*/busnum, readlink of /sys/block/sd*)
+// rather than hard-coding them. Each disk is a 16 MiB raw image (DiskSize) whose sector n
 // holds DiskSector(disk, n), so guest tests can read it with dd and check
 // what they captured. The e1000's network is a QEMU UDP socket between
 // two free ports on 127.0.0.1: nothing reaches a host network.

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/iotap/iotap/internal/vmlab"
+)
+
+// TestLabDoctor runs "iotap doctor --json" on the lab kernel, which has
+// every facility the lab needs built in, and checks that doctor finds
+// them. It skips under -short (see internal/vmlab).
+func TestLabDoctor(t *testing.T) {
+	res := vmlab.Run(t, vmlab.Machine{USB: true, Script: `iotap doctor --json >/out/doctor.json`})
+	if res.ExitCode != 0 {
+		t.Fatalf("iotap doctor --json exited %d in the guest:\n%s", res.ExitCode, res.Console)
+	}
+	var rep struct {
+		Facilities []struct {
+			Name      string `json:"name"`
+			Available bool   `json:"available"`
+			Detail    string `json:"detail"`
+			Remedy    string `json:"remedy"`
+		} `json:"facilities"`
+	}
+	b := res.ReadOut(t, "doctor.json")
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("doctor --json output is not the documented JSON: %v\n%s", err, b)
+	}
+	seen := map[string]bool{}
+	for _, f := range rep.Facilities {
+		if seen[f.Name] {
+			t.Errorf("facility %q reported twice", f.Name)
+		}
+		seen[f.Name] = true
+		if f.Detail == "" {
+			t.Errorf("facility %q has no detail", f.Name)
+		}
+		if !f.Available && f.Remedy == "" {
+			t.Errorf("facility %q is missing but has no remedy", f.Name)
+		}
+	}
+	want := []string{"tracefs", "debugfs", "usbmon", "usbmon-binary", "mmiotrace", "user_events"}
+	for _, name := range want {
+		found := false
+		for _, f := range rep.Facilities {
+			if f.Name != name {
+				continue
+			}
+			found = true
+			if !f.Available {
+				t.Errorf("in the lab, doctor says %s is missing: %s (remedy %q)", name, f.Detail, f.Remedy)
+			}
+		}
+		if !found {
+			t.Errorf("doctor does not report facility %q", name)
+		}
+	}
+	for _, name := range []string{"intel_pt", "perf_event"} {
+		if !seen[name] {
+			t.Errorf("doctor does not report facility %q", name)
+		}
+	}
+	t.Logf("doctor --json in the guest:\n%s", b)
+}
