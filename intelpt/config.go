@@ -88,4 +88,7 @@ type Config struct {
 	// CPUID15EAX and CPUID15EBX are CPUID leaf 0x15: TSC/crystal clock ratio
 	// (EBX/EAX), needed to turn MTC/TMA crystal ticks into TSC ticks.
 	CPUID15EAX, CPUID15EBX uint32
+	// IgnoreBlocks makes the decoder treat the block packets BBP, BIP and
+	// BEP (PEBS via PT, event trace) as unknown opcodes, as libipt does.
+	IgnoreBlocks bool
 }

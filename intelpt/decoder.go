@@ -435,6 +435,9 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		}
 		q = Packet{Kind: KindEVD, Size: 11, Type: rest[2] & 0x1f, Payload: binary.LittleEndian.Uint64(rest[3:])}
 	case extBBP:
+		if d.cfg.IgnoreBlocks {
+			return decodeErr(pos, ErrBadOpcode)
+		}
 		if !need(3) {
 			return decodeErr(pos, ErrTruncated)
 		}
@@ -445,6 +448,9 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			d.block = 4
 		}
 	case extBEP, extBEPIP:
+		if d.cfg.IgnoreBlocks {
+			return decodeErr(pos, ErrBadOpcode)
+		}
 		d.block = 0
 		q = Packet{Kind: KindBEP, Size: 2}
 		if e&0x80 != 0 {

@@ -26,6 +26,9 @@ type DumpOptions struct {
 	KeepTCalOnOvf bool // keep the calibration across OVF (--keep-tcal-on-ovf)
 	// CPU, when set, selects errata workarounds (--cpu f/m[/s]).
 	CPU *CPU
+	// Blocks decodes the block packets BBP, BIP and BEP, which libipt's
+	// ptdump reports as unknown opcodes (the default, for identical output).
+	Blocks bool
 }
 
 // DumpResult counts what Dump saw.
@@ -43,6 +46,7 @@ type DumpResult struct {
 func Dump(w io.Writer, buf []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	dp := dumper{w: bw, opt: &opt, cfg: cfg}
+	dp.cfg.IgnoreBlocks = !opt.Blocks
 	if opt.CPU != nil {
 		e, ok := ErrataFor(*opt.CPU)
 		dp.cfg.Errata = e

@@ -83,6 +83,10 @@ func parsePTDumpArgs(args []string) (Config, DumpOptions, error) {
 			opt.NoTCal = true
 		case "--no-wall-clock":
 			opt.NoWallClock = true
+		case "--no-timing":
+			opt.NoTiming = true
+		case "--quiet":
+			opt.Quiet = true
 		case "--no-cyc":
 			opt.NoCyc = true
 		case "--keep-tcal-on-ovf":

@@ -72,6 +72,7 @@ unless --allow-loss.`,
 	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
 	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX (crystal clock ratio denominator)")
 	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX (crystal clock ratio numerator)")
+	fl.BoolVar(&o.Blocks, "blocks", false, "decode BBP/BIP/BEP block packets (ptdump reports them as unknown opcodes)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
