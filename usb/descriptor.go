@@ -452,6 +452,12 @@ func ParseConfiguration(b []byte) (ConfigDescriptor, error) {
 		end = int(c.TotalLength)
 	}
 	off := int(b[0])
+	if off > len(b) {
+		return c, shortErr(what, len(b), off, len(b))
+	}
+	if off > end {
+		return c, invalidErr(what, 2, "wTotalLength %d below bLength %d", c.TotalLength, off)
+	}
 	c.Len = off
 	var iface *InterfaceDescriptor
 	var ep *EndpointDescriptor

@@ -1,0 +1,227 @@
+package usb
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// checkErr fails unless err is nil or a *FormatError within the input.
+func checkErr(t *testing.T, err error, n int) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v is not a *FormatError", err)
+	}
+	if fe.Offset < 0 || fe.Offset > n {
+		t.Fatalf("error offset %d outside input of %d bytes: %v", fe.Offset, n, err)
+	}
+	if !errors.Is(err, ErrShort) && !errors.Is(err, ErrInvalid) {
+		t.Fatalf("error %v wraps neither ErrShort nor ErrInvalid", err)
+	}
+}
+
+func FuzzSetup(f *testing.F) {
+	f.Add([]byte{0x80, 6, 0, 1, 0, 0, 18, 0}, uint8(0))
+	f.Add([]byte{0x21, 0x20, 0, 0, 0, 0, 7, 0}, uint8(ClassCDC))
+	f.Fuzz(func(t *testing.T, b []byte, hint uint8) {
+		s, err := ParseSetup(b)
+		checkErr(t, err, len(b))
+		if err != nil {
+			return
+		}
+		if w := s.Bytes(); string(w[:]) != string(b[:8]) {
+			t.Fatalf("round trip %x -> %x", b[:8], w)
+		}
+		if s.Describe(hint) == "" {
+			t.Fatal("empty description")
+		}
+	})
+}
+
+func FuzzDeviceDescriptor(f *testing.F) {
+	f.Add(mustHex(f, km003cDevice))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ParseDeviceDescriptor(b)
+		checkErr(t, err, len(b))
+		if d.Len > len(b) || d.Len > 18 {
+			t.Fatalf("Len %d of %d bytes", d.Len, len(b))
+		}
+		_ = d.String()
+		q, err := ParseDeviceQualifier(b)
+		checkErr(t, err, len(b))
+		_ = q.String()
+	})
+}
+
+func FuzzConfiguration(f *testing.F) {
+	f.Add(mustHex(f, km003cConfig))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseConfiguration(b)
+		checkErr(t, err, len(b))
+		if c.Len > len(b) || (c.Len > int(c.TotalLength) && c.Len > 9) {
+			t.Fatalf("Len %d, input %d, wTotalLength %d", c.Len, len(b), c.TotalLength)
+		}
+		_ = c.String()
+		_ = c.Tree()
+	})
+}
+
+func FuzzSmallDescriptors(f *testing.F) {
+	f.Add(mustHex(f, "0705810240000007"))
+	f.Add(mustHex(f, "0904000002ff000002"))
+	f.Add(mustHex(f, "080b010202020000"))
+	f.Add(mustHex(f, "06300f000000"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := ParseEndpointDescriptor(b)
+		checkErr(t, err, len(b))
+		_ = e.String()
+		i, err := ParseInterfaceDescriptor(b)
+		checkErr(t, err, len(b))
+		_ = i.String()
+		a, err := ParseInterfaceAssociation(b)
+		checkErr(t, err, len(b))
+		_ = a.String()
+		s, err := ParseSSEndpointCompanion(b)
+		checkErr(t, err, len(b))
+		_ = s.String()
+	})
+}
+
+func FuzzStringDescriptor(f *testing.F) {
+	f.Add(mustHex(f, "16034300680061007200670065007200"), false)
+	f.Add(mustHex(f, "04030904"), true)
+	f.Fuzz(func(t *testing.T, b []byte, langs bool) {
+		s, err := ParseStringDescriptor(b, langs)
+		checkErr(t, err, len(b))
+		_ = s.String()
+	})
+}
+
+func FuzzBOS(f *testing.F) {
+	f.Add(mustHex(f, "050f160002"+"07100202000000"+"0a1003000e00010aff07"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := ParseBOS(b)
+		checkErr(t, err, len(b))
+		if d.Len > len(b) {
+			t.Fatalf("Len %d of %d", d.Len, len(b))
+		}
+		_ = d.String()
+	})
+}
+
+func FuzzClassDescriptors(f *testing.F) {
+	f.Add(mustHex(f, "092111010001221800"))
+	f.Add(mustHex(f, "0a2908090032640000ff"))
+	f.Add(mustHex(f, "0c2a0409000a00000a000000"))
+	f.Add(mustHex(f, "052406000102"))
+	f.Add(mustHex(f, "0d240f04000000000006000000"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ParseHIDDescriptor(b)
+		checkErr(t, err, len(b))
+		_ = h.String()
+		hub, err := ParseHubDescriptor(b)
+		checkErr(t, err, len(b))
+		_ = hub.String()
+		c, err := ParseCDCFunctional(b)
+		checkErr(t, err, len(b))
+		if err == nil {
+			_ = c.String()
+		}
+		ps, err := ParsePortStatus(b)
+		checkErr(t, err, len(b))
+		_ = ps.String()
+		l, err := ParseLineCoding(b)
+		checkErr(t, err, len(b))
+		_ = l.String()
+	})
+}
+
+func FuzzReportDescriptor(f *testing.F) {
+	f.Add(mustHex(f, bootKeyboard))
+	f.Add(mustHex(f, "fe0210aabb0501a4b4"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rd, err := ParseReportDescriptor(b)
+		checkErr(t, err, len(b))
+		last := -1
+		for _, it := range rd.Items {
+			if it.Offset <= last || it.Offset >= len(b) {
+				t.Fatalf("item offset %d after %d in %d bytes", it.Offset, last, len(b))
+			}
+			last = it.Offset
+		}
+		_ = rd.String()
+		_ = rd.Summary()
+	})
+}
+
+func FuzzMassStorage(f *testing.F) {
+	f.Add(mustHex(f, "55534243ad0000000080000080010a28200000002000004000000000000000"))
+	f.Add(mustHex(f, "55534253ad0000000002000001"))
+	f.Add(mustHex(f, "28000000000800000100"))
+	f.Add(mustHex(f, "700006000000000a00000000280000000000"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCBW(b)
+		checkErr(t, err, len(b))
+		if err == nil {
+			_ = c.String()
+			if int(c.CBLength) != len(c.Command()) {
+				t.Fatalf("command length %d, bCBWCBLength %d", len(c.Command()), c.CBLength)
+			}
+		}
+		s, err := ParseCSW(b)
+		checkErr(t, err, len(b))
+		_ = s.String()
+		cdb, err := ParseCDB(b)
+		checkErr(t, err, len(b))
+		_ = cdb.String()
+		q, err := ParseInquiry(b)
+		checkErr(t, err, len(b))
+		_ = q.String()
+		c10, err := ParseCapacity10(b)
+		checkErr(t, err, len(b))
+		_ = c10.String()
+		c16, err := ParseCapacity16(b)
+		checkErr(t, err, len(b))
+		_ = c16.String()
+		sn, err := ParseSense(b)
+		checkErr(t, err, len(b))
+		_ = sn.String()
+	})
+}
+
+// FuzzDecoder feeds a control request and its response, then a bulk
+// submission and completion, through the stateful decoder.
+func FuzzDecoder(f *testing.F) {
+	f.Add(mustHex(f, "8006000200008200"), mustHex(f, km003cConfig))
+	f.Add(mustHex(f, "8106002200004000"), mustHex(f, bootKeyboard))
+	f.Add(mustHex(f, "a106002900000f00"), mustHex(f, "0a2908090032640000ff"))
+	f.Fuzz(func(t *testing.T, setup, data []byte) {
+		if len(setup) < 8 {
+			return
+		}
+		ids := NewIdentities()
+		d := NewDecoder(ids)
+		p := NewPairer()
+		var s [8]byte
+		copy(s[:], setup)
+		in := s[0]&0x80 != 0
+		evs := []*usbmon.Event{
+			{ID: 1, Type: usbmon.Submission, Transfer: usbmon.Control, Device: 2, In: in, Setup: s, Data: data, Length: uint32(len(data))},
+			{ID: 1, Type: usbmon.Callback, Transfer: usbmon.Control, Device: 2, In: in, Data: data, Length: uint32(len(data)), SetupFlag: usbmon.SetupNone},
+			{ID: 2, Type: usbmon.Submission, Transfer: usbmon.Bulk, Device: 2, Endpoint: 1, Data: data, Length: uint32(len(data)), SetupFlag: usbmon.SetupNone},
+			{ID: 3, Type: usbmon.Callback, Transfer: usbmon.Bulk, Device: 2, Endpoint: 2, In: true, Data: data, Length: uint32(len(data)), SetupFlag: usbmon.SetupNone},
+		}
+		for _, e := range evs {
+			pr, ok := p.Add(e)
+			if ok {
+				ids.Observe(pr, e)
+			}
+			_ = d.Decode(e, pr, ok)
+		}
+	})
+}
