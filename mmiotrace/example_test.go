@@ -1,0 +1,65 @@
+package mmiotrace_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/iotap/iotap/mmiotrace"
+)
+
+const exampleLog = `VERSION 20070824
+PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 8.286086 1 0xfebc0000 0xff508fd9c0220000 0x20000 0x0 0
+R 4 8.288891 1 0xfebc0008 0x80080783 0x0 0
+W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
+`
+
+// Read records without allocating, resolving each access to its BAR.
+func ExampleReader() {
+	rd := mmiotrace.NewReader(strings.NewReader(exampleLog))
+	bars := mmiotrace.NewBARMap()
+	var rec mmiotrace.Record
+	for {
+		err := rd.ReadInto(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		bars.Observe(&rec)
+		if rec.Kind == mmiotrace.KindRead || rec.Kind == mmiotrace.KindWrite {
+			loc, _ := bars.Lookup(rec.Phys)
+			fmt.Printf("%s %d %s BAR%d+0x%x = 0x%x\n", rec.Kind, rec.Width, loc.BAR.Addr, loc.BAR.Index, loc.Offset, rec.Value)
+		}
+	}
+	// Output:
+	// R 4 0000:00:03.0 BAR0+0x8 = 0x80080783
+	// W 4 0000:00:03.0 BAR0+0xd8 = 0xffffffff
+}
+
+// Keep the writes to the first 0x100 bytes of the NIC's BAR0; the records
+// that interpret them stay.
+func ExampleFilterLog() {
+	br, _ := mmiotrace.ParseBARRange("0000:00:03.0/0+0x0..0x100")
+	var kinds mmiotrace.KindSet
+	kinds.Add(mmiotrace.KindWrite)
+	f := &mmiotrace.Filter{Kinds: kinds, BARs: []mmiotrace.BARRange{br}}
+	var out strings.Builder
+	st, err := mmiotrace.FilterLog(context.Background(), strings.NewReader(exampleLog), &out, f, mmiotrace.FilterOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(out.String())
+	fmt.Println(st.Kept, "of", st.Lines)
+	// Output:
+	// VERSION 20070824
+	// PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+	// MAP 8.286086 1 0xfebc0000 0xff508fd9c0220000 0x20000 0x0 0
+	// W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
+	// 4 of 5
+}
