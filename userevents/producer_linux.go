@@ -45,10 +45,6 @@ type Producer struct {
 	ctlMu sync.RWMutex
 }
 
-// zeroWord is what Enabled reads once its event is unregistered or its
-// producer closed. It is never written.
-var zeroWord uint32
-
 // Open finds tracefs and opens user_events_data.
 func Open() (*Producer, error) {
 	f, err := tracefs.Find()
@@ -173,8 +169,8 @@ func (p *Producer) RegisterSchema(s *Schema, flags Flags) (*Event, error) {
 		p.releaseWord(word)
 		return nil, kernelError("register", s.Name, err)
 	}
-	e := &Event{p: p, schema: s, idx: reg.WriteIndex, flags: Flags(reg.Flags), slot: word}
-	e.word.Store(word)
+	e := &Event{p: p, schema: s, idx: reg.WriteIndex, flags: Flags(reg.Flags), slot: word,
+		small: !s.HasDynamic() && s.FixedSize <= smallPayload}
 	e.pool.New = func() any { return new(writeBuf) }
 	p.mu.Lock()
 	p.evs[e] = struct{}{}
@@ -245,7 +241,8 @@ func DeleteFS(f *tracefs.FS, name string) error {
 
 // Close unregisters every event of the producer and closes the
 // descriptor. Events of a closed producer report Enabled false and fail
-// Write with ErrClosed.
+// Write with ErrClosed. The pages of enable words stay mapped (4 KiB per
+// 1024 registrations) so that a late Enabled never faults.
 func (p *Producer) Close() error {
 	if p.done.Swap(true) {
 		return nil
@@ -276,25 +273,23 @@ func (p *Producer) Close() error {
 type Event struct {
 	p      *Producer
 	schema *Schema
-	word   atomic.Pointer[uint32]
-	slot   *uint32
+	slot   *uint32 // the enable word; zeroed and never reused after unregister
 	idx    uint32
 	flags  Flags
+	small  bool      // fixed-size payload that fits smallPayload
 	pool   sync.Pool // *writeBuf
 	mu     sync.Mutex
 	gone   bool
 }
 
-// writeBuf is the per-write scratch: write_index, payload and iovecs.
+// writeBuf is the scratch payload of events with dynamic fields.
 type writeBuf struct {
-	idx  uint32
-	iov  [2]iunix.Iovec
 	data [4096]byte
 }
 
 // Enabled reports whether a tracer (ftrace, perf, eBPF) has the event
 // enabled. It is one atomic load of the enable word the kernel updates.
-func (e *Event) Enabled() bool { return atomic.LoadUint32(e.word.Load()) != 0 }
+func (e *Event) Enabled() bool { return atomic.LoadUint32(e.slot) != 0 }
 
 // Schema returns the event's fields.
 func (e *Event) Schema() *Schema { return e.schema }
@@ -317,14 +312,26 @@ func (e *Event) Write(args ...any) error {
 	if e.p.done.Load() {
 		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
 	}
+	if e.small {
+		// Fixed-size events of up to smallPayload bytes: encode on the stack.
+		var buf [smallPayload]byte
+		payload, err := e.schema.AppendPayload(buf[:0], args...)
+		if err != nil {
+			return err
+		}
+		return e.writev(payload)
+	}
 	b := e.pool.Get().(*writeBuf)
 	payload, err := e.schema.AppendPayload(b.data[:0], args...)
 	if err == nil {
-		err = e.writev(b, payload)
+		err = e.writev(payload)
 	}
 	e.pool.Put(b)
 	return err
 }
+
+// smallPayload is the largest fixed-size payload encoded on the stack.
+const smallPayload = 128
 
 // WriteRaw writes a payload encoded by the caller (without write_index).
 // It is checked with Schema.ValidatePayload first.
@@ -335,23 +342,23 @@ func (e *Event) WriteRaw(payload []byte) error {
 	if err := e.schema.ValidatePayload(payload); err != nil {
 		return err
 	}
-	b := e.pool.Get().(*writeBuf)
-	err := e.writev(b, payload)
-	e.pool.Put(b)
-	return err
+	return e.writev(payload)
 }
 
-func (e *Event) writev(b *writeBuf, payload []byte) error {
-	b.idx = e.idx
-	b.iov[0].Base = (*byte)(unsafe.Pointer(&b.idx))
-	b.iov[0].SetLen(4)
+// writev writes write_index and payload. Both iovecs and the index live on
+// the stack: the raw system call cannot move it.
+func (e *Event) writev(payload []byte) error {
+	idx := e.idx
+	var iov [2]iunix.Iovec
+	iov[0].Base = (*byte)(unsafe.Pointer(&idx))
+	iov[0].SetLen(4)
 	n := 1
 	if len(payload) > 0 {
-		b.iov[1].Base = &payload[0]
-		b.iov[1].SetLen(len(payload))
+		iov[1].Base = &payload[0]
+		iov[1].SetLen(len(payload))
 		n = 2
 	}
-	_, errno := iunix.Writev(e.p.raw, b.iov[:n])
+	_, errno := iunix.Writev(e.p.raw, iov[:n])
 	if errno != 0 {
 		return kernelError("write", e.schema.Name, errno)
 	}
@@ -386,9 +393,9 @@ func (e *Event) unregister() error {
 		return kernelError("unregister", e.schema.Name, err)
 	}
 	e.gone = true
-	e.word.Store(&zeroWord)
+	// The kernel no longer writes the word; it stays zero and is not
+	// reused, so a late Enabled reads false.
 	atomic.StoreUint32(e.slot, 0)
-	e.p.releaseWord(e.slot)
 	return nil
 }
 

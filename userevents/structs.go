@@ -14,6 +14,7 @@ import (
 type StructLayout[T any] struct {
 	Schema *Schema
 	ops    []structOp
+	dense  bool // every payload byte is written by an op: no clearing needed
 }
 
 type structOp struct {
@@ -77,7 +78,7 @@ func LayoutOf[T any](name string) (*StructLayout[T], error) {
 			}
 		}
 	}
-	return &StructLayout[T]{Schema: s, ops: ops}, nil
+	return &StructLayout[T]{Schema: s, ops: ops, dense: !s.HasDynamic()}, nil
 }
 
 func structFieldAt(t reflect.Type, off uintptr) reflect.Type {
@@ -161,7 +162,9 @@ func (l *StructLayout[T]) Append(dst []byte, v *T) ([]byte, error) {
 	s := l.Schema
 	base := len(dst)
 	dst = grow(dst, s.FixedSize)
-	clear(dst[base:])
+	if !l.dense {
+		clear(dst[base:])
+	}
 	p := unsafe.Pointer(v)
 	for _, op := range l.ops {
 		f := &s.Fields[op.field]

@@ -25,10 +25,18 @@ func (t *Typed[T]) Write(v *T) error {
 	if e.p.done.Load() {
 		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
 	}
+	if e.small {
+		var buf [smallPayload]byte
+		payload, err := t.layout.Append(buf[:0], v)
+		if err != nil {
+			return err
+		}
+		return e.writev(payload)
+	}
 	b := e.pool.Get().(*writeBuf)
 	payload, err := t.layout.Append(b.data[:0], v)
 	if err == nil {
-		err = e.writev(b, payload)
+		err = e.writev(payload)
 	}
 	e.pool.Put(b)
 	return err

@@ -98,7 +98,7 @@ func Writev(fd int, iov []Iovec) (int, Errno) {
 	}
 	// A write to user_events_data copies into the trace ring buffer and
 	// never waits, so the scheduler need not be told (RawSyscall).
-	n, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
 	return int(n), e
 }
 
