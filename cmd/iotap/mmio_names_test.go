@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/vmlab"
 )
 
 // namesLog is a small hand-written log: an 82540EM at 00:03.0 (BAR0
@@ -63,7 +65,7 @@ func TestMMIONamesBuiltinByPCIID(t *testing.T) {
 		}
 	}
 	want := map[int]string{
-		5:  " ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, unk=0x80080400}",
+		5:  " ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, MTXCKOK, GIO_MASTER_EN, unk=0x80000000}",
 		6:  " ; IMC = 0xffffffff {TXDW, TXQE, LSC, RXSEQ, RXDMT0, RXO, RXT0, MDAC, RXCFG, GPI_EN0, GPI_EN1, GPI_EN2, GPI_EN3, TXD_LOW, SRPD, unk=0xfffe0120}",
 		7:  " ; CTRL = 0x04000240 {SLU, SPEED=1000, RST}",
 		8:  " ; RAH[0] = 0x80005634 {RAH=0x5634, ASEL=DEST, AV}",
@@ -184,5 +186,58 @@ func TestMMIONamesLostEvents(t *testing.T) {
 	}
 	if _, _, err := runNames(t, "--allow-loss", p); err != nil {
 		t.Errorf("--allow-loss: %v", err)
+	}
+}
+
+// TestLabMMIONames traces the e1000 driver binding to the lab's 82540EM on
+// the real lab kernel (plain tracefs, so it does not depend on iotap's
+// capture), brings the interface up, and names the log with the shipped
+// database: every access of BAR0 must be named.
+func TestLabMMIONames(t *testing.T) {
+	res := vmlab.Run(t, vmlab.Machine{NIC: true, Script: `
+T=/sys/kernel/tracing
+echo mmiotrace > $T/current_tracer
+cat $T/trace_pipe > /tmp/e1000.log &
+P=$!
+sleep 1
+echo ` + vmlab.E1000PCI + ` > /sys/bus/pci/drivers/e1000/unbind
+echo ` + vmlab.E1000PCI + ` > /sys/bus/pci/drivers/e1000/bind
+lab_wait 20 test -e /sys/class/net/eth0
+ip link set eth0 up
+sleep 3
+echo "names lab: up" > $T/trace_marker
+ip link set eth0 down
+sleep 2
+# the kernel refuses to change the tracer while trace_pipe is open
+kill $P
+wait $P || true
+echo nop > $T/current_tracer
+cp /tmp/e1000.log /out/e1000.log
+`})
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script failed (exit %d):\n%s", res.ExitCode, res.Console)
+	}
+	log := filepath.Join(res.Out, "e1000.log")
+	if p := os.Getenv("IOTAP_SAVE_NAMES_LOG"); p != "" {
+		os.WriteFile(p, res.ReadOut(t, "e1000.log"), 0o600)
+	}
+	out, errs, err := runNames(t, log)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errs)
+	}
+	t.Log(strings.TrimSpace(errs))
+	if !strings.Contains(errs, " 0 unnamed, 0 in BARs without a database") {
+		t.Errorf("not every access was named:\n%s", errs)
+	}
+	for _, want := range []string{" ; IMC = 0xffffffff ", " ; STATUS = ", " ; CTRL = ", " ; RCTL = ", " ; TCTL = ", " ; RAL[0] = "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if (strings.HasPrefix(l, "R ") || strings.HasPrefix(l, "W ")) && strings.Contains(l, "0xfeb") && !strings.Contains(l, " ; ") {
+			t.Errorf("access without a name: %s", l)
+			break
+		}
 	}
 }
