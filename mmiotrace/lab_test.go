@@ -1,7 +1,9 @@
 package mmiotrace_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +49,8 @@ ls /sys/bus/pci/devices/%[1]s/driver/ > /dev/null && echo bound > /out/bound.aft
 		t.Error("e1000 not bound after capture")
 	}
 
+	t.Logf("capture stderr:\n%s", res.ReadOut(t, "capture.err"))
+	t.Logf("tiny buffer capture stderr:\n%s", res.ReadOut(t, "tiny.err"))
 	// A tiny buffer loses events: exit 3 with a buffer suggestion.
 	if got := rc("tiny.rc"); got != "3" {
 		t.Errorf("tiny buffer capture exit %s, want 3: %s", got, res.ReadOut(t, "tiny.err"))
@@ -149,5 +153,89 @@ func checkReplayDryRun(t *testing.T, data, listing []byte) {
 	}
 	if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("dry run lists %d writes, log has %d (or order differs)\n%s", len(got), len(want), listing)
+	}
+}
+
+// TestLabCaptureOptions checks CPU offlining (and that CPUs come back), the
+// multi-CPU warning, markers from a named pipe, the bundle, and a capture
+// stopped by SIGINT, on a two-CPU lab VM.
+func TestLabCaptureOptions(t *testing.T) {
+	script := `
+cat /sys/devices/system/cpu/online > /out/online.before
+rc=0; iotap mmio capture --offline-cpus --marker-fifo /tmp/marks --mark start --bundle /out/bundle.tar.gz -o /out/opts.log -- \
+  sh -c 'cat /sys/devices/system/cpu/online > /out/online.during; echo "from fifo" > /tmp/marks; sleep 1' 2>/out/opts.err || rc=$?
+echo $rc > /out/opts.rc
+cat /sys/devices/system/cpu/online > /out/online.after
+test -e /tmp/marks || echo removed > /out/fifo.after
+rc=0; iotap mmio capture -o /out/warn.log -- true 2>/out/warn.err || rc=$?
+echo $rc > /out/warn.rc
+iotap mmio capture -o /out/int.log 2>/out/int.err &
+pid=$!
+sleep 3
+kill -INT $pid
+rc=0; wait $pid || rc=$?
+echo $rc > /out/int.rc
+cat /sys/kernel/tracing/current_tracer > /out/tracer.after
+`
+	res := vmlab.Run(t, vmlab.Machine{NIC: true, CPUs: 2, Script: script})
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script failed (%d):\n%s", res.ExitCode, res.Console)
+	}
+	out := func(name string) string { return strings.TrimSpace(string(res.ReadOut(t, name))) }
+	if got := out("opts.rc"); got != "0" {
+		t.Fatalf("capture exit %s: %s", got, out("opts.err"))
+	}
+	if out("online.before") != "0-1" || out("online.during") != "0" || out("online.after") != "0-1" {
+		t.Errorf("CPUs online before/during/after: %q %q %q", out("online.before"), out("online.during"), out("online.after"))
+	}
+	if !strings.Contains(out("opts.err"), "took 1 CPUs offline") {
+		t.Errorf("no offlining report: %s", out("opts.err"))
+	}
+	if out("fifo.after") != "removed" {
+		t.Error("marker fifo left behind")
+	}
+	log := string(res.ReadOut(t, "opts.log"))
+	if !strings.HasPrefix(log, "VERSION 20070824\n") || !strings.Contains(log, " start\n") || !strings.Contains(log, " from fifo\n") {
+		t.Errorf("markers missing from the log:\n%s", log)
+	}
+	checkBundle(t, res.ReadOut(t, "bundle.tar.gz"), []byte(log))
+
+	if out("warn.rc") != "0" || !strings.Contains(out("warn.err"), "2 CPUs online") {
+		t.Errorf("multi-CPU warning: exit %s: %s", out("warn.rc"), out("warn.err"))
+	}
+	if out("int.rc") != "0" || !strings.HasPrefix(string(res.ReadOut(t, "int.log")), "VERSION 20070824\n") {
+		t.Errorf("SIGINT capture: exit %s: %s", out("int.rc"), out("int.err"))
+	}
+	if out("tracer.after") != "nop" {
+		t.Errorf("tracer left %q", out("tracer.after"))
+	}
+}
+
+func checkBundle(t *testing.T, tgz, log []byte) {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(tgz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name], _ = io.ReadAll(tr)
+	}
+	if !bytes.Equal(files["opts.log"], log) {
+		t.Error("bundle log differs from the capture")
+	}
+	if !bytes.Contains(files["lspci.txt"], []byte("0000:00:03.0 vendor 0x8086 device 0x100e")) {
+		t.Errorf("bundle lspci.txt:\n%s", files["lspci.txt"])
+	}
+	if !bytes.Contains(files["pci-devices.txt"], []byte("8086100e")) || len(files["dmesg.txt"]) == 0 {
+		t.Errorf("bundle: pci-devices %q, dmesg %d bytes", files["pci-devices.txt"], len(files["dmesg.txt"]))
 	}
 }
