@@ -166,7 +166,7 @@ func TestStatsCounts(t *testing.T) {
 	if r := s.BytesPerSecond(); r < 4090 || r > 4100 { // 4096 bytes over 1.0007 s
 		t.Errorf("rate %f", r)
 	}
-	if s.Status[-32] != 1 || s.Status[-19] != 1 || s.Status[0] != 1 {
+	if s.Status[-32] != 1 || s.Status[-19] != 1 || s.StatusCounts()[0] != 1 || s.OK != 1 {
 		t.Errorf("status %v", s.Status)
 	}
 	d := st.Devices()

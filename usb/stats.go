@@ -30,8 +30,11 @@ type EndpointStats struct {
 	// FirstMicros and LastMicros bound the endpoint's activity.
 	FirstMicros int64 `json:"-"`
 	LastMicros  int64 `json:"-"`
-	// Status counts completions and submission errors per status value.
+	// Status counts completions and submission errors per status value
+	// (see StatusCounts; successful completions are in OK).
 	Status map[int32]uint64 `json:"-"`
+	// OK counts completions with status 0.
+	OK uint64 `json:"-"`
 	// Latency of paired transfers, microseconds.
 	Latency Histogram `json:"-"`
 
@@ -57,6 +60,7 @@ func (s *EndpointStats) BytesPerSecond() float64 {
 type Stats struct {
 	Pairer *Pairer
 	eps    map[EndpointKey]*EndpointStats
+	last1  *EndpointStats // the endpoint of the previous event
 	events uint64
 	first  int64
 	last   int64
@@ -88,10 +92,14 @@ func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 	st.last = t
 	st.events++
 	k := EndpointKey{Bus: ev.Bus, Device: ev.Device, Endpoint: ev.EndpointAddress(), Transfer: ev.Transfer}
-	s := st.eps[k]
-	if s == nil {
-		s = &EndpointStats{EndpointKey: k, FirstMicros: t, Status: map[int32]uint64{}, text: st.text}
-		st.eps[k] = s
+	s := st.last1
+	if s == nil || s.EndpointKey != k {
+		s = st.eps[k]
+		if s == nil {
+			s = &EndpointStats{EndpointKey: k, FirstMicros: t, Status: map[int32]uint64{}, text: st.text}
+			st.eps[k] = s
+		}
+		st.last1 = s
 	}
 	s.LastMicros = t
 	switch ev.Type {
@@ -102,7 +110,11 @@ func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 		s.Status[ev.Status]++
 	case usbmon.Callback:
 		s.Completions++
-		s.Status[ev.Status]++
+		if ev.Status == 0 {
+			s.OK++
+		} else {
+			s.Status[ev.Status]++
+		}
 		switch {
 		case ev.Status >= 0 || ev.Status == -121 || ev.Status == -18: // short/partial transfers still move data
 			s.Bytes += uint64(ev.Length)
@@ -119,6 +131,19 @@ func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 			s.Latency.Add(p.Latency)
 		}
 	}
+}
+
+// StatusCounts returns the completions and submission errors per status
+// value, 0 included.
+func (s *EndpointStats) StatusCounts() map[int32]uint64 {
+	m := make(map[int32]uint64, len(s.Status)+1)
+	for k, v := range s.Status {
+		m[k] = v
+	}
+	if s.OK > 0 {
+		m[0] += s.OK
+	}
+	return m
 }
 
 // Events returns the number of events seen.
@@ -182,6 +207,7 @@ func (st *Stats) Devices() []*DeviceStats {
 		d.Stalls += e.Stalls
 		d.Cancelled += e.Cancelled
 		d.Bytes += e.Bytes
+		d.OK += e.OK
 		if before(e.FirstMicros, d.FirstMicros, e.text) {
 			d.FirstMicros = e.FirstMicros
 		}

@@ -145,7 +145,7 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 		j := usbStatsJSON{Kind: "device", Bus: d.Bus, Device: d.Device, VIDPID: v, Manufacturer: m, Product: p,
 			Submissions: d.Submissions, Completions: d.Completions, SubmitErrors: d.SubmitErrors, Errors: d.Errors,
 			Stalls: d.Stalls, Cancelled: d.Cancelled, Bytes: d.Bytes, BytesPerSec: d.BytesPerSecond(), SpanUs: d.Span(),
-			Latency: latencyJSON(&d.Latency), Status: statusJSON(d.Status)}
+			Latency: latencyJSON(&d.Latency), Status: statusJSON(d.StatusCounts())}
 		if err := enc.Encode(j); err != nil {
 			return err
 		}
@@ -156,7 +156,7 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 		j := usbStatsJSON{Kind: "endpoint", Bus: s.Bus, Device: s.Device, Endpoint: &ep, Transfer: s.Transfer.String(),
 			Dir: directionName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
 			SubmitErrors: s.SubmitErrors, Errors: s.Errors, Stalls: s.Stalls, Cancelled: s.Cancelled, Bytes: s.Bytes,
-			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: latencyJSON(&s.Latency), Status: statusJSON(s.Status)}
+			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: latencyJSON(&s.Latency), Status: statusJSON(s.StatusCounts())}
 		if err := enc.Encode(j); err != nil {
 			return err
 		}
