@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -240,4 +242,124 @@ cp /tmp/e1000.log /out/e1000.log
 			break
 		}
 	}
+}
+
+// namesSamples are real lab captures of the e1000 driver; each has a
+// golden table of the distinct decodings in regdb/testdata.
+var namesSamples = []struct{ log, golden string }{
+	{"../../mmiotrace/testdata/e1000-bind.log", "../../regdb/testdata/e1000-bind.names.golden"},
+	{"../../testdata/mmiotrace/e1000-probe.log", "../../regdb/testdata/e1000-probe.names.golden"},
+}
+
+// TestMMIONamesGolden names the bundled lab captures with the shipped e1000
+// database. The golden file lists every distinct decoding (kind, register,
+// value, fields) with its count, sorted, so that it can be reviewed against
+// the datasheet; IOTAP_UPDATE_GOLDEN=1 rewrites it.
+func TestMMIONamesGolden(t *testing.T) {
+	for _, s := range namesSamples {
+		t.Run(filepath.Base(s.log), func(t *testing.T) {
+			in, err := os.ReadFile(s.log)
+			if os.IsNotExist(err) {
+				t.Skipf("%s not recorded yet", s.log)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, errs, err := runNames(t, s.log)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, errs)
+			}
+			inLines := strings.Split(strings.TrimSuffix(string(in), "\n"), "\n")
+			outLines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if len(inLines) != len(outLines) {
+				t.Fatalf("%d lines in, %d out", len(inLines), len(outLines))
+			}
+			var accesses, imcAll, status int
+			counts := map[string]int{}
+			for i, l := range outLines {
+				if !strings.HasPrefix(l, inLines[i]) {
+					t.Fatalf("line %d changed:\n in %s\nout %s", i+1, inLines[i], l)
+				}
+				f := strings.Fields(inLines[i])
+				if len(f) < 6 || (f[0] != "R" && f[0] != "W") {
+					if l != inLines[i] {
+						t.Errorf("line %d is not an access but was annotated: %s", i+1, l)
+					}
+					continue
+				}
+				accesses++
+				_, dec, ok := strings.Cut(l, " ; ")
+				if !ok {
+					t.Errorf("line %d: access not named: %s", i+1, l)
+					continue
+				}
+				counts[f[0]+" "+dec]++
+				off := strings.TrimPrefix(f[4], "0x")
+				// datasheet facts: IMC is at 0xd8, STATUS at 0x8 of BAR0 (0xfebc0000 in the lab)
+				if f[0] == "W" && off == "febc00d8" && f[5] == "0xffffffff" {
+					imcAll++
+					if !strings.HasPrefix(dec, "IMC = 0xffffffff {") {
+						t.Errorf("line %d: a write of 0xffffffff at 0xd8 is %q, want IMC", i+1, dec)
+					}
+				}
+				if f[0] == "R" && off == "febc0008" {
+					status++
+					if !strings.HasPrefix(dec, "STATUS = ") || !strings.Contains(dec, "{FD, ") {
+						t.Errorf("line %d: a read at 0x8 is %q, want STATUS with FD (QEMU: full duplex)", i+1, dec)
+					}
+				}
+			}
+			if imcAll == 0 || status == 0 {
+				t.Errorf("%d IMC writes of 0xffffffff and %d STATUS reads; the driver does both in reset", imcAll, status)
+			}
+			sum := fmt.Sprintf("mmio names: %d accesses: %d named, 0 unnamed, 0 in BARs without a database, 0 outside any PCI BAR", accesses, accesses)
+			if !strings.Contains(errs, sum) {
+				t.Errorf("summary:\n%s\nwant %s", errs, sum)
+			}
+			keys := make([]string, 0, len(counts))
+			for k := range counts {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var b strings.Builder
+			fmt.Fprintf(&b, "# iotap mmio names %s: %d accesses, %d distinct decodings (count, kind, decoding)\n", filepath.Base(s.log), accesses, len(keys))
+			for _, k := range keys {
+				fmt.Fprintf(&b, "%6d %s\n", counts[k], k)
+			}
+			if os.Getenv("IOTAP_UPDATE_GOLDEN") == "1" {
+				if err := os.WriteFile(s.golden, []byte(b.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(s.golden)
+			if err != nil {
+				t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 writes it)", err)
+			}
+			if got := b.String(); got != string(want) {
+				t.Errorf("decodings differ from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it):\n%s", s.golden, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// lineDiff lists the lines only in want (-) or only in got (+).
+func lineDiff(want, got string) string {
+	w := map[string]bool{}
+	for _, l := range strings.Split(want, "\n") {
+		w[l] = true
+	}
+	g := map[string]bool{}
+	var b strings.Builder
+	for _, l := range strings.Split(got, "\n") {
+		g[l] = true
+		if !w[l] {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	for _, l := range strings.Split(want, "\n") {
+		if !g[l] {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	return b.String()
 }
