@@ -66,7 +66,7 @@ func runUSBPair(e *env, o *usbAnOptions, path string) error {
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	enc := json.NewEncoder(w)
 	var line []byte
-	readErr := in.each(func(ev *usbmon.Event, p usb.Pair, paired bool) error {
+	readErr := in.each(func(_ uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		if !paired {
 			return nil
 		}

@@ -33,7 +33,9 @@ FILE is a usbmon text capture ('1u' or '1t', e.g. a copy of
 /sys/kernel/debug/usb/usbmon/0u), a pcap or a pcapng file (link type 189 or
 220); the format is detected from the content. "-" reads standard input.
 
-Columns: event number, seconds since the first event, S/C/E, the usbmon
+Columns: event number (position in the input, also with filters: the
+numbers 'iotap usb pair' and tshark's frame.number use), seconds since the
+first event printed, S/C/E, the usbmon
 address word (transfer type and direction, bus, device, endpoint), status
 (completions), length, latency (completions paired with their submission),
 decoded payload or the first data bytes.
@@ -235,10 +237,12 @@ func (in *usbAnInput) close() {
 }
 
 // each reads every event, pairs it, learns identities and calls fn for the
-// events the filter selects. It returns the read error (nil at EOF).
-func (in *usbAnInput) each(fn func(ev *usbmon.Event, p usb.Pair, paired bool) error) error {
+// events the filter selects, with their 1-based position in the input (the
+// numbers pairs refer to, like tshark's frame numbers). It returns the read
+// error (nil at EOF).
+func (in *usbAnInput) each(fn func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error) error {
 	var ev usbmon.Event
-	for n := 0; ; n++ {
+	for n := uint64(0); ; n++ {
 		if n&4095 == 0 {
 			if err := in.e.ctx.Err(); err != nil {
 				return err
@@ -258,7 +262,7 @@ func (in *usbAnInput) each(fn func(ev *usbmon.Event, p usb.Pair, paired bool) er
 		if !in.filter.Match(&ev) {
 			continue
 		}
-		if err := fn(&ev, p, ok); err != nil {
+		if err := fn(n+1, &ev, p, ok); err != nil {
 			return err
 		}
 	}
@@ -355,11 +359,9 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	enc := json.NewEncoder(w)
 	var line []byte
-	var seq uint64
 	var first int64
 	started := false
-	readErr := in.each(func(ev *usbmon.Event, p usb.Pair, paired bool) error {
-		seq++
+	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		t := usb.Micros(ev)
 		if !started {
 			first, started = t, true
@@ -424,8 +426,10 @@ func appendUSBLine(b []byte, seq uint64, rel float64, ev *usbmon.Event, p usb.Pa
 			b = append(b, "(stall)"...)
 		}
 	}
-	b = append(b, " len="...)
-	b = strconv.AppendUint(b, uint64(ev.Length), 10)
+	if ev.Type != usbmon.Submission || !ev.HasSetup() || d.Summary == "" { // the request shows wLength
+		b = append(b, " len="...)
+		b = strconv.AppendUint(b, uint64(ev.Length), 10)
+	}
 	if paired {
 		b = append(b, " lat="...)
 		b = append(b, time.Duration(p.Latency*1000).String()...)

@@ -58,7 +58,7 @@ func TestUSBReadText(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []string{
-		"1 0.000000 S Ci:1:001:0 len=4 GET_STATUS port=3 len=4",
+		"1 0.000000 S Ci:1:001:0 GET_STATUS port=3 len=4",
 		"2 0.000005 C Ci:1:001:0 OK len=4 lat=5µs status=connection|power|high-speed change=0",
 		"3 552.465197 S Bo:1:005:2 len=31 CBW tag=0xad lun=1 in 32768: READ_10 lba=32 blocks=64",
 		"4 552.465253 C Bo:1:005:2 OK len=31 lat=56µs",

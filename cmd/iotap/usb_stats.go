@@ -107,7 +107,7 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 	}
 	defer in.close()
 	st := usb.NewStats()
-	readErr := in.each(func(ev *usbmon.Event, p usb.Pair, paired bool) error {
+	readErr := in.each(func(_ uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		st.Record(ev, p, paired)
 		return nil
 	})
