@@ -156,9 +156,12 @@ func DecodePage(page []byte, l PageLayout, dst []RawRecord) (PageInfo, []RawReco
 			} else {
 				// Absolute stamp of 59 bits; the top bits come from the page.
 				const low = 1<<59 - 1
-				nts := ts&^low | v
-				if nts < ts {
-					nts += 1 << 59
+				nts := v
+				if ts&^low != 0 {
+					nts |= ts &^ low
+					if nts < ts {
+						nts += 1 << 59
+					}
 				}
 				ts = nts
 			}
