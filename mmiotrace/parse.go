@@ -68,12 +68,44 @@ func hexAt(b []byte, i int) (v uint64, j int, ok bool) {
 	return v, j, n > 0 && n <= 16
 }
 
-// hex0xAt parses "0x" then hex digits.
+// hex0xAt parses "0x" then hex digits. Fields of 1, 8 or 16 digits
+// followed by a space (the common addresses, values and PCs) take
+// branch-free paths.
 func hex0xAt(b []byte, i int) (uint64, int, bool) {
 	if i+2 > len(b) || b[i] != '0' || b[i+1] != 'x' {
 		return 0, i, false
 	}
-	return hexAt(b, i+2)
+	j := i + 2
+	if j+16 < len(b) {
+		if b[j+1] == ' ' {
+			if h := hexVal[b[j]]; h <= 15 {
+				return uint64(h), j + 1, true
+			}
+		} else if b[j+8] == ' ' {
+			if v, ok := hex8At(b[j : j+8 : j+8]); ok {
+				return v, j + 8, true
+			}
+		} else if b[j+16] == ' ' {
+			hi, ok1 := hex8At(b[j : j+8 : j+8])
+			lo, ok2 := hex8At(b[j+8 : j+16 : j+16])
+			if ok1 && ok2 {
+				return hi<<32 | lo, j + 16, true
+			}
+		}
+	}
+	return hexAt(b, j)
+}
+
+// hex8At converts exactly eight hex digits.
+func hex8At(d []byte) (uint64, bool) {
+	if len(d) < 8 {
+		return 0, false
+	}
+	h0, h1, h2, h3 := hexVal[d[0]], hexVal[d[1]], hexVal[d[2]], hexVal[d[3]]
+	h4, h5, h6, h7 := hexVal[d[4]], hexVal[d[5]], hexVal[d[6]], hexVal[d[7]]
+	v := uint64(h0)<<28 | uint64(h1)<<24 | uint64(h2)<<20 | uint64(h3)<<16 |
+		uint64(h4)<<12 | uint64(h5)<<8 | uint64(h6)<<4 | uint64(h7)
+	return v, (h0|h1|h2|h3|h4|h5|h6|h7)&0xf0 == 0
 }
 
 // decAt parses unsigned decimal digits (at most 19).
@@ -93,6 +125,14 @@ func decAt(b []byte, i int) (v uint64, j int, ok bool) {
 
 // intAt parses a signed 32-bit decimal.
 func intAt(b []byte, i int) (int32, int, bool) {
+	// One digit followed by a space or the end: map ids and the PID.
+	if i+1 < len(b) && b[i+1] == ' ' || i+1 == len(b) {
+		if i < len(b) {
+			if c := b[i] - '0'; c <= 9 {
+				return int32(c), i + 1, true
+			}
+		}
+	}
 	neg := false
 	if i < len(b) && b[i] == '-' {
 		neg = true
@@ -115,6 +155,17 @@ func tsAt(b []byte, i int) (Timestamp, int, bool) {
 		return Timestamp{}, j, false
 	}
 	t := Timestamp{NS: sec * 1e9}
+	// The kernel's "%06lu" microseconds.
+	if j+7 < len(b) && b[j] == '.' && b[j+7] == ' ' {
+		d := b[j+1 : j+7 : j+7]
+		c0, c1, c2, c3, c4, c5 := d[0]-'0', d[1]-'0', d[2]-'0', d[3]-'0', d[4]-'0', d[5]-'0'
+		if c0 <= 9 && c1 <= 9 && c2 <= 9 && c3 <= 9 && c4 <= 9 && c5 <= 9 {
+			us := uint64(c0)*100000 + uint64(c1)*10000 + uint64(c2)*1000 + uint64(c3)*100 + uint64(c4)*10 + uint64(c5)
+			t.NS += us * 1000
+			t.Digits = 6
+			return t, j + 7, true
+		}
+	}
 	if j < len(b) && b[j] == '.' {
 		f, k, ok := decAt(b, j+1)
 		d := k - (j + 1)
