@@ -44,9 +44,10 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 		},
 	}
 	f := c.Flags()
+	f.StringVarP(&o.out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
 	f.StringArrayVar(&o.dbs, "db", nil, "register database: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+"); repeatable")
 	f.StringVar(&o.variant, "variant", "", "database variant to apply: V or SET=V (comma-separated)")
-	f.StringArrayVar(&o.bars, "bar", nil, "bind a BAR to a database domain: PCIADDR/N=DOMAIN (repeatable)")
+	f.StringArrayVar(&o.bars, "bar", nil, "bind a BAR to a database domain: PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN (repeatable)")
 	f.BoolVar(&o.asJSON, "json", false, "write NDJSON, one object per access")
 	f.BoolVar(&o.keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the log lost events or lines were skipped")
@@ -54,6 +55,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 }
 
 type namesOptions struct {
+	out       string
 	dbs       []string
 	variant   string
 	bars      []string
@@ -62,13 +64,25 @@ type namesOptions struct {
 	allowLoss bool
 }
 
-// barSpec is a --bar PCIADDR/N=DOMAIN binding.
+// barSpec is a --bar PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN binding.
 type barSpec struct {
 	text   string
 	addr   mmiotrace.PCIAddr
+	id     regdb.PCIID
+	byID   bool
 	index  int
 	domain string
 	used   bool
+}
+
+func (s *barSpec) matches(bar *mmiotrace.BAR) bool {
+	if s.index != bar.Index {
+		return false
+	}
+	if s.byID {
+		return s.id == regdb.PCIID{Vendor: bar.Vendor, Device: bar.Device}
+	}
+	return s.addr.Bus == bar.Addr.Bus && s.addr.Dev == bar.Addr.Dev && s.addr.Fn == bar.Addr.Fn
 }
 
 func parseBarSpec(s string) (barSpec, error) {
@@ -77,15 +91,21 @@ func parseBarSpec(s string) (barSpec, error) {
 	if !ok || !ok2 || dom == "" {
 		return barSpec{}, usageErrorf("mmio names: --bar %q: want PCIADDR/N=DOMAIN, as 0000:00:03.0/0=E1000", s)
 	}
-	a, err := mmiotrace.ParsePCIAddr(addr)
-	if err != nil {
-		return barSpec{}, usageErrorf("mmio names: --bar %q: %v", s, err)
-	}
 	n, err := strconv.Atoi(idx)
 	if err != nil || n < 0 || n > 6 {
 		return barSpec{}, usageErrorf("mmio names: --bar %q: BAR number must be 0..6", s)
 	}
-	return barSpec{text: s, addr: a, index: n, domain: dom}, nil
+	b := barSpec{text: s, index: n, domain: dom}
+	if id, ok := regdb.ParsePCIID(addr); ok && len(addr) == 9 {
+		b.id, b.byID = id, true
+		return b, nil
+	}
+	a, err := mmiotrace.ParsePCIAddr(addr)
+	if err != nil {
+		return barSpec{}, usageErrorf("mmio names: --bar %q: %v", s, err)
+	}
+	b.addr = a
+	return b, nil
 }
 
 // binding is the database domain chosen for one BAR.
@@ -201,7 +221,7 @@ func (n *namer) bind(bar *mmiotrace.BAR) *binding {
 	var out *binding
 	for i := range n.specs {
 		s := &n.specs[i]
-		if s.index == bar.Index && s.addr.Bus == bar.Addr.Bus && s.addr.Dev == bar.Addr.Dev && s.addr.Fn == bar.Addr.Fn {
+		if s.matches(bar) {
 			if db, d, ok := n.findDomain(s.domain); ok {
 				s.used = true
 				out = &binding{db, d}
@@ -285,8 +305,17 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	rd := mmiotrace.NewReader(in)
 	defer rd.Close()
 	rd.SetKeepGoing(o.keepGoing)
+	w, closeOut, err := mmioCreateOutput(e, o.out)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if closeOut != nil {
+			closeOut()
+		}
+	}()
 	bars := mmiotrace.NewBARMap()
-	bw := bufio.NewWriterSize(e.stdout, 256<<10)
+	bw := bufio.NewWriterSize(w, 256<<10)
 	enc := json.NewEncoder(bw)
 	var rec mmiotrace.Record
 	var buf []byte
@@ -328,6 +357,11 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		}
 	}
 	if err := bw.Flush(); err != nil {
+		return err
+	}
+	cl := closeOut
+	closeOut = nil
+	if err := cl(); err != nil {
 		return err
 	}
 	n.report(e.stderr)

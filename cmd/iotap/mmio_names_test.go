@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -110,6 +112,43 @@ func TestMMIONamesXMLDatabaseBarVariant(t *testing.T) {
 		}
 	}
 	if !strings.Contains(errs, "9 accesses: 7 named, 1 unnamed, 0 in BARs without a database, 1 outside") {
+		t.Errorf("summary: %s", errs)
+	}
+}
+
+func TestMMIONamesBarByIDAndOutput(t *testing.T) {
+	p := writeNamesLog(t, namesLog)
+	xml := filepath.Join("..", "..", "regdb", "testdata", "rnndb", "main.xml")
+	outFile := filepath.Join(t.TempDir(), "named.txt.gz")
+	stdout, errs, err := runNames(t, "--db", xml, "--bar", "1234:5678/0=DEV", "-o", outFile, p)
+	if err != nil {
+		t.Fatal(err, errs)
+	}
+	if stdout != "" {
+		t.Errorf("stdout not empty with -o: %q", stdout)
+	}
+	fi, err := os.Stat(outFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("output %v mode %v, want 0600", err, fi.Mode())
+	}
+	f, err := os.Open(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("output is not gzip: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(raw)
+	if !strings.Contains(out, "W 4 1.000700 2 0xfe000004 0x121 0x0 0 ; CTRL = 0x00000121 {ENABLE, SPEED=S1000, TURBO}") {
+		t.Errorf("BAR bound by PCI id not named:\n%s", out)
+	}
+	if !strings.Contains(errs, "2 named") || !strings.Contains(errs, "6 in BARs without a database") {
 		t.Errorf("summary: %s", errs)
 	}
 }
