@@ -52,17 +52,17 @@ type CaptureResult struct {
 // Lost returns the number of events known to be lost.
 func (r CaptureResult) Lost() uint64 { return max(r.LostMarks, r.Overruns) }
 
-// SuggestBufferKB returns a buffer size to retry with after losses: the
-// current size scaled by the share of events lost, at least doubled.
+// SuggestBufferKB returns a buffer size to retry with after losses: room
+// for the lost events (about 64 bytes each in the ring buffer) on top of
+// the current size, doubled for margin, rounded up to a power of two.
 func (r CaptureResult) SuggestBufferKB() int {
 	kb := max(r.BufferKB, 1)
-	if r.Lines > 0 {
-		f := float64(r.Lines+int64(r.Lost())) / float64(r.Lines)
-		if s := int(float64(kb) * f * 1.5); s > 2*kb {
-			return s
-		}
+	need := kb + int((r.Lost()*64+1023)/1024)
+	s := 1
+	for s < 2*need {
+		s *= 2
 	}
-	return 2 * kb
+	return max(s, 2*kb)
 }
 
 func (o *CaptureOptions) logf(format string, args ...any) {
