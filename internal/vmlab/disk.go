@@ -11,7 +11,7 @@ const DiskSize = 16 << 20
 
 // DiskSector returns the content of 512-byte sector n of the USB disk
 // named disk ("d0" behind xHCI, "d1" behind EHCI): the line
-// "vmlab <disk> sector <n, 8 digits>\n" (30 bytes) repeated and cut to 512
+// "vmlab <disk> sector <n, 8 digits>\n" (25 bytes) repeated and cut to 512
 // bytes. Guest tests read the disks with dd and compare.
 func DiskSector(disk string, n int) []byte {
 	line := fmt.Sprintf("vmlab %s sector %08d\n", disk, n)

@@ -48,6 +48,16 @@ const (
 // status. A non-zero Result.ExitCode is left to the caller to judge.
 func Run(t testing.TB, m Machine) *Result {
 	t.Helper()
+	res, err := run(t, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// run is Run returning the guest's failure as an error.
+func run(t testing.TB, m Machine) (*Result, error) {
+	t.Helper()
 	qemu, kernel, busybox := requirements(t, m)
 	bins := map[string]string{"/bin/iotap": iotapBinary(t)}
 	for g, h := range m.Binaries {
@@ -56,33 +66,27 @@ func Run(t testing.TB, m Machine) *Result {
 	work := t.TempDir()
 	initrd, err := buildInitramfs(initramfsSpec{busybox: busybox, binaries: bins, files: m.Files, script: m.Script, usb: m.USB})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	initrdPath := filepath.Join(work, "initrd.gz")
 	if err := os.WriteFile(initrdPath, initrd, 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if m.USB {
 		for _, d := range []string{"d0", "d1"} {
 			if err := writeDisk(filepath.Join(work, d+".img"), d); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 		}
 	}
 	accel, fallback := chooseAccel()
-	for {
-		res, err := boot(t, m, qemu, kernel, initrdPath, work, accel, fallback)
-		if err != nil && fallback && accel == "kvm" && errors.Is(err, errKVMFailed) {
-			t.Logf("vmlab: KVM failed, falling back to TCG: %v", err)
-			kvmBroken.Store(true)
-			accel, fallback = "tcg", false
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
+	res, err := boot(t, m, qemu, kernel, initrdPath, work, accel, fallback)
+	if err != nil && fallback && errors.Is(err, errKVMFailed) {
+		t.Logf("vmlab: KVM failed, falling back to TCG: %v", err)
+		kvmBroken.Store(true)
+		res, err = boot(t, m, qemu, kernel, initrdPath, work, "tcg", false)
 	}
+	return res, err
 }
 
 // requirements skips t unless everything a lab run needs is present.

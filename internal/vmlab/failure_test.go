@@ -1,0 +1,34 @@
+package vmlab
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A guest that never finishes is killed at the timeout and the error
+// carries the console tail.
+func TestLabTimeout(t *testing.T) {
+	_, err := run(t, Machine{Timeout: 45 * time.Second, Script: "echo sleeping-forever; sleep 1000"})
+	if err == nil {
+		t.Fatal("run of a script that sleeps past the timeout returned no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "did not finish within 45s") {
+		t.Errorf("error does not name the timeout: %v", err)
+	}
+	if !strings.Contains(msg, "sleeping-forever") {
+		t.Errorf("error lacks the console tail: %v", err)
+	}
+}
+
+// A guest kernel that panics ends the run with an error, not a hang.
+func TestLabKernelPanic(t *testing.T) {
+	_, err := run(t, Machine{Script: "echo c >/proc/sysrq-trigger"})
+	if err == nil {
+		t.Fatal("run of a guest whose kernel crashed returned no error")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "without finishing its script") || !strings.Contains(msg, "Kernel panic") {
+		t.Errorf("error does not report the panic: %v", err)
+	}
+}
