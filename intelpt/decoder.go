@@ -3,6 +3,7 @@ package intelpt
 import (
 	"encoding/binary"
 	"io"
+	"math/bits"
 )
 
 // Opcode bytes and sizes (Intel SDM, "Intel Processor Trace" packet formats).
@@ -136,42 +137,123 @@ func (d *Decoder) SetOffset(off int64) error {
 func (d *Decoder) Next(p *Packet) error {
 	pos := d.pos
 	buf := d.buf
-	if pos >= len(buf) {
+	// Fast path: the frequent fixed-layout packets (TNT-8, PAD, short CYC,
+	// TIP/FUP family, MTC) come from a table without branching on the
+	// kind; the payload is the next 8 bytes masked.
+	if uint(pos)+9 <= uint(len(buf)) && d.block == 0 {
+		e := &fastOps[buf[pos]]
+		if e.size != 0 {
+			w := binary.LittleEndian.Uint64(buf[pos+1:])
+			*p = Packet{Kind: e.kind, Size: e.size, IPC: e.ipc, Bits: e.bits, Payload: e.payload | w&e.mask}
+			d.pos = pos + int(e.size)
+			return nil
+		}
+	}
+	if uint(pos) >= uint(len(buf)) {
 		return io.EOF
 	}
-	rest := buf[pos:]
-	b := rest[0]
-	var n int
+	b := buf[pos]
 	if d.block != 0 && b&7 == 4 {
-		n = int(d.block) + 1
-		if len(rest) < n {
-			return decodeErr(pos, ErrTruncated)
-		}
-		*p = Packet{Kind: KindBIP, Size: uint8(n), Type: b >> 3, Bits: d.block, Payload: le(rest[1:n])}
-		d.pos = pos + n
-		return nil
+		return d.bip(p, b, pos)
 	}
-	switch opClass[b] {
+	switch c := opClass[b]; c {
+	case clsTNT8:
+		v := uint64(b >> 1)
+		n := uint8(bits.Len64(v) - 1)
+		*p = Packet{Kind: KindTNT8, Size: 1, Bits: n, Payload: v &^ (1 << n)}
+		d.pos = pos + 1
+		return nil
+	case clsTIP, clsPGE, clsPGD, clsFUP:
+		ipc := b >> 5
+		sz := int(ipcSize[ipc])
+		rest := buf[pos+1:]
+		if sz < 0 || len(rest) < sz {
+			return d.ipErr(pos, sz)
+		}
+		*p = Packet{Kind: ipKind[(c-clsTIP)&3], Size: uint8(1 + sz), IPC: IPC(ipc), Payload: le(rest[:sz])}
+		d.pos = pos + 1 + sz
+		return nil
 	case clsPad:
 		*p = Packet{Kind: KindPad, Size: 1}
 		d.pos = pos + 1
 		return nil
-	case clsTNT8:
-		v := uint64(b >> 1)
-		bits := tntBits(v)
-		*p = Packet{Kind: KindTNT8, Size: 1, Bits: bits, Payload: v &^ (1 << bits)}
-		d.pos = pos + 1
-		return nil
 	case clsCYC:
-		return d.cyc(p, rest, pos)
-	case clsTIP:
-		return d.ip(p, KindTIP, rest, pos)
-	case clsPGE:
-		return d.ip(p, KindTIPPGE, rest, pos)
-	case clsPGD:
-		return d.ip(p, KindTIPPGD, rest, pos)
-	case clsFUP:
-		return d.ip(p, KindFUP, rest, pos)
+		return d.cyc(p, buf[pos:], pos)
+	case clsMTC:
+		if len(buf)-pos < 2 {
+			return decodeErr(pos, ErrTruncated)
+		}
+		*p = Packet{Kind: KindMTC, Size: 2, Payload: uint64(buf[pos+1])}
+		d.pos = pos + 2
+		return nil
+	}
+	return d.other(p, b, pos)
+}
+
+// fastOp describes a packet whose kind and size follow from its first
+// byte and whose payload is in the following bytes: payload | next8&mask.
+type fastOp struct {
+	payload, mask uint64
+	kind          Kind
+	size, bits    uint8
+	ipc           IPC
+}
+
+var fastOps = func() (t [256]fastOp) {
+	for i := range t {
+		b := uint8(i)
+		switch opClass[b] {
+		case clsTNT8:
+			v := uint64(b >> 1)
+			n := uint8(bits.Len64(v) - 1)
+			t[i] = fastOp{kind: KindTNT8, size: 1, bits: n, payload: v &^ (1 << n)}
+		case clsPad:
+			t[i] = fastOp{kind: KindPad, size: 1}
+		case clsCYC:
+			if b&4 == 0 {
+				t[i] = fastOp{kind: KindCYC, size: 1, payload: uint64(b >> 3)}
+			}
+		case clsMTC:
+			t[i] = fastOp{kind: KindMTC, size: 2, mask: 0xff}
+		case clsTIP, clsPGE, clsPGD, clsFUP:
+			sz := ipcSize[b>>5]
+			if sz < 0 {
+				continue
+			}
+			var mask uint64
+			if sz == 8 {
+				mask = ^uint64(0)
+			} else {
+				mask = 1<<(8*uint(sz)) - 1
+			}
+			t[i] = fastOp{kind: ipKind[opClass[b]-clsTIP], size: uint8(1 + sz), ipc: IPC(b >> 5), mask: mask}
+		}
+	}
+	return t
+}()
+
+func (d *Decoder) ipErr(pos, sz int) error {
+	if sz < 0 {
+		return decodeErr(pos, ErrBadPacket)
+	}
+	return decodeErr(pos, ErrTruncated)
+}
+
+func (d *Decoder) bip(p *Packet, b byte, pos int) error {
+	rest := d.buf[pos:]
+	n := int(d.block) + 1
+	if len(rest) < n {
+		return decodeErr(pos, ErrTruncated)
+	}
+	*p = Packet{Kind: KindBIP, Size: uint8(n), Type: b >> 3, Bits: d.block, Payload: le(rest[1:n])}
+	d.pos = pos + n
+	return nil
+}
+
+// other decodes the less frequent packets.
+func (d *Decoder) other(p *Packet, b byte, pos int) error {
+	rest := d.buf[pos:]
+	switch opClass[b] {
 	case clsMode:
 		if len(rest) < 2 {
 			return decodeErr(pos, ErrTruncated)
@@ -194,13 +276,6 @@ func (d *Decoder) Next(p *Packet) error {
 		*p = Packet{Kind: KindTSC, Size: 8, Payload: binary.LittleEndian.Uint64(rest) >> 8}
 		d.pos = pos + 8
 		return nil
-	case clsMTC:
-		if len(rest) < 2 {
-			return decodeErr(pos, ErrTruncated)
-		}
-		*p = Packet{Kind: KindMTC, Size: 2, Payload: uint64(rest[1])}
-		d.pos = pos + 2
-		return nil
 	case clsTrig:
 		return d.trig(p, rest, pos)
 	case clsExt:
@@ -221,40 +296,13 @@ func le(b []byte) uint64 {
 	return v
 }
 
-// tntBits returns the index of the stop bit (the highest set bit) of v.
+// tntBits returns the index of the stop bit (the highest set bit) of v > 0.
 func tntBits(v uint64) uint8 {
-	var n uint8
-	for v > 1 {
-		v >>= 1
-		n++
-	}
-	return n
+	return uint8(bits.Len64(v) - 1)
 }
 
-func (d *Decoder) ip(p *Packet, k Kind, rest []byte, pos int) error {
-	ipc := rest[0] >> 5
-	sz := int(ipcSize[ipc])
-	if sz < 0 {
-		return decodeErr(pos, ErrBadPacket)
-	}
-	if len(rest) < 1+sz {
-		return decodeErr(pos, ErrTruncated)
-	}
-	var v uint64
-	switch sz {
-	case 2:
-		v = uint64(binary.LittleEndian.Uint16(rest[1:]))
-	case 4:
-		v = uint64(binary.LittleEndian.Uint32(rest[1:]))
-	case 6:
-		v = uint64(binary.LittleEndian.Uint32(rest[1:])) | uint64(binary.LittleEndian.Uint16(rest[5:]))<<32
-	case 8:
-		v = binary.LittleEndian.Uint64(rest[1:])
-	}
-	*p = Packet{Kind: k, Size: uint8(1 + sz), IPC: IPC(ipc), Payload: v}
-	d.pos = pos + 1 + sz
-	return nil
-}
+// ipKind maps the IP packet classes (in order) to kinds.
+var ipKind = [4]Kind{KindTIP, KindTIPPGE, KindTIPPGD, KindFUP}
 
 func (d *Decoder) cyc(p *Packet, rest []byte, pos int) error {
 	b := rest[0]
@@ -320,11 +368,10 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		return decodeErr(pos, ErrTruncated)
 	}
 	e := rest[1]
-	need := func(n int) bool { return len(rest) >= n }
 	var q Packet
 	switch e {
 	case extPSB:
-		if !need(psbSize) {
+		if len(rest) < psbSize {
 			return decodeErr(pos, ErrTruncated)
 		}
 		if !isPSB(rest) {
@@ -341,7 +388,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 	case extStop:
 		q = Packet{Kind: KindTraceStop, Size: 2}
 	case extTNT64:
-		if !need(8) {
+		if len(rest) < 8 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		v := le(rest[2:8])
@@ -351,7 +398,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		bits := tntBits(v)
 		q = Packet{Kind: KindTNT64, Size: 8, Bits: bits, Payload: v &^ (1 << bits)}
 	case extPIP:
-		if !need(8) {
+		if len(rest) < 8 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		v := le(rest[2:8])
@@ -360,12 +407,12 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags = FlagNR
 		}
 	case extCBR:
-		if !need(4) {
+		if len(rest) < 4 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindCBR, Size: 4, Payload: uint64(rest[2])}
 	case extTMA:
-		if !need(7) {
+		if len(rest) < 7 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		fc := binary.LittleEndian.Uint16(rest[5:])
@@ -374,7 +421,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 				// SKZ84: TSC scaling/offsetting corrupts TMA; report an
 				// invalid packet and skip it together with one more byte.
 				q = Packet{Kind: KindInvalid, Size: 8}
-				if !need(8) {
+				if len(rest) < 8 {
 					return decodeErr(pos, ErrTruncated)
 				}
 				break
@@ -383,7 +430,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		}
 		q = Packet{Kind: KindTMA, Size: 7, Payload: uint64(binary.LittleEndian.Uint16(rest[2:])), Aux: uint32(fc)}
 	case extVMCS:
-		if !need(7) {
+		if len(rest) < 7 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindVMCS, Size: 7, Payload: le(rest[2:7]) << 12}
@@ -393,12 +440,12 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags = FlagIP
 		}
 	case extMWait:
-		if !need(10) {
+		if len(rest) < 10 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindMWait, Size: 10, Payload: uint64(binary.LittleEndian.Uint32(rest[2:])), Aux: binary.LittleEndian.Uint32(rest[6:])}
 	case extPwrE:
-		if !need(4) {
+		if len(rest) < 4 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		v := binary.LittleEndian.Uint16(rest[2:])
@@ -407,7 +454,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags = FlagHW
 		}
 	case extPwrX:
-		if !need(7) {
+		if len(rest) < 7 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		v := le(rest[2:7])
@@ -422,7 +469,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags |= FlagAutonomous
 		}
 	case extCFE:
-		if !need(4) {
+		if len(rest) < 4 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindCFE, Size: 4, Type: rest[2] & 0x1f, Aux: uint32(rest[3])}
@@ -430,7 +477,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags = FlagIP
 		}
 	case extEVD:
-		if !need(11) {
+		if len(rest) < 11 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindEVD, Size: 11, Type: rest[2] & 0x1f, Payload: binary.LittleEndian.Uint64(rest[3:])}
@@ -438,7 +485,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		if d.cfg.IgnoreBlocks {
 			return decodeErr(pos, ErrBadOpcode)
 		}
-		if !need(3) {
+		if len(rest) < 3 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindBBP, Size: 3, Type: rest[2] & 0x1f}
@@ -457,13 +504,13 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 			q.Flags = FlagIP
 		}
 	case extExt2:
-		if !need(3) {
+		if len(rest) < 3 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		if rest[2] != ext2MNT {
 			return decodeErr(pos, ErrBadOpcode)
 		}
-		if !need(11) {
+		if len(rest) < 11 {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindMNT, Size: 11, Payload: binary.LittleEndian.Uint64(rest[3:])}
@@ -481,7 +528,7 @@ func (d *Decoder) ext(p *Packet, rest []byte, pos int) error {
 		default:
 			return decodeErr(pos, ErrBadPacket)
 		}
-		if !need(2 + sz) {
+		if len(rest) < 2+sz {
 			return decodeErr(pos, ErrTruncated)
 		}
 		q = Packet{Kind: KindPTW, Size: uint8(2 + sz), Bits: plc, Payload: le(rest[2 : 2+sz])}
