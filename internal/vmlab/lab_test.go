@@ -140,3 +140,25 @@ func TestLabGuestFailure(t *testing.T) {
 		t.Errorf("console lacks the script's output:\n%s", tail(res.Console, 20))
 	}
 }
+
+func TestLabBinaries(t *testing.T) {
+	res := Run(t, Machine{
+		Binaries: map[string]string{
+			"/bin/helloc":      BuildC(t, "testdata/helloc.c"),
+			"/usr/bin/hellogo": BuildGo(t, "./internal/vmlab/testdata/hellogo"),
+		},
+		Script: "helloc /out/c one two; hellogo /out/go three; iotap version >/out/iotap-version",
+	})
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script failed (exit %d):\n%s", res.ExitCode, tail(res.Console, 30))
+	}
+	if got := string(res.ReadOut(t, "c")); !strings.HasPrefix(got, "c one two\n6.12.") {
+		t.Errorf("static C binary wrote %q", got)
+	}
+	if got := string(res.ReadOut(t, "go")); got != "go three\n" {
+		t.Errorf("static Go binary wrote %q", got)
+	}
+	if got := string(res.ReadOut(t, "iotap-version")); !strings.Contains(got, "6.12") {
+		t.Errorf("iotap version in the guest printed %q (want the guest kernel's release in it)", got)
+	}
+}
