@@ -26,6 +26,17 @@ rc=0; iotap mmio replay --dry-run /out/e1000.log > /out/replay.txt 2>/out/replay
 echo $rc > /out/replay.rc
 cat /sys/kernel/tracing/current_tracer > /out/tracer.after
 ls /sys/bus/pci/devices/%[1]s/driver/ > /dev/null && echo bound > /out/bound.after
+# Replay onto the real BAR: write RAL0 (0x5400), read it back twice, the
+# second time expecting a wrong value.
+grep -E '^(VERSION|PCIDEV)' /out/e1000.log > /tmp/r.log
+echo "W 4 1.000000 1 0xfebc5400 0x12345678 0x0 0" >> /tmp/r.log
+echo "R 4 1.000001 1 0xfebc5400 0x12345678 0x0 0" >> /tmp/r.log
+echo "R 4 1.000002 1 0xfebc5400 0x87654321 0x0 0" >> /tmp/r.log
+rc=0; iotap mmio replay --device %[1]s /tmp/r.log 2>/out/replay-bound.err || rc=$?
+echo $rc > /out/replay-bound.rc
+echo %[1]s > /sys/bus/pci/drivers/e1000/unbind
+rc=0; iotap mmio replay --device %[1]s --check-reads /tmp/r.log >/out/replay-real.txt 2>/out/replay-real.err || rc=$?
+echo $rc > /out/replay-real.rc
 `, vmlab.E1000PCI)
 	res := vmlab.Run(t, vmlab.Machine{NIC: true, Script: script})
 	if res.ExitCode != 0 {
@@ -64,6 +75,21 @@ ls /sys/bus/pci/devices/%[1]s/driver/ > /dev/null && echo bound > /out/bound.aft
 		t.Fatalf("replay exit %s: %s", got, res.ReadOut(t, "replay.err"))
 	}
 	checkReplayDryRun(t, data, res.ReadOut(t, "replay.txt"))
+
+	// Real replay: refused while e1000 is bound; once unbound the write
+	// lands in RAL0 and reads back, the wrong expectation is reported.
+	if !strings.Contains(string(data), "PCIDEV 0018 8086100e b febc0000 ") {
+		t.Fatal("BAR0 of the e1000 moved: update the replay log of this test")
+	}
+	if got := rc("replay-bound.rc"); got != "1" || !strings.Contains(rc("replay-bound.err"), "is bound to e1000") {
+		t.Errorf("replay onto a bound device: exit %s: %s", got, rc("replay-bound.err"))
+	}
+	if got, e := rc("replay-real.rc"), rc("replay-real.err"); got != "1" || !strings.Contains(e, "1 writes, 2 reads checked, 1 divergences") {
+		t.Errorf("real replay: exit %s: %s", got, e)
+	}
+	if out := rc("replay-real.txt"); !strings.Contains(out, "0000:00:03.0/0+0x5400 read 0x12345678, recorded 0x87654321") || strings.Count(out, "divergence") != 1 {
+		t.Errorf("real replay divergences:\n%s", out)
+	}
 }
 
 func checkE1000Log(t *testing.T, data []byte) {
