@@ -607,3 +607,43 @@ func cstr(s string) *byte {
 	b := append([]byte(s), 0)
 	return &b[0]
 }
+
+// TestLabLoss overflows a tiny ring buffer and checks that every event is
+// either read or counted as lost.
+func TestLabLoss(t *testing.T) {
+	f, p := labProducer(t)
+	e, err := p.Register("iotap_lab_loss u32 n; char[32] pad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRecorder(f, 4) // one page per CPU
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Add(System, "iotap_lab_loss"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5000; i++ {
+		if err := e.Write(uint32(i), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // drain what is left and stop
+	n := 0
+	if err := r.Run(ctx, func(*Recorded) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats()
+	t.Logf("read %d, stats %+v", n, st)
+	if st.Lost() == 0 {
+		t.Fatal("no loss reported after overflowing a one-page buffer")
+	}
+	if uint64(n)+st.Lost() != 5000 {
+		t.Fatalf("read %d + lost %d != 5000 written", n, st.Lost())
+	}
+}

@@ -38,13 +38,11 @@ type RecorderStats struct {
 	Bad       uint64 // records that did not decode against their format
 }
 
-// Lost reports whether anything was lost.
+// Lost returns how many events were lost. The per-CPU overrun counters
+// and the page headers report the same losses, so the larger count wins;
+// pages flagged without a count make it at least one per page.
 func (s RecorderStats) Lost() uint64 {
-	l := s.Missed + s.Overrun
-	if l == 0 && s.MissedAny > 0 {
-		l = s.MissedAny
-	}
-	return l
+	return max(s.Overrun, s.Missed, s.MissedAny)
 }
 
 // Recorder reads user events back through a private ftrace instance

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -40,19 +41,29 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 			if out == "" {
 				return usageErrorf("events record: -o FILE is required (- for stdout)")
 			}
-			fs, err := eventsFS()
-			if err != nil {
-				return err
+			type target struct {
+				sys, name string
+				schema    *userevents.Schema
 			}
-			var p *userevents.Producer
-			type target struct{ sys, name string }
 			var targets []target
 			for _, a := range args {
 				name, s, err := splitEventArg(a)
 				if err != nil {
 					return err
 				}
-				if s != nil {
+				sys := userevents.System
+				if !userevents.ValidName(name) {
+					sys = userevents.MultiSystem
+				}
+				targets = append(targets, target{sys, name, s})
+			}
+			fs, err := eventsFS()
+			if err != nil {
+				return err
+			}
+			var p *userevents.Producer
+			for _, t := range targets {
+				if s := t.schema; s != nil {
 					if p == nil {
 						if p, err = userevents.OpenFS(fs); err != nil {
 							return explain(err)
@@ -63,11 +74,6 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 						return explain(err)
 					}
 				}
-				sys := userevents.System
-				if userevents.ValidTracepoint(name) && !userevents.ValidName(name) {
-					sys = userevents.MultiSystem
-				}
-				targets = append(targets, target{sys, name})
 			}
 			r, err := userevents.NewRecorder(fs, bufferKB)
 			if err != nil {
@@ -76,6 +82,9 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 			defer r.Close()
 			for _, t := range targets {
 				if _, err := r.Add(t.sys, t.name); err != nil {
+					if errors.Is(err, userevents.ErrNotFound) {
+						return usageErrorf("%v", err)
+					}
 					return explain(err)
 				}
 			}

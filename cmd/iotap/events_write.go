@@ -87,11 +87,8 @@ nothing is written and the command says so on stderr (exit 0, or 1 with
 			if !userevents.ValidName(name) {
 				return usageErrorf("bad event name %q", name)
 			}
-			fs, err := eventsFS()
-			if err != nil {
-				return err
-			}
 			var s *userevents.Schema
+			var err error
 			if register != "" {
 				if s, err = userevents.ParseCommand(register); err != nil {
 					return usageErrorf("--register: %v", err)
@@ -99,7 +96,18 @@ nothing is written and the command says so on stderr (exit 0, or 1 with
 				if s.Name != name {
 					return usageErrorf("--register names %q, not %q", s.Name, name)
 				}
-			} else {
+			}
+			var vals []any
+			if s != nil {
+				if vals, err = parseFieldValues(s, args[1:]); err != nil {
+					return err
+				}
+			}
+			fs, err := eventsFS()
+			if err != nil {
+				return err
+			}
+			if s == nil {
 				f, err := userevents.ReadFormat(fs, userevents.System, name)
 				if err != nil {
 					if errors.Is(err, userevents.ErrNotFound) {
@@ -110,10 +118,9 @@ nothing is written and the command says so on stderr (exit 0, or 1 with
 				if s, err = schemaFromFormat(f, name); err != nil {
 					return err
 				}
-			}
-			vals, err := parseFieldValues(s, args[1:])
-			if err != nil {
-				return err
+				if vals, err = parseFieldValues(s, args[1:]); err != nil {
+					return err
+				}
 			}
 			p, err := userevents.OpenFS(fs)
 			if err != nil {
