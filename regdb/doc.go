@@ -23,10 +23,14 @@
 //     read once), <domain name size width bare>, <reg8/16/32/64 name offset
 //     access type shr length stride varset variants>, <array> and <stripe>
 //     (name offset stride length), <group> and <use-group>, <bitset> and
-//     <bitfield low high | pos, type, shr>, <enum> and <value>, and the
-//     varset/variants attributes on any item. Top-level entities may appear
-//     anywhere and are merged by name. Documentation elements are skipped;
-//     the prefix attribute does not change names (see Naming).
+//     <bitfield low high | pos, type, shr> (bitfields may nest), <enum> and
+//     <value>, <spectype> (a named type), and the varset/variants attributes
+//     on any item. As in rnn, an item's variants refer to its varset, else
+//     to the enum of the active prefix attribute, else to the nearest
+//     ancestor's varset. Top-level entities may appear anywhere and are
+//     merged by name. Documentation elements are skipped; the prefix
+//     attribute does not change names (see Naming). envytools' own rnndb
+//     (root.xml and its imports) loads in about half a second.
 //   - the native YAML form below, pleasant to write by hand and able to say
 //     which PCI devices a domain describes.
 //

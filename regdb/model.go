@@ -105,6 +105,7 @@ type Type struct {
 type Enum struct {
 	Name     string // "" for inline enums
 	Inline   bool
+	Prefix   string // rnndb prefix: the enum whose variants items are named by (not applied to names)
 	Variants Variants
 	Values   []*Value
 	Pos      Pos
@@ -123,6 +124,7 @@ type Value struct {
 type Bitset struct {
 	Name     string // "" for inline bitsets
 	Inline   bool
+	Prefix   string
 	Variants Variants
 	Fields   []*Bitfield
 	Pos      Pos
@@ -138,7 +140,8 @@ type Bitfield struct {
 	Pos       Pos
 
 	typeRef string
-	values  []*Value // inline values, turned into Type.Enum when resolved
+	values  []*Value    // inline values, turned into Type.Enum when resolved
+	fields  []*Bitfield // inline bitfields (bits relative to this field)
 }
 
 // Mask is the field's mask in the register.
@@ -184,6 +187,7 @@ type Array struct {
 	Stride   uint64
 	Length   uint64
 	Stripe   bool
+	Prefix   string
 	Variants Variants
 	Items    []Node
 	Pos      Pos
@@ -205,6 +209,7 @@ type Domain struct {
 	Size     uint64 // in units; 0 when unknown
 	Width    uint   // bits per addressable unit (8 by default)
 	Bare     bool
+	Prefix   string
 	Variants Variants
 	Items    []Node
 	PCI      []PCIID // devices whose BAR this domain describes (native form)
@@ -234,8 +239,9 @@ type DB struct {
 	Bitsets map[string]*Bitset
 	Groups  map[string]*Group
 
-	domains  map[string]*Domain
-	enumList []*Enum // in definition order, to guess variant sets
+	domains   map[string]*Domain
+	enumList  []*Enum           // in definition order, to guess variant sets
+	specTypes map[string]string // rnndb <spectype name type>: a named alias of a type
 	selected map[string]string
 }
 
@@ -273,7 +279,8 @@ func newDB() *DB {
 	return &DB{
 		Enums:   map[string]*Enum{},
 		Bitsets: map[string]*Bitset{},
-		Groups:  map[string]*Group{},
-		domains: map[string]*Domain{},
+		Groups:    map[string]*Group{},
+		domains:   map[string]*Domain{},
+		specTypes: map[string]string{},
 	}
 }

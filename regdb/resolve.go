@@ -7,51 +7,87 @@ import (
 
 // resolve turns type references into types, validates variants and widths,
 // and builds the lookup indexes. It runs once after all files are read.
+// scope is what items inherit for their variants (rnn's prepvarinfo): the
+// prefix enum, and the varset of the nearest ancestor that named one.
+type scope struct{ prefix, varset string }
+
+// enter returns the variant set an item's variants refer to (its varset,
+// else the active prefix enum, else the inherited varset) and the scope
+// of its children.
+func (db *DB) enter(s scope, own Variants, prefix string) (string, scope) {
+	switch {
+	case prefix == "none":
+		s.prefix = ""
+	case prefix != "":
+		if _, ok := db.Enums[prefix]; ok {
+			s.prefix = prefix
+		}
+	}
+	eff := own.Varset
+	if eff == "" {
+		eff = s.prefix
+	}
+	if eff == "" {
+		eff = s.varset
+	}
+	if own.Varset != "" {
+		s.varset = own.Varset
+	}
+	return eff, s
+}
+
+// resolve turns type references into types, validates variants and widths,
+// and builds the lookup indexes. It runs once after all files are read.
 func (db *DB) resolve() error {
 	for _, e := range db.enumList {
-		if err := db.checkVariants(&e.Variants, "", e.Pos); err != nil {
+		eff, sc := db.enter(scope{}, e.Variants, e.Prefix)
+		if err := db.checkVariants(&e.Variants, eff, e.Pos); err != nil {
 			return err
 		}
 		for _, v := range e.Values {
-			if err := db.checkVariants(&v.Variants, e.Variants.Varset, v.Pos); err != nil {
+			veff, _ := db.enter(sc, v.Variants, "")
+			if err := db.checkVariants(&v.Variants, veff, v.Pos); err != nil {
 				return err
 			}
 		}
 	}
 	for _, name := range sortedKeys(db.Bitsets) {
 		bs := db.Bitsets[name]
-		if err := db.checkVariants(&bs.Variants, "", bs.Pos); err != nil {
+		eff, sc := db.enter(scope{}, bs.Variants, bs.Prefix)
+		if err := db.checkVariants(&bs.Variants, eff, bs.Pos); err != nil {
 			return err
 		}
-		if err := db.resolveFields(bs.Fields, bs.Variants.Varset, 64); err != nil {
+		if err := db.resolveFields(bs.Fields, sc, 64); err != nil {
 			return err
 		}
 	}
 	for _, name := range sortedKeys(db.Groups) {
 		g := db.Groups[name]
-		if err := db.resolveItems(g.Items, nil, "", 0); err != nil {
+		if err := db.resolveItems(g.Items, nil, scope{}, 0); err != nil {
 			return err
 		}
 	}
 	for _, d := range db.Domains {
-		if err := db.checkVariants(&d.Variants, "", d.Pos); err != nil {
+		eff, sc := db.enter(scope{}, d.Variants, d.Prefix)
+		if err := db.checkVariants(&d.Variants, eff, d.Pos); err != nil {
 			return err
 		}
-		if err := db.resolveItems(d.Items, d, d.Variants.Varset, 0); err != nil {
+		if err := db.resolveItems(d.Items, d, sc, 0); err != nil {
 			return err
 		}
 	}
 	return db.buildIndexes()
 }
 
-func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) error {
+func (db *DB) resolveItems(items []Node, d *Domain, sc scope, depth int) error {
 	if depth > maxNesting {
 		return &SyntaxError{File: "", Msg: "nesting too deep"}
 	}
 	for _, it := range items {
 		switch n := it.(type) {
 		case *Register:
-			if err := db.checkVariants(&n.Variants, varset, n.Pos); err != nil {
+			eff, child := db.enter(sc, n.Variants, "")
+			if err := db.checkVariants(&n.Variants, eff, n.Pos); err != nil {
 				return err
 			}
 			if d != nil && d.Width > n.Width {
@@ -60,14 +96,10 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 			if n.Type.Bitset != nil || n.Type.Enum != nil {
 				continue // already resolved (register shared through a group)
 			}
-			vs := varset
-			if n.Variants.Varset != "" {
-				vs = n.Variants.Varset
-			}
-			if err := db.resolveFields(n.fields, vs, n.Width); err != nil {
+			if err := db.resolveFields(n.fields, child, n.Width); err != nil {
 				return err
 			}
-			if err := db.checkValues(n.values, vs); err != nil {
+			if err := db.checkValues(n.values, child); err != nil {
 				return err
 			}
 			t, err := db.resolveType(n.typeRef, n.fields, n.values, n.Width, n.Pos)
@@ -76,7 +108,8 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 			}
 			n.Type = t
 		case *Array:
-			if err := db.checkVariants(&n.Variants, varset, n.Pos); err != nil {
+			eff, child := db.enter(sc, n.Variants, n.Prefix)
+			if err := db.checkVariants(&n.Variants, eff, n.Pos); err != nil {
 				return err
 			}
 			if n.Stride == 0 && n.Length > 1 {
@@ -89,11 +122,7 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 				}
 				return n.Pos.errorf("%s: stride 0 with length %d", what, n.Length)
 			}
-			vs := varset
-			if n.Variants.Varset != "" {
-				vs = n.Variants.Varset
-			}
-			if err := db.resolveItems(n.Items, d, vs, depth+1); err != nil {
+			if err := db.resolveItems(n.Items, d, child, depth+1); err != nil {
 				return err
 			}
 		case *UseGroup:
@@ -105,9 +134,10 @@ func (db *DB) resolveItems(items []Node, d *Domain, varset string, depth int) er
 	return nil
 }
 
-func (db *DB) resolveFields(fs []*Bitfield, varset string, width uint) error {
+func (db *DB) resolveFields(fs []*Bitfield, sc scope, width uint) error {
 	for _, f := range fs {
-		if err := db.checkVariants(&f.Variants, varset, f.Pos); err != nil {
+		eff, child := db.enter(sc, f.Variants, "")
+		if err := db.checkVariants(&f.Variants, eff, f.Pos); err != nil {
 			return err
 		}
 		if f.Low > f.High || f.High >= width {
@@ -116,14 +146,13 @@ func (db *DB) resolveFields(fs []*Bitfield, varset string, width uint) error {
 		if f.Type.Bitset != nil || f.Type.Enum != nil {
 			continue
 		}
-		vs := varset
-		if f.Variants.Varset != "" {
-			vs = f.Variants.Varset
-		}
-		if err := db.checkValues(f.values, vs); err != nil {
+		if err := db.checkValues(f.values, child); err != nil {
 			return err
 		}
-		t, err := db.resolveType(f.typeRef, nil, f.values, f.High-f.Low+1, f.Pos)
+		if err := db.resolveFields(f.fields, child, f.High-f.Low+1); err != nil {
+			return err
+		}
+		t, err := db.resolveType(f.typeRef, f.fields, f.values, f.High-f.Low+1, f.Pos)
 		if err != nil {
 			return err
 		}
@@ -132,9 +161,10 @@ func (db *DB) resolveFields(fs []*Bitfield, varset string, width uint) error {
 	return nil
 }
 
-func (db *DB) checkValues(vals []*Value, varset string) error {
+func (db *DB) checkValues(vals []*Value, sc scope) error {
 	for _, v := range vals {
-		if err := db.checkVariants(&v.Variants, varset, v.Pos); err != nil {
+		eff, _ := db.enter(sc, v.Variants, "")
+		if err := db.checkVariants(&v.Variants, eff, v.Pos); err != nil {
 			return err
 		}
 	}
@@ -161,6 +191,13 @@ func (db *DB) resolveType(ref string, fields []*Bitfield, values []*Value, width
 	}
 	var firstErr error
 	for _, tok := range toks {
+		for i := 0; i < 8; i++ {
+			alias, ok := db.specTypes[tok]
+			if !ok {
+				break
+			}
+			tok = firstField(alias)
+		}
 		t := Type{Ref: ref}
 		switch tok {
 		case "hex", "a", "waddr":
@@ -203,6 +240,13 @@ func (db *DB) resolveType(ref string, fields []*Bitfield, values []*Value, width
 		return t, nil
 	}
 	return Type{}, firstErr
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return "hex"
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -147,8 +147,59 @@ func (x *xmlFile) topLevel(e *xelem) (bool, error) {
 	case e.name == "enum":
 		_, err := x.enum(e)
 		return true, err
+	case e.name == "spectype":
+		return true, x.spectype(e)
 	}
 	return false, nil
+}
+
+// spectype is a named type: with inline bitfields a bitset, with values
+// an enum, else an alias of its type attribute.
+func (x *xmlFile) spectype(e *xelem) error {
+	name, err := x.required(e, "name")
+	if err != nil {
+		return err
+	}
+	var fields []*Bitfield
+	var values []*Value
+	for _, k := range e.kids {
+		switch k.name {
+		case "bitfield":
+			f, err := x.bitfield(k)
+			if err != nil {
+				return err
+			}
+			fields = append(fields, f)
+		case "value":
+			v, err := x.value(k)
+			if err != nil {
+				return err
+			}
+			values = append(values, v)
+		default:
+			if handled, err := x.topLevel(k); err != nil || !handled {
+				if err == nil {
+					err = x.pos(k).errorf("unexpected <%s> in <spectype>", k.name)
+				}
+				return err
+			}
+		}
+	}
+	switch {
+	case len(fields) > 0:
+		bs := x.l.bitset(name, x.pos(e))
+		bs.Fields = append(bs.Fields, fields...)
+	case len(values) > 0:
+		en := x.l.enum(name, x.pos(e))
+		en.Values = append(en.Values, values...)
+	default:
+		t, _ := e.attr("type")
+		if t == "" {
+			t = "hex"
+		}
+		x.l.db.specTypes[name] = t
+	}
+	return nil
 }
 
 func (x *xmlFile) required(e *xelem, name string) (string, error) {
@@ -222,6 +273,9 @@ func (x *xmlFile) domain(e *xelem) error {
 		return err
 	}
 	d.Bare = d.Bare || bare == "yes" || bare == "true"
+	if p, ok := e.attr("prefix"); ok {
+		d.Prefix = p
+	}
 	if vs := variantsOf(e); vs.Spec != "" || vs.Varset != "" {
 		d.Variants = vs
 	}
@@ -290,12 +344,12 @@ func (x *xmlFile) items(e *xelem) ([]Node, error) {
 func (x *xmlFile) array(e *xelem) (*Array, error) {
 	a := &Array{Stripe: e.name == "stripe", Variants: variantsOf(e), Pos: x.pos(e)}
 	a.Name, _ = e.attr("name")
+	a.Prefix, _ = e.attr("prefix")
 	var err error
 	if !a.Stripe {
-		for _, req := range []string{"name", "offset", "stride", "length"} {
-			if _, err := x.required(e, req); err != nil {
-				return nil, err
-			}
+		// rnn itself only insists on the stride; real files have nameless arrays
+		if _, err := x.required(e, "stride"); err != nil {
+			return nil, err
 		}
 	}
 	if a.Offset, err = x.num(e, "offset", 0); err != nil {
@@ -415,6 +469,12 @@ func (x *xmlFile) bitfield(e *xelem) (*Bitfield, error) {
 				return nil, err
 			}
 			f.values = append(f.values, v)
+		case "bitfield":
+			sub, err := x.bitfield(k)
+			if err != nil {
+				return nil, err
+			}
+			f.fields = append(f.fields, sub)
 		default:
 			handled, err := x.topLevel(k)
 			if err != nil {
@@ -456,6 +516,9 @@ func (x *xmlFile) enum(e *xelem) (*Enum, error) {
 	if in, _ := e.attr("inline"); in == "yes" || in == "true" {
 		en.Inline = true
 	}
+	if p, ok := e.attr("prefix"); ok {
+		en.Prefix = p
+	}
 	for _, k := range e.kids {
 		switch k.name {
 		case "value":
@@ -488,6 +551,9 @@ func (x *xmlFile) bitset(e *xelem) (*Bitset, error) {
 	}
 	if in, _ := e.attr("inline"); in == "yes" || in == "true" {
 		bs.Inline = true
+	}
+	if p, ok := e.attr("prefix"); ok {
+		bs.Prefix = p
 	}
 	for _, k := range e.kids {
 		switch k.name {

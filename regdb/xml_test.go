@@ -2,6 +2,7 @@ package regdb
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -62,10 +63,16 @@ func TestXMLFeatures(t *testing.T) {
 		{"enum defined inside a stripe", "", "DEV", 0x4004, 32, 7, "USES_INNER = 0x00000007 (SEVEN)", nil},
 		{"merged domain", "", "DEV", 0x5000, 32, 0, "MERGED = 0x00000000", nil},
 		{"byte access inside a register", "", "DEV", 0x5, 8, 0x01, "CTRL+0x1 = 0x01 {TURBO}", nil},
-		{"nothing there", "", "DEV", 0x7000, 32, 0, "", nil},
+		{"nothing there", "", "DEV", 0x7800, 32, 0, "", nil},
 		{"32-bit units", "", "IDX", 1, 32, 9, "CHANNEL = 0x00000009", nil},
 		{"reg64 spans two 32-bit units", "", "IDX", 3, 32, 9, "ADDR+0x1 = 0x00000009", nil},
 		{"unknown domain", "", "NOPE", 0, 32, 0, "", nil},
+		{"bitfields inside a bitfield", "", "DEV", 0x40, 32, 0x300, "NESTED = 0x00000300 {CMD={IO, MEM}}", nil},
+		{"spectype alias", "", "DEV", 0x44, 32, 10, "SPEC = 0x0000000a (10)", nil},
+		{"nameless array index goes to the register", "", "DEV", 0x7004, 32, 0, "NA[1] = 0x00000000", []uint64{1}},
+		{"prefix enum for children, varset for the stripe", "cls=CLS_Y,chip=CHIP_C", "DEV", 0x6000, 32, 0, "OBJ.P = 0x00000000", nil},
+		{"child excluded by the prefix enum", "CLS_Y,CHIP_A", "DEV", 0x6000, 32, 0, "", nil},
+		{"stripe excluded by its varset", "CLS_X,CHIP_C", "DEV", 0x6000, 32, 0, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,5 +224,37 @@ func TestLargeArrayIsSolved(t *testing.T) {
 	}
 	if _, ok := db.Lookup("D", 0x100000+0x10*0x123456+8, 32); ok {
 		t.Error("found a register in the gap of a large array")
+	}
+}
+
+// TestEnvytoolsRnndb loads a checkout of envytools' rnndb when
+// IOTAP_RNNDB points to its root.xml (the files are not shipped with
+// iotap); it checks a few well-known NVIDIA registers.
+func TestEnvytoolsRnndb(t *testing.T) {
+	root := os.Getenv("IOTAP_RNNDB")
+	if root == "" {
+		t.Skip("set IOTAP_RNNDB=/path/to/envytools/rnndb/root.xml to load the real database")
+	}
+	db, err := LoadFile(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		variant string
+		off     uint64
+		want    string
+	}{
+		{"", 0x0, "PMC.ID"},
+		{"", 0x88000, "PPCI.PCIID"},
+		{"GF100", 0x1700, "PBUS.HOST_MEM.PMEM"},
+	} {
+		v, err := db.WithVariant(tt.variant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, ok := v.Lookup("NV_MMIO", tt.off, 32)
+		if !ok || m.Name() != tt.want {
+			t.Errorf("%s %#x: %q, want %q", tt.variant, tt.off, m.Name(), tt.want)
+		}
 	}
 }
