@@ -129,3 +129,14 @@ func (m *BARMap) Mapping(id int32) (Mapping, bool) {
 	mp, ok := m.maps[id]
 	return mp, ok
 }
+
+// MapOffset resolves an access through its map id when no PCIDEV record
+// describes the BAR (logs read from the tracefs "trace" file have none):
+// it returns the live mapping and the offset of phys inside it.
+func (m *BARMap) MapOffset(id int32, phys uint64) (Mapping, uint64, bool) {
+	mp, ok := m.maps[id]
+	if !ok || phys < mp.Phys || phys-mp.Phys >= mp.Len {
+		return Mapping{}, 0, false
+	}
+	return mp, phys - mp.Phys, true
+}

@@ -196,6 +196,12 @@ func TestBARMap(t *testing.T) {
 	if _, ok := m.Mapping(1); ok {
 		t.Error("mapping 1 still live after its UNMAP")
 	}
+	if mp, off, ok := m.MapOffset(2, 0xfebf1010); !ok || mp.ID != 2 || off != 0x10 {
+		t.Errorf("MapOffset: %+v %#x %v", mp, off, ok)
+	}
+	if _, _, ok := m.MapOffset(2, 0xfebf2000); ok {
+		t.Error("MapOffset beyond the mapping")
+	}
 	if _, ok := m.Mapping(7); ok {
 		t.Error("unknown map id found")
 	}
