@@ -242,7 +242,7 @@ type DB struct {
 	domains   map[string]*Domain
 	enumList  []*Enum           // in definition order, to guess variant sets
 	specTypes map[string]string // rnndb <spectype name type>: a named alias of a type
-	selected map[string]string
+	selected  map[string]string
 }
 
 // Domain returns the named domain.
@@ -277,8 +277,8 @@ func (db *DB) ForPCI(id PCIID, bar int) (*Domain, bool) {
 
 func newDB() *DB {
 	return &DB{
-		Enums:   map[string]*Enum{},
-		Bitsets: map[string]*Bitset{},
+		Enums:     map[string]*Enum{},
+		Bitsets:   map[string]*Bitset{},
 		Groups:    map[string]*Group{},
 		domains:   map[string]*Domain{},
 		specTypes: map[string]string{},
