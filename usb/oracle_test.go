@@ -19,8 +19,10 @@ var tsharkFields = []string{
 	"usb.bEndpointAddress", "usb.bString", "usb.bNumConfigurations",
 	"usbhub.setup.bRequest", "usbhub.setup.wLength", "usbhid.setup.bRequest", "usbhid.setup.wLength",
 	"usbms.setup.bRequest", "usbms.setup.wLength", "usbhub.status.port", "usbhub.change.port",
-	"usbms.dCBWTag", "usbms.dCBWDataTransferLength", "usbms.dCBWLUN", "scsi.spc.opcode",
+	"usbms.dCBWTag", "usbms.dCBWDataTransferLength", "usbms.dCBWLUN", "scsi_sbc.opcode",
 	"usbms.dCSWDataResidue", "usbms.dCSWStatus", "usbhid.item.bTag", "usbhid.item.bType",
+	"usbhid.descriptor.hid.bDescriptorType", "usbhid.descriptor.hid.bDescriptorIndex",
+	"usbhid.descriptor.hid.wDescriptorLength", "usbhid.descriptor.hid.wInterfaceNumber",
 }
 
 // classPrefix maps the class tshark dissected a request with to ours.
@@ -85,6 +87,17 @@ func configTypes(b []byte) []uint8 {
 // TestTsharkOracle checks pairing, setup fields and descriptor decoding
 // against tshark, frame by frame, on the public captures.
 func TestTsharkOracle(t *testing.T) {
+	t.Run("lab-decode.pcapng", func(t *testing.T) {
+		// Recorded by TestLabDecode (IOTAP_USB_LAB_SAVE): enumeration
+		// with a HID report descriptor, usb-storage probing and reads.
+		path := "testdata/lab-decode.pcapng"
+		rows := tsharkRows(t, path)
+		evs := readAll(t, path)
+		if len(rows) != len(evs) {
+			t.Fatalf("tshark sees %d frames, we read %d events", len(rows), len(evs))
+		}
+		t.Logf("%d frames, %d field comparisons", len(evs), oracleCompare(t, evs, rows))
+	})
 	// The unlicensed-usbrply-test captures are read in place, never copied.
 	files := []string{"km003c-adc-1000hz.pcapng", "km003c-pd-capture.pcapng", "usbmon-tools-test1.pcap",
 		"unlicensed-usbrply-test/fx2.cap", "unlicensed-usbrply-test/lin_control-in.pcapng",
@@ -141,7 +154,7 @@ func oracleCompare(t *testing.T, evs []*usbmon.Event, rows []map[string]string) 
 				eq("usbms.dCBWTag", row["usbms.dCBWTag"], fmt.Sprintf("0x%08x", c.Tag))
 				eq("usbms.dCBWDataTransferLength", row["usbms.dCBWDataTransferLength"], strconv.Itoa(int(c.DataTransferLength)))
 				eq("usbms.dCBWLUN", row["usbms.dCBWLUN"], fmt.Sprintf("0x%02x", c.LUN))
-				eq("scsi.spc.opcode", row["scsi.spc.opcode"], fmt.Sprintf("0x%02x", c.CB[0]))
+				eq("scsi_sbc.opcode", row["scsi_sbc.opcode"], fmt.Sprintf("0x%02x", c.CB[0]))
 			case IsCSW(ev.Data):
 				c, err := ParseCSW(ev.Data)
 				if err != nil {
@@ -161,6 +174,16 @@ func oracleCompare(t *testing.T, evs []*usbmon.Event, rows []map[string]string) 
 				t.Fatal(err)
 			}
 			eq("usb.bmRequestType", row["usb.bmRequestType"], fmt.Sprintf("0x%02x", s.RequestType))
+			if row["usbhid.descriptor.hid.bDescriptorType"] != "" {
+				// GET_DESCRIPTOR to a HID interface: tshark's HID
+				// dissector shows it without bRequest.
+				eq("request", "GET_DESCRIPTOR", s.Name(0))
+				eq("usbhid.descriptor.hid.bDescriptorType", row["usbhid.descriptor.hid.bDescriptorType"], fmt.Sprintf("0x%02x", s.DescriptorType()))
+				eq("usbhid.descriptor.hid.bDescriptorIndex", row["usbhid.descriptor.hid.bDescriptorIndex"], fmt.Sprintf("0x%02x", s.DescriptorIndex()))
+				eq("usbhid.descriptor.hid.wDescriptorLength", row["usbhid.descriptor.hid.wDescriptorLength"], strconv.Itoa(int(s.Length)))
+				eq("usbhid.descriptor.hid.wInterfaceNumber", row["usbhid.descriptor.hid.wInterfaceNumber"], strconv.Itoa(int(s.Index)))
+				continue
+			}
 			prefix := "usb."
 			for pfx, class := range classPrefix {
 				if row[pfx+"setup.bRequest"] != "" {
@@ -233,8 +256,8 @@ func oracleCompare(t *testing.T, evs []*usbmon.Event, rows []map[string]string) 
 					if it.Type == HIDLong {
 						continue
 					}
-					tags = append(tags, fmt.Sprintf("0x%x", it.Tag))
-					types = append(types, fmt.Sprintf("0x%x", uint8(it.Type)))
+					tags = append(tags, fmt.Sprintf("0x%02x", it.Tag))
+					types = append(types, strconv.Itoa(int(it.Type)))
 				}
 				eq("usbhid.item.bTag", row["usbhid.item.bTag"], strings.Join(tags, ","))
 				eq("usbhid.item.bType", row["usbhid.item.bType"], strings.Join(types, ","))
