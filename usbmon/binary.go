@@ -1,8 +1,10 @@
 package usbmon
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
+	"io"
 )
 
 // Sizes of the binary API's records.
@@ -182,4 +184,74 @@ func (l *Loss) add(r LossReason) {
 	if l != nil {
 		l.n[r]++
 	}
+}
+
+// binaryReader reads a raw stream of binary records as read(2) returns
+// them from /dev/usbmonN (48-byte headers) or as MON_IOCX_GETX lays them
+// out (64-byte headers, ISO descriptors, data).
+type binaryReader struct {
+	br     *bufio.Reader
+	hdrLen int
+	bo     binary.ByteOrder
+	off    int64
+	n      int
+	buf    []byte
+	iso    []ISODesc
+}
+
+// NewBinaryReader reads a raw stream of usbmon records, e.g. a copy of
+// /dev/usbmon0 made with cat (hdrLen 48, host byte order). Such a stream has
+// no file header, so NewReader cannot detect it.
+func NewBinaryReader(r io.Reader, hdrLen int, bo binary.ByteOrder) (Reader, error) {
+	if hdrLen != HeaderLen48 && hdrLen != HeaderLen64 {
+		return nil, fmt.Errorf("usbmon: header length %d (want 48 or 64): %w", hdrLen, ErrFormat)
+	}
+	return &binaryReader{br: bufio.NewReaderSize(r, 1<<16), hdrLen: hdrLen, bo: bo,
+		buf: make([]byte, 0, 4096), iso: make([]ISODesc, 0, 8)}, nil
+}
+
+func (r *binaryReader) Format() Format { return FormatBinary }
+
+func (r *binaryReader) Read() (*Event, error) {
+	var ev Event
+	if err := r.ReadInto(&ev); err != nil {
+		return nil, err
+	}
+	return ev.Clone(), nil
+}
+
+func (r *binaryReader) ReadInto(ev *Event) error {
+	off := r.off
+	if cap(r.buf) < r.hdrLen {
+		r.buf = make([]byte, 0, 4096)
+	}
+	h := r.buf[:r.hdrLen]
+	n, err := io.ReadFull(r.br, h)
+	if err == io.EOF {
+		return io.EOF
+	}
+	if err != nil {
+		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: header cut short after %d bytes", r.n+1, n), Err: ErrTruncated}
+	}
+	capLen := r.bo.Uint32(h[36:])
+	if capLen > maxRecord {
+		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: len_cap %d is implausible", r.n+1, capLen), Err: ErrFormat}
+	}
+	total := r.hdrLen + int(capLen)
+	if cap(r.buf) < total {
+		nb := make([]byte, total)
+		copy(nb, h)
+		r.buf = nb[:0]
+	}
+	rec := r.buf[:total]
+	if n, err := io.ReadFull(r.br, rec[r.hdrLen:]); err != nil {
+		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: %d of %d data bytes", r.n+1, n, capLen), Err: ErrTruncated}
+	}
+	r.n++
+	r.off += int64(total)
+	if err := decodeRecord(rec, r.hdrLen, r.bo, ev, &r.iso); err != nil {
+		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
+	}
+	ev.Format = FormatBinary
+	return nil
 }

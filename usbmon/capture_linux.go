@@ -38,6 +38,7 @@ type Capture struct {
 	data []byte   // GETX data buffer
 	iso  []ISODesc
 
+	rec      []byte // binary record of the last event
 	line     []byte // text
 	lostPath string
 	lost0    uint64
@@ -283,7 +284,8 @@ func (c *Capture) readMmap(ev *Event) error {
 			if end > len(c.ring) {
 				return fmt.Errorf("usbmon: record at ring offset %d (%d bytes) crosses the ring end: %w", off, capLen, ErrFormat)
 			}
-			if err := DecodePacket(c.ring[off:end], HeaderLen64, native, ev, c.iso); err != nil {
+			c.rec = c.ring[off:end]
+			if err := DecodePacket(c.rec, HeaderLen64, native, ev, c.iso); err != nil {
 				return err
 			}
 			if cap(ev.ISO) > cap(c.iso) {
@@ -336,6 +338,7 @@ func (c *Capture) readGetX(ev *Event) error {
 			rec := c.buf(HeaderLen64 + capLen)
 			copy(rec, c.hdr[:])
 			copy(rec[HeaderLen64:], c.data[:capLen])
+			c.rec = rec
 			if err := DecodePacket(rec, HeaderLen64, native, ev, c.iso); err != nil {
 				return err
 			}
@@ -393,6 +396,17 @@ func (c *Capture) readText(ev *Event) error {
 			return io.EOF
 		}
 	}
+}
+
+// Record returns the binary record (64-byte header, ISO descriptors,
+// data) of the event the last ReadInto returned, as the kernel delivered
+// it, valid as long as that event's Data. It returns nil for the text
+// method and on big-endian hosts. Writers' WriteRecord take it.
+func (c *Capture) Record() []byte {
+	if c.opt.Method == MethodText || native.Uint16([]byte{1, 0}) != 1 {
+		return nil
+	}
+	return c.rec
 }
 
 // Stats queries the kernel's drop counter now and returns the counters.

@@ -238,7 +238,7 @@ func NewPcapWriter(w io.Writer, lt int) (*PcapWriter, error) {
 	if hl == 0 {
 		return nil, fmt.Errorf("usbmon: link type %d is not usbmon (want 189 or 220)", lt)
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
+	bw := bufio.NewWriterSize(w, 1<<20)
 	pw := pcapgo.NewWriter(bw)
 	if err := pw.WriteFileHeader(snapLen, layers.LinkType(lt)); err != nil {
 		return nil, err
@@ -250,6 +250,11 @@ func NewPcapWriter(w io.Writer, lt int) (*PcapWriter, error) {
 func (p *PcapWriter) Write(ev *Event) error {
 	ci, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
 	return p.w.WritePacket(ci, data)
+}
+
+// WriteRecord is PcapngWriter.WriteRecord for pcap.
+func (p *PcapWriter) WriteRecord(ev *Event, rec []byte) error {
+	return p.w.WritePacket(recordInfo(ev, p.hdrLen, len(rec)), rec)
 }
 
 // Flush flushes buffered records.
@@ -265,7 +270,13 @@ func recordOf(ev *Event, hdrLen int, buf *[]byte, loss *Loss) (gopacket.CaptureI
 		loss.add(LossData)
 	}
 	*buf = b
-	orig := hdrLen + len(b) - hdrLen
+	return recordInfo(ev, hdrLen, len(b)), b
+}
+
+// recordInfo is the pcap record header of ev: its timestamp, the captured
+// length n and the original length (header, descriptors, URB length).
+func recordInfo(ev *Event, hdrLen, n int) gopacket.CaptureInfo {
+	orig := n
 	if hdrLen == HeaderLen64 {
 		if o := HeaderLen64 + len(ev.ISO)*ISODescLen + int(ev.Length); o > orig {
 			orig = o
@@ -277,12 +288,12 @@ func recordOf(ev *Event, hdrLen int, buf *[]byte, loss *Loss) (gopacket.CaptureI
 	if ev.Fields&HasWallClock == 0 {
 		sec, usec = int64(ev.TextStamp/1000000), int64(ev.TextStamp%1000000)
 	}
-	ci := gopacket.CaptureInfo{Timestamp: time.Unix(sec, usec*1000), CaptureLength: len(b), Length: orig}
-	return ci, b
+	return gopacket.CaptureInfo{Timestamp: time.Unix(sec, usec*1000), CaptureLength: n, Length: orig}
 }
 
 // PcapngWriter writes a pcapng file with one usbmon interface.
 type PcapngWriter struct {
+	bw     *bufio.Writer
 	w      *pcapgo.NgWriter
 	hdrLen int
 	buf    []byte
@@ -309,11 +320,12 @@ func NewPcapngWriterInterface(w io.Writer, lt int, name string) (*PcapngWriter, 
 	intf.TimestampResolution = 6 // microseconds, as the kernel stamps
 	opt := pcapgo.DefaultNgWriterOptions
 	opt.SectionInfo.Application = "iotap"
-	nw, err := pcapgo.NewNgWriterInterface(w, intf, opt)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	nw, err := pcapgo.NewNgWriterInterface(bw, intf, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &PcapngWriter{w: nw, hdrLen: hl}, nil
+	return &PcapngWriter{bw: bw, w: nw, hdrLen: hl}, nil
 }
 
 // Write writes one enhanced packet block.
@@ -332,8 +344,23 @@ func (p *PcapngWriter) WriteStats(t time.Time, dropped uint64) error {
 	})
 }
 
+// WriteRecord writes ev using rec, the event's binary record as the
+// kernel delivered it (see Capture.Record), instead of encoding ev again:
+// it saves a copy of the data. rec must be little endian with a header of
+// the writer's link type.
+func (p *PcapngWriter) WriteRecord(ev *Event, rec []byte) error {
+	ci := recordInfo(ev, p.hdrLen, len(rec))
+	p.n++
+	return p.w.WritePacket(ci, rec)
+}
+
 // Flush flushes buffered blocks.
-func (p *PcapngWriter) Flush() error { return p.w.Flush() }
+func (p *PcapngWriter) Flush() error {
+	if err := p.w.Flush(); err != nil {
+		return err
+	}
+	return p.bw.Flush()
+}
 
 // Loss reports what the link type could not hold.
 func (p *PcapngWriter) Loss() Loss { return p.loss }

@@ -113,3 +113,12 @@ func UsbmonPollIn(fd int, timeout time.Duration) (bool, error) {
 	}
 	return n > 0 && p[0].Revents&unix.POLLIN != 0, nil
 }
+
+// SetThreadNice sets the nice value of the calling thread (Linux nice
+// values are per thread; lock the goroutine to its thread first).
+func SetThreadNice(n int) error {
+	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), n); err != nil {
+		return os.NewSyscallError("setpriority", err)
+	}
+	return nil
+}
