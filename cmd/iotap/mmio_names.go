@@ -147,6 +147,19 @@ func newNamer(o *namesOptions) (*namer, error) {
 		}
 		n.dbs = append(n.dbs, db)
 	}
+	if o.variant != "" && len(n.dbs) == 0 {
+		ok := false
+		for _, b := range regdb.Builtins() {
+			if db, err := regdb.Builtin(b); err == nil {
+				if _, err := db.WithVariant(o.variant); err == nil {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			return nil, usageErrorf("mmio names: --variant %q: no shipped database defines it (give the database with --db)", o.variant)
+		}
+	}
 	if o.variant != "" && len(n.dbs) > 0 {
 		applied := false
 		for i, db := range n.dbs {

@@ -200,6 +200,7 @@ func TestMMIONamesErrors(t *testing.T) {
 		{[]string{"--bar", "0000:00:04.0/0=NOPE", p}, "no database has a domain \"NOPE\"", exitUsage},
 		{[]string{"--db", "nosuchdb", p}, "not a shipped database", exitUsage},
 		{[]string{"--db", "e1000", "--variant", "X9", p}, "--variant \"X9\": no database defines it", exitUsage},
+		{[]string{"--variant", "X9", p}, "--variant \"X9\": no shipped database defines it", exitUsage},
 		{[]string{filepath.Join(t.TempDir(), "missing.log")}, "no such file", exitFailure},
 	} {
 		_, _, err := runNames(t, tc.args...)
