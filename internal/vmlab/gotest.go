@@ -1,7 +1,10 @@
 package vmlab
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,9 +16,10 @@ import (
 // "." or "" means the package of the calling test (the working
 // directory). Its test binary is built static (CGO_ENABLED=0 go test -c),
 // put in the guest as /bin/<name>.test and run there with IOTAP_IN_VM=1,
-// "-test.v -test.run runRegexp", in a fresh directory under /tmp (the
-// package's testdata is not in the guest; pass what the test needs in
-// m.Files). m.Script, if set, runs first (in the same shell, so it can
+// "-test.v -test.run runRegexp", in /lab/pkg, which holds a copy of the
+// package's testdata directory (up to MaxTestdata bytes; pass bigger
+// inputs some other way) so that relative testdata paths work as on the
+// host. m.Script, if set, runs first (in the same shell, so it can
 // set up the guest).
 //
 // GoTest fails t with the guest's output when the guest tests fail or
@@ -44,8 +48,15 @@ func GoTest(t testing.TB, m Machine, pkg, runRegexp string) *Result {
 	if err := buildGoTest(gobin, root, pkg, bin); err != nil {
 		t.Fatal(err)
 	}
+	if err := checkTestsMatch(bin, runRegexp); err != nil {
+		t.Fatalf("vmlab: %s: %v", pkg, err)
+	}
 	m.Binaries = copyMap(m.Binaries)
 	m.Binaries["/bin/"+name+".test"] = bin
+	m.Files = copyMap(m.Files)
+	if err := addTestdata(gobin, root, pkg, m.Files); err != nil {
+		t.Fatal(err)
+	}
 	m.Script = m.Script + "\n" + goTestScript(name, runRegexp)
 	res := Run(t, m)
 	log := string(res.ReadOut(t, "gotest.log"))
@@ -69,12 +80,71 @@ var (
 // goTestScript is the guest shell code that runs /bin/<name>.test, keeps
 // its output in /out/gotest.log and exits with its status.
 func goTestScript(name, runRegexp string) string {
-	return "mkdir -p /tmp/gotest && cd /tmp/gotest\n" +
+	return "mkdir -p /lab/pkg && cd /lab/pkg\n" +
 		"set +e\n" +
 		"IOTAP_IN_VM=1 /bin/" + name + ".test -test.v -test.run " + shellQuote(runRegexp) + " >/out/gotest.log 2>&1\n" +
 		"rc=$?\n" +
 		"cat /out/gotest.log\n" +
 		"exit $rc\n"
+}
+
+// MaxTestdata is the most of a package's testdata directory GoTest copies
+// into the guest.
+const MaxTestdata = 32 << 20
+
+// addTestdata adds the files of pkg's testdata directory to files, under
+// /lab/pkg/testdata.
+func addTestdata(gobin, root, pkg string, files map[string][]byte) error {
+	cmd := exec.Command(gobin, "list", "-f", "{{.Dir}}", pkg)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("vmlab: go list %s: %w", pkg, err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "testdata")
+	if _, err := os.Stat(dir); err != nil {
+		return nil
+	}
+	total := 0
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		total += len(b)
+		if total > MaxTestdata {
+			return fmt.Errorf("vmlab: %s holds more than %d MiB; GoTest copies at most that into the guest", dir, MaxTestdata>>20)
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		guest := "/lab/pkg/testdata/" + filepath.ToSlash(rel)
+		if _, ok := files[guest]; !ok {
+			files[guest] = b
+		}
+		return nil
+	})
+}
+
+// checkTestsMatch fails unless a test of the test binary bin matches the
+// top level of runRegexp (asked with -test.list on the host, before a
+// guest boots for nothing).
+func checkTestsMatch(bin, runRegexp string) error {
+	top := strings.SplitN(runRegexp, "/", 2)[0]
+	out, err := exec.Command(bin, "-test.list", top).Output()
+	if err != nil {
+		return fmt.Errorf("%s -test.list: %w", bin, err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Test") {
+			return nil
+		}
+	}
+	return fmt.Errorf("no test matches %q", runRegexp)
 }
 
 func buildGoTest(gobin, root, pkg, out string) error {

@@ -11,7 +11,7 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t tmpfs tmpfs /tmp
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 out /out ||
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /out ||
 	echo "vmlab: cannot mount the 9p share at /out"
 hostname vmlab
 ip link set lo up 2>/dev/null

@@ -170,6 +170,9 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 			timeout = time.Until(dl) - 10*time.Second
 		}
 	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("vmlab: the test's deadline leaves no time to boot a guest (go test -timeout)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ctx, cancelCause := context.WithCancelCause(ctx)

@@ -118,6 +118,9 @@ func TestLabGoTest(t *testing.T) {
 	if b, err := os.ReadFile("/etc/lab-file"); err != nil || string(b) != "from the host\n" {
 		t.Errorf("/etc/lab-file = %q, %v", b, err)
 	}
+	if b, err := os.ReadFile("testdata/helloc.c"); err != nil || !bytes.Contains(b, []byte("int main")) {
+		t.Errorf("the package's testdata is not in the guest's working directory: %v", err)
+	}
 	for _, p := range []string{"/bin/iotap", "/sys/kernel/tracing/trace_marker", "/sys/kernel/debug/usb/usbmon", "/out"} {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("guest lacks %s: %v", p, err)
