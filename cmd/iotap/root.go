@@ -54,6 +54,7 @@ truncated input) unless --allow-loss is given.`,
 		newMMIOCmd(e),
 		newEventsCmd(e),
 		newPTCmd(e),
+		newReportCmd(e),
 	)
 	return root
 }
