@@ -92,7 +92,11 @@ func checkSupport(sysfs fs.FS, cpuinfo []byte) (*PMU, error) {
 		return nil, fmt.Errorf("intelpt: %w: Intel PT needs an Intel CPU with the intel_pt PMU: this is %s", ErrNotSupported, desc)
 	}
 	if sysfs == nil {
-		return nil, fmt.Errorf("intelpt: %w: Intel PT needs an Intel CPU with the intel_pt PMU: %s is missing on this %s (kernel without CONFIG_PERF_EVENTS/CPU_SUP_INTEL, a CPU without PT, or a VM that does not expose it)", ErrNotSupported, PMUDir, desc)
+		why := "a CPU without PT or a kernel without CONFIG_PERF_EVENTS and CONFIG_CPU_SUP_INTEL"
+		if bytes.Contains(cpuinfo, []byte(" hypervisor")) {
+			why = "a virtual machine whose hypervisor does not expose PT to guests"
+		}
+		return nil, fmt.Errorf("intelpt: %w: Intel PT needs an Intel CPU with the intel_pt PMU: this is %s and %s is missing (%s)", ErrNotSupported, desc, PMUDir, why)
 	}
 	pmu, err := ReadPMU(sysfs)
 	if err != nil {
