@@ -58,7 +58,7 @@ func (db *DB) buildIndexes() error {
 			d.index = ix
 			continue
 		}
-		if err := b.walk(d.Items, 0, nil, nil, nil, d.Variants.Varset, 0); err != nil {
+		if err := b.walk(d.Items, 0, nil, nil, nil, 0); err != nil {
 			return err
 		}
 		budget, leaves = b.budget, b.leaves
@@ -82,7 +82,7 @@ type indexBuilder struct {
 	visits int
 }
 
-func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []namePart, pending []int, varset string, depth int) error {
+func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []namePart, pending []int, depth int) error {
 	if depth > maxNesting {
 		return fmt.Errorf("regdb: domain %s: nesting deeper than %d (recursive group?): %w", b.d.Name, maxNesting, ErrInvalid)
 	}
@@ -116,11 +116,7 @@ func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []nameP
 				cp = appendPart(parts, namePart{n.Name, pend})
 				pend = nil
 			}
-			vs := varset
-			if n.Variants.Varset != "" {
-				vs = n.Variants.Varset
-			}
-			if err := b.walk(n.Items, off, cd, cp, pend, vs, depth+1); err != nil {
+			if err := b.walk(n.Items, off, cd, cp, pend, depth+1); err != nil {
 				return err
 			}
 		case *UseGroup:
@@ -128,7 +124,7 @@ func (b *indexBuilder) walk(items []Node, base uint64, dims []dim, parts []nameP
 			if !ok {
 				return n.Pos.errorf("use-group: unknown group %q", n.Name)
 			}
-			if err := b.walk(g.Items, base, dims, parts, pending, varset, depth+1); err != nil {
+			if err := b.walk(g.Items, base, dims, parts, pending, depth+1); err != nil {
 				return err
 			}
 		}

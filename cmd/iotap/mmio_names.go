@@ -284,12 +284,13 @@ func (n *namer) resolve(bars *mmiotrace.BARMap, rec *mmiotrace.Record) access {
 		n.noDBBars[loc.BAR]++
 		return a
 	}
-	unit := a.bind.dom.Width
+	unit := uint64(a.bind.dom.Width / 8)
 	if unit == 0 {
-		unit = 8
+		unit = 1
 	}
-	off := loc.Offset / uint64(unit/8)
-	a.match, a.named = a.bind.db.LookupIn(a.bind.dom, off, uint(rec.Width)*8)
+	if loc.Offset%unit == 0 {
+		a.match, a.named = a.bind.db.LookupIn(a.bind.dom, loc.Offset/unit, uint(rec.Width)*8)
+	}
 	if a.named {
 		n.named++
 	} else {
