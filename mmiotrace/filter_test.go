@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -230,6 +232,42 @@ func TestParsePCIAddr(t *testing.T) {
 	for _, in := range []string{"", "0000:00:20.0", "0000:00:04.8", "0000:00:04.0/", "../../../etc", "0000:00:04.0\n", "0000-00:04.0", " 000:00:04.0"} {
 		if _, err := ParsePCIAddr(in); !errors.Is(err, ErrBadPCIAddr) {
 			t.Errorf("%q accepted", in)
+		}
+	}
+}
+
+// TestFilterMappedFile covers the zero-copy path: a regular file is
+// mapped and cut in place; the result equals the sequential filter's, with
+// and without a final newline.
+func TestFilterMappedFile(t *testing.T) {
+	log := genLog(40000, 9)
+	if len(log) < 1<<20 {
+		t.Fatalf("log too small (%d) to be mapped", len(log))
+	}
+	var kw KindSet
+	kw.Add(KindWrite)
+	f := &Filter{Kinds: kw, Widths: 1 << 4, Ranges: []AddrRange{{0xfebc0100, 0xfebc0200}}}
+	for _, text := range []string{log, strings.TrimSuffix(log, "\n")} {
+		p := filepath.Join(t.TempDir(), "x.log")
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		st, err := FilterLog(context.Background(), fh, &out, f, FilterOptions{Workers: 3, ChunkSize: 64 << 10})
+		fh.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := naiveFilter(t, text, f)
+		if out.String() != want {
+			t.Fatalf("mapped filter differs (%d vs %d bytes)", out.Len(), len(want))
+		}
+		if st.Truncated != !strings.HasSuffix(text, "\n") || st.Lines != int64(strings.Count(log, "\n")) {
+			t.Errorf("stats %+v", st)
 		}
 	}
 }

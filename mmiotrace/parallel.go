@@ -33,6 +33,21 @@ type FilterOptions struct {
 // otherwise it is streamed through a Stream. BAR ranges are resolved from
 // the PCIDEV records at the head of the log.
 func FilterLog(ctx context.Context, in io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+	if opt.Workers != 1 && f.Stateless() {
+		// A plain regular file is mapped and cut in place: no copy.
+		if data, unmap, ok := mapFile(in); ok {
+			defer unmap()
+			if DetectCompression(data) == None {
+				if opt.Workers <= 0 {
+					opt.Workers = runtime.GOMAXPROCS(0)
+				}
+				if opt.ChunkSize <= 0 {
+					opt.ChunkSize = 1 << 20
+				}
+				return filterParallel(ctx, nil, data, out, f, opt)
+			}
+		}
+	}
 	src, _, closeDec, err := Decompress(in)
 	if err != nil {
 		return FilterStats{}, err
@@ -47,7 +62,7 @@ func FilterLog(ctx context.Context, in io.Reader, out io.Writer, f *Filter, opt 
 	if !f.Stateless() || opt.Workers == 1 {
 		return filterSequential(ctx, src, out, f, opt)
 	}
-	return filterParallel(ctx, src, out, f, opt)
+	return filterParallel(ctx, src, nil, out, f, opt)
 }
 
 func filterSequential(ctx context.Context, src io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
@@ -141,7 +156,8 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	j.out = out
 }
 
-func filterParallel(ctx context.Context, src io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+// filterParallel filters src, or mapped when it is not nil.
+func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
 	var st FilterStats
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -175,6 +191,39 @@ func filterParallel(ctx context.Context, src io.Reader, out io.Writer, f *Filter
 	go func() {
 		defer close(order)
 		defer close(jobs)
+		if mapped != nil {
+			for off := 0; off < len(mapped); {
+				if ctx.Err() != nil {
+					return
+				}
+				end := min(off+opt.ChunkSize, len(mapped))
+				if end < len(mapped) {
+					if k := bytes.IndexByte(mapped[end:], '\n'); k >= 0 {
+						end += k + 1
+					} else {
+						end = len(mapped)
+					}
+				}
+				data := mapped[off:end]
+				off = end
+				if end == len(mapped) && data[len(data)-1] != '\n' {
+					truncated = true
+				}
+				if first {
+					first = false
+					if f.NeedsBARs() {
+						if err := resolveFromHead(f, data); err != nil {
+							readErr = err
+							return
+						}
+					}
+				}
+				j := &chunkJob{data: data, out: <-freeOut, done: make(chan struct{})}
+				order <- j
+				jobs <- j
+			}
+			return
+		}
 		var carry []byte
 		eof := false
 		for !eof {
@@ -256,7 +305,9 @@ func filterParallel(ctx context.Context, src io.Reader, out io.Writer, f *Filter
 				}
 			}
 		}
-		free <- j.data[:0]
+		if mapped == nil {
+			free <- j.data[:0]
+		}
 		freeOut <- j.out[:0]
 	}
 	wg.Wait()

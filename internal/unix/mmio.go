@@ -67,3 +67,14 @@ func mmioCheck(m []byte, off uint64, width int) error {
 	}
 	return nil
 }
+
+// MmapFile maps the first size bytes of an open file read-only and
+// shared, for zero-copy parsing of large logs. Unmap with Munmap.
+func MmapFile(fd uintptr, size int) ([]byte, error) {
+	b, err := unix.Mmap(int(fd), 0, size, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: %w", err)
+	}
+	_ = unix.Madvise(b, unix.MADV_SEQUENTIAL)
+	return b, nil
+}
