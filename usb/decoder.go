@@ -236,6 +236,8 @@ func (d *Decoder) bulk(ev *usbmon.Event) Decoded {
 			}
 		case SCSIRequestSense:
 			return result(ParseSense(ev.Data))
+		case SCSIModeSense6, SCSIModeSense10:
+			return result(ParseModeHeader(ev.Data, st.cdb.Opcode == SCSIModeSense10))
 		}
 	}
 	return Decoded{}

@@ -22,7 +22,7 @@ func ExampleParseSetup() {
 }
 
 func ExampleParseConfiguration() {
-	b, _ := hex.DecodeString("090220000101008032"+"090400000208065000"+"07058102000200"+"07050202000200")
+	b, _ := hex.DecodeString("090220000101008032" + "090400000208065000" + "07058102000200" + "07050202000200")
 	c, err := usb.ParseConfiguration(b)
 	if err != nil {
 		panic(err)

@@ -191,6 +191,11 @@ func FuzzMassStorage(f *testing.F) {
 		sn, err := ParseSense(b)
 		checkErr(t, err, len(b))
 		_ = sn.String()
+		for _, ten := range []bool{false, true} {
+			m, err := ParseModeHeader(b, ten)
+			checkErr(t, err, len(b))
+			_ = m.String()
+		}
 	})
 }
 

@@ -444,3 +444,31 @@ func (s Sense) String() string {
 	}
 	return str
 }
+
+// ModeHeader is the header of a MODE SENSE (6) or (10) response.
+type ModeHeader struct {
+	DataLength      uint16 `json:"mode_data_length"`
+	MediumType      uint8  `json:"medium_type"`
+	WriteProtected  bool   `json:"write_protected"`
+	BlockDescLength uint16 `json:"block_descriptor_length"`
+}
+
+// ParseModeHeader decodes the mode parameter header of a MODE SENSE
+// response; ten selects the MODE SENSE (10) layout.
+func ParseModeHeader(b []byte, ten bool) (ModeHeader, error) {
+	if ten {
+		if len(b) < 8 {
+			return ModeHeader{}, shortErr("mode sense(10) header", len(b), 8, len(b))
+		}
+		return ModeHeader{DataLength: be16(b), MediumType: b[2], WriteProtected: b[3]&0x80 != 0, BlockDescLength: be16(b[6:])}, nil
+	}
+	if len(b) < 4 {
+		return ModeHeader{}, shortErr("mode sense(6) header", len(b), 4, len(b))
+	}
+	return ModeHeader{DataLength: uint16(b[0]), MediumType: b[1], WriteProtected: b[2]&0x80 != 0, BlockDescLength: uint16(b[3])}, nil
+}
+
+func (m ModeHeader) String() string {
+	return fmt.Sprintf("MODE data_length=%d medium=0x%02x write_protected=%t block_descriptors=%d",
+		m.DataLength, m.MediumType, m.WriteProtected, m.BlockDescLength)
+}

@@ -112,6 +112,15 @@ func TestSCSIData(t *testing.T) {
 	if err != nil || s.String() != "SENSE UNIT_ATTENTION asc=0x28 ascq=0x00 (medium may have changed)" {
 		t.Errorf("%v %v", s, err)
 	}
+	// QEMU's MODE SENSE(6) answer (lab capture): not write protected.
+	m, err := ParseModeHeader(mustHex(t, "630000080000800000000200"), false)
+	if err != nil || m.DataLength != 0x63 || m.WriteProtected || m.BlockDescLength != 8 {
+		t.Errorf("mode header %+v %v", m, err)
+	}
+	m, err = ParseModeHeader(mustHex(t, "00630080000000080000"), true)
+	if err != nil || m.DataLength != 0x63 || !m.WriteProtected || m.BlockDescLength != 8 {
+		t.Errorf("mode(10) header %+v %v", m, err)
+	}
 	s, err = ParseSense(mustHex(t, "720520000000"))
 	if err != nil || s.KeyName() != "ILLEGAL_REQUEST" || s.ASC != 0x20 {
 		t.Errorf("descriptor format: %v %v", s, err)
