@@ -121,6 +121,10 @@ type namer struct {
 	specs   []barSpec
 	bound   map[*mmiotrace.BAR]*binding // nil value: no database
 
+	// cache holds formatted decodings: drivers write and read the same
+	// values again and again (EEPROM bit-banging, status polling).
+	cache map[decodeKey][]byte
+
 	accesses, named, unnamed, noDB, outside int64
 	unnamedAt                               map[string]int64
 	noDBBars                                map[*mmiotrace.BAR]int64
@@ -139,7 +143,7 @@ func loadNamesDB(spec string) (*regdb.DB, error) {
 }
 
 func newNamer(o *namesOptions) (*namer, error) {
-	n := &namer{variant: o.variant, bound: map[*mmiotrace.BAR]*binding{}, unnamedAt: map[string]int64{}, noDBBars: map[*mmiotrace.BAR]int64{}}
+	n := &namer{variant: o.variant, bound: map[*mmiotrace.BAR]*binding{}, cache: map[decodeKey][]byte{}, unnamedAt: map[string]int64{}, noDBBars: map[*mmiotrace.BAR]int64{}}
 	for _, s := range o.dbs {
 		db, err := loadNamesDB(s)
 		if err != nil {
@@ -364,7 +368,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		}
 		buf = appendLine(buf[:0], &rec)
 		buf = buf[:len(buf)-1]
-		buf = appendNamed(buf, &rec, a)
+		buf = n.appendNamed(buf, &rec, a)
 		buf = append(buf, '\n')
 		if _, err := bw.Write(buf); err != nil {
 			return err
@@ -391,14 +395,40 @@ func appendLine(dst []byte, rec *mmiotrace.Record) []byte {
 	return mmiotrace.AppendRecord(dst, rec)
 }
 
-func appendNamed(dst []byte, rec *mmiotrace.Record, a access) []byte {
+type decodeKey struct {
+	dom         *regdb.Domain
+	reg         *regdb.Register
+	offset, val uint64
+	delta       uint64
+	width       uint
+}
+
+const maxDecodeCache = 1 << 16
+
+// format appends the formatted decoding of a named access, from the cache
+// when the same register instance saw the same value before.
+func (n *namer) format(dst []byte, m regdb.Match, v uint64) []byte {
+	k := decodeKey{m.Domain, m.Register, m.Offset, v, m.Delta, m.Width}
+	if b, ok := n.cache[k]; ok {
+		return append(dst, b...)
+	}
+	start := len(dst)
+	dst = m.AppendFormat(dst, v)
+	if len(n.cache) >= maxDecodeCache {
+		clear(n.cache)
+	}
+	n.cache[k] = append([]byte(nil), dst[start:]...)
+	return dst
+}
+
+func (n *namer) appendNamed(dst []byte, rec *mmiotrace.Record, a access) []byte {
 	switch {
 	case a.named && rec.Kind == mmiotrace.KindUnknown:
 		dst = append(dst, " ; "...)
 		return a.match.AppendName(dst)
 	case a.named:
 		dst = append(dst, " ; "...)
-		return a.match.AppendFormat(dst, rec.Value)
+		return n.format(dst, a.match, rec.Value)
 	case a.bind != nil:
 		dst = append(dst, " ; unnamed "...)
 		dst = append(dst, a.bind.dom.Name...)
