@@ -10,29 +10,42 @@ type scanner struct {
 
 // word returns the next word, or nil at the end of the line.
 func (s *scanner) word() []byte {
-	for s.p < len(s.b) && s.b[s.p] == ' ' {
-		s.p++
+	b, p := s.b, s.p
+	for p < len(b) && b[p] == ' ' {
+		p++
 	}
-	st := s.p
-	for s.p < len(s.b) && s.b[s.p] != ' ' {
-		s.p++
+	st := p
+	for p < len(b) && b[p] != ' ' {
+		p++
 	}
-	if st == s.p {
+	s.p = p
+	if st == p {
 		return nil
 	}
-	return s.b[st:s.p]
+	return b[st:p]
 }
 
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
+// hexTable maps an ASCII byte to its hex value, or 0xff. Read-only.
+var hexTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return -1
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+		t[c-'a'+'A'] = byte(c-'a') + 10
+	}
+	return t
+}()
+
+func hexVal(c byte) int {
+	v := hexTable[c]
+	if v == 0xff {
+		return -1
+	}
+	return int(v)
 }
 
 // parseHex parses up to 16 hex digits.
@@ -304,27 +317,32 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 		return ""
 	}
 	ev.DataFlag = DataPresent
+	// Data words: up to 4 bytes in hex each, separated by one space.
+	b, p := s.b, s.p
+	data := ev.Data
 	for {
-		w = s.word()
-		if w == nil {
+		for p < len(b) && b[p] == ' ' {
+			p++
+		}
+		if p == len(b) {
 			break
 		}
-		if len(w)%2 != 0 || len(w) > 8 {
-			return "bad data word"
-		}
-		if len(ev.Data)+len(w)/2 > maxTextData {
-			return "too many data bytes"
-		}
-		for i := 0; i < len(w); i += 2 {
-			h, l := hexVal(w[i]), hexVal(w[i+1])
-			if h < 0 || l < 0 {
+		st := p
+		for p+1 < len(b) && b[p] != ' ' {
+			h, l := hexTable[b[p]], hexTable[b[p+1]]
+			if h|l == 0xff {
 				return "bad hex digit in data"
 			}
-			ev.Data = append(ev.Data, byte(h<<4|l))
+			data = append(data, h<<4|l)
+			p += 2
+		}
+		if p < len(b) && b[p] != ' ' || p-st > 8 {
+			return "bad data word"
+		}
+		if len(data) > maxTextData {
+			return "too many data bytes"
 		}
 	}
-	if len(ev.Data) == 0 {
-		return "data tag '=' without data words"
-	}
+	ev.Data = data
 	return ""
 }
