@@ -33,6 +33,7 @@ type Buffer struct {
 	page      unix.PerfPage
 	aux       []byte
 	chunkSize int
+	sbPages   int
 	circular  bool
 	sideband  SidebandStats
 	sbRaw     []byte
@@ -128,17 +129,13 @@ func (t *Trace) open(cpu int, auxSize uint64) (*Buffer, error) {
 		}
 		return nil, fmt.Errorf("intelpt: opening intel_pt on cpu %d: %w%s", cpu, err, hint)
 	}
-	b := &Buffer{CPU: cpu, fd: fd, circular: t.cfg.Circular, chunkSize: unix.Pagesize() << t.cfg.Order}
-	sb := t.cfg.SidebandPages
-	if sb == 0 {
-		sb = 16
+	b, err := mapBuffer(fd, cpu, t.cfg.SidebandPages)
+	if err != nil {
+		return nil, err
 	}
+	b.circular, b.chunkSize = t.cfg.Circular, unix.Pagesize()<<t.cfg.Order
+	sb := b.sbPages
 	ps := unix.Pagesize()
-	if b.base, err = unix.Mmap(fd.Int(), 0, (1+sb)*ps, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
-		fd.Close()
-		return nil, fmt.Errorf("intelpt: mapping the perf ring of cpu %d: %w", cpu, err)
-	}
-	b.page = unix.NewPerfPage(b.base)
 	auxOff := uint64((1 + sb) * ps)
 	b.page.SetAuxArea(auxOff, auxSize)
 	prot := unix.PROT_READ
@@ -155,6 +152,22 @@ func (t *Trace) open(cpu int, auxSize uint64) (*Buffer, error) {
 			return nil, fmt.Errorf("intelpt: address filter %q: %w", f, err)
 		}
 	}
+	return b, nil
+}
+
+// mapBuffer maps the perf_event_mmap_page and the sideband ring of fd
+// (sbPages pages, 16 when 0); it takes ownership of fd.
+func mapBuffer(fd *unix.FD, cpu, sbPages int) (*Buffer, error) {
+	if sbPages == 0 {
+		sbPages = 16
+	}
+	b := &Buffer{CPU: cpu, fd: fd, sbPages: sbPages}
+	var err error
+	if b.base, err = unix.Mmap(fd.Int(), 0, (1+sbPages)*unix.Pagesize(), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED); err != nil {
+		fd.Close()
+		return nil, fmt.Errorf("intelpt: mapping the perf ring of cpu %d: %w", cpu, err)
+	}
+	b.page = unix.NewPerfPage(b.base)
 	return b, nil
 }
 

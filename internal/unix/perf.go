@@ -16,6 +16,7 @@ type PerfEventAttr = unix.PerfEventAttr
 // perf_event_attr flag bits (PerfEventAttr.Bits).
 const (
 	PerfBitDisabled      = unix.PerfBitDisabled
+	PerfBitInherit       = unix.PerfBitInherit
 	PerfBitExcludeUser   = unix.PerfBitExcludeUser
 	PerfBitExcludeKernel = unix.PerfBitExcludeKernel
 	PerfBitExcludeHv     = unix.PerfBitExcludeHv
@@ -29,6 +30,8 @@ const (
 	PerfSampleTID        = unix.PERF_SAMPLE_TID
 	PerfSampleTime       = unix.PERF_SAMPLE_TIME
 	PerfSampleCPU        = unix.PERF_SAMPLE_CPU
+	PerfTypeSoftware     = unix.PERF_TYPE_SOFTWARE
+	PerfCountSWDummy     = unix.PERF_COUNT_SW_DUMMY
 )
 
 // PerfEventOpen opens a perf event for pid (-1: every task) on cpu (-1: any
