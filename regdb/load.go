@@ -83,7 +83,7 @@ func Load(fsys fs.FS, name string) (*DB, error) {
 // XML imports are not available.
 func LoadBytes(name string, data []byte) (*DB, error) {
 	l := &loader{db: newDB(), root: ".", loaded: map[string]bool{name: true}}
-	if err := l.parse(name, data); err != nil {
+	if err := l.parse(name, name, data); err != nil {
 		return nil, err
 	}
 	if err := l.db.resolve(); err != nil {
@@ -123,12 +123,14 @@ func (l *loader) loadFile(name string) error {
 	if len(data) > maxFileSize {
 		return fmt.Errorf("regdb: %s: larger than %d bytes: %w", name, maxFileSize, ErrInvalid)
 	}
-	return l.parse(displayName(l.fsys, name), data)
+	return l.parse(name, displayName(l.fsys, name), data)
 }
 
-func (l *loader) parse(name string, data []byte) error {
+// parse reads one file: fsPath is its name in the loader's file system
+// (for imports), name the one shown in errors.
+func (l *loader) parse(fsPath, name string, data []byte) error {
 	if isXML(data) {
-		x := &xmlFile{l: l, file: name}
+		x := &xmlFile{l: l, file: name, path: fsPath}
 		return x.load(data)
 	}
 	return l.loadYAML(name, data)
@@ -151,7 +153,7 @@ func (l *loader) importFile(from, file string, pos Pos) error {
 	if path.IsAbs(file) {
 		cands = []string{strings.TrimPrefix(path.Clean(file), "/")}
 	} else {
-		cands = []string{path.Join(path.Dir(strings.TrimPrefix(from, "regdb/")), file), path.Join(l.root, file)}
+		cands = []string{path.Join(path.Dir(from), file), path.Join(l.root, file)}
 	}
 	for _, c := range cands {
 		if l.loaded[c] {

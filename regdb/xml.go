@@ -100,7 +100,8 @@ var docTags = map[string]bool{
 
 type xmlFile struct {
 	l    *loader
-	file string
+	file string // shown in errors
+	path string // in the loader's file system
 }
 
 func (x *xmlFile) pos(e *xelem) Pos { return Pos{File: x.file, Line: e.line} }
@@ -136,7 +137,7 @@ func (x *xmlFile) topLevel(e *xelem) (bool, error) {
 		if !ok || f == "" {
 			return true, x.pos(e).errorf("<import> without file")
 		}
-		return true, x.l.importFile(x.file, f, x.pos(e))
+		return true, x.l.importFile(x.path, f, x.pos(e))
 	case e.name == "domain":
 		return true, x.domain(e)
 	case e.name == "group":
