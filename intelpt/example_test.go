@@ -1,0 +1,71 @@
+package intelpt_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// Encode a few packets, then decode them without allocating.
+func ExampleDecoder() {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTIPPGE, IPC: intelpt.IPCSext48, Payload: 0x401000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTNT8, Bits: 3, Payload: 0b101})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTIP, IPC: intelpt.IPCUpdate16, Payload: 0x2040})
+
+	d := intelpt.NewDecoder(e.Bytes(), intelpt.Config{})
+	if err := d.SyncForward(); err != nil {
+		panic(err)
+	}
+	var p intelpt.Packet
+	var last intelpt.LastIP
+	for {
+		off := d.Offset()
+		err := d.Next(&p)
+		if err == io.EOF {
+			break
+		}
+		var de *intelpt.DecodeError
+		if errors.As(err, &de) {
+			fmt.Println("bad packet at", de.Offset)
+			break
+		}
+		switch p.Kind {
+		case intelpt.KindTIP, intelpt.KindTIPPGE:
+			last.Update(p.IPC, p.Payload)
+			fmt.Printf("%#02x %v ip=%#x\n", off, p.Kind, last.IP)
+		case intelpt.KindTNT8:
+			fmt.Printf("%#02x %v %0*b\n", off, p.Kind, p.Bits, p.Payload)
+		default:
+			fmt.Printf("%#02x %v\n", off, p.Kind)
+		}
+	}
+	// Output:
+	// 0x00 psb
+	// 0x10 psbend
+	// 0x12 tip.pge ip=0x401000
+	// 0x19 tnt.8 101
+	// 0x1a tip ip=0x402040
+}
+
+// List a trace exactly like libipt's ptdump.
+func ExampleDump() {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: intelpt.FlagCSL})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCUpdate32, Payload: 0x1000})
+	if _, err := intelpt.Dump(os.Stdout, e.Bytes(), intelpt.Config{}, intelpt.DumpOptions{LastIP: true}); err != nil {
+		panic(err)
+	}
+	// Output:
+	// 0000000000000000  psb
+	// 0000000000000010  mode.exec  cs.l
+	// 0000000000000012  psbend
+	// 0000000000000014  fup        2: ????????00001000       ip   0000000000001000
+}
