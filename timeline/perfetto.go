@@ -1,0 +1,475 @@
+package timeline
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Field numbers of Perfetto's trace protos (protos/perfetto/trace/
+// perfetto_trace.proto; a copy is in testdata/perfetto).
+const (
+	fTracePacket = 1 // Trace.packet
+
+	fPacketTimestamp       = 8  // TracePacket.timestamp
+	fPacketSequenceID      = 10 // TracePacket.trusted_packet_sequence_id
+	fPacketTrackEvent      = 11 // TracePacket.track_event
+	fPacketInternedData    = 12 // TracePacket.interned_data
+	fPacketSequenceFlags   = 13 // TracePacket.sequence_flags
+	fPacketPrevDropped     = 42 // TracePacket.previous_packet_dropped
+	fPacketTrackDescriptor = 60 // TracePacket.track_descriptor
+	fPacketFirstOnSequence = 87 // TracePacket.first_packet_on_sequence
+
+	seqIncrementalStateCleared = 1 // TracePacket.SequenceFlags
+	seqNeedsIncrementalState   = 2
+
+	fTrackUUID        = 1  // TrackDescriptor.uuid
+	fTrackName        = 2  // TrackDescriptor.name
+	fTrackParentUUID  = 5  // TrackDescriptor.parent_uuid
+	fTrackCounter     = 8  // TrackDescriptor.counter
+	fTrackDescription = 14 // TrackDescriptor.description
+	fTrackChildOrder  = 11 // TrackDescriptor.child_ordering
+	fTrackSiblingRank = 12 // TrackDescriptor.sibling_order_rank
+
+	childOrderExplicit = 3 // TrackDescriptor.ChildTracksOrdering.EXPLICIT
+
+	fCounterUnit     = 3 // CounterDescriptor.unit
+	fCounterUnitName = 6 // CounterDescriptor.unit_name
+
+	fEventCategoryIIDs = 3  // TrackEvent.category_iids
+	fEventAnnotations  = 4  // TrackEvent.debug_annotations
+	fEventType         = 9  // TrackEvent.type
+	fEventNameIID      = 10 // TrackEvent.name_iid
+	fEventTrackUUID    = 11 // TrackEvent.track_uuid
+	fEventCategories   = 22 // TrackEvent.categories
+	fEventName         = 23 // TrackEvent.name
+	fEventDoubleValue  = 44 // TrackEvent.double_counter_value
+
+	typeSliceBegin = 1 // TrackEvent.Type
+	typeSliceEnd   = 2
+	typeInstant    = 3
+	typeCounter    = 4
+
+	fInternedCategories = 1 // InternedData.event_categories
+	fInternedNames      = 2 // InternedData.event_names
+	fInternedArgNames   = 3 // InternedData.debug_annotation_names
+	fInternedIID        = 1 // EventName/EventCategory/DebugAnnotationName.iid
+	fInternedName       = 2 // ... .name
+
+	fArgNameIID = 1  // DebugAnnotation.name_iid
+	fArgBool    = 2  // DebugAnnotation.bool_value
+	fArgUint    = 3  // DebugAnnotation.uint_value
+	fArgInt     = 4  // DebugAnnotation.int_value
+	fArgDouble  = 5  // DebugAnnotation.double_value
+	fArgString  = 6  // DebugAnnotation.string_value
+	fArgName    = 10 // DebugAnnotation.name
+)
+
+// CounterUnit is the unit of a counter track (CounterDescriptor.Unit).
+type CounterUnit uint8
+
+// Counter units.
+const (
+	UnitUnspecified CounterUnit = 0
+	UnitTimeNS      CounterUnit = 1
+	UnitCount       CounterUnit = 2
+	UnitSizeBytes   CounterUnit = 3
+)
+
+// ArgKind is the type of an Arg's value.
+type ArgKind uint8
+
+// Argument kinds.
+const (
+	ArgString ArgKind = iota
+	ArgInt
+	ArgUint
+	ArgDouble
+	ArgBool
+)
+
+// Arg is a debug annotation: a named value attached to a slice or instant.
+// For ArgString the value is Str, or Bytes when Str is empty (no
+// conversion needed for text held in a reader's buffer).
+type Arg struct {
+	Name   string
+	Kind   ArgKind
+	Str    string
+	Bytes  []byte
+	Int    int64
+	Uint   uint64
+	Double float64
+	Bool   bool
+}
+
+// Str returns a string argument.
+func Str(name, v string) Arg { return Arg{Name: name, Kind: ArgString, Str: v} }
+
+// Bytes returns a string argument whose text is b (not copied: the
+// Writer uses it before returning).
+func Bytes(name string, b []byte) Arg { return Arg{Name: name, Kind: ArgString, Bytes: b} }
+
+// Int returns a signed integer argument.
+func Int(name string, v int64) Arg { return Arg{Name: name, Kind: ArgInt, Int: v} }
+
+// Uint returns an unsigned integer argument.
+func Uint(name string, v uint64) Arg { return Arg{Name: name, Kind: ArgUint, Uint: v} }
+
+// Hex returns an unsigned integer argument shown in hexadecimal (a string:
+// Perfetto shows integers in decimal).
+func Hex(name string, v uint64) Arg {
+	return Arg{Name: name, Kind: ArgString, Str: fmt.Sprintf("%#x", v)}
+}
+
+// Double returns a floating-point argument.
+func Double(name string, v float64) Arg { return Arg{Name: name, Kind: ArgDouble, Double: v} }
+
+// Bool returns a boolean argument.
+func Bool(name string, v bool) Arg { return Arg{Name: name, Kind: ArgBool, Bool: v} }
+
+// MaxInterned bounds each table of interned strings (event names,
+// categories, argument names) so that memory stays flat whatever the input:
+// strings seen after a table is full are written inline.
+const MaxInterned = 1 << 14
+
+// WriterStats counts what a Writer wrote.
+type WriterStats struct {
+	Packets  int64 // TracePackets
+	Tracks   int64 // track descriptors (counter tracks included)
+	Slices   int64 // slices begun
+	Ends     int64 // slices ended
+	Instants int64
+	Counters int64 // counter values
+	Interned int64 // strings interned
+	Bytes    int64 // bytes written
+}
+
+// Writer writes a Perfetto trace (a perfetto.protos.Trace message) as a
+// stream: every TracePacket is encoded into a reused buffer and written as
+// soon as it is complete, so memory does not grow with the trace. All
+// events go on one packet sequence whose first packet clears the
+// incremental state; event names, categories and argument names are
+// interned on it.
+//
+// Timestamps are nanoseconds of the trace's clock (Perfetto's default,
+// BOOTTIME, as far as the viewer is concerned). A Writer is not safe for
+// concurrent use. Errors are sticky: after a write fails, every method
+// does nothing and Close returns the error.
+type Writer struct {
+	w     *bufio.Writer
+	seqID uint32
+	began bool
+	uuid  uint64
+	err   error
+
+	names, cats, argNames intern
+	interned              []byte // InternedData of the packet being built
+	ev, ann, pkt          []byte
+
+	stats WriterStats
+}
+
+type intern struct {
+	ids  map[string]uint64
+	next uint64
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 256<<10), seqID: 1}
+}
+
+// Stats returns what has been written so far.
+func (w *Writer) Stats() WriterStats { return w.stats }
+
+// Err returns the first write error.
+func (w *Writer) Err() error { return w.err }
+
+// Close flushes buffered packets. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	if w.err != nil {
+		return w.err
+	}
+	if !w.began {
+		// An empty trace still says its sequence starts clean.
+		w.begin()
+	}
+	if err := w.w.Flush(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("perfetto: %w", err)
+	}
+	return w.err
+}
+
+// TrackOptions are the optional parts of a track descriptor.
+type TrackOptions struct {
+	// Description is shown in the track's details.
+	Description string
+	// Counter makes it a counter track with this unit; UnitName (e.g.
+	// "B/s") labels the values.
+	Counter  bool
+	Unit     CounterUnit
+	UnitName string
+	// Rank orders the track among its siblings when its parent was
+	// created with Ordered (lower first).
+	Rank int32
+	// Ordered asks for children shown in Rank order rather than by name.
+	Ordered bool
+}
+
+// Track declares a track named name under parent (0 for a top-level
+// track) and returns its uuid.
+func (w *Writer) Track(parent uint64, name string, opt TrackOptions) uint64 {
+	w.uuid++
+	id := w.uuid
+	if w.err != nil {
+		return id
+	}
+	b := w.ev[:0]
+	b = protowire.AppendTag(b, fTrackUUID, protowire.VarintType)
+	b = protowire.AppendVarint(b, id)
+	b = protowire.AppendTag(b, fTrackName, protowire.BytesType)
+	b = protowire.AppendString(b, name)
+	if parent != 0 {
+		b = protowire.AppendTag(b, fTrackParentUUID, protowire.VarintType)
+		b = protowire.AppendVarint(b, parent)
+	}
+	if opt.Counter {
+		c := w.ann[:0]
+		if opt.Unit != UnitUnspecified {
+			c = protowire.AppendTag(c, fCounterUnit, protowire.VarintType)
+			c = protowire.AppendVarint(c, uint64(opt.Unit))
+		}
+		if opt.UnitName != "" {
+			c = protowire.AppendTag(c, fCounterUnitName, protowire.BytesType)
+			c = protowire.AppendString(c, opt.UnitName)
+		}
+		b = protowire.AppendTag(b, fTrackCounter, protowire.BytesType)
+		b = protowire.AppendBytes(b, c)
+		w.ann = c
+	}
+	if opt.Ordered {
+		b = protowire.AppendTag(b, fTrackChildOrder, protowire.VarintType)
+		b = protowire.AppendVarint(b, childOrderExplicit)
+	}
+	if opt.Rank != 0 {
+		b = protowire.AppendTag(b, fTrackSiblingRank, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(int64(opt.Rank)))
+	}
+	if opt.Description != "" {
+		b = protowire.AppendTag(b, fTrackDescription, protowire.BytesType)
+		b = protowire.AppendString(b, opt.Description)
+	}
+	w.ev = b
+	p := w.packetHeader(false, 0, false)
+	p = protowire.AppendTag(p, fPacketTrackDescriptor, protowire.BytesType)
+	p = protowire.AppendBytes(p, b)
+	w.emit(p)
+	w.stats.Tracks++
+	return id
+}
+
+// Begin begins a slice named name (category cat, may be empty) on track
+// at ts. Slices on one track must nest: End closes the innermost.
+func (w *Writer) Begin(track, ts uint64, cat, name string, args ...Arg) {
+	w.event(typeSliceBegin, track, ts, cat, name, args, 0)
+	w.stats.Slices++
+}
+
+// End ends the innermost open slice of track at ts. Its args are added
+// to the slice's.
+func (w *Writer) End(track, ts uint64, args ...Arg) {
+	w.event(typeSliceEnd, track, ts, "", "", args, 0)
+	w.stats.Ends++
+}
+
+// Instant writes an instant event on track at ts.
+func (w *Writer) Instant(track, ts uint64, cat, name string, args ...Arg) {
+	w.event(typeInstant, track, ts, cat, name, args, 0)
+	w.stats.Instants++
+}
+
+// Counter sets the value of a counter track at ts.
+func (w *Writer) Counter(track, ts uint64, v float64) {
+	w.event(typeCounter, track, ts, "", "", nil, v)
+	w.stats.Counters++
+}
+
+func (w *Writer) event(typ uint64, track, ts uint64, cat, name string, args []Arg, v float64) {
+	if w.err != nil {
+		return
+	}
+	w.interned = w.interned[:0]
+	b := w.ev[:0]
+	b = protowire.AppendTag(b, fEventType, protowire.VarintType)
+	b = protowire.AppendVarint(b, typ)
+	b = protowire.AppendTag(b, fEventTrackUUID, protowire.VarintType)
+	b = protowire.AppendVarint(b, track)
+	if cat != "" {
+		if iid, ok := w.intern(&w.cats, fInternedCategories, cat); ok {
+			b = protowire.AppendTag(b, fEventCategoryIIDs, protowire.VarintType)
+			b = protowire.AppendVarint(b, iid)
+		} else {
+			b = protowire.AppendTag(b, fEventCategories, protowire.BytesType)
+			b = protowire.AppendString(b, cat)
+		}
+	}
+	if name != "" {
+		if iid, ok := w.intern(&w.names, fInternedNames, name); ok {
+			b = protowire.AppendTag(b, fEventNameIID, protowire.VarintType)
+			b = protowire.AppendVarint(b, iid)
+		} else {
+			b = protowire.AppendTag(b, fEventName, protowire.BytesType)
+			b = protowire.AppendString(b, name)
+		}
+	}
+	for i := range args {
+		a := w.annotation(w.ann[:0], &args[i])
+		b = protowire.AppendTag(b, fEventAnnotations, protowire.BytesType)
+		b = protowire.AppendBytes(b, a)
+		w.ann = a
+	}
+	if typ == typeCounter {
+		b = protowire.AppendTag(b, fEventDoubleValue, protowire.Fixed64Type)
+		b = protowire.AppendFixed64(b, math.Float64bits(v))
+	}
+	w.ev = b
+	p := w.packetHeader(true, ts, true)
+	if len(w.interned) > 0 {
+		p = protowire.AppendTag(p, fPacketInternedData, protowire.BytesType)
+		p = protowire.AppendBytes(p, w.interned)
+	}
+	p = protowire.AppendTag(p, fPacketTrackEvent, protowire.BytesType)
+	p = protowire.AppendBytes(p, b)
+	w.emit(p)
+}
+
+func (w *Writer) annotation(a []byte, arg *Arg) []byte {
+	if iid, ok := w.intern(&w.argNames, fInternedArgNames, arg.Name); ok {
+		a = protowire.AppendTag(a, fArgNameIID, protowire.VarintType)
+		a = protowire.AppendVarint(a, iid)
+	} else {
+		a = protowire.AppendTag(a, fArgName, protowire.BytesType)
+		a = protowire.AppendString(a, arg.Name)
+	}
+	switch arg.Kind {
+	case ArgInt:
+		a = protowire.AppendTag(a, fArgInt, protowire.VarintType)
+		a = protowire.AppendVarint(a, uint64(arg.Int))
+	case ArgUint:
+		a = protowire.AppendTag(a, fArgUint, protowire.VarintType)
+		a = protowire.AppendVarint(a, arg.Uint)
+	case ArgDouble:
+		a = protowire.AppendTag(a, fArgDouble, protowire.Fixed64Type)
+		a = protowire.AppendFixed64(a, math.Float64bits(arg.Double))
+	case ArgBool:
+		a = protowire.AppendTag(a, fArgBool, protowire.VarintType)
+		a = protowire.AppendVarint(a, protowire.EncodeBool(arg.Bool))
+	default:
+		a = protowire.AppendTag(a, fArgString, protowire.BytesType)
+		if arg.Str != "" || arg.Bytes == nil {
+			a = protowire.AppendString(a, arg.Str)
+		} else {
+			a = protowire.AppendBytes(a, arg.Bytes)
+		}
+	}
+	return a
+}
+
+// intern returns the iid of s in table t, adding it (and its definition
+// to the packet's InternedData under field) when new. It reports false
+// when the table is full: the caller writes s inline.
+func (w *Writer) intern(t *intern, field protowire.Number, s string) (uint64, bool) {
+	if iid, ok := t.ids[s]; ok {
+		return iid, true
+	}
+	if len(t.ids) >= MaxInterned {
+		return 0, false
+	}
+	if t.ids == nil {
+		t.ids = make(map[string]uint64)
+	}
+	t.next++
+	t.ids[s] = t.next
+	var m []byte
+	m = protowire.AppendTag(m, fInternedIID, protowire.VarintType)
+	m = protowire.AppendVarint(m, t.next)
+	m = protowire.AppendTag(m, fInternedName, protowire.BytesType)
+	m = protowire.AppendString(m, s)
+	w.interned = protowire.AppendTag(w.interned, field, protowire.BytesType)
+	w.interned = protowire.AppendBytes(w.interned, m)
+	w.stats.Interned++
+	return t.next, true
+}
+
+// packetHeader starts a packet in w.pkt: the sequence id, the clearing of
+// incremental state on the sequence's first packet, and the timestamp.
+func (w *Writer) packetHeader(needsState bool, ts uint64, hasTS bool) []byte {
+	if !w.began {
+		w.begin()
+	}
+	p := w.pkt[:0]
+	if hasTS {
+		p = protowire.AppendTag(p, fPacketTimestamp, protowire.VarintType)
+		p = protowire.AppendVarint(p, ts)
+	}
+	p = protowire.AppendTag(p, fPacketSequenceID, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(w.seqID))
+	if needsState {
+		p = protowire.AppendTag(p, fPacketSequenceFlags, protowire.VarintType)
+		p = protowire.AppendVarint(p, seqNeedsIncrementalState)
+	}
+	return p
+}
+
+// begin writes the sequence's first packet, which clears its incremental
+// state (the interning tables).
+func (w *Writer) begin() {
+	w.began = true
+	p := w.pkt[:0]
+	p = protowire.AppendTag(p, fPacketSequenceID, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(w.seqID))
+	p = protowire.AppendTag(p, fPacketSequenceFlags, protowire.VarintType)
+	p = protowire.AppendVarint(p, seqIncrementalStateCleared)
+	p = protowire.AppendTag(p, fPacketFirstOnSequence, protowire.VarintType)
+	p = protowire.AppendVarint(p, 1)
+	w.emit(p)
+}
+
+// DataLost marks, on the next packet boundary, that data was lost before
+// this point (TracePacket.previous_packet_dropped on an empty packet).
+func (w *Writer) DataLost() {
+	if w.err != nil {
+		return
+	}
+	p := w.packetHeader(false, 0, false)
+	p = protowire.AppendTag(p, fPacketPrevDropped, protowire.VarintType)
+	p = protowire.AppendVarint(p, 1)
+	w.emit(p)
+}
+
+var errPacketTooBig = errors.New("perfetto: packet larger than 256 MiB")
+
+func (w *Writer) emit(p []byte) {
+	w.pkt = p
+	if len(p) > 256<<20 {
+		w.err = errPacketTooBig
+		return
+	}
+	var hdr [16]byte
+	h := protowire.AppendTag(hdr[:0], fTracePacket, protowire.BytesType)
+	h = protowire.AppendVarint(h, uint64(len(p)))
+	if _, err := w.w.Write(h); err != nil {
+		w.err = fmt.Errorf("perfetto: %w", err)
+		return
+	}
+	if _, err := w.w.Write(p); err != nil {
+		w.err = fmt.Errorf("perfetto: %w", err)
+		return
+	}
+	w.stats.Packets++
+	w.stats.Bytes += int64(len(h) + len(p))
+}

@@ -1,0 +1,129 @@
+package timeline
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestWriterRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	src := w.Track(0, "USB", TrackOptions{Ordered: true})
+	ep := w.Track(src, "1:002 ep 1 IN", TrackOptions{Rank: 2})
+	bw := w.Track(src, "1:002 bandwidth", TrackOptions{Counter: true, Unit: UnitSizeBytes, UnitName: "B/s"})
+	w.Begin(ep, 1000, "usb", "Bulk IN", Uint("length", 512), Str("request", "READ(10)"))
+	w.Instant(ep, 1500, "marker", "start", Bytes("text", []byte("hello")), Bool("ok", true), Int("status", -32), Double("f", 1.5))
+	w.End(ep, 2000, Int("status", 0))
+	w.Begin(ep, 3000, "usb", "Bulk IN")
+	w.End(ep, 4000)
+	w.Counter(bw, 4000, 128e3)
+	w.DataLost()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if st.Tracks != 3 || st.Slices != 2 || st.Ends != 2 || st.Instants != 1 || st.Counters != 1 {
+		t.Errorf("stats %+v", st)
+	}
+	if st.Bytes != int64(buf.Len()) {
+		t.Errorf("stats bytes %d, wrote %d", st.Bytes, buf.Len())
+	}
+
+	tr := decodeTrace(t, buf.Bytes())
+	if !tr.cleared {
+		t.Error("first packet does not clear the incremental state")
+	}
+	if len(tr.tracks) != 3 || tr.path(ep) != "USB/1:002 ep 1 IN" || !tr.tracks[bw].counter {
+		t.Errorf("tracks: %v", tr.order)
+	}
+	if tr.count(typeSliceBegin) != 2 || tr.count(typeSliceEnd) != 2 || tr.count(typeInstant) != 1 || tr.count(typeCounter) != 1 {
+		t.Errorf("events: %+v", tr.events)
+	}
+	checkSlicesNest(t, tr)
+	e := tr.events[0]
+	if e.ts != 1000 || e.name != "Bulk IN" || e.cat != "usb" || e.args["length"] != uint64(512) || e.args["request"] != "READ(10)" {
+		t.Errorf("first event %+v", e)
+	}
+	i := tr.events[1]
+	if i.args["text"] != "hello" || i.args["ok"] != true || i.args["status"] != int64(-32) || i.args["f"] != 1.5 {
+		t.Errorf("instant args %+v", i.args)
+	}
+	if tr.events[3].name != "Bulk IN" {
+		t.Errorf("interned name not reused: %+v", tr.events[3])
+	}
+	if c := tr.events[5]; c.value != 128e3 || c.track != bw {
+		t.Errorf("counter %+v", c)
+	}
+	if tr.lostMark != 1 {
+		t.Errorf("data loss marks %d", tr.lostMark)
+	}
+	// "Bulk IN", "start"; "usb", "marker"; length, request, text, ok, status, f
+	if st.Interned != 10 {
+		t.Errorf("interned %d strings, want 10", st.Interned)
+	}
+
+	text := protocDecode(t, buf.Bytes())
+	for _, want := range []string{
+		"type: TYPE_SLICE_BEGIN", "type: TYPE_SLICE_END", "type: TYPE_INSTANT", "type: TYPE_COUNTER",
+		"sequence_flags: 1", "sequence_flags: 2", "first_packet_on_sequence: true", "trusted_packet_sequence_id: 1",
+		`name: "1:002 ep 1 IN"`, "unit: UNIT_SIZE_BYTES", `unit_name: "B/s"`, "child_ordering: EXPLICIT",
+		"double_counter_value: 128000", `string_value: "READ(10)"`, "int_value: -32", "previous_packet_dropped: 1",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("protoc output lacks %q:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "type: TYPE_SLICE_BEGIN"); n != 2 {
+		t.Errorf("protoc sees %d slice begins, want 2", n)
+	}
+	if n := strings.Count(text, "track_descriptor {"); n != 3 {
+		t.Errorf("protoc sees %d track descriptors, want 3", n)
+	}
+	if m := regexp.MustCompile(`(?m)^\s*\d+:`).FindString(text); m != "" {
+		t.Errorf("protoc found fields unknown to Perfetto's proto: %q", m)
+	}
+}
+
+func TestWriterInternTableFull(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	tr0 := w.Track(0, "t", TrackOptions{})
+	for i := 0; i < MaxInterned+10; i++ {
+		w.Instant(tr0, uint64(i), "", "n"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+itoa(i))
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Stats().Interned; got != MaxInterned {
+		t.Errorf("interned %d, want the cap %d", got, MaxInterned)
+	}
+	tr := decodeTrace(t, buf.Bytes())
+	last := tr.events[len(tr.events)-1]
+	if !strings.HasSuffix(last.name, itoa(MaxInterned+9)) {
+		t.Errorf("inline name after the cap: %q", last.name)
+	}
+}
+
+type failWriter struct{}
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	return 0, errFail
+}
+
+var errFail = bytes.ErrTooLarge
+
+func TestWriterStickyError(t *testing.T) {
+	w := NewWriter(&failWriter{})
+	tr := w.Track(0, "t", TrackOptions{})
+	for i := 0; i < 100000; i++ {
+		w.Instant(tr, uint64(i), "c", "n", Str("a", "some text to fill the buffer"))
+	}
+	if err := w.Close(); err == nil {
+		t.Fatal("no error from a failing writer")
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
