@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +93,9 @@ func TestLabPerf(t *testing.T) {
 		t.Errorf("allocations: Enabled %d, Write %d, Typed.Write %d", en.AllocsPerOp(), wr.AllocsPerOp(), ty.AllocsPerOp())
 	}
 
-	// Same loop shape as the C program, alternated with it three times.
+	// Same loop shape as the C program, alternated with it, on one thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	const n = 200000
 	dataPath, _ := f.Path("user_events_data")
 	bestGo, bestTy, bestRaw, bestC := 0.0, 0.0, 0.0, 0.0

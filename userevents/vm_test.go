@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,12 @@ func TestVM(t *testing.T) {
 	if run == "" {
 		run = "^TestLab"
 	}
+	cpus := 2 // per-CPU buffers get exercised
+	if n, err := strconv.Atoi(os.Getenv("IOTAP_UE_CPUS")); err == nil && n > 0 {
+		cpus = n
+	}
 	res := vmlab.Run(t, vmlab.Machine{
-		CPUs:     2,
+		CPUs:     cpus,
 		Binaries: bins,
 		Timeout:  9 * time.Minute,
 		Script: `/bin/userevents.test -test.run '` + run + `' -test.v -test.timeout 8m > /out/test.log 2>&1 || echo FAIL >> /out/test.log
