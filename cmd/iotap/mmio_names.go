@@ -525,6 +525,8 @@ type namesRecordJSON struct {
 	Domain   string           `json:"domain,omitempty"`
 	Register string           `json:"register,omitempty"`
 	Index    []uint64         `json:"index,omitempty"`
+	Access   string           `json:"access,omitempty"`
+	Doc      string           `json:"doc,omitempty"`
 	Fields   []namesFieldJSON `json:"fields,omitempty"`
 	Text     string           `json:"text,omitempty"`
 }
@@ -561,6 +563,8 @@ func namesJSON(line int64, rec *mmiotrace.Record, a access) *namesRecordJSON {
 	if a.named {
 		j.Register = a.match.Name()
 		j.Index = a.match.Indices()
+		j.Access = a.match.Register.Access.String()
+		j.Doc = a.match.Register.Doc
 		if rec.Kind != mmiotrace.KindUnknown {
 			j.Fields = fieldsJSON(a.match.Decode(rec.Value))
 			j.Text = a.match.Format(rec.Value)

@@ -172,7 +172,8 @@ func TestMMIONamesJSON(t *testing.T) {
 		t.Fatalf("%d objects, want one per access (9)", len(recs))
 	}
 	imc := recs[1]
-	if imc["register"] != "IMC" || imc["offset"] != "0xd8" || imc["domain"] != "E1000" || imc["bar"] != "0000:00:03.0/0" || imc["line"] != 6.0 {
+	if imc["register"] != "IMC" || imc["offset"] != "0xd8" || imc["domain"] != "E1000" || imc["bar"] != "0000:00:03.0/0" || imc["line"] != 6.0 ||
+		imc["access"] != "w" || imc["doc"] != "Interrupt Mask Clear" {
 		t.Errorf("IMC record: %v", imc)
 	}
 	rah := recs[3]
