@@ -376,11 +376,10 @@ func (f *Filter) quickReject(line []byte) bool {
 	// Skip the timestamp and the map id to the physical address.
 	i := 4
 	for n := 0; n < 2; n++ {
-		k := bytes.IndexByte(line[i:], ' ')
-		if k < 0 {
-			return false
+		for i < len(line) && line[i] != ' ' {
+			i++
 		}
-		i += k + 1
+		i++
 	}
 	phys, j, ok := hex0xAt(line, i)
 	if !ok || j >= len(line) || line[j] != ' ' {
