@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +49,20 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 		b, err = io.ReadAll(os.Stdin)
 	} else {
 		b, err = os.ReadFile(path)
+		if err != nil && os.IsNotExist(err) {
+			// ptdump's FILE:FROM[-TO] selects a byte range.
+			if name, from, to, ok := ptRange(path); ok {
+				if b, err = os.ReadFile(name); err == nil {
+					if from >= uint64(len(b)) || (to != 0 && to > uint64(len(b))) {
+						return nil, nil, usageErrorf("pt: range %#x-%#x outside %s (%d bytes)", from, to, name, len(b))
+					}
+					if to == 0 {
+						to = uint64(len(b))
+					}
+					b = b[from:to]
+				}
+			}
+		}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -70,6 +86,25 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 		in = append(in, ptInput{name: name, cpu: s.CPU, data: s.Data})
 	}
 	return in, tr, nil
+}
+
+// ptRange splits "FILE:FROM[-TO]" (numbers in C syntax: 0x hex, 0 octal).
+func ptRange(arg string) (name string, from, to uint64, ok bool) {
+	i := strings.LastIndexByte(arg, ':')
+	if i <= 0 {
+		return "", 0, 0, false
+	}
+	a, b, isRange := strings.Cut(arg[i+1:], "-")
+	from, err := strconv.ParseUint(a, 0, 64)
+	if err != nil {
+		return "", 0, 0, false
+	}
+	if isRange {
+		if to, err = strconv.ParseUint(b, 0, 64); err != nil || to <= from {
+			return "", 0, 0, false
+		}
+	}
+	return arg[:i], from, to, true
 }
 
 // perfLoss describes perf's recorded losses, or "".

@@ -40,6 +40,9 @@ perf.data files hold one stream per CPU: each is listed after a
 "# cpu N" line (--stream N selects one). --json prints one object per
 packet (NDJSON) with the IP reconstructed (last IP reset at each PSB).
 
+FILE:FROM[-TO] dumps a byte range of FILE, as ptdump does (offsets are then
+relative to FROM).
+
 Exit status 3 when the trace ends inside a packet or perf recorded a loss,
 unless --allow-loss.`,
 		Example: `  iotap pt dump trace.pt

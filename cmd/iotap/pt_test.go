@@ -249,3 +249,31 @@ func TestPTCaptureNotSupported(t *testing.T) {
 		t.Fatalf("--cpu and --pid: %v", err)
 	}
 }
+
+func TestPTDumpRangeAndJSONLastIP(t *testing.T) {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCSext48, Payload: 0x401000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCUpdate16, Payload: 0x2000})
+	p := filepath.Join(t.TempDir(), "r.pt")
+	os.WriteFile(p, e.Bytes(), 0o600)
+	// The last IP is reset to 0 at PSB: the second FUP's 16-bit update
+	// gives 0x2000, not 0x402000.
+	out, _, err := ptRun(t, "pt", "dump", "--json", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[1], `"ip":"0x401000"`) || !strings.Contains(lines[3], `"ip":"0x2000"`) {
+		t.Fatalf("json:\n%s", out)
+	}
+	// FILE:FROM-TO: only the second PSB and FUP, offsets from FROM.
+	out, _, err = ptRun(t, "pt", "dump", p+":0x17-0x2a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ptNormalize(out) != "0000000000000000 psb\n0000000000000010 fup 1: ????????????2000" {
+		t.Fatalf("range:\n%s", out)
+	}
+}
