@@ -125,7 +125,9 @@ func iotapBinary(t testing.TB) string {
 			return
 		}
 		out := filepath.Join(dir, "iotap")
-		iotapBuild.err = buildGo(gobin, root, "./cmd/iotap", out)
+		if err := buildGo(gobin, root, "./cmd/iotap", out); err != nil {
+			iotapBuild.err = fmt.Errorf("vmlab: the guest's /bin/iotap does not build: %w", err)
+		}
 		iotapBuild.path = out
 	})
 	if iotapBuild.err != nil {

@@ -32,3 +32,19 @@ func TestLabKernelPanic(t *testing.T) {
 		t.Errorf("error does not report the panic: %v", err)
 	}
 }
+
+func TestCheckGuestPaths(t *testing.T) {
+	for _, p := range []string{"/tmp/x", "tmp/x", "/out", "/sys/kernel/x", "/dev/../dev/null"} {
+		if err := checkGuestPaths(Machine{Files: map[string][]byte{p: nil}}); err == nil {
+			t.Errorf("Files[%q] accepted", p)
+		}
+		if err := checkGuestPaths(Machine{Binaries: map[string]string{p: "/bin/true"}}); err == nil {
+			t.Errorf("Binaries[%q] accepted", p)
+		}
+	}
+	for _, p := range []string{"/etc/x", "/bin/tmp", "/tmpx", "/lab/pkg/testdata/a"} {
+		if err := checkGuestPaths(Machine{Files: map[string][]byte{p: nil}}); err != nil {
+			t.Errorf("Files[%q] refused: %v", p, err)
+		}
+	}
+}

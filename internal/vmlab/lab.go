@@ -10,10 +10,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -59,6 +61,9 @@ func Run(t testing.TB, m Machine) *Result {
 func run(t testing.TB, m Machine) (*Result, error) {
 	t.Helper()
 	qemu, kernel, busybox := requirements(t, m)
+	if err := checkGuestPaths(m); err != nil {
+		t.Fatal(err)
+	}
 	bins := map[string]string{"/bin/iotap": iotapBinary(t)}
 	for g, h := range m.Binaries {
 		bins[g] = h
@@ -117,6 +122,27 @@ func requirements(t testing.TB, m Machine) (qemu, kernel, busybox string) {
 		t.Skipf("vmlab: %v: apt-get install busybox-static (or set IOTAP_VM_BUSYBOX to a static busybox)", err)
 	}
 	return qemu, kernel, busybox
+}
+
+// checkGuestPaths refuses files placed where the guest's init mounts
+// something over them.
+func checkGuestPaths(m Machine) error {
+	var paths []string
+	for p := range m.Files {
+		paths = append(paths, p)
+	}
+	for p := range m.Binaries {
+		paths = append(paths, p)
+	}
+	for _, p := range paths {
+		clean := path.Clean("/" + p)
+		for _, mnt := range []string{"/tmp", "/out", "/proc", "/sys", "/dev"} {
+			if clean == mnt || strings.HasPrefix(clean, mnt+"/") {
+				return fmt.Errorf("vmlab: cannot put %s into the guest: init mounts a file system on %s", p, mnt)
+			}
+		}
+	}
+	return nil
 }
 
 // checkStatic returns an error unless path is a statically linked ELF
@@ -193,6 +219,9 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 	cmd.Stdout = stdout
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
+	// QEMU dies with the test process (a go test timeout, a crash) rather
+	// than running on as an orphan on a shared machine.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	t.Logf("vmlab: %s %s", qemu, strings.Join(args, " "))
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
