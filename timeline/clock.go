@@ -1,0 +1,129 @@
+package timeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Clocks is the clock sidecar of a capture (clocks.json): for each source,
+// the offset that maps its own clock onto one common clock, and markers
+// written to every source with the common clock's time.
+//
+// The sources' own clocks (what Export reads from each input) are:
+//
+//	usb (pcap, pcapng, binary)  wall clock (CLOCK_REALTIME), microseconds
+//	usb (text 1t/1u)            monotonic microseconds modulo 4096 s; Export
+//	                            unwraps it: the source clock is the stamp plus
+//	                            4096 s per wrap seen since the first event
+//	mmio                        the ftrace clock of the trace instance
+//	                            (trace_clock, "local" by default: ns since boot)
+//	events (NDJSON)             the tracefs trace clock, nanoseconds
+//	pt                          TSC ticks; TSC.ToNS maps them to nanoseconds
+//	                            (perf's time_zero/time_mult/time_shift)
+//
+// A source's common-clock time is its own time in nanoseconds plus
+// OffsetNS.
+type Clocks struct {
+	// Common names the common clock (informative, e.g. "CLOCK_MONOTONIC").
+	Common string `json:"common"`
+	// Sources maps a source kind ("usb", "mmio", "events", "pt") or an
+	// input's file name (which wins) to its clock.
+	Sources map[string]SourceClock `json:"sources"`
+	// Markers are instants on the common clock shown on every source.
+	Markers []Marker `json:"markers,omitempty"`
+}
+
+// SourceClock maps one source's clock to the common clock.
+type SourceClock struct {
+	// Clock names the source's clock (informative: "usbmon-text",
+	// "realtime", "local", "mono", "tsc"...).
+	Clock string `json:"clock,omitempty"`
+	// OffsetNS is added to the source's time in nanoseconds.
+	OffsetNS int64 `json:"offset_ns"`
+	// TSC converts TSC ticks (PT) to nanoseconds before OffsetNS.
+	TSC *TSCConversion `json:"tsc,omitempty"`
+}
+
+// TSCConversion is perf's TSC to time conversion (perf_event_mmap_page):
+// ns = Zero + (tsc * Mult) >> Shift, computed without overflow.
+type TSCConversion struct {
+	Zero  uint64 `json:"time_zero"`
+	Mult  uint32 `json:"time_mult"`
+	Shift uint16 `json:"time_shift"`
+}
+
+// ToNS converts a TSC value to nanoseconds.
+func (c *TSCConversion) ToNS(tsc uint64) uint64 {
+	if c == nil || c.Shift > 63 {
+		return tsc
+	}
+	quot := tsc >> c.Shift
+	rem := tsc & (1<<c.Shift - 1)
+	return c.Zero + quot*uint64(c.Mult) + (rem*uint64(c.Mult))>>c.Shift
+}
+
+// Marker is an instant on the common clock.
+type Marker struct {
+	Name string `json:"name"`
+	NS   int64  `json:"ns"`
+}
+
+// ErrClocks is wrapped by errors in a clocks file.
+var ErrClocks = errors.New("bad clocks file")
+
+// ReadClocks parses a clocks file.
+func ReadClocks(r io.Reader) (*Clocks, error) {
+	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
+	dec.DisallowUnknownFields()
+	var c Clocks
+	if err := dec.Decode(&c); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w: byte %d: %v", ErrClocks, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrClocks, err)
+	}
+	for k, s := range c.Sources {
+		if s.TSC != nil && s.TSC.Shift > 63 {
+			return nil, fmt.Errorf("%w: source %q: time_shift %d > 63", ErrClocks, k, s.TSC.Shift)
+		}
+	}
+	return &c, nil
+}
+
+// LoadClocks reads a clocks file.
+func LoadClocks(path string) (*Clocks, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	c, err := ReadClocks(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// WriteClocks writes c as indented JSON.
+func WriteClocks(w io.Writer, c *Clocks) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
+}
+
+// lookup returns the clock of the input at path of kind kind.
+func (c *Clocks) lookup(path string, kind Kind) (SourceClock, bool) {
+	if c == nil {
+		return SourceClock{}, false
+	}
+	if s, ok := c.Sources[filepath.Base(path)]; ok {
+		return s, true
+	}
+	s, ok := c.Sources[string(kind)]
+	return s, ok
+}

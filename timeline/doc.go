@@ -1,0 +1,47 @@
+// Package timeline merges the events of every iotap source on one clock and
+// exports them as a Perfetto trace (https://perfetto.dev), so that the MMIO
+// writes a driver made while a USB transfer was pending, and the user_events
+// a program emitted around them, are seen together.
+//
+// # Export
+//
+// Export reads its inputs (files whose format is detected from their
+// content: usbmon text, pcap or pcapng; mmiotrace logs, plain or compressed;
+// user_events NDJSON as written by 'iotap events record --json') through the
+// source packages' streaming readers, merges them by timestamp (a k-way merge:
+// one event per input in memory) and writes a Perfetto trace with Writer:
+//
+//   - one top-level track per input, and a "markers" track;
+//   - USB: a track per bus, device and endpoint; every transfer a slice from
+//     its submission to its completion (several URBs in flight on one
+//     endpoint go on lanes "ep 1 IN bulk #2"...), named after its request
+//     (GET_DESCRIPTOR, bulk IN...) with the decoded setup, CBW/CSW or
+//     descriptor as arguments; submission errors and completions without a
+//     submission are instants; a bandwidth counter per device (bytes
+//     completed per second over a window, 100 ms by default);
+//   - MMIO: a track per PCI device BAR; every access an instant "R STATUS",
+//     "W IMC" named from a register database (Options.DB, else the shipped
+//     database declaring the device) with the value, its decoding and the
+//     offset as arguments; MAP/UNMAP and undecodable instructions are
+//     instants; "Lost N events" marks are counted and flagged as data loss;
+//   - user_events: a track per event name, every record an instant with its
+//     fields as arguments;
+//   - markers (mmiotrace MARK records, the user event MarkerEvent, the
+//     markers of the clocks file) are instants on every input's track.
+//
+// # Clocks
+//
+// Each source has its own clock (see Clocks). A clocks file (clocks.json,
+// written by 'iotap capture') gives per source the offset onto one common
+// clock. Without it, each input's first event is placed at time 0 and a
+// warning says the sources are not aligned.
+//
+// # Perfetto writer
+//
+// Writer encodes TracePackets with protowire and writes each one as soon as
+// it is complete (field 1 of perfetto.protos.Trace): memory does not grow
+// with the trace. Event names, categories and argument names are interned
+// (bounded tables, see MaxInterned) on one packet sequence. The field
+// numbers come from Perfetto's published perfetto_trace.proto, a copy of
+// which is in testdata/perfetto for the tests (protoc --decode).
+package timeline

@@ -1,0 +1,150 @@
+package timeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// MarkerEvent is the name of the user event that iotap treats as a
+// marker: its "text" field is shown on every source's track.
+const MarkerEvent = "iotap_marker"
+
+// eventsSource draws user_events records (iotap events record --json):
+// one track per event name, every record an instant with its fields as
+// arguments.
+type eventsSource struct {
+	f    *os.File
+	sc   *bufio.Scanner
+	in   *InputStats
+	top  uint64
+	line int64
+
+	rec    eventRecord
+	tracks map[string]uint64
+	args   []Arg
+}
+
+type eventRecord struct {
+	Name   string          `json:"name"`
+	System string          `json:"system"`
+	TS     *uint64         `json:"ts"`
+	CPU    int64           `json:"cpu"`
+	PID    int64           `json:"pid"`
+	Fields json.RawMessage `json:"fields"`
+}
+
+// maxEventTracks bounds the tracks made for distinct event names.
+const maxEventTracks = 4096
+
+func newEventsSource(f *os.File, br *bufio.Reader, in *InputStats) (*eventsSource, error) {
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	in.Format = "user_events NDJSON"
+	in.Clock = "tracefs trace clock ('local' by default: ns since boot)"
+	return &eventsSource{f: f, sc: sc, in: in, tracks: map[string]uint64{}}, nil
+}
+
+func (s *eventsSource) setTop(t uint64)    { s.top = t }
+func (s *eventsSource) stats() *InputStats { return s.in }
+func (s *eventsSource) close() error       { return s.f.Close() }
+
+func (s *eventsSource) next() (int64, error) {
+	for s.sc.Scan() {
+		s.line++
+		b := bytes.TrimSpace(s.sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		s.rec = eventRecord{}
+		if err := json.Unmarshal(b, &s.rec); err != nil || s.rec.Name == "" || s.rec.TS == nil {
+			if err == nil {
+				err = errors.New("no name or ts")
+			}
+			return 0, fmt.Errorf("line %d: not a user_events record: %v", s.line, err)
+		}
+		if *s.rec.TS > 1<<63-1 {
+			return 0, fmt.Errorf("line %d: ts %d out of range", s.line, *s.rec.TS)
+		}
+		return int64(*s.rec.TS), nil
+	}
+	if err := s.sc.Err(); err != nil {
+		return 0, fmt.Errorf("line %d: %w", s.line+1, err)
+	}
+	return 0, io.EOF
+}
+
+func (s *eventsSource) emit(x *exporter, ts uint64) {
+	r := &s.rec
+	a := s.args[:0]
+	a = append(a, Int("cpu", r.CPU), Int("pid", r.PID))
+	var markerText []byte
+	if len(r.Fields) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(r.Fields))
+		dec.UseNumber()
+		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					break
+				}
+				k, _ := kt.(string)
+				var v any
+				if err := dec.Decode(&v); err != nil {
+					break
+				}
+				switch v := v.(type) {
+				case string:
+					a = append(a, Str(k, v))
+					if k == "text" {
+						markerText = []byte(v)
+					}
+				case json.Number:
+					if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+						a = append(a, Int(k, i))
+					} else if u, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+						a = append(a, Uint(k, u))
+					} else if f, err := v.Float64(); err == nil {
+						a = append(a, Double(k, f))
+					}
+				case bool:
+					a = append(a, Bool(k, v))
+				default:
+					raw, _ := json.Marshal(v)
+					a = append(a, Bytes(k, raw))
+				}
+			}
+		}
+	}
+	s.args = a
+	if r.Name == MarkerEvent {
+		s.in.Markers++
+		if markerText == nil {
+			markerText = []byte(r.Name)
+		}
+		x.marker(ts, "events", markerText)
+		return
+	}
+	track, ok := s.tracks[r.Name]
+	if !ok {
+		if len(s.tracks) >= maxEventTracks {
+			track = s.top
+		} else {
+			name := r.Name
+			if r.System != "" {
+				name = r.System + ":" + name
+			}
+			track = x.w.Track(s.top, name, TrackOptions{})
+			s.tracks[r.Name] = track
+		}
+	}
+	x.w.Instant(track, ts, "user_events", r.Name, a...)
+}
+
+func (s *eventsSource) flush(*exporter, uint64)  {}
+func (s *eventsSource) finish(*exporter, uint64) {}

@@ -1,0 +1,192 @@
+package timeline
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
+)
+
+// mmioSource draws an mmiotrace log: one track per PCI device BAR (and
+// one for addresses outside any known BAR), every read and write an
+// instant named after its register when a database describes the BAR;
+// MAP/UNMAP and unknown opcodes are instants; MARK records are markers
+// shown on every source; "Lost N events" marks are counted as lost.
+type mmioSource struct {
+	f   *os.File
+	rd  *mmiotrace.Reader
+	in  *InputStats
+	rec mmiotrace.Record
+	top uint64
+
+	db       *regdb.DB
+	bars     *mmiotrace.BARMap
+	tracks   map[*mmiotrace.BAR]*barTrack
+	other    uint64
+	buf      []byte
+	args     []Arg
+	unmapped uint64 // physical address of the mapping an UNMAP ends
+}
+
+type barTrack struct {
+	track uint64
+	db    *regdb.DB
+	dom   *regdb.Domain
+}
+
+func newMMIOSource(f *os.File, br *bufio.Reader, in *InputStats, db *regdb.DB) (*mmioSource, error) {
+	rd := mmiotrace.NewReader(br)
+	rd.SetKeepGoing(true)
+	in.Format = "mmiotrace log"
+	in.Clock = "ftrace trace clock (trace_clock, 'local' by default)"
+	return &mmioSource{f: f, rd: rd, in: in, db: db, bars: mmiotrace.NewBARMap(), tracks: map[*mmiotrace.BAR]*barTrack{}}, nil
+}
+
+func (s *mmioSource) setTop(t uint64)    { s.top = t }
+func (s *mmioSource) stats() *InputStats { return s.in }
+func (s *mmioSource) close() error {
+	s.rd.Close()
+	return s.f.Close()
+}
+
+func (s *mmioSource) next() (int64, error) {
+	for {
+		err := s.rd.ReadInto(&s.rec)
+		s.in.Skipped = s.rd.Skipped()
+		if err == io.EOF {
+			if s.rd.Truncated() {
+				s.in.Truncated = true
+			}
+			return 0, io.EOF
+		}
+		if err != nil {
+			return 0, fmt.Errorf("line %d: %w", s.rd.Line(), err)
+		}
+		if s.rec.Kind == mmiotrace.KindUnmap {
+			// Remember where the mapping was before Observe forgets it.
+			s.unmapped = 0
+			if m, ok := s.bars.Mapping(s.rec.MapID); ok {
+				s.unmapped = m.Phys
+			}
+		}
+		s.bars.Observe(&s.rec)
+		switch s.rec.Kind {
+		case mmiotrace.KindRead, mmiotrace.KindWrite, mmiotrace.KindMap, mmiotrace.KindUnmap,
+			mmiotrace.KindUnknown, mmiotrace.KindMark:
+			return int64(s.rec.Time.NS), nil
+		}
+	}
+}
+
+func (s *mmioSource) bar(x *exporter, b *mmiotrace.BAR) *barTrack {
+	if t, ok := s.tracks[b]; ok {
+		return t
+	}
+	name := fmt.Sprintf("%s BAR%d", b.Addr, b.Index)
+	if b.Driver != "" {
+		name += " (" + b.Driver + ")"
+	}
+	t := &barTrack{}
+	id := regdb.PCIID{Vendor: b.Vendor, Device: b.Device}
+	if s.db != nil {
+		if d, ok := s.db.ForPCI(id, b.Index); ok {
+			t.db, t.dom = s.db, d
+		}
+	} else if db, d, ok := regdb.BuiltinForPCI(id, b.Index); ok {
+		t.db, t.dom = db, d
+	}
+	desc := fmt.Sprintf("PCI %04x:%04x BAR%d at %#x, %#x bytes", b.Vendor, b.Device, b.Index, b.Start, b.Size)
+	if t.dom != nil {
+		desc += ", registers from domain " + t.dom.Name
+	}
+	t.track = x.w.Track(s.top, name, TrackOptions{Description: desc})
+	s.tracks[b] = t
+	return t
+}
+
+func (s *mmioSource) otherTrack(x *exporter) uint64 {
+	if s.other == 0 {
+		s.other = x.w.Track(s.top, "outside known BARs", TrackOptions{})
+	}
+	return s.other
+}
+
+func (s *mmioSource) emit(x *exporter, ts uint64) {
+	r := &s.rec
+	a := s.args[:0]
+	switch r.Kind {
+	case mmiotrace.KindMark:
+		if n, ok := r.Lost(); ok {
+			s.in.Lost += int64(n)
+			x.w.DataLost()
+			x.w.Instant(s.top, ts, "mmio", "events lost", Uint("lost", n))
+			return
+		}
+		s.in.Markers++
+		x.marker(ts, "mmio", r.Text)
+		return
+	case mmiotrace.KindMap:
+		track := s.otherTrack(x)
+		if loc, ok := s.bars.Lookup(r.Phys); ok {
+			track = s.bar(x, loc.BAR).track
+		}
+		x.w.Instant(track, ts, "mmio", "map", Int("map", int64(r.MapID)), Hex("phys", r.Phys), Hex("len", r.Len))
+		return
+	case mmiotrace.KindUnmap:
+		track := s.top
+		if loc, ok := s.bars.Lookup(s.unmapped); ok && s.unmapped != 0 {
+			track = s.bar(x, loc.BAR).track
+		}
+		x.w.Instant(track, ts, "mmio", "unmap", Int("map", int64(r.MapID)))
+		return
+	}
+	// R, W, UNKNOWN
+	loc, ok := s.bars.Lookup(r.Phys)
+	track := uint64(0)
+	var bt *barTrack
+	if ok {
+		bt = s.bar(x, loc.BAR)
+		track = bt.track
+		a = append(a, Hex("offset", loc.Offset))
+	} else {
+		track = s.otherTrack(x)
+		a = append(a, Hex("phys", r.Phys))
+	}
+	if r.Kind == mmiotrace.KindUnknown {
+		x.w.Instant(track, ts, "mmio", "unknown opcode", append(a, Str("opcode", fmt.Sprintf("% x", r.Opcode[:])))...)
+		return
+	}
+	s.in.Accesses++
+	op := "R"
+	if r.Kind == mmiotrace.KindWrite {
+		op = "W"
+	}
+	name := op
+	if bt != nil && bt.dom != nil {
+		unit := uint64(bt.dom.Width / 8)
+		if unit == 0 {
+			unit = 1
+		}
+		if loc.Offset%unit == 0 {
+			if m, ok := bt.db.LookupIn(bt.dom, loc.Offset/unit, uint(r.Width)*8); ok {
+				s.in.Named++
+				s.buf = append(append(s.buf[:0], op...), ' ')
+				name = string(m.AppendName(s.buf))
+				s.buf = m.AppendFormat(s.buf[:0], r.Value)
+				a = append(a, Bytes("decoded", s.buf))
+			}
+		}
+	}
+	a = append(a, Hex("value", r.Value), Uint("width", uint64(r.Width)))
+	if r.PC != 0 {
+		a = append(a, Hex("pc", r.PC))
+	}
+	s.args = a
+	x.w.Instant(track, ts, "mmio", name, a...)
+}
+
+func (s *mmioSource) flush(*exporter, uint64)  {}
+func (s *mmioSource) finish(*exporter, uint64) {}
