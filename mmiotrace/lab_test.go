@@ -202,6 +202,17 @@ kill -INT $pid
 rc=0; wait $pid || rc=$?
 echo $rc > /out/int.rc
 cat /sys/kernel/tracing/current_tracer > /out/tracer.after
+cat /sys/kernel/tracing/available_tracers > /out/tracers
+cat /sys/kernel/tracing/buffer_size_kb > /out/bufkb.before
+other=$(tr ' ' '\n' < /sys/kernel/tracing/available_tracers | grep -v -e '^mmiotrace$' -e '^nop$' -e '^$' | head -1)
+echo "$other" > /out/other.tracer
+echo "$other" > /sys/kernel/tracing/current_tracer
+rc=0; iotap mmio capture -o /out/busy.log -- true 2>/out/busy.err || rc=$?
+echo $rc > /out/busy.rc
+rc=0; iotap mmio capture --force --buffer-kb 64 -o /out/force.log -- true 2>/out/force.err || rc=$?
+echo $rc > /out/force.rc
+cat /sys/kernel/tracing/current_tracer > /out/tracer.force
+cat /sys/kernel/tracing/buffer_size_kb > /out/bufkb.after
 `
 	res := vmlab.Run(t, vmlab.Machine{NIC: true, CPUs: 2, Script: script})
 	if res.ExitCode != 0 {
@@ -234,6 +245,25 @@ cat /sys/kernel/tracing/current_tracer > /out/tracer.after
 	}
 	if out("tracer.after") != "nop" {
 		t.Errorf("tracer left %q", out("tracer.after"))
+	}
+
+	// Another tracer is active: refused, then replaced with --force; the
+	// buffer size comes back.
+	other := out("other.tracer")
+	if other == "" {
+		t.Fatalf("no tracer other than mmiotrace and nop: %s", out("tracers"))
+	}
+	if out("busy.rc") != "1" || !strings.Contains(out("busy.err"), fmt.Sprintf("tracer %q is active", other)) {
+		t.Errorf("capture over %s: exit %s: %s", other, out("busy.rc"), out("busy.err"))
+	}
+	if out("force.rc") != "0" || !strings.Contains(out("force.err"), "replacing the active tracer") || out("tracer.force") != "nop" {
+		t.Errorf("--force: exit %s, tracer after %q: %s", out("force.rc"), out("tracer.force"), out("force.err"))
+	}
+	if !strings.HasPrefix(string(res.ReadOut(t, "force.log")), "VERSION 20070824\n") {
+		t.Error("--force capture has no log")
+	}
+	if out("bufkb.before") != out("bufkb.after") {
+		t.Errorf("buffer_size_kb %q before, %q after", out("bufkb.before"), out("bufkb.after"))
 	}
 }
 
