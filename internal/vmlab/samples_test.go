@@ -1,7 +1,9 @@
 package vmlab
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,6 +29,8 @@ cat $m/${kbdbus}t >/out/usbmon/1t.txt &
 tt=$!
 cat /dev/usbmon0 >/out/usbmon/usbmon0.bin &
 b=$!
+iotap usb capture --bus 0 --ring-size 1200K -o /out/usbmon/all.pcapng 2>/out/usbmon/capture.stderr &
+ic=$!
 sleep 1
 for d in /sys/block/sd*; do dd if=/dev/${d##*/} of=/dev/null bs=16k count=4 iflag=direct 2>/dev/null; done
 lab_monitor "sendkey a" >/dev/null
@@ -40,7 +44,9 @@ lab_monitor "device_add usb-kbd,id=kbd0,bus=xhci.0"
 lab_wait 30 sh -c 'grep -qx "QEMU USB Keyboard" /sys/bus/usb/devices/*/product'
 sleep 1
 kill $u $tt $b
+kill -INT $ic
 wait $u $tt $b || true
+wait $ic && echo 0 >/out/usbmon/capture.rc || echo $? >/out/usbmon/capture.rc
 cat $m/0s >/out/usbmon/0s.txt
 for d in /sys/bus/usb/devices/*-*; do
 	case $d in *:*) continue ;; esac
@@ -80,8 +86,10 @@ dmesg >/out/mmiotrace/e1000-probe.dmesg.txt
 
 // TestLabSamples records the bundled samples (testdata/usbmon,
 // testdata/mmiotrace at the module root) and checks that they hold what
-// they should. With IOTAP_RECORD_SAMPLES=1 it also writes them there; see
-// testdata/usbmon/README.md.
+// they should; the pcapng file of iotap usb capture, recorded at the same
+// time, is checked with tshark but not kept. With IOTAP_RECORD_SAMPLES=1
+// it also writes the samples there (see testdata/usbmon/README.md: golden
+// files of other packages are derived from them).
 func TestLabSamples(t *testing.T) {
 	res := Run(t, Machine{USB: true, NIC: true, Script: usbmonSampleScript + mmiotraceSampleScript})
 	if res.ExitCode != 0 {
@@ -109,6 +117,12 @@ func TestLabSamples(t *testing.T) {
 	}
 	if b := res.ReadOut(t, "usbmon/usbmon0.bin"); len(b) < 2*4*16384 {
 		t.Errorf("binary usbmon0 capture holds %d bytes, less than the disk data read", len(b))
+	}
+
+	if rc := strings.TrimSpace(text("usbmon/capture.rc")); rc != "0" {
+		t.Errorf("iotap usb capture exited %s in the guest: %s", rc, text("usbmon/capture.stderr"))
+	} else {
+		checkPcapng(t, filepath.Join(res.Out, "usbmon/all.pcapng"))
 	}
 
 	m := text("mmiotrace/e1000-probe.log")
@@ -151,5 +165,38 @@ func TestLabSamples(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("recorded %s", dst)
+	}
+}
+
+// checkPcapng checks the pcapng file of iotap usb capture with tshark, the
+// reference reader: it must hold the keyboard's enumeration and the disks'
+// data. Without tshark only its magic is checked.
+func checkPcapng(t *testing.T, file string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 4 || string(b[:4]) != "\x0a\x0d\x0d\x0a" {
+		t.Fatalf("%s is not pcapng", file)
+	}
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Log("tshark not found (apt-get install tshark): pcapng sample checked only for its magic")
+		return
+	}
+	out, err := exec.Command(tshark, "-r", file, "-T", "fields", "-e", "usb.setup.bRequest", "-e", "usb.capdata").CombinedOutput()
+	if err != nil {
+		t.Fatalf("tshark -r %s: %v\n%s", file, err, out)
+	}
+	s := string(out)
+	if !regexp.MustCompile(`(?m)^6\t`).MatchString(s) {
+		t.Errorf("tshark finds no GET_DESCRIPTOR request in the pcapng capture")
+	}
+	for _, d := range []string{"d0", "d1"} {
+		hex := fmt.Sprintf("%x", DiskSector(d, 0)[:16])
+		if !strings.Contains(strings.ReplaceAll(s, ":", ""), hex) {
+			t.Errorf("tshark finds no data of disk %s in the pcapng capture", d)
+		}
 	}
 }
