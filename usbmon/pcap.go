@@ -153,10 +153,9 @@ type pcapngReader struct {
 	stats func(iface int, dropped uint64)
 }
 
-func newPcapngReader(br *bufio.Reader) (Reader, error) {
-	head, _ := br.Peek(12)
+func newPcapngReader(br io.Reader, head []byte) (Reader, error) {
 	var bo binary.ByteOrder = binary.LittleEndian
-	if len(head) == 12 && binary.BigEndian.Uint32(head[8:]) == 0x1a2b3c4d {
+	if len(head) >= 12 && binary.BigEndian.Uint32(head[8:]) == 0x1a2b3c4d {
 		bo = binary.BigEndian
 	}
 	pr := &pcapngReader{bo: bo, iso: make([]ISODesc, 0, 8)}

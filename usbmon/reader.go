@@ -47,40 +47,44 @@ func NewReader(r io.Reader) (Reader, Format, error) {
 
 // NewReaderOptions is NewReader with options.
 func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	head, err := br.Peek(4)
-	if err != nil && len(head) == 0 {
-		if err == io.EOF {
-			return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
-		}
+	// Read the head to detect the format, then put it back in front of r:
+	// each reader buffers r its own way (no double buffering of the data).
+	head := make([]byte, 512)
+	n, err := io.ReadFull(r, head)
+	head = head[:n]
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, FormatUnknown, err
 	}
+	if n == 0 {
+		return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
+	}
+	all := io.MultiReader(bytes.NewReader(head), r)
 	switch {
 	case isPcapMagic(head):
-		pr, err := newPcapReader(br)
+		pr, err := newPcapReader(bufio.NewReaderSize(all, 1<<16))
 		if err != nil {
 			return nil, FormatPcap, err
 		}
 		return pr, FormatPcap, nil
-	case bytes.Equal(head, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
-		pr, err := newPcapngReader(br)
+	case bytes.HasPrefix(head, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
+		// pcapgo keeps a *bufio.Reader it is given when it is large enough.
+		pr, err := newPcapngReader(bufio.NewReaderSize(all, 1<<20), head)
 		if err != nil {
 			return nil, FormatPcapng, err
 		}
 		return pr, FormatPcapng, nil
 	}
-	f, err := sniffText(br)
+	f, err := sniffText(head)
 	if err != nil {
 		return nil, FormatUnknown, err
 	}
-	return newTextReader(br, f, opt), f, nil
+	return newTextReader(bufio.NewReaderSize(all, 1<<16), f, opt), f, nil
 }
 
 // sniffText decides between 1u and 1t from the first line's address word:
 // 1u has three colons (type:bus:dev:ep), 1t two.
-func sniffText(br *bufio.Reader) (Format, error) {
-	buf, _ := br.Peek(512)
-	line := buf
+func sniffText(head []byte) (Format, error) {
+	line := head
 	if i := bytes.IndexByte(line, '\n'); i >= 0 {
 		line = line[:i]
 	}

@@ -3,6 +3,7 @@ package usbmon
 import (
 	"bufio"
 	"io"
+	"math/bits"
 	"strconv"
 )
 
@@ -63,17 +64,20 @@ func (t *TextWriter) Write(ev *Event) error {
 const hexDigits = "0123456789abcdef"
 
 func appendHex(b []byte, v uint64, width int) []byte {
-	var tmp [16]byte
-	i := len(tmp)
-	for v != 0 || len(tmp)-i < width || i == len(tmp) {
-		i--
-		tmp[i] = hexDigits[v&15]
-		v >>= 4
-		if i == 0 {
-			break
-		}
+	n := (bits.Len64(v) + 3) / 4
+	if n < width {
+		n = width
 	}
-	return append(b, tmp[i:]...)
+	if n == 0 {
+		n = 1
+	}
+	l := len(b)
+	b = append(b, "0000000000000000"[:n]...)
+	for i := l + n - 1; i >= l; i-- {
+		b[i] = hexDigits[v&15]
+		v >>= 4
+	}
+	return b
 }
 
 func appendDec0(b []byte, v uint64, width int) []byte {
@@ -209,11 +213,17 @@ func AppendText(b []byte, ev *Event, f Format, loss *Loss) []byte {
 				data = data[:32]
 				loss.Add(LossData)
 			}
-			for i, c := range data {
-				if i%4 == 0 {
-					b = append(b, ' ')
+			for len(data) >= 4 {
+				b = append(b, ' ',
+					hexDigits[data[0]>>4], hexDigits[data[0]&15], hexDigits[data[1]>>4], hexDigits[data[1]&15],
+					hexDigits[data[2]>>4], hexDigits[data[2]&15], hexDigits[data[3]>>4], hexDigits[data[3]&15])
+				data = data[4:]
+			}
+			if len(data) > 0 {
+				b = append(b, ' ')
+				for _, c := range data {
+					b = append(b, hexDigits[c>>4], hexDigits[c&15])
 				}
-				b = append(b, hexDigits[c>>4], hexDigits[c&15])
 			}
 		} else {
 			b = append(b, ' ', ev.DataFlag)
