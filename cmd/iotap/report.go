@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/iotap/iotap/usbmon"
 	"github.com/spf13/cobra"
@@ -20,22 +23,33 @@ import (
 
 func newReportCmd(e *env) *cobra.Command {
 	var allowLoss bool
+	to := &timelineOptions{window: 100 * time.Millisecond}
 	c := &cobra.Command{
-		Use:   "report DIR|FILE...",
+		Use:   "report DIR|BUNDLE|FILE... [-o FILE.pftrace]",
 		Short: "Summarise every trace found in directories or files, whatever its source",
 		Long: `report walks the given directories (recursively) and files, recognises each
 trace by its content (usbmon text, pcap or pcapng; mmiotrace logs, plain or
 compressed; Intel PT raw streams or perf.data; user_events NDJSON records) and
 prints, per trace, the summary of the matching 'stats' verb, then a loss
 report over all of them. Files that are not traces are listed, not read.
+A bundle (a .tar.gz such as 'iotap mmio capture --bundle' writes) is read
+like a directory.
+
+With -o FILE.pftrace, report also merges the USB, MMIO and user_events traces
+into one Perfetto trace, as 'iotap timeline' does; a clocks.json found among
+the inputs (or --clocks) aligns their clocks.
 
 Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runReport(e, args, allowLoss)
+			to.allowLoss = allowLoss
+			return runReport(e, args, allowLoss, to)
 		},
 	}
 	c.Flags().BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when a trace records lost data")
+	c.Flags().StringVarP(&to.out, "output", "o", "", "also write the merged Perfetto trace to FILE (created 0600)")
+	c.Flags().StringVar(&to.db, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
+	c.Flags().StringVar(&to.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
 	return c
 }
 
@@ -52,14 +66,26 @@ type reportRow struct {
 	status string
 }
 
-func runReport(e *env, args []string, allowLoss bool) error {
+func runReport(e *env, args []string, allowLoss bool, to *timelineOptions) error {
 	var files []string
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil {
 			return err
 		}
-		if !st.IsDir() {
+		if !st.IsDir() && isBundle(a) {
+			dir, err := os.MkdirTemp("", "iotap-report-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			members, err := extractBundle(a, dir)
+			if err != nil {
+				return fmt.Errorf("%s: %w", a, err)
+			}
+			fmt.Fprintf(e.stdout, "== bundle %s: %s\n", a, strings.Join(members, " "))
+			a = dir
+		} else if !st.IsDir() {
 			files = append(files, a)
 			continue
 		}
@@ -82,7 +108,7 @@ func runReport(e *env, args []string, allowLoss bool) error {
 	sort.Strings(files)
 
 	var rows []reportRow
-	var others []string
+	var others, clocks []string
 	lossy := 0
 	for _, p := range files {
 		if err := e.ctx.Err(); err != nil {
@@ -90,6 +116,9 @@ func runReport(e *env, args []string, allowLoss bool) error {
 		}
 		k, ok := sniffTrace(p)
 		if !ok {
+			if filepath.Base(p) == "clocks.json" {
+				clocks = append(clocks, p)
+			}
 			others = append(others, p)
 			continue
 		}
@@ -125,6 +154,11 @@ func runReport(e *env, args []string, allowLoss bool) error {
 	}
 	if len(others) > 0 {
 		fmt.Fprintf(e.stdout, "not traces (%d): %s\n", len(others), strings.Join(others, " "))
+	}
+	if to.out != "" {
+		if err := reportTimeline(e, rows, clocks, to); err != nil {
+			return err
+		}
 	}
 	if lossy > 0 && !allowLoss {
 		return dataLostError("%d of %d traces record lost data", lossy, len(rows))
@@ -219,4 +253,118 @@ func summariseEvents(e *env, path string) error {
 		fmt.Fprintf(e.stdout, "  %-32s %d\n", n, counts[n])
 	}
 	return nil
+}
+
+// reportTimeline writes the Perfetto trace of the report's USB, MMIO and
+// user_events traces.
+func reportTimeline(e *env, rows []reportRow, clocks []string, to *timelineOptions) error {
+	var inputs, skipped []string
+	for _, r := range rows {
+		switch {
+		case strings.HasPrefix(r.status, "ERROR"):
+			skipped = append(skipped, r.path+" (unreadable)")
+		case r.kind.source == "pt":
+			skipped = append(skipped, r.path+" (Intel PT is not merged into timelines yet)")
+		default:
+			inputs = append(inputs, r.path)
+		}
+	}
+	fmt.Fprintf(e.stdout, "\n== timeline: %s\n", to.out)
+	for _, s := range skipped {
+		fmt.Fprintf(e.stdout, "not in the timeline: %s\n", s)
+	}
+	if len(inputs) == 0 {
+		return fmt.Errorf("report: no trace to put in %s", to.out)
+	}
+	o := *to
+	if o.clocks == "" {
+		switch len(clocks) {
+		case 0:
+		case 1:
+			o.clocks = clocks[0]
+		default:
+			return usageErrorf("report: several clocks files (%s): choose one with --clocks", strings.Join(clocks, " "))
+		}
+	}
+	if o.clocks != "" {
+		fmt.Fprintf(e.stdout, "clocks: %s\n", o.clocks)
+	}
+	st, err := exportTimeline(e, &o, inputs)
+	if err != nil {
+		return err
+	}
+	printTimelineStats(e.stdout, o.out, st)
+	return nil
+}
+
+// isBundle reports whether path is a gzip-compressed tar archive.
+func isBundle(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	defer zr.Close()
+	var hdr [512]byte
+	if _, err := io.ReadFull(zr, hdr[:]); err != nil {
+		return false
+	}
+	return bytes.Equal(hdr[257:262], []byte("ustar"))
+}
+
+// maxBundleBytes bounds what extractBundle writes.
+const maxBundleBytes = 8 << 30
+
+// extractBundle writes the regular files of a tar.gz bundle into dir
+// (flattened to their base names, mode 0600) and returns their names.
+func extractBundle(path, dir string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	var names []string
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names, nil
+		}
+		if err != nil {
+			return names, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := filepath.Base(filepath.Clean("/" + h.Name))
+		if name == "/" || name == "." || strings.HasPrefix(name, ".") {
+			continue
+		}
+		out, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return names, err
+		}
+		n, err := io.Copy(out, io.LimitReader(tr, maxBundleBytes-total+1))
+		total += n
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return names, err
+		}
+		if total > maxBundleBytes {
+			return names, fmt.Errorf("bundle larger than %d bytes", int64(maxBundleBytes))
+		}
+		names = append(names, name)
+	}
 }

@@ -55,6 +55,7 @@ truncated input) unless --allow-loss is given.`,
 		newEventsCmd(e),
 		newPTCmd(e),
 		newReportCmd(e),
+		newTimelineCmd(e),
 	)
 	return root
 }

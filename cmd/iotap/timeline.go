@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/iotap/iotap/regdb"
+	"github.com/iotap/iotap/timeline"
+	"github.com/spf13/cobra"
+)
+
+type timelineOptions struct {
+	out       string
+	db        string
+	clocks    string
+	window    time.Duration
+	jsonOut   bool
+	allowLoss bool
+}
+
+func newTimelineCmd(e *env) *cobra.Command {
+	o := &timelineOptions{}
+	c := &cobra.Command{
+		Use:   "timeline INPUT... -o FILE.pftrace",
+		Short: "Merge traces of all sources on one clock into a Perfetto trace",
+		Long: `timeline reads usbmon captures (text, pcap, pcapng), mmiotrace logs (plain or
+compressed) and user_events records (iotap events record --json), detected
+from their content, merges their events by time and writes a Perfetto trace
+(open it in https://ui.perfetto.dev):
+
+  USB          a track per bus, device and endpoint; transfers as slices from
+               submission to completion with the decoded request; a
+               bandwidth counter per device
+  MMIO         a track per PCI BAR; accesses as instants named by the
+               register database (--db, else the shipped one for the device)
+  user_events  a track per event; records as instants with their fields
+  markers      mmiotrace MARK records, the iotap_marker user event and the
+               clocks file's markers, on every source's track
+
+--clocks FILE (clocks.json, written by 'iotap capture') maps every source's
+clock onto one. Without it each source starts at time 0 and a warning says
+they are not aligned.
+
+Exit status 3 when an input records lost or skipped events, unless --allow-loss.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.out == "" {
+				return usageErrorf("timeline: -o FILE.pftrace is required (- for stdout)")
+			}
+			return runTimeline(e, o, args)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "Perfetto trace to write (created 0600), - for stdout")
+	f.StringVar(&o.db, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
+	f.StringVar(&o.clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
+	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
+	f.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
+	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
+	return c
+}
+
+// timelineLoadDB loads --db: a file, or else a shipped database name.
+func timelineLoadDB(spec string) (*regdb.DB, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return regdb.LoadFile(spec)
+	}
+	for _, b := range regdb.Builtins() {
+		if b == spec {
+			return regdb.Builtin(b)
+		}
+	}
+	return nil, usageErrorf("timeline: --db %q: no such file and not a shipped database (%s)", spec, strings.Join(regdb.Builtins(), ", "))
+}
+
+// timelineCreate creates path with mode 0600 without following a symbolic
+// link, or returns stdout for "-".
+func timelineCreate(e *env, path string) (io.Writer, func() error, error) {
+	if path == "-" {
+		return e.stdout, func() error { return nil }, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, f.Close, nil
+}
+
+// exportTimeline writes the Perfetto trace of inputs to o.out.
+func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stats, error) {
+	if o.window <= 0 {
+		return nil, usageErrorf("timeline: --bandwidth-window must be positive")
+	}
+	db, err := timelineLoadDB(o.db)
+	if err != nil {
+		return nil, err
+	}
+	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(),
+		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
+	if o.clocks != "" {
+		c, err := timeline.LoadClocks(o.clocks)
+		if err != nil {
+			return nil, err
+		}
+		opt.Clocks = c
+	}
+	for _, in := range inputs {
+		if in == o.out {
+			return nil, usageErrorf("timeline: %s is both an input and the output", in)
+		}
+	}
+	w, closeOut, err := timelineCreate(e, o.out)
+	if err != nil {
+		return nil, err
+	}
+	st, err := timeline.Export(e.ctx, w, inputs, opt)
+	if cerr := closeOut(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if o.out != "-" {
+			os.Remove(o.out) // a partial trace is not left behind
+		}
+		return st, fmt.Errorf("timeline: %w", err)
+	}
+	return st, nil
+}
+
+func runTimeline(e *env, o *timelineOptions, inputs []string) error {
+	st, err := exportTimeline(e, o, inputs)
+	if err != nil {
+		return err
+	}
+	out := e.stderr // the trace may be on stdout
+	if o.out != "-" {
+		out = e.stdout
+	}
+	if o.jsonOut {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s\n", b)
+	} else {
+		printTimelineStats(out, o.out, st)
+	}
+	return timelineLoss(st, o.allowLoss)
+}
+
+func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
+	ws := st.Writer
+	fmt.Fprintf(w, "wrote %s: %d tracks, %d slices, %d instants, %d counter values, %d bytes\n",
+		out, ws.Tracks, ws.Slices, ws.Instants, ws.Counters, ws.Bytes)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SOURCE\tINPUT\tEVENTS\tSPAN\tLOST\tCLOCK")
+	for _, in := range st.Inputs {
+		span := time.Duration(in.LastNS - in.FirstNS)
+		lost := in.Lost + in.Skipped
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%d\t%s\n", in.Kind, in.Path, in.Events, span, lost, in.Clock)
+	}
+	tw.Flush()
+	if !st.Aligned {
+		fmt.Fprintln(w, "sources not aligned: each starts at 0 (no --clocks)")
+	}
+}
+
+func timelineLoss(st *timeline.Stats, allowLoss bool) error {
+	var parts []string
+	for _, in := range st.Inputs {
+		if in.Lost > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d events lost", in.Path, in.Lost))
+		}
+		if in.Skipped > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d undecodable records skipped", in.Path, in.Skipped))
+		}
+		if in.Truncated {
+			parts = append(parts, fmt.Sprintf("%s: truncated", in.Path))
+		}
+	}
+	if len(parts) == 0 || allowLoss {
+		return nil
+	}
+	return dataLostError("timeline: %s (use --allow-loss to accept)", strings.Join(parts, "; "))
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// protocCount decodes a Perfetto trace with protoc and Perfetto's
+// published proto and counts occurrences of each want string.
+func protocText(t *testing.T, path string) string {
+	t.Helper()
+	protoc, err := exec.LookPath("protoc")
+	if err != nil {
+		t.Skip("protoc not found: install protobuf-compiler (apt-get install protobuf-compiler) to check traces against Perfetto's proto")
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	cmd := exec.Command(protoc, "--proto_path=../../testdata/perfetto", "--decode", "perfetto.protos.Trace", "perfetto_trace.proto")
+	cmd.Stdin = in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("protoc: %v\n%s", err, stderr.String())
+	}
+	return string(out)
+}
+
+func countPrefixed(t *testing.T, path, sub string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), sub)
+}
+
+func TestTimelineCLI(t *testing.T) {
+	dir := t.TempDir()
+	ev := filepath.Join(dir, "ev.ndjson")
+	os.WriteFile(ev, []byte(`{"name":"app","ts":5,"cpu":0,"pid":1,"fields":{"n":1}}`+"\n"), 0o600)
+	out := filepath.Join(dir, "t.pftrace")
+	usbIn := "../../testdata/usbmon/lab-0u.txt"
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"timeline", usbIn, "../../testdata/mmiotrace/e1000-probe.log", ev, "-o", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("timeline: %v\n%s", err, stderr.String())
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+	if !strings.Contains(stderr.String(), "not aligned") || !strings.Contains(stdout.String(), "wrote "+out) {
+		t.Errorf("stdout %q stderr %q", stdout.String(), stderr.String())
+	}
+	text := protocText(t, out)
+	subs := countPrefixed(t, usbIn, " S ")
+	if got := strings.Count(text, "type: TYPE_SLICE_BEGIN"); got != subs {
+		t.Errorf("%d slices, the capture has %d submissions", got, subs)
+	}
+	if got := strings.Count(text, "type: TYPE_SLICE_END"); got != subs {
+		t.Errorf("%d slice ends, want %d", got, subs)
+	}
+	if !strings.Contains(text, `name: "0000:00:03.0 BAR0 (e1000)"`) || !strings.Contains(text, `name: "app"`) {
+		t.Error("tracks of the MMIO BAR or the user event missing")
+	}
+}
+
+func TestTimelineCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	log := "../../testdata/mmiotrace/e1000-probe.log"
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"timeline", log}, exitUsage},
+		{[]string{"timeline", log, "-o", filepath.Join(dir, "a"), "--db", "nosuchdb"}, exitUsage},
+		{[]string{"timeline", log, "-o", log}, exitUsage},
+		{[]string{"timeline", "../../testdata/usbmon/README.md", "-o", filepath.Join(dir, "b")}, exitFailure},
+		{[]string{"timeline", log, "-o", filepath.Join(dir, "c"), "--clocks", log}, exitFailure},
+	} {
+		err := run(context.Background(), tc.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if code := exitCode(err, &bytes.Buffer{}); code != tc.code {
+			t.Errorf("%v: exit %d (%v), want %d", tc.args, code, err, tc.code)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b")); !os.IsNotExist(err) {
+		t.Errorf("a failed export leaves its output behind: %v", err)
+	}
+
+	lossy := filepath.Join(dir, "lossy.log")
+	os.WriteFile(lossy, []byte("VERSION 20070824\nR 4 1.000000 1 0xfebc0008 0x1 0x0 0\nMARK 12.000001 Lost 7 events.\n"), 0o600)
+	err := run(context.Background(), []string{"timeline", lossy, "-o", filepath.Join(dir, "d")}, &bytes.Buffer{}, &bytes.Buffer{})
+	if code := exitCode(err, &bytes.Buffer{}); code != exitDataLost || !strings.Contains(err.Error(), "7 events lost") {
+		t.Errorf("lossy input: exit %d (%v)", code, err)
+	}
+	if err := run(context.Background(), []string{"timeline", "--allow-loss", lossy, "-o", filepath.Join(dir, "d")}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
+		t.Errorf("--allow-loss: %v", err)
+	}
+
+	// -o - writes the trace to stdout, the summary to stderr
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"timeline", "--allow-loss", lossy, "-o", "-"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(stdout.Bytes(), []byte{0x0a}) || !strings.Contains(stderr.String(), "wrote -") {
+		t.Errorf("stdout %q... stderr %q", stdout.Bytes()[:8], stderr.String())
+	}
+}
+
+func TestTimelineClocks(t *testing.T) {
+	dir := t.TempDir()
+	mmio := filepath.Join(dir, "mmio.log")
+	os.WriteFile(mmio, []byte("VERSION 20070824\nR 4 10.000000 1 0xfebc0008 0x1 0x0 0\nMARK 10.500000 between\nW 4 11.000000 1 0xfebc00d8 0x1 0x0 0\n"), 0o600)
+	ev := filepath.Join(dir, "ev.ndjson")
+	os.WriteFile(ev, []byte(`{"name":"a","ts":400000000,"cpu":0,"pid":1,"fields":{}}`+"\n"+`{"name":"b","ts":600000000,"cpu":0,"pid":1,"fields":{}}`+"\n"), 0o600)
+	clocks := filepath.Join(dir, "clocks.json")
+	os.WriteFile(clocks, []byte(`{"common":"ftrace local","sources":{"mmio":{"offset_ns":0},"events":{"offset_ns":10000000000}}}`), 0o600)
+	out := filepath.Join(dir, "t.pftrace")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"timeline", mmio, ev, "--clocks", clocks, "--json", "-o", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if stderr.Len() != 0 || !strings.Contains(stdout.String(), `"aligned":true`) {
+		t.Errorf("stdout %s stderr %s", stdout.String(), stderr.String())
+	}
+	text := protocText(t, out)
+	// timestamps in file order: R 10.0, a 10.4, marker 10.5 (x3), b 10.6, W 11.0
+	var ts []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "timestamp: ") {
+			ts = append(ts, strings.TrimPrefix(l, "timestamp: "))
+		}
+	}
+	want := "10000000000 10400000000 10500000000 10500000000 10500000000 10600000000 11000000000"
+	if strings.Join(ts, " ") != want {
+		t.Errorf("timestamps %v, want %s", ts, want)
+	}
+}
+
+func TestReportTimeline(t *testing.T) {
+	dir := t.TempDir()
+	// a bundle holding an mmiotrace log, as mmio capture --bundle writes
+	log, err := os.ReadFile("../../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(dir, "bundle.tar.gz")
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	tw := tar.NewWriter(zw)
+	tw.WriteHeader(&tar.Header{Name: "x/mmiotrace.log", Mode: 0o600, Size: int64(len(log)), Typeflag: tar.TypeReg})
+	tw.Write(log)
+	tw.WriteHeader(&tar.Header{Name: "../../evil", Mode: 0o600, Size: 4, Typeflag: tar.TypeReg})
+	tw.Write([]byte("evil"))
+	tw.Close()
+	zw.Close()
+	os.WriteFile(bundle, b.Bytes(), 0o600)
+
+	out := filepath.Join(dir, "r.pftrace")
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"report", bundle, "../../testdata/usbmon/lab-capture.pcapng", "-o", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("report: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	s := stdout.String()
+	for _, want := range []string{"== bundle " + bundle + ": mmiotrace.log evil", "mmio (mmiotrace log)", "== timeline: " + out, "wrote " + out} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "..", "evil")); err == nil {
+		t.Error("a bundle member escaped the extraction directory")
+	}
+	st, err := os.Stat(out)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("output %v %v", st, err)
+	}
+	text := protocText(t, out)
+	if !strings.Contains(text, `name: "0000:00:03.0 BAR0 (e1000)"`) || !strings.Contains(text, "TYPE_SLICE_BEGIN") {
+		t.Error("the report's timeline lacks the MMIO or USB tracks")
+	}
+}
