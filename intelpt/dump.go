@@ -55,10 +55,65 @@ func Dump(w io.Writer, buf []byte, cfg Config, opt DumpOptions) (DumpResult, err
 		}
 	}
 	dp.reset()
-	dp.run(buf)
+	d := NewDecoder(buf, dp.cfg)
+	dp.run(sliceSource{d}, int64(len(buf)))
 	err := bw.Flush()
 	return dp.res, err
 }
+
+// DumpReader is Dump over a stream: the trace is read through a window of
+// window bytes (0: 1 MiB), so its size does not matter.
+func DumpReader(w io.Writer, r io.Reader, window int, cfg Config, opt DumpOptions) (DumpResult, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	dp := dumper{w: bw, opt: &opt, cfg: cfg}
+	dp.cfg.IgnoreBlocks = !opt.Blocks
+	if opt.CPU != nil {
+		e, ok := ErrataFor(*opt.CPU)
+		dp.cfg.Errata = e
+		if !ok {
+			dp.diag("failed to determine errata", 0, tBadCPU)
+		}
+	}
+	dp.reset()
+	var s *StreamDecoder
+	if window > 0 && window < 4096 {
+		s = newStreamDecoder(r, dp.cfg, window)
+	} else {
+		s = NewStreamDecoder(r, dp.cfg, window)
+	}
+	dp.run(streamSource{s}, -1)
+	if err := bw.Flush(); err != nil {
+		return dp.res, err
+	}
+	return dp.res, s.Err()
+}
+
+// packetSource is what the dumper decodes from.
+type packetSource interface {
+	Next(*Packet) error
+	Offset() int64
+	SyncForward() error
+	start()                      // synchronise at offset 0 (--no-sync)
+	raw(off int64, n int) []byte // bytes of the packet at off
+	end() int64                  // stream size so far
+}
+
+type sliceSource struct{ *Decoder }
+
+func (s sliceSource) start() { s.SetOffset(0) }
+func (s sliceSource) raw(off int64, n int) []byte {
+	end := min(off+int64(n), int64(len(s.buf)))
+	return s.buf[off:end]
+}
+func (s sliceSource) end() int64 { return int64(len(s.buf)) }
+
+type streamSource struct{ *StreamDecoder }
+
+func (s streamSource) start() { s.startHere() }
+func (s streamSource) raw(off int64, n int) []byte {
+	return s.Bytes(off, min(n, int(s.base+int64(len(s.d.buf))-off)))
+}
+func (s streamSource) end() int64 { return s.base + int64(len(s.d.buf)) }
 
 type dumper struct {
 	w   *bufio.Writer
@@ -101,10 +156,9 @@ func (dp *dumper) diag(msg string, off uint64, c tcode) {
 	dp.line = b[:0]
 }
 
-func (dp *dumper) run(buf []byte) {
-	d := NewDecoder(buf, dp.cfg)
+func (dp *dumper) run(d packetSource, size int64) {
 	if dp.opt.NoSync {
-		d.SetOffset(0)
+		d.start()
 	} else if d.SyncForward() != nil {
 		return
 	}
@@ -115,7 +169,7 @@ func (dp *dumper) run(buf []byte) {
 		err := d.Next(&p)
 		if err == nil {
 			dp.res.Packets++
-			dp.packet(uint64(off), &p, buf, track)
+			dp.packet(uint64(off), &p, d, track)
 			continue
 		}
 		if err == io.EOF {
@@ -123,7 +177,7 @@ func (dp *dumper) run(buf []byte) {
 		}
 		if errors.Is(err, ErrTruncated) {
 			dp.res.Truncated = true
-			dp.res.SkippedTail = int64(len(buf)) - off
+			dp.res.SkippedTail = d.end() - off
 			return
 		}
 		c := tBadPacket
@@ -133,14 +187,14 @@ func (dp *dumper) run(buf []byte) {
 		dp.res.Errors++
 		dp.diag("error decoding packet", uint64(off), c)
 		if d.SyncForward() != nil {
-			dp.res.SkippedTail = int64(len(buf)) - off
+			dp.res.SkippedTail = d.end() - off
 			return
 		}
 		dp.reset()
 	}
 }
 
-func (dp *dumper) packet(off uint64, p *Packet, buf []byte, track bool) {
+func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
 	dp.opcode, dp.std, dp.id, dp.tp = dp.opcode[:0], dp.std[:0], dp.id[:0], dp.tp[:0]
 	dp.ext, dp.skip, dp.skipT, dp.skipCal = false, false, false, false
 	opt := dp.opt
@@ -329,7 +383,7 @@ func (dp *dumper) packet(off uint64, p *Packet, buf []byte, track bool) {
 			dp.std = append(dp.std, "ip"...)
 		}
 	}
-	dp.emit(off, p, buf)
+	dp.emit(off, p, src)
 }
 
 func (dp *dumper) ipPayload(p *Packet) {
@@ -356,7 +410,7 @@ func (dp *dumper) ipPayload(p *Packet) {
 
 // emit prints the line like ptdump: columns padded to ptdump's field sizes,
 // fields truncated to them.
-func (dp *dumper) emit(off uint64, p *Packet, buf []byte) {
+func (dp *dumper) emit(off uint64, p *Packet, src packetSource) {
 	if dp.skip || dp.opt.Quiet {
 		return
 	}
@@ -372,11 +426,7 @@ func (dp *dumper) emit(off uint64, p *Packet, buf []byte) {
 			b = append(b, ' ')
 		}
 		start := len(b)
-		end := off + uint64(p.Size)
-		if end > uint64(len(buf)) {
-			end = uint64(len(buf))
-		}
-		for _, x := range buf[off:end] {
+		for _, x := range src.raw(int64(off), int(p.Size)) {
 			if len(b)-start >= 32 {
 				break
 			}

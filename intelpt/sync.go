@@ -23,24 +23,32 @@ func (d *Decoder) SyncForward() error {
 		pos = len(d.buf)
 	}
 	pos -= min(pos, psbSize-1)
-	start := pos
-	w := (pos + 7) &^ 7
+	at, _ := d.scanPSB(pos, pos, len(d.buf))
+	if at < 0 {
+		return decodeErr(d.pos, ErrNoSync)
+	}
+	d.pos, d.sync, d.block = at, at, 0
+	return nil
+}
+
+// scanPSB looks for a PSB at or after start in the aligned 64-bit words
+// from from on that end at or before limit. It returns the PSB's offset or
+// -1, and the first word it did not scan.
+func (d *Decoder) scanPSB(from, start, limit int) (int, int) {
+	w := (from + 7) &^ 7
 	for {
 		cur := w
 		w += 8
-		if w > len(d.buf) {
-			return decodeErr(d.pos, ErrNoSync)
+		if w > limit {
+			return -1, cur
 		}
 		v := binary.LittleEndian.Uint64(d.buf[cur:])
 		if v != psbWordLoHi && v != psbWordHiLo {
 			continue
 		}
-		at := d.findPSB(cur)
-		if at < start {
-			continue
+		if at := d.findPSB(cur); at >= start {
+			return at, w
 		}
-		d.pos, d.sync, d.block = at, at, 0
-		return nil
 	}
 }
 

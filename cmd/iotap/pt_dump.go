@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -112,6 +114,12 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 			return usageErrorf("pt dump: --cpu: %v", err)
 		}
 		f.opt.CPU = &cpu
+	}
+	if !f.json && f.stream < 0 {
+		// Raw PT files are listed as they are read, in constant memory.
+		if done, err := ptDumpStream(e, cmd, f, path); done {
+			return err
+		}
 	}
 	ins, tr, err := ptLoad(e, path)
 	if err != nil {
@@ -236,4 +244,45 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 		}
 	}
 	return res, w.Flush()
+}
+
+// ptDumpStream lists a raw PT file (or stdin) through intelpt.DumpReader.
+// It returns done=false, without reading, for perf.data and FILE:RANGE
+// arguments.
+func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool, error) {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return false, nil // maybe FILE:RANGE; ptLoad reports errors
+		}
+		defer fh.Close()
+		r = fh
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
+		if path == "-" {
+			return true, usageErrorf("pt dump: perf.data on standard input: give the file name")
+		}
+		return false, nil
+	}
+	cfg := ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	res, err := intelpt.DumpReader(e.stdout, br, 0, cfg, f.opt)
+	if err != nil {
+		return true, fmt.Errorf("pt dump: %s: %w", path, err)
+	}
+	if res.Errors > 0 {
+		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", res.Errors)
+	}
+	if res.Truncated {
+		msg := fmt.Sprintf("pt dump: trace ends inside a packet (last %d bytes)", res.SkippedTail)
+		if f.allowLoss {
+			fmt.Fprintf(e.stderr, "iotap: %s\n", msg)
+			return true, nil
+		}
+		return true, dataLostError("%s (--allow-loss to accept)", msg)
+	}
+	return true, nil
 }

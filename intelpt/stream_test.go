@@ -1,0 +1,121 @@
+package intelpt
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"testing"
+	"testing/iotest"
+)
+
+// decodeAll lists packets (and errors, with resync) from either decoder.
+func decodeAll(next func(*Packet) error, offset func() int64, sync func() error) []string {
+	var out []string
+	var p Packet
+	if err := sync(); err != nil {
+		return append(out, "nosync "+err.Error())
+	}
+	for {
+		off := offset()
+		err := next(&p)
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			out = append(out, err.Error())
+			if errors.Is(err, ErrTruncated) {
+				return out
+			}
+			if err := sync(); err != nil {
+				return append(out, "end "+err.Error())
+			}
+			continue
+		}
+		out = append(out, canonical(&p, 0x202)+" @"+string(rune('0'+off%10)))
+	}
+}
+
+func TestStreamMatchesSlice(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for round := 0; round < 300; round++ {
+		buf, _ := randomStream(r, 200, round%2 == 0)
+		buf = bytes.Clone(buf)
+		for i := r.IntN(4); i > 0; i-- { // corruption: errors and resyncs
+			buf[r.IntN(len(buf))] = byte(r.Uint32())
+		}
+		if round%5 == 0 { // runs of PSBs longer than one PSB
+			at := r.IntN(len(buf))
+			buf = append(buf[:at], append(bytes.Repeat([]byte{2, 0x82}, 8+r.IntN(40)), buf[at:]...)...)
+		}
+		d := NewDecoder(buf, Config{})
+		want := decodeAll(d.Next, d.Offset, d.SyncForward)
+		window := 192 + r.IntN(200) // longer than the PSB runs below plus context
+		s := newStreamDecoder(iotest.HalfReader(bytes.NewReader(buf)), Config{}, window)
+		got := decodeAll(s.Next, s.Offset, s.SyncForward)
+		if len(got) != len(want) {
+			t.Fatalf("round %d (window %d): %d entries, want %d\n got %v\nwant %v", round, window, len(got), len(want), got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("round %d (window %d): entry %d: %q, want %q", round, window, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestDumpReaderMatchesDump(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	opts := []DumpOptions{{}, {Raw: true, LastIP: true}, {NoSync: true, Time: true, TimeDelta: true}, {TCal: true}}
+	for round := 0; round < 200; round++ {
+		buf, _ := randomStream(r, 300, false)
+		buf = bytes.Clone(buf)
+		for i := r.IntN(4); i > 0; i-- {
+			buf[r.IntN(len(buf))] = byte(r.Uint32())
+		}
+		cfg := Config{MTCFreq: 3, CPUID15EAX: 2, CPUID15EBX: 100, NomFreq: 10}
+		opt := opts[round%len(opts)]
+		var a, b bytes.Buffer
+		ra, _ := Dump(&a, buf, cfg, opt)
+		rb, err := DumpReader(&b, iotest.OneByteReader(bytes.NewReader(buf)), 64+r.IntN(300), cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) || ra != rb {
+			t.Fatalf("round %d: stream dump differs (%+v vs %+v)\n%s\n---\n%s", round, ra, rb, a.String(), b.String())
+		}
+	}
+}
+
+func TestStreamReadError(t *testing.T) {
+	var e Encoder
+	e.Encode(Packet{Kind: KindPSB})
+	e.Encode(Packet{Kind: KindPSBEnd})
+	boom := errors.New("disk on fire")
+	s := NewStreamDecoder(io.MultiReader(bytes.NewReader(e.Bytes()), iotest.ErrReader(boom)), Config{}, 0)
+	var p Packet
+	n := 0
+	for s.Next(&p) == nil {
+		n++
+	}
+	if n != 2 || !errors.Is(s.Err(), boom) {
+		t.Fatalf("%d packets, err %v", n, s.Err())
+	}
+}
+
+func TestStreamAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	buf, _ := randomStream(r, 5000, true)
+	rd := bytes.NewReader(buf)
+	s := NewStreamDecoder(rd, Config{}, 4096)
+	var p Packet
+	allocs := testing.AllocsPerRun(5, func() {
+		rd.Reset(buf)
+		s.base, s.eof, s.d.buf, s.d.pos, s.d.sync, s.d.block = 0, false, s.window[:0], 0, -1, 0
+		for s.Next(&p) == nil {
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per pass", allocs)
+	}
+}
