@@ -25,6 +25,9 @@ type FilterOptions struct {
 	Workers   int  // parsing goroutines; 0: GOMAXPROCS
 	KeepGoing bool // skip bad lines instead of failing
 	ChunkSize int  // bytes per work unit; 0: 1 MiB
+	// Progress, when set, is called from the calling goroutine after each
+	// chunk with the input bytes done and the total (-1 when unknown).
+	Progress func(done, total int64)
 }
 
 // FilterLog copies the lines of the log in (plain or compressed) that pass
@@ -283,6 +286,11 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 	}()
 
 	var err error
+	var done int64
+	total := int64(-1)
+	if mapped != nil {
+		total = int64(len(mapped))
+	}
 	for j := range order {
 		<-j.done
 		if err == nil {
@@ -302,6 +310,10 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 				if _, werr := out.Write(j.out); werr != nil {
 					err = werr
 					cancel()
+				}
+				done += int64(len(j.data))
+				if opt.Progress != nil {
+					opt.Progress(done, total)
 				}
 			}
 		}

@@ -111,7 +111,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing})
+			progress, endProgress := mmioProgress(e, "mmio filter")
+			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: progress})
+			endProgress()
 			if cerr := closeOut(); err == nil {
 				err = cerr
 			}

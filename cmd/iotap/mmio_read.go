@@ -36,7 +36,19 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				return err
 			}
 			defer in.Close()
-			rd := mmiotrace.NewReader(in)
+			progress, endProgress := mmioProgress(e, "mmio read")
+			defer endProgress()
+			var src io.Reader = in
+			if progress != nil {
+				total := int64(-1)
+				if f, ok := in.(*os.File); ok {
+					if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+						total = fi.Size()
+					}
+				}
+				src = &mmioCountingReader{r: in, total: total, progress: progress}
+			}
+			rd := mmiotrace.NewReader(src)
 			defer rd.Close()
 			rd.SetKeepGoing(keepGoing)
 			counts := map[mmiotrace.Kind]int64{}

@@ -78,3 +78,9 @@ func MmapFile(fd uintptr, size int) ([]byte, error) {
 	_ = unix.Madvise(b, unix.MADV_SEQUENTIAL)
 	return b, nil
 }
+
+// IsTerminal reports whether fd is a terminal.
+func IsTerminal(fd uintptr) bool {
+	_, err := unix.IoctlGetTermios(int(fd), unix.TCGETS)
+	return err == nil
+}
