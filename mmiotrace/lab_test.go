@@ -295,3 +295,51 @@ func checkBundle(t *testing.T, tgz, log []byte) {
 		t.Errorf("bundle: pci-devices %q, dmesg %d bytes", files["pci-devices.txt"], len(files["dmesg.txt"]))
 	}
 }
+
+// TestLabTraceFile reads what the tracefs "trace" file (not trace_pipe)
+// shows for mmiotrace: its "# tracer: mmiotrace" header and the records.
+func TestLabTraceFile(t *testing.T) {
+	script := fmt.Sprintf(`
+cd /sys/kernel/tracing
+echo mmiotrace > current_tracer
+echo %[1]s > /sys/bus/pci/drivers/e1000/unbind
+echo %[1]s > /sys/bus/pci/drivers/e1000/bind
+echo "trace file test" > trace_marker
+cat trace > /out/trace.txt
+echo nop > current_tracer
+`, vmlab.E1000PCI)
+	res := vmlab.Run(t, vmlab.Machine{NIC: true, Script: script})
+	if res.ExitCode != 0 {
+		t.Fatalf("guest script failed (%d):\n%s", res.ExitCode, res.Console)
+	}
+	data := res.ReadOut(t, "trace.txt")
+	if p := os.Getenv("IOTAP_SAVE_LAB_TRACE"); p != "" {
+		os.WriteFile(p, data, 0o600)
+	}
+	if !bytes.HasPrefix(data, []byte("# tracer: mmiotrace\n")) {
+		t.Fatalf("trace file starts with %q", data[:min(len(data), 80)])
+	}
+	rd := mmiotrace.NewReader(bytes.NewReader(data))
+	var out bytes.Buffer
+	w := mmiotrace.NewWriter(&out)
+	kinds := map[mmiotrace.Kind]int{}
+	var rec mmiotrace.Record
+	for {
+		err := rd.ReadInto(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds[rec.Kind]++
+		w.Write(&rec)
+	}
+	w.Flush()
+	if !bytes.Equal(out.Bytes(), data) {
+		t.Error("trace file round trip is not byte-identical")
+	}
+	if kinds[mmiotrace.KindOther] != 0 || kinds[mmiotrace.KindComment] == 0 || kinds[mmiotrace.KindMap] == 0 || kinds[mmiotrace.KindRead] == 0 || kinds[mmiotrace.KindMark] == 0 {
+		t.Errorf("kinds %v", kinds)
+	}
+}

@@ -74,8 +74,16 @@ func TestRoundTripSample(t *testing.T) {
 }
 
 func TestRoundTripGolden(t *testing.T) {
-	for _, p := range []string{"testdata/e1000-bind.log", "../testdata/mmiotrace/e1000-probe.log"} {
+	for _, p := range []string{"testdata/e1000-bind.log", "testdata/e1000-trace-file.log.xz", "../testdata/mmiotrace/e1000-probe.log"} {
 		data, err := os.ReadFile(p)
+		if err == nil && DetectCompression(data) != None {
+			dec, _, closeDec, derr := Decompress(bytes.NewReader(data))
+			if derr != nil {
+				t.Fatal(derr)
+			}
+			data, err = io.ReadAll(dec)
+			closeDec()
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			t.Logf("%s not recorded yet", p)
 			continue
@@ -105,8 +113,8 @@ func TestRoundTripGolden(t *testing.T) {
 		if !bytes.Equal(out.Bytes(), data) {
 			t.Errorf("%s: round trip is not byte-identical", p)
 		}
-		if kinds[KindOther] != 0 {
-			t.Errorf("%s: %d lines not recognised", p, kinds[KindOther])
+		if kinds[KindOther] != 0 || kinds[KindRead] == 0 || kinds[KindWrite] == 0 || kinds[KindMap] == 0 {
+			t.Errorf("%s: kinds %v", p, kinds)
 		}
 	}
 }
