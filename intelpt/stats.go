@@ -36,10 +36,29 @@ const maxErrorOffsets = 100
 
 // ComputeStats decodes buf from its first PSB and summarises it.
 func ComputeStats(buf []byte, cfg Config) Stats {
-	s := Stats{Bytes: int64(len(buf))}
 	d := NewDecoder(buf, cfg)
+	return computeStats(d, cfg, func() int64 { return int64(len(buf)) })
+}
+
+// ComputeStatsReader is ComputeStats over a stream, in constant memory.
+func ComputeStatsReader(r io.Reader, cfg Config) (Stats, error) {
+	d := NewStreamDecoder(r, cfg, 0)
+	s := computeStats(d, cfg, func() int64 { return d.base + int64(len(d.d.buf)) })
+	return s, d.Err()
+}
+
+// statsSource is what computeStats decodes from.
+type statsSource interface {
+	Next(*Packet) error
+	Offset() int64
+	SyncForward() error
+}
+
+func computeStats(d statsSource, cfg Config, size func() int64) Stats {
+	var s Stats
 	if d.SyncForward() != nil {
-		s.SkippedBytes = int64(len(buf))
+		s.SkippedBytes = size()
+		s.Bytes = size()
 		return s
 	}
 	s.SkippedBytes = d.Offset()
@@ -64,7 +83,7 @@ func ComputeStats(buf []byte, cfg Config) Stats {
 		if err != nil {
 			if errors.Is(err, ErrTruncated) {
 				s.Truncated = true
-				s.SkippedBytes += int64(len(buf)) - off
+				s.SkippedBytes += size() - off
 				break
 			}
 			s.Errors++
@@ -72,7 +91,7 @@ func ComputeStats(buf []byte, cfg Config) Stats {
 				s.ErrorOffsets = append(s.ErrorOffsets, off)
 			}
 			if d.SyncForward() != nil {
-				s.SkippedBytes += int64(len(buf)) - off
+				s.SkippedBytes += size() - off
 				break
 			}
 			s.SkippedBytes += max(d.Offset()-off, 0)
@@ -109,5 +128,6 @@ func ComputeStats(buf []byte, cfg Config) Stats {
 	if s.PSBs > 1 {
 		s.PSBGapMean = gapSum / (s.PSBs - 1)
 	}
+	s.Bytes = size()
 	return s
 }

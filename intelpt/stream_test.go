@@ -3,6 +3,7 @@ package intelpt
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -117,5 +118,25 @@ func TestStreamAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per pass", allocs)
+	}
+}
+
+func TestStatsReaderMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for round := 0; round < 50; round++ {
+		buf, _ := randomStream(r, 2000, false)
+		buf = bytes.Clone(buf)
+		for i := r.IntN(4); i > 0; i-- {
+			buf[r.IntN(len(buf))] = byte(r.Uint32())
+		}
+		cfg := Config{MTCFreq: 2, CPUID15EAX: 1, CPUID15EBX: 3}
+		a := ComputeStats(buf, cfg)
+		b, err := ComputeStatsReader(iotest.HalfReader(bytes.NewReader(buf)), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("round %d:\n%+v\n%+v", round, a, b)
+		}
 	}
 }

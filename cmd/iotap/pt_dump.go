@@ -250,24 +250,11 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 // It returns done=false, without reading, for perf.data and FILE:RANGE
 // arguments.
 func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool, error) {
-	var r io.Reader
-	if path == "-" {
-		r = os.Stdin
-	} else {
-		fh, err := os.Open(path)
-		if err != nil {
-			return false, nil // maybe FILE:RANGE; ptLoad reports errors
-		}
-		defer fh.Close()
-		r = fh
+	br, closeFn, ok, err := ptRawReader(path)
+	if !ok {
+		return err != nil, err
 	}
-	br := bufio.NewReaderSize(r, 1<<20)
-	if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
-		if path == "-" {
-			return true, usageErrorf("pt dump: perf.data on standard input: give the file name")
-		}
-		return false, nil
-	}
+	defer closeFn()
 	cfg := ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
 	res, err := intelpt.DumpReader(e.stdout, br, 0, cfg, f.opt)
 	if err != nil {
@@ -285,4 +272,30 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 		return true, dataLostError("%s (--allow-loss to accept)", msg)
 	}
 	return true, nil
+}
+
+// ptRawReader opens FILE (or stdin) for streaming when it holds raw PT.
+// ok is false, with no error, for perf.data files and paths that do not
+// open (FILE:RANGE); ptLoad handles those.
+func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err error) {
+	var src io.Reader
+	closeFn = func() {}
+	if path == "-" {
+		src = os.Stdin
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, nil, false, nil
+		}
+		src, closeFn = fh, func() { fh.Close() }
+	}
+	br := bufio.NewReaderSize(src, 1<<20)
+	if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
+		closeFn()
+		if path == "-" {
+			return nil, nil, false, usageErrorf("pt: perf.data on standard input: give the file name")
+		}
+		return nil, nil, false, nil
+	}
+	return br, closeFn, true, nil
 }

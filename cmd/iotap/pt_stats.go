@@ -32,6 +32,18 @@ loss records) unless --allow-loss.`,
   iotap pt stats --json perf.data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if br, closeFn, ok, err := ptRawReader(args[0]); err != nil {
+				return err
+			} else if ok {
+				// A raw file: summarised as it is read.
+				defer closeFn()
+				cfg := ptConfig(cmd, intelpt.Config{}, mtc, nom, cpuidEAX, cpuidEBX)
+				s, err := intelpt.ComputeStatsReader(br, cfg)
+				if err != nil {
+					return fmt.Errorf("pt stats: %s: %w", args[0], err)
+				}
+				return ptStatsReport(e, []ptStatsItem{{name: args[0], cpu: -1, s: s}}, nil, asJSON, allowLoss)
+			}
 			ins, tr, err := ptLoad(e, args[0])
 			if err != nil {
 				return err
@@ -41,31 +53,11 @@ loss records) unless --allow-loss.`,
 				base = tr.Config
 			}
 			cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
-			var lost []string
+			var items []ptStatsItem
 			for _, in := range ins {
-				s := intelpt.ComputeStats(in.data, cfg)
-				name := ptName(in, args[0])
-				if asJSON {
-					if err := ptStatsJSON(e, name, in.cpu, &s); err != nil {
-						return err
-					}
-				} else {
-					ptStatsText(e, name, &s)
-				}
-				if s.Overflows > 0 {
-					lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", name, s.Overflows))
-				}
-				if s.Truncated {
-					lost = append(lost, fmt.Sprintf("%s: truncated tail", name))
-				}
+				items = append(items, ptStatsItem{name: ptName(in, args[0]), cpu: in.cpu, s: intelpt.ComputeStats(in.data, cfg)})
 			}
-			if l := perfLoss(tr); l != "" {
-				lost = append(lost, l)
-			}
-			if len(lost) > 0 && !allowLoss {
-				return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
-			}
-			return nil
+			return ptStatsReport(e, items, tr, asJSON, allowLoss)
 		},
 	}
 	fl := c.Flags()
@@ -76,6 +68,39 @@ loss records) unless --allow-loss.`,
 	fl.Uint32Var(&cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
 	fl.Uint32Var(&cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
 	return c
+}
+
+type ptStatsItem struct {
+	name string
+	cpu  int32
+	s    intelpt.Stats
+}
+
+func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, allowLoss bool) error {
+	var lost []string
+	for i := range items {
+		it := &items[i]
+		if asJSON {
+			if err := ptStatsJSON(e, it.name, it.cpu, &it.s); err != nil {
+				return err
+			}
+		} else {
+			ptStatsText(e, it.name, &it.s)
+		}
+		if it.s.Overflows > 0 {
+			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", it.name, it.s.Overflows))
+		}
+		if it.s.Truncated {
+			lost = append(lost, fmt.Sprintf("%s: truncated tail", it.name))
+		}
+	}
+	if l := perfLoss(tr); l != "" {
+		lost = append(lost, l)
+	}
+	if len(lost) > 0 && !allowLoss {
+		return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
+	}
+	return nil
 }
 
 func ptStatsText(e *env, name string, s *intelpt.Stats) {
