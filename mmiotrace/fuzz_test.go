@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand"
 	"testing"
 )
 
@@ -63,4 +64,41 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("%d records + %d skipped != %d lines", n, rd.Skipped(), rd.Line())
 		}
 	})
+}
+
+// TestReaderMatchesParseLine: the reader's in-buffer fast path for R/W
+// lines gives the same records and errors as ParseLine on each line, on a
+// log with random byte mutations.
+func TestReaderMatchesParseLine(t *testing.T) {
+	rnd := rand.New(rand.NewSource(3))
+	log := []byte(genLog(3000, 4))
+	for i := 0; i < 300; i++ {
+		log[rnd.Intn(len(log))] = "0123456789abcdefx -\n.RW"[rnd.Intn(23)]
+	}
+	lines := bytes.Split(bytes.TrimSuffix(log, []byte("\n")), []byte("\n"))
+	rd := NewReader(bytes.NewReader(log))
+	rd.SetKeepGoing(true)
+	var want []string
+	var bad int64
+	for _, l := range lines {
+		var r Record
+		if err := ParseLine(l, &r); err != nil {
+			bad++
+			continue
+		}
+		want = append(want, r.Kind.String()+"|"+r.String()+"|"+string(r.Line))
+	}
+	var got []string
+	var rec Record
+	for rd.ReadInto(&rec) == nil {
+		got = append(got, rec.Kind.String()+"|"+rec.String()+"|"+string(rec.Line))
+	}
+	if bad == 0 || rd.Skipped() != bad || len(got) != len(want) {
+		t.Fatalf("reader: %d records, %d skipped; ParseLine: %d, %d", len(got), rd.Skipped(), len(want), bad)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("record %d: reader %q, ParseLine %q", i, got[i], want[i])
+		}
+	}
 }

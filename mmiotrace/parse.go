@@ -126,7 +126,7 @@ func decAt(b []byte, i int) (v uint64, j int, ok bool) {
 // intAt parses a signed 32-bit decimal.
 func intAt(b []byte, i int) (int32, int, bool) {
 	// One digit followed by a space or the end: map ids and the PID.
-	if i+1 < len(b) && b[i+1] == ' ' || i+1 == len(b) {
+	if i+1 < len(b) && (b[i+1] == ' ' || b[i+1] == '\n') || i+1 == len(b) {
 		if i < len(b) {
 			if c := b[i] - '0'; c <= 9 {
 				return int32(c), i + 1, true
@@ -254,31 +254,41 @@ func other(line []byte, r *Record) string {
 
 // parseRW parses "R %d %u.%06lu %d 0x%llx 0x%lx 0x%lx %d".
 func parseRW(b []byte, r *Record) string {
+	end, f := parseRWFields(b, r)
+	if f == "" && end != len(b) {
+		return "pid"
+	}
+	return f
+}
+
+// parseRWFields parses an R/W record at the start of b and returns the
+// index after the PID, which the caller checks is the end of the line.
+func parseRWFields(b []byte, r *Record) (int, string) {
 	i := 2
 	w, i, ok := decAt(b, i)
 	if !ok || (w != 1 && w != 2 && w != 4 && w != 8) || !sp(b, i) {
-		return "width"
+		return i, "width"
 	}
 	r.Width = uint8(w)
 	if r.Time, i, ok = tsAt(b, i+1); !ok || !sp(b, i) {
-		return "timestamp"
+		return i, "timestamp"
 	}
 	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
-		return "map id"
+		return i, "map id"
 	}
 	if r.Phys, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
-		return "physical address"
+		return i, "physical address"
 	}
 	if r.Value, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
-		return "value"
+		return i, "value"
 	}
 	if r.PC, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
-		return "pc"
+		return i, "pc"
 	}
-	if r.PID, i, ok = intAt(b, i+1); !ok || i != len(b) {
-		return "pid"
+	if r.PID, i, ok = intAt(b, i+1); !ok {
+		return i, "pid"
 	}
-	return ""
+	return i, ""
 }
 
 // parseMap parses "MAP %u.%06lu %d 0x%llx 0x%lx 0x%lx 0x%lx %d".

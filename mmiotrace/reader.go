@@ -140,6 +140,20 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 	}
 	for {
+		// R and W lines (nearly all of a log) are parsed in the buffer
+		// directly: the parse finds the newline, saving a separate scan.
+		if rest := r.buf[r.r:r.w]; len(rest) > 2 && rest[1] == ' ' && (rest[0] == 'R' || rest[0] == 'W') {
+			if end, f := parseRWFields(rest, rec); f == "" && end < len(rest) && rest[end] == '\n' {
+				rec.Kind = KindRead
+				if rest[0] == 'W' {
+					rec.Kind = KindWrite
+				}
+				rec.Line, rec.Text = rest[:end], nil
+				r.r += end + 1
+				r.line++
+				return nil
+			}
+		}
 		line, err := r.nextLine()
 		if err != nil {
 			return err
