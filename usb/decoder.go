@@ -51,8 +51,33 @@ func (d *Decoder) Decode(ev *usbmon.Event, p Pair, paired bool) Decoded {
 		return d.control(ev, p, paired)
 	case usbmon.Bulk:
 		return d.bulk(ev)
+	case usbmon.Interrupt:
+		return d.interrupt(ev)
 	}
 	return Decoded{}
+}
+
+// interrupt decodes HID reports on the interrupt endpoints of interfaces
+// whose report descriptor was captured.
+func (d *Decoder) interrupt(ev *usbmon.Event) Decoded {
+	if !ev.HasData() || ev.Status < 0 {
+		return Decoded{}
+	}
+	kind := ""
+	switch {
+	case ev.In && ev.Type == usbmon.Callback:
+		kind = "input"
+	case !ev.In && ev.Type == usbmon.Submission:
+		kind = "output"
+	default:
+		return Decoded{}
+	}
+	rd, ok := d.ids.ReportDescriptorFor(ev.Bus, ev.Device, ev.EndpointAddress())
+	if !ok {
+		return Decoded{}
+	}
+	s, err := rd.DecodeReport(kind, ev.Data)
+	return Decoded{Summary: "HID " + kind + ": " + s, Err: err}
 }
 
 func (d *Decoder) hint(bus uint16, dev uint8, s Setup) uint8 {
@@ -99,9 +124,26 @@ func (d *Decoder) control(ev *usbmon.Event, p Pair, paired bool) Decoded {
 
 // outData decodes the data stage of an OUT control request.
 func (d *Decoder) outData(ev *usbmon.Event, s Setup) (Decoded, bool) {
-	if s.Kind() == KindClass && s.requestClass(d.hint(ev.Bus, ev.Device, s)) == ClassCDC && s.Request == CDCSetLineCoding {
-		l, err := ParseLineCoding(ev.Data)
-		return Decoded{Summary: l.String(), Detail: l, Err: err}, true
+	if s.Kind() != KindClass {
+		return Decoded{}, false
+	}
+	switch s.requestClass(d.hint(ev.Bus, ev.Device, s)) {
+	case ClassCDC:
+		if s.Request == CDCSetLineCoding {
+			l, err := ParseLineCoding(ev.Data)
+			return Decoded{Summary: l.String(), Detail: l, Err: err}, true
+		}
+	case ClassHID:
+		if s.Request != HIDSetReport {
+			break
+		}
+		info, ok := d.ids.Lookup(ev.Bus, ev.Device)
+		if !ok || info.Reports == nil || info.Reports[uint8(s.Index)] == nil {
+			break
+		}
+		kind := hidReportType(uint8(s.Value >> 8))
+		r, err := info.Reports[uint8(s.Index)].DecodeReport(kind, ev.Data)
+		return Decoded{Summary: r, Err: err}, true
 	}
 	return Decoded{}, false
 }

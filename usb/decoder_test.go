@@ -2,6 +2,7 @@ package usb
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/usbmon"
@@ -95,5 +96,36 @@ func TestDecoderControl(t *testing.T) {
 	got = run(ctrl(S, 4, 5, "8106002203004000", nil, 0), ctrl(C, 4, 5, "8106002203004000", mustHex(t, bootKeyboard), 5))
 	if got.Summary != "REPORT items=32 apps=Keyboard input=8B output=1B" || got.Err != nil {
 		t.Errorf("%q %v", got.Summary, got.Err)
+	}
+}
+
+// TestDecoderLabCapture decodes the capture TestLabDecode recorded: the
+// replugged keyboard's report descriptor is learned from its enumeration
+// and its interrupt reports are then decoded key by key.
+func TestDecoderLabCapture(t *testing.T) {
+	evs := readAll(t, "testdata/lab-decode.pcapng")
+	ids := NewIdentities()
+	d := NewDecoder(ids)
+	p := NewPairer()
+	var hid []string
+	for _, e := range evs {
+		pr, ok := p.Add(e)
+		if ok {
+			ids.Observe(pr, e)
+		}
+		if x := d.Decode(e, pr, ok); strings.HasPrefix(x.Summary, "HID ") {
+			if x.Err != nil {
+				t.Errorf("%s: %v", x.Summary, x.Err)
+			}
+			hid = append(hid, x.Summary)
+		}
+	}
+	want := "HID input: Left Shift keys=[Key b]"
+	found := false
+	for _, h := range hid {
+		found = found || h == want
+	}
+	if !found {
+		t.Errorf("no %q among %q", want, hid)
 	}
 }

@@ -156,6 +156,11 @@ func FuzzReportDescriptor(f *testing.F) {
 		}
 		_ = rd.String()
 		_ = rd.Summary()
+		// The descriptor's own bytes as reports of every kind.
+		for _, kind := range []string{"input", "output", "feature"} {
+			_, err := rd.DecodeReport(kind, b)
+			checkErr(t, err, len(b))
+		}
 	})
 }
 

@@ -166,11 +166,60 @@ func (r HIDReport) Bytes() int {
 	return n
 }
 
+// HIDField is one Input, Output or Feature main item with the global and
+// local state it was declared with: Count values of Size bits each,
+// starting BitOffset bits into the report (after the report ID byte).
+type HIDField struct {
+	Kind       string `json:"kind"` // "input", "output", "feature"
+	ReportID   uint8  `json:"report_id"`
+	BitOffset  int    `json:"bit_offset"`
+	Size       int    `json:"size"`
+	Count      int    `json:"count"`
+	Flags      uint32 `json:"flags"`
+	LogicalMin int32  `json:"logical_min"`
+	LogicalMax int32  `json:"logical_max"`
+	// Usages are extended usages (page<<16 | id), one per value for
+	// variable fields; UsageMin/UsageMax give a range instead.
+	Usages   []uint32 `json:"usages,omitempty"`
+	UsageMin uint32   `json:"usage_min,omitempty"`
+	UsageMax uint32   `json:"usage_max,omitempty"`
+}
+
+// Constant reports a padding field (flag bit 0).
+func (f HIDField) Constant() bool { return f.Flags&1 != 0 }
+
+// Variable reports a field with one value per usage (flag bit 1); array
+// fields hold usage indices instead.
+func (f HIDField) Variable() bool { return f.Flags&2 != 0 }
+
+// usage returns the extended usage of value i of a variable field, or of
+// array index v.
+func (f HIDField) usage(i int) (uint32, bool) {
+	switch {
+	case i < len(f.Usages):
+		return f.Usages[i], true
+	case f.UsageMin|f.UsageMax != 0:
+		u := uint64(f.UsageMin) + uint64(i)
+		if u <= uint64(f.UsageMax) {
+			return uint32(u), true
+		}
+	case len(f.Usages) > 0 && f.Variable():
+		return f.Usages[len(f.Usages)-1], true
+	}
+	return 0, false
+}
+
 // ReportDescriptor is a parsed HID report descriptor.
 type ReportDescriptor struct {
 	Items   []HIDItem   `json:"items"`
 	Reports []HIDReport `json:"reports"`
+	Fields  []HIDField  `json:"fields"`
 }
+
+// maxHIDUsages bounds the usages remembered for one main item.
+const maxHIDUsages = 1024
+
+var hidKinds = map[uint8]string{0x8: "input", 0x9: "output", 0xb: "feature"}
 
 // maxHIDStack bounds Push nesting; real descriptors use one or two levels.
 const maxHIDStack = 64
@@ -184,11 +233,14 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 	const what = "hid report descriptor"
 	var rd ReportDescriptor
 	type globals struct {
-		page        uint16
-		size, count uint32
-		id          uint8
+		page           uint16
+		size, count    uint32
+		id             uint8
+		logMin, logMax int32
 	}
 	var g globals
+	var usages []uint32
+	var umin, umax uint32
 	var stack []globals
 	depth := 0
 	bits := map[[2]uint8]int{} // (main tag, report id) -> bits
@@ -220,6 +272,10 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 			data |= uint32(b[off+1+i]) << (8 * i)
 		}
 		it := HIDItem{Offset: off, Type: HIDItemType((p >> 2) & 3), Tag: p >> 4, Size: size, Data: data, UsagePage: g.page}
+		extended := data
+		if size < 4 {
+			extended = uint32(g.page)<<16 | data
+		}
 		switch it.Type {
 		case HIDMain:
 			switch it.Tag {
@@ -241,16 +297,24 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 				if g.size > 1<<16 || g.count > 1<<16 {
 					return rd, invalidErr(what, off, "report size %d x count %d too large", g.size, g.count)
 				}
+				rd.Fields = append(rd.Fields, HIDField{Kind: hidKinds[it.Tag], ReportID: g.id, BitOffset: bits[k],
+					Size: int(g.size), Count: int(g.count), Flags: data, LogicalMin: g.logMin, LogicalMax: g.logMax,
+					Usages: usages, UsageMin: umin, UsageMax: umax})
 				bits[k] += int(g.size * g.count)
 			default:
 				it.Depth = depth
 			}
+			usages, umin, umax = nil, 0, 0 // locals end with every main item
 		case HIDGlobal:
 			it.Depth = depth
 			switch it.Tag {
 			case 0:
 				g.page = uint16(data)
 				it.UsagePage = g.page
+			case 1:
+				g.logMin = it.Signed()
+			case 2:
+				g.logMax = it.Signed()
 			case 7:
 				g.size = data
 			case 8:
@@ -272,13 +336,24 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 				g = stack[len(stack)-1]
 				stack = stack[:len(stack)-1]
 			}
+		case HIDLocal:
+			it.Depth = depth
+			switch it.Tag {
+			case 0:
+				if len(usages) < maxHIDUsages {
+					usages = append(usages, extended)
+				}
+			case 1:
+				umin = extended
+			case 2:
+				umax = extended
+			}
 		default:
 			it.Depth = depth
 		}
 		rd.Items = append(rd.Items, it)
 		off += 1 + size
 	}
-	kinds := map[uint8]string{0x8: "input", 0x9: "output", 0xb: "feature"}
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i][0] != order[j][0] {
 			return order[i][0] < order[j][0]
@@ -286,7 +361,7 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 		return order[i][1] < order[j][1]
 	})
 	for _, k := range order {
-		rd.Reports = append(rd.Reports, HIDReport{Kind: kinds[k[0]], ID: k[1], Bits: bits[k]})
+		rd.Reports = append(rd.Reports, HIDReport{Kind: hidKinds[k[0]], ID: k[1], Bits: bits[k]})
 	}
 	if depth != 0 {
 		return rd, invalidErr(what, len(b), "%d collections not closed", depth)

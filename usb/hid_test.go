@@ -99,3 +99,44 @@ func TestReportDescriptorErrors(t *testing.T) {
 		t.Errorf("long item: %+v %v", rd.Items, err)
 	}
 }
+
+func TestDecodeReport(t *testing.T) {
+	kbd, err := ParseReportDescriptor(mustHex(t, bootKeyboard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		hex, want string
+	}{
+		// QEMU usb-kbd reports of "sendkey shift-b" (lab capture).
+		{"0200050000000000", "Left Shift keys=[Key b]"},
+		{"0200000000000000", "Left Shift"},
+		{"0000000000000000", "(none)"},
+		{"0000040000000000", "keys=[Key a]"},
+		{"0000010101010101", "keys=[ErrorRollOver,ErrorRollOver,ErrorRollOver,ErrorRollOver,ErrorRollOver,ErrorRollOver]"},
+	}
+	for _, tt := range tests {
+		got, err := kbd.DecodeReport("input", mustHex(t, tt.hex))
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %q %v, want %q", tt.hex, got, err, tt.want)
+		}
+	}
+	if got, err := kbd.DecodeReport("output", []byte{0x02}); err != nil || got != "Caps Lock" {
+		t.Errorf("LED report: %q %v", got, err)
+	}
+	if _, err := kbd.DecodeReport("input", mustHex(t, "0200")); !errors.Is(err, ErrShort) {
+		t.Errorf("short report: %v", err)
+	}
+	mouse, err := ParseReportDescriptor(mustHex(t, "05010902a1018501050919012903150025017501950381029505810"+"1"+
+		"a4"+"050109300931158125"+"7f750895028106"+"b4"+"c0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mouse.DecodeReport("input", mustHex(t, "0105fe03"))
+	if err != nil || got != "id=1 Button 1 Button 3 X=-2 Y=3" {
+		t.Errorf("mouse: %q %v", got, err)
+	}
+	if _, err := mouse.DecodeReport("input", mustHex(t, "0700")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("unknown id: %v", err)
+	}
+}

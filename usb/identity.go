@@ -21,6 +21,13 @@ type DeviceInfo struct {
 	// Interfaces maps interface number to interface class (first
 	// alternate setting), learned from the configuration descriptor.
 	Interfaces map[uint8]uint8 `json:"interfaces,omitempty"`
+	// Endpoints maps endpoint address to interface number, from the
+	// configuration descriptor.
+	Endpoints map[uint8]uint8 `json:"-"`
+	// Reports holds the HID report descriptor of each interface whose
+	// GET_DESCRIPTOR(REPORT) was captured whole: interrupt transfers of
+	// that interface are then decoded field by field.
+	Reports map[uint8]*ReportDescriptor `json:"-"`
 	// Source is "capture" or "sysfs".
 	Source string `json:"source"`
 
@@ -128,11 +135,42 @@ func (ids *Identities) Observe(p Pair, ev *usbmon.Event) {
 			ids.devs[to] = d
 		}
 	case ReqGetDescriptor:
-		if !s.In() || s.Recipient() != RecipientDevice || !ev.HasData() {
+		if !s.In() || !ev.HasData() {
 			return
 		}
-		ids.learnDescriptor(ev.Bus, ev.Device, s, ev.Data)
+		switch s.Recipient() {
+		case RecipientDevice:
+			ids.learnDescriptor(ev.Bus, ev.Device, s, ev.Data)
+		case RecipientInterface:
+			if s.DescriptorType() != DescReport || len(ev.Data) < int(ev.Length) {
+				return // partial report descriptors would misplace fields
+			}
+			rd, err := ParseReportDescriptor(ev.Data)
+			if err != nil || len(rd.Fields) == 0 {
+				return
+			}
+			d := ids.get(ev.Bus, ev.Device)
+			if d.Reports == nil {
+				d.Reports = map[uint8]*ReportDescriptor{}
+			}
+			d.Reports[uint8(s.Index)] = &rd
+		}
 	}
+}
+
+// ReportDescriptorFor returns the HID report descriptor that applies to
+// endpoint address ep of bus:dev, if it was captured.
+func (ids *Identities) ReportDescriptorFor(bus uint16, dev, ep uint8) (*ReportDescriptor, bool) {
+	d, ok := ids.Lookup(bus, dev)
+	if !ok || d.Reports == nil {
+		return nil, false
+	}
+	iface, ok := d.Endpoints[ep]
+	if !ok {
+		return nil, false
+	}
+	rd, ok := d.Reports[iface]
+	return rd, ok
 }
 
 func (ids *Identities) learnDescriptor(bus uint16, dev uint8, s Setup, data []byte) {
@@ -164,10 +202,14 @@ func (ids *Identities) learnDescriptor(bus uint16, dev uint8, s Setup, data []by
 		d := ids.get(bus, dev)
 		if d.Interfaces == nil {
 			d.Interfaces = map[uint8]uint8{}
+			d.Endpoints = map[uint8]uint8{}
 		}
 		for _, i := range c.Interfaces {
 			if i.AltSetting == 0 {
 				d.Interfaces[i.Number] = i.Class
+			}
+			for _, e := range i.Endpoints {
+				d.Endpoints[e.Address] = i.Number
 			}
 		}
 	case DescString:

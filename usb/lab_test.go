@@ -39,6 +39,10 @@ lab_wait 30 sh -c '! grep -qx "QEMU USB Keyboard" /sys/bus/usb/devices/*/product
 lab_monitor "device_add usb-kbd,id=kbd0,bus=xhci.0" >/dev/null
 lab_wait 30 sh -c 'grep -qx "QEMU USB Keyboard" /sys/bus/usb/devices/*/product'
 sleep 2
+for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
+sleep 1
+lab_monitor "sendkey shift-b" >/dev/null
+sleep 1
 kill $(cat /tmp/inputs) 2>/dev/null || true
 sleep 1
 kill -INT $C
@@ -96,14 +100,16 @@ func TestLabDecode(t *testing.T) {
 			t.Errorf("event %d (%c %v dev %d): %s: %v", i+1, e.Type, e.Transfer, e.Device, d.Summary, d.Err)
 		}
 		for _, k := range []string{"REPORT items=", "apps=Keyboard", "CBW ", "INQUIRY alloc", "INQUIRY data: disk vendor=\"QEMU\"",
-			"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "MODE_SENSE", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\""} {
+			"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "MODE_SENSE", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\"",
+			"HID input: Left Shift keys=[Key b]", "HID input: Left Shift", "MODE data_length="} {
 			if strings.Contains(d.Summary, k) {
 				seen[k]++
 			}
 		}
 	}
 	for _, k := range []string{"REPORT items=", "apps=Keyboard", "CBW ", "INQUIRY alloc", "INQUIRY data: disk vendor=\"QEMU\"",
-		"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\""} {
+		"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\"",
+		"HID input: Left Shift keys=[Key b]", "MODE data_length="} {
 		if seen[k] == 0 {
 			t.Errorf("nothing decoded as %q", k)
 		}
