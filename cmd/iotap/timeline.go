@@ -92,9 +92,13 @@ func timelineCreate(e *env, path string) (io.Writer, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, nil, err
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		// An existing file keeps its mode on O_TRUNC; a device such as
+		// /dev/null is left alone.
+		if err := f.Chmod(0o600); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
 	}
 	return f, f.Close, nil
 }
@@ -131,7 +135,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		err = cerr
 	}
 	if err != nil {
-		if o.out != "-" {
+		if st, serr := os.Lstat(o.out); o.out != "-" && serr == nil && st.Mode().IsRegular() {
 			os.Remove(o.out) // a partial trace is not left behind
 		}
 		return st, fmt.Errorf("timeline: %w", err)
