@@ -216,11 +216,18 @@ func TestPcapngCorrupt(t *testing.T) {
 		if err != nil {
 			continue
 		}
+		k := 0
 		for err == nil {
-			err = r.ReadInto(&ev)
+			if err = r.ReadInto(&ev); err == nil {
+				k++
+			}
 		}
-		if err != io.EOF && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrFormat) {
-			t.Fatalf("%d bytes: %v", n, err)
+		if err == io.EOF {
+			continue
+		}
+		var fe *FormatError
+		if !errors.Is(err, ErrTruncated) || !errors.As(err, &fe) || fe.Offset < 0 {
+			t.Fatalf("%d bytes: after %d events: %v (want a truncation with its offset)", n, k, err)
 		}
 	}
 }

@@ -1,0 +1,236 @@
+package usbmon
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// pcapngReader reads pcapng files whose interfaces have link type 189 or
+// 220. It parses the blocks itself (pcapgo writes them) so that packets are
+// not copied out of its buffer, every error has the byte offset of its
+// block, and each section's byte order applies to its usbmon headers.
+type pcapngReader struct {
+	br     *bufio.Reader
+	off    int64 // offset of the next block
+	bo     binary.ByteOrder
+	lts    []uint16 // link type per interface of the section
+	snaps  []uint32
+	drops  []uint64 // last isb_ifdrop per interface of the section
+	dropsB uint64   // drops of the previous sections
+	n      int
+	lt     int
+	big    []byte // blocks larger than the buffer
+	iso    []ISODesc
+}
+
+const (
+	ngSHB = 0x0a0d0d0a
+	ngIDB = 1
+	ngPB  = 2 // obsolete packet block
+	ngSPB = 3
+	ngISB = 5
+	ngEPB = 6
+
+	ngMaxBlock = maxRecord + 4096
+)
+
+func newPcapngReader(br *bufio.Reader, head []byte) (Reader, error) {
+	r := &pcapngReader{br: br, iso: make([]ISODesc, 0, 8)}
+	blk, err := r.block()
+	if err != nil {
+		return nil, err
+	}
+	if r.typ(blk) != ngSHB {
+		return nil, r.errf(0, ErrFormat, "no section header block")
+	}
+	return r, nil
+}
+
+func (r *pcapngReader) Format() Format { return FormatPcapng }
+func (r *pcapngReader) LinkType() int  { return r.lt }
+
+// Dropped returns the events the kernel dropped as the file records them
+// (isb_ifdrop of the last statistics block of each interface, summed).
+func (r *pcapngReader) Dropped() uint64 {
+	t := r.dropsB
+	for _, d := range r.drops {
+		t += d
+	}
+	return t
+}
+
+func (r *pcapngReader) errf(off int64, sentinel error, format string, args ...any) error {
+	return &FormatError{Format: FormatPcapng, Offset: off, Msg: fmt.Sprintf(format, args...), Err: sentinel}
+}
+
+func (r *pcapngReader) typ(blk []byte) uint32 {
+	t := binary.LittleEndian.Uint32(blk)
+	if t == ngSHB {
+		return t
+	}
+	return r.bo.Uint32(blk)
+}
+
+// block returns the next whole block (valid until the next call) and
+// handles section headers. It returns io.EOF at a clean end.
+func (r *pcapngReader) block() ([]byte, error) {
+	off := r.off
+	h, err := r.br.Peek(12)
+	if len(h) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	if len(h) < 8 {
+		return nil, r.errf(off, ErrTruncated, "block header cut short (%d bytes)", len(h))
+	}
+	if binary.LittleEndian.Uint32(h) == ngSHB {
+		if len(h) < 12 {
+			return nil, r.errf(off, ErrTruncated, "section header cut short")
+		}
+		switch binary.LittleEndian.Uint32(h[8:]) {
+		case 0x1a2b3c4d:
+			r.bo = binary.LittleEndian
+		case 0x4d3c2b1a:
+			r.bo = binary.BigEndian
+		default:
+			return nil, r.errf(off, ErrFormat, "bad byte-order magic %x", h[8:12])
+		}
+	} else if r.bo == nil {
+		return nil, r.errf(off, ErrFormat, "block before the first section header")
+	}
+	length := r.bo.Uint32(h[4:])
+	if length < 12 || length%4 != 0 || length > ngMaxBlock {
+		return nil, r.errf(off, ErrFormat, "bad block length %d", length)
+	}
+	var blk []byte
+	if int(length) <= r.br.Size() {
+		blk, err = r.br.Peek(int(length))
+		if len(blk) < int(length) {
+			return nil, r.errf(off, ErrTruncated, "block of %d bytes cut short after %d", length, len(blk))
+		}
+		r.br.Discard(int(length))
+	} else {
+		if cap(r.big) < int(length) {
+			r.big = make([]byte, length)
+		}
+		blk = r.big[:length]
+		if n, _ := io.ReadFull(r.br, blk); n < int(length) {
+			return nil, r.errf(off, ErrTruncated, "block of %d bytes cut short after %d", length, n)
+		}
+	}
+	r.off += int64(length)
+	if tail := r.bo.Uint32(blk[length-4:]); tail != length {
+		return nil, r.errf(off, ErrFormat, "block length %d, trailing length %d", length, tail)
+	}
+	if r.typ(blk) == ngSHB {
+		if length < 28 || r.bo.Uint16(blk[12:]) != 1 {
+			return nil, r.errf(off, ErrFormat, "unsupported section header (length %d, version %d)", length, r.bo.Uint16(blk[12:]))
+		}
+		for _, d := range r.drops {
+			r.dropsB += d
+		}
+		r.lts, r.snaps, r.drops = r.lts[:0], r.snaps[:0], r.drops[:0]
+	}
+	return blk, nil
+}
+
+func (r *pcapngReader) Read() (*Event, error) {
+	var ev Event
+	if err := r.ReadInto(&ev); err != nil {
+		return nil, err
+	}
+	return ev.Clone(), nil
+}
+
+func (r *pcapngReader) ReadInto(ev *Event) error {
+	for {
+		off := r.off
+		blk, err := r.block()
+		if err != nil {
+			return err
+		}
+		body := blk[8 : len(blk)-4]
+		var ifid uint32
+		var data []byte
+		switch r.typ(blk) {
+		case ngIDB:
+			if len(body) < 8 {
+				return r.errf(off, ErrFormat, "interface block too short")
+			}
+			r.lts = append(r.lts, r.bo.Uint16(body))
+			r.snaps = append(r.snaps, r.bo.Uint32(body[4:]))
+			r.drops = append(r.drops, 0)
+			continue
+		case ngISB:
+			if len(body) < 12 {
+				return r.errf(off, ErrFormat, "statistics block too short")
+			}
+			id := r.bo.Uint32(body)
+			if int(id) >= len(r.drops) {
+				return r.errf(off, ErrFormat, "statistics for interface %d of %d", id, len(r.drops))
+			}
+			opt := body[12:]
+			for len(opt) >= 4 {
+				code, l := r.bo.Uint16(opt), int(r.bo.Uint16(opt[2:]))
+				if code == 0 || 4+l > len(opt) {
+					break
+				}
+				if code == 5 && l == 8 { // isb_ifdrop
+					r.drops[id] = r.bo.Uint64(opt[4:])
+				}
+				opt = opt[4+(l+3)&^3:]
+			}
+			continue
+		case ngEPB:
+			if len(body) < 20 {
+				return r.errf(off, ErrFormat, "packet block too short")
+			}
+			ifid = r.bo.Uint32(body)
+			caplen := r.bo.Uint32(body[12:])
+			if int64(caplen) > int64(len(body)-20) {
+				return r.errf(off, ErrFormat, "captured length %d exceeds its block", caplen)
+			}
+			data = body[20 : 20+caplen]
+		case ngPB:
+			if len(body) < 20 {
+				return r.errf(off, ErrFormat, "packet block too short")
+			}
+			ifid = uint32(r.bo.Uint16(body))
+			caplen := r.bo.Uint32(body[12:])
+			if int64(caplen) > int64(len(body)-20) {
+				return r.errf(off, ErrFormat, "captured length %d exceeds its block", caplen)
+			}
+			data = body[20 : 20+caplen]
+		case ngSPB:
+			if len(body) < 4 || len(r.lts) == 0 {
+				return r.errf(off, ErrFormat, "simple packet block without an interface")
+			}
+			n := r.bo.Uint32(body)
+			if s := r.snaps[0]; s != 0 && n > s {
+				n = s
+			}
+			if int64(n) > int64(len(body)-4) {
+				return r.errf(off, ErrFormat, "packet length %d exceeds its block", n)
+			}
+			data = body[4 : 4+n]
+		default:
+			continue // name resolution, custom blocks...: nothing for us
+		}
+		if int(ifid) >= len(r.lts) {
+			return r.errf(off, ErrFormat, "packet %d: interface %d not described (%d interfaces)", r.n+1, ifid, len(r.lts))
+		}
+		lt := r.lts[ifid]
+		hl := headerLenOf(layersLinkType(lt))
+		if hl == 0 {
+			return r.errf(off, ErrFormat, "packet %d: link type %d is not usbmon (want 189 or 220)", r.n+1, lt)
+		}
+		r.n++
+		r.lt = int(lt)
+		if err := decodeRecord(data, hl, r.bo, ev, &r.iso); err != nil {
+			return r.errf(off, unwrapSentinel(err), "packet %d: %v", r.n, err)
+		}
+		ev.Format = FormatPcapng
+		return nil
+	}
+}
