@@ -1,0 +1,78 @@
+package usbmon_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// Read kernel text (a copy of /sys/kernel/debug/usb/usbmon/0u) event by
+// event, without allocating per event.
+func ExampleNewReader() {
+	text := `d5ea89a0 3575914555 S Ci:1:001:0 s a3 00 0000 0003 0004 4 <
+d5ea89a0 3575914560 C Ci:1:001:0 0 4 = 01050000
+`
+	r, format, err := usbmon.NewReader(strings.NewReader(text))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("format:", format)
+	var ev usbmon.Event
+	for {
+		err := r.ReadInto(&ev)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%c %s bus %d dev %d ep %d status %d len %d setup %v data [% x]\n",
+			ev.Type, ev.Transfer, ev.Bus, ev.Device, ev.EndpointAddress(), ev.Status, ev.Length, ev.HasSetup(), ev.Data)
+	}
+	// Output:
+	// format: 1u
+	// S ctrl bus 1 dev 1 ep 128 status -115 len 4 setup true data []
+	// C ctrl bus 1 dev 1 ep 128 status 0 len 4 setup false data [01 05 00 00]
+}
+
+// Convert events to pcapng (link type 220) and back to the kernel's text.
+func ExampleNewPcapngWriter() {
+	line := "ffff8880041b0000 13 C Ii:1:002:1 0:8 8 = 00000400 00000000\n"
+	r, _, _ := usbmon.NewReader(strings.NewReader(line))
+	ev, _ := r.Read()
+
+	var file bytes.Buffer
+	w, _ := usbmon.NewPcapngWriter(&file, usbmon.LinkTypeUSBLinuxMmapped)
+	w.Write(ev)
+	w.Flush()
+
+	back, format, _ := usbmon.NewReader(&file)
+	ev2, _ := back.Read()
+	t := usbmon.NewTextWriter(os.Stdout, usbmon.Format1u)
+	t.Write(ev2)
+	t.Flush()
+	fmt.Println(format)
+	// Output:
+	// ffff8880041b0000 13 C Ii:1:002:1 0:8 8 = 00000400 00000000
+	// pcapng
+}
+
+// Decode a binary usbmon_packet header as /dev/usbmonN or a pcap file
+// delivers it.
+func ExampleDecodeHeader() {
+	ev := usbmon.Event{ID: 1, Type: usbmon.Submission, Transfer: usbmon.Bulk, Endpoint: 2, Device: 5, Bus: 1,
+		Status: -115, Length: 31, SetupFlag: usbmon.SetupNone, DataFlag: usbmon.DataPresent,
+		Data: []byte("USBC"), Fields: usbmon.HasWallClock | usbmon.HasExtended}
+	rec := usbmon.AppendPacket(nil, &ev, usbmon.HeaderLen64, binary.LittleEndian, nil)
+	var got usbmon.Event
+	if err := usbmon.DecodePacket(rec, usbmon.HeaderLen64, binary.LittleEndian, &got, nil); err != nil {
+		panic(err)
+	}
+	fmt.Println(len(rec), got.Transfer, got.Device, got.Status, got.Length, got.CapLen, string(got.Data))
+	// Output: 68 bulk 5 -115 31 4 USBC
+}
