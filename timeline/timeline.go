@@ -365,7 +365,12 @@ func openSource(path string, x *exporter) (source, error) {
 	case KindEvents:
 		s, err = newEventsSource(f, br, in)
 	case KindPT:
-		s, err = newPTSource(f, br, in)
+		s, err = newPTSource(f, br, in, x.opt.Clocks)
+		if err == nil {
+			if clk, ok := x.opt.Clocks.lookup(path, kind); !ok || clk.TSC == nil {
+				x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
+			}
+		}
 	}
 	if err != nil {
 		f.Close()

@@ -263,8 +263,6 @@ func reportTimeline(e *env, rows []reportRow, clocks []string, to *timelineOptio
 		switch {
 		case strings.HasPrefix(r.status, "ERROR"):
 			skipped = append(skipped, r.path+" (unreadable)")
-		case r.kind.source == "pt":
-			skipped = append(skipped, r.path+" (Intel PT is not merged into timelines yet)")
 		default:
 			inputs = append(inputs, r.path)
 		}
