@@ -203,6 +203,11 @@ func (t *Trace) Config() ([3]uint64, Config) {
 	return t.config, Config{MTCFreq: t.pmu.MTCFreq(t.config[0])}
 }
 
+// SampleType is perf_event_attr.sample_type of the events: with
+// sample_id_all every sideband record ends with these fields (TID, TIME,
+// CPU), which readers of the sideband files need.
+func (t *Trace) SampleType() uint64 { return t.attr().Sample_type }
+
 // PMU returns the PMU description read from sysfs.
 func (t *Trace) PMU() *PMU { return t.pmu }
 

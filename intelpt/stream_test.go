@@ -140,3 +140,33 @@ func TestStatsReaderMatches(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStreamDecoder checks the stream decoder against the slice decoder on
+// arbitrary input with small windows (skipping inputs with PSB runs longer
+// than the window can hold, where the stream decoder settles for an
+// earlier PSB).
+func FuzzStreamDecoder(f *testing.F) {
+	f.Add([]byte{2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 0x19, 1}, uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, w uint8) {
+		window := 128 + int(w)
+		run, longest := 0, 0
+		for i := 0; i+1 < len(data); i++ {
+			if (data[i] == 2 && data[i+1] == 0x82) || (data[i] == 0x82 && data[i+1] == 2) {
+				run++
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+		if longest > window-80 {
+			t.Skip("PSB run longer than the window")
+		}
+		d := NewDecoder(data, Config{})
+		want := decodeAll(d.Next, d.Offset, d.SyncForward)
+		s := newStreamDecoder(iotest.HalfReader(bytes.NewReader(data)), Config{}, window)
+		got := decodeAll(s.Next, s.Offset, s.SyncForward)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("window %d:\n got %v\nwant %v", window, got, want)
+		}
+	})
+}

@@ -104,22 +104,23 @@ func (f *ptCaptureFlags) options(cmd *cobra.Command) intelpt.Options {
 
 // ptSidecar is capture.json.
 type ptSidecar struct {
-	Tool     string         `json:"tool"`
-	Mode     string         `json:"mode"`
-	CPUs     []int          `json:"cpus,omitempty"`
-	PID      int            `json:"pid,omitempty"`
-	Command  []string       `json:"command,omitempty"`
-	Chunks   int            `json:"chunks"`
-	Order    uint           `json:"order"`
-	Circular bool           `json:"circular"`
-	PMUType  uint32         `json:"pmu_type"`
-	Config   [3]uint64      `json:"config"`
-	MTCFreq  uint8          `json:"mtc_freq"`
-	Filters  []string       `json:"filters,omitempty"`
-	Start    time.Time      `json:"start"`
-	End      time.Time      `json:"end"`
-	Buffers  []ptSidecarBuf `json:"buffers"`
-	Lost     bool           `json:"lost"`
+	Tool       string         `json:"tool"`
+	Mode       string         `json:"mode"`
+	CPUs       []int          `json:"cpus,omitempty"`
+	PID        int            `json:"pid,omitempty"`
+	Command    []string       `json:"command,omitempty"`
+	Chunks     int            `json:"chunks"`
+	Order      uint           `json:"order"`
+	Circular   bool           `json:"circular"`
+	PMUType    uint32         `json:"pmu_type"`
+	Config     [3]uint64      `json:"config"`
+	MTCFreq    uint8          `json:"mtc_freq"`
+	SampleType uint64         `json:"sample_type"` // perf sample_type: the sample_id fields ending each sideband record
+	Filters    []string       `json:"filters,omitempty"`
+	Start      time.Time      `json:"start"`
+	End        time.Time      `json:"end"`
+	Buffers    []ptSidecarBuf `json:"buffers"`
+	Lost       bool           `json:"lost"`
 }
 
 type ptSidecarBuf struct {
@@ -281,7 +282,7 @@ loop:
 	words, dcfg := tr.Config()
 	sc := ptSidecar{Tool: "iotap", Mode: cfg.Mode.String(), CPUs: cfg.CPUs, PID: cfg.PID, Command: args,
 		Chunks: cfg.Chunks, Order: cfg.Order, Circular: cfg.Circular, PMUType: tr.PMU().Type, Config: words,
-		MTCFreq: dcfg.MTCFreq, Filters: cfg.AddrFilters, Start: start, End: time.Now()}
+		MTCFreq: dcfg.MTCFreq, SampleType: tr.SampleType(), Filters: cfg.AddrFilters, Start: start, End: time.Now()}
 	var lost []string
 	for i, b := range bufs {
 		name := ptBufName(b.CPU)
