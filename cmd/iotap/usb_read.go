@@ -35,7 +35,7 @@ FILE is a usbmon text capture ('1u' or '1t', e.g. a copy of
 
 Columns: event number (position in the input, also with filters: the
 numbers 'iotap usb pair' and tshark's frame.number use), seconds since the
-first event printed, S/C/E, the usbmon
+first event of the input, S/C/E, the usbmon
 address word (transfer type and direction, bus, device, endpoint), status
 (completions), length, latency (completions paired with their submission),
 decoded payload or the first data bytes.
@@ -191,6 +191,10 @@ type usbAnInput struct {
 	opt      *usbAnOptions
 	e        *env
 	skipErrs int
+	// first is the timestamp of the first event of the input (see
+	// usb.Micros); started says whether it is set.
+	first   int64
+	started bool
 }
 
 func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
@@ -227,7 +231,16 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	in.r = r
+	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && (isWallClock(o.from) || isWallClock(o.to)) {
+		in.close()
+		return nil, usageErrorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", path)
+	}
 	return in, nil
+}
+
+func isWallClock(s string) bool {
+	_, rel, err := parseUSBTime(s)
+	return s != "" && err == nil && !rel
 }
 
 func (in *usbAnInput) close() {
@@ -254,6 +267,9 @@ func (in *usbAnInput) each(fn func(seq uint64, ev *usbmon.Event, p usb.Pair, pai
 		}
 		if err != nil {
 			return err
+		}
+		if !in.started {
+			in.first, in.started = usb.Micros(&ev), true
 		}
 		p, ok := in.pairer.Add(&ev)
 		if ok {
@@ -359,14 +375,9 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	enc := json.NewEncoder(w)
 	var line []byte
-	var first int64
-	started := false
 	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		t := usb.Micros(ev)
-		if !started {
-			first, started = t, true
-		}
-		rel := float64(usbElapsed(first, t, ev)) / 1e6
+		rel := float64(usbElapsed(in.first, t, ev)) / 1e6
 		d := dec.Decode(ev, p, paired)
 		if o.json {
 			j := usbEventJSON{Seq: seq, Time: rel, Micros: t, URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),

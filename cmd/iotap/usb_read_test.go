@@ -108,6 +108,7 @@ func TestUSBReadUsage(t *testing.T) {
 		{"usb", "read", "--vidpid", "12345", p},
 		{"usb", "read", "--status", "EWHAT", p},
 		{"usb", "read", "--from", "yesterday", p},
+		{"usb", "read", "--from", "2026-01-01T00:00:00Z", p}, // text has no wall clock
 		{"usb", "stats", "--ep", "16", p},
 		{"usb", "pair"},
 	} {
