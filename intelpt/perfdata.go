@@ -32,6 +32,8 @@ const (
 	perfRecordAuxtraceInfo = 70
 	perfRecordAuxtrace     = 71
 	perfRecordAuxtraceErr  = 72
+	perfRecordCompressed   = 81
+	perfRecordCompressed2  = 83
 )
 
 // PERF_RECORD_AUX flags.
@@ -190,6 +192,8 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 			t.LostSamples++
 		case perfRecordAuxtraceErr:
 			t.AuxtraceErrors++
+		case perfRecordCompressed, perfRecordCompressed2:
+			return nil, perfErr(int(off), "compressed records (perf record -z) are not supported: record without -z or run 'perf inject -i IN -o OUT' to decompress")
 		}
 		off = next
 	}

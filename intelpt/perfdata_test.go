@@ -136,3 +136,12 @@ func FuzzPerfDataPT(f *testing.F) {
 		}
 	})
 }
+
+func TestPerfDataCompressed(t *testing.T) {
+	var w perfWriter
+	w.record(perfRecordCompressed, make([]byte, 16), nil)
+	_, err := PerfDataPT(w.file(8, 0))
+	if !errors.Is(err, ErrPerfData) || !bytes.Contains([]byte(err.Error()), []byte("perf record -z")) {
+		t.Fatalf("compressed perf.data: %v", err)
+	}
+}
