@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // DefaultMaxLine is the longest line a Reader accepts by default.
@@ -30,6 +31,7 @@ type Reader struct {
 	maxLine   int
 	truncated bool
 	firstBad  error
+	file      *os.File // opened by Open
 }
 
 // NewReader returns a Reader of r. Decompression is set up on the first
@@ -67,11 +69,17 @@ func (r *Reader) Truncated() bool { return r.truncated }
 // the first read).
 func (r *Reader) Compression() Compression { return r.comp }
 
-// Close releases decompressor resources. It does not close the source.
+// Close releases decompressor resources, and the file for a Reader from
+// Open. It does not close a source given to NewReader.
 func (r *Reader) Close() error {
 	if r.closeDec != nil {
 		r.closeDec()
 		r.closeDec = nil
+	}
+	if r.file != nil {
+		err := r.file.Close()
+		r.file = nil
+		return err
 	}
 	return nil
 }

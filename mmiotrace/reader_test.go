@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -279,5 +280,58 @@ func TestReadIntoDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("ReadInto allocates %.1f times per record", allocs)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	big := genLog(40000, 6) // mapped (>= 1 MiB)
+	var zs bytes.Buffer
+	zw, _ := NewCompressWriter(&zs, Zstd)
+	io.WriteString(zw, big)
+	zw.Close()
+	for name, content := range map[string][]byte{
+		"small.log": []byte(sample), "big.log": []byte(big), "big.log.zst": zs.Bytes(),
+		"trunc.log": []byte(strings.TrimSuffix(big, "\n")),
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, content, 0o600)
+		rd, err := Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		w := NewWriter(&out)
+		var rec Record
+		for {
+			err := rd.ReadInto(&rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			w.Write(&rec)
+		}
+		w.Flush()
+		if err := rd.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := string(content)
+		switch name {
+		case "big.log.zst":
+			want = big
+		case "trunc.log":
+			want = big
+			if !rd.Truncated() {
+				t.Error("truncated file not reported")
+			}
+		}
+		if out.String() != want {
+			t.Errorf("%s: content differs", name)
+		}
+	}
+	if _, err := Open(filepath.Join(dir, "missing")); err == nil {
+		t.Error("missing file opened")
 	}
 }

@@ -31,24 +31,34 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 (--keep-going) make the command exit 3 unless --allow-loss.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := mmioOpenInput(args[0])
-			if err != nil {
-				return err
-			}
-			defer in.Close()
 			progress, endProgress := mmioProgress(e, "mmio read")
 			defer endProgress()
-			var src io.Reader = in
-			if progress != nil {
-				total := int64(-1)
-				if f, ok := in.(*os.File); ok {
-					if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-						total = fi.Size()
-					}
+			var rd *mmiotrace.Reader
+			if progress == nil && args[0] != "-" {
+				// Plain files are mapped and parsed in place.
+				r, err := mmiotrace.Open(args[0])
+				if err != nil {
+					return err
 				}
-				src = &mmioCountingReader{r: in, total: total, progress: progress}
+				rd = r
+			} else {
+				in, err := mmioOpenInput(args[0])
+				if err != nil {
+					return err
+				}
+				defer in.Close()
+				var src io.Reader = in
+				if progress != nil {
+					total := int64(-1)
+					if f, ok := in.(*os.File); ok {
+						if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+							total = fi.Size()
+						}
+					}
+					src = &mmioCountingReader{r: in, total: total, progress: progress}
+				}
+				rd = mmiotrace.NewReader(src)
 			}
-			rd := mmiotrace.NewReader(src)
 			defer rd.Close()
 			rd.SetKeepGoing(keepGoing)
 			counts := map[mmiotrace.Kind]int64{}
