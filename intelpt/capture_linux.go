@@ -171,8 +171,13 @@ func mapBuffer(fd *unix.FD, cpu, sbPages int) (*Buffer, error) {
 	return b, nil
 }
 
-// Start enables tracing on every buffer.
+// Start enables tracing on every buffer. With EnableOnExec it does
+// nothing: the kernel enables tracing when the traced process calls exec.
 func (t *Trace) Start() error {
+	if t.cfg.EnableOnExec {
+		t.started = true
+		return nil
+	}
 	for _, b := range t.bufs {
 		if err := unix.PerfEnable(b.fd.Int()); err != nil {
 			return fmt.Errorf("intelpt: starting cpu %d: %w", b.CPU, err)
