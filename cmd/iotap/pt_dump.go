@@ -256,7 +256,7 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 	}
 	defer closeFn()
 	cfg := ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
-	res, err := intelpt.DumpReader(e.stdout, br, 0, cfg, f.opt)
+	res, err := intelpt.DumpReader(e.stdout, ptCtxReader{e, br}, 0, cfg, f.opt)
 	if err != nil {
 		return true, fmt.Errorf("pt dump: %s: %w", path, err)
 	}
@@ -298,4 +298,17 @@ func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err err
 		return nil, nil, false, nil
 	}
 	return br, closeFn, true, nil
+}
+
+// ptCtxReader stops reading when the command is cancelled (Ctrl-C).
+type ptCtxReader struct {
+	e *env
+	r io.Reader
+}
+
+func (c ptCtxReader) Read(b []byte) (int, error) {
+	if err := c.e.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }

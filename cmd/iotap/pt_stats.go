@@ -38,7 +38,7 @@ loss records) unless --allow-loss.`,
 				// A raw file: summarised as it is read.
 				defer closeFn()
 				cfg := ptConfig(cmd, intelpt.Config{}, mtc, nom, cpuidEAX, cpuidEBX)
-				s, err := intelpt.ComputeStatsReader(br, cfg)
+				s, err := intelpt.ComputeStatsReader(ptCtxReader{e, br}, cfg)
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}

@@ -277,3 +277,19 @@ func TestPTDumpRangeAndJSONLastIP(t *testing.T) {
 		t.Fatalf("range:\n%s", out)
 	}
 }
+
+func TestPTDumpCancelled(t *testing.T) {
+	var e intelpt.Encoder
+	for i := 0; i < 1000; i++ {
+		e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	}
+	p := filepath.Join(t.TempDir(), "c.pt")
+	os.WriteFile(p, e.Bytes(), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	err := run(ctx, []string{"pt", "dump", p}, &out, &errb)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled dump: %v (%d bytes out)", err, out.Len())
+	}
+}
