@@ -348,12 +348,17 @@ func (w *Writer) event(typ uint64, track, ts uint64, cat, name string, args []Ar
 }
 
 func (w *Writer) annotation(a []byte, arg *Arg) []byte {
-	if iid, ok := w.intern(&w.argNames, fInternedArgNames, arg.Name); ok {
+	name := arg.Name
+	if name == "" {
+		// Perfetto keys arguments by name: an empty one would be lost.
+		name = "_"
+	}
+	if iid, ok := w.intern(&w.argNames, fInternedArgNames, name); ok {
 		a = protowire.AppendTag(a, fArgNameIID, protowire.VarintType)
 		a = protowire.AppendVarint(a, iid)
 	} else {
 		a = protowire.AppendTag(a, fArgName, protowire.BytesType)
-		a = protowire.AppendString(a, arg.Name)
+		a = protowire.AppendString(a, name)
 	}
 	switch arg.Kind {
 	case ArgInt:
