@@ -25,6 +25,44 @@ func (s *scanner) word() []byte {
 	return b[st:p]
 }
 
+// hexField parses the next word as at most 16 hex digits, in one pass.
+func (s *scanner) hexField() (uint64, bool) {
+	b, p := s.b, s.p
+	for p < len(b) && b[p] == ' ' {
+		p++
+	}
+	st := p
+	var v uint64
+	for p < len(b) && b[p] != ' ' {
+		h := hexTable[b[p]]
+		if h == 0xff || p-st >= 16 {
+			return 0, false
+		}
+		v = v<<4 | uint64(h)
+		p++
+	}
+	s.p = p
+	return v, p > st
+}
+
+// decUntil parses decimal digits up to the byte stop (not consumed) or the
+// end of the word, refusing values above max, in one pass.
+func (s *scanner) decUntil(stop byte, max uint64) (uint64, bool) {
+	b, p := s.b, s.p
+	st := p
+	var v uint64
+	for p < len(b) && b[p] != stop && b[p] != ' ' {
+		c := b[p] - '0'
+		if c > 9 || v > (max-uint64(c))/10 {
+			return 0, false
+		}
+		v = v*10 + uint64(c)
+		p++
+	}
+	s.p = p
+	return v, p > st
+}
+
 // hexTable maps an ASCII byte to its hex value, or 0xff. Read-only.
 var hexTable = func() (t [256]byte) {
 	for i := range t {
@@ -119,32 +157,33 @@ func splitColon(w []byte, parts [][]byte) int {
 // description of the problem.
 func parseTextLine(line []byte, f Format, ev *Event) string {
 	s := scanner{b: line}
-	w := s.word()
-	id, ok := parseHex(w)
+	id, ok := s.hexField()
 	if !ok {
 		return "bad URB tag"
 	}
 	ev.ID = id
-	w = s.word()
-	ts, ok := parseUint(w, 1<<32-1)
-	if !ok {
+	for s.p < len(line) && line[s.p] == ' ' {
+		s.p++
+	}
+	ts, ok := s.decUntil(' ', 1<<32-1)
+	if !ok || s.p < len(line) && line[s.p] != ' ' {
 		return "bad timestamp"
 	}
 	ev.TextStamp = uint32(ts)
-	w = s.word()
+	w := s.word()
 	if len(w) != 1 || (w[0] != 'S' && w[0] != 'C' && w[0] != 'E') {
 		return "bad event type (want S, C or E)"
 	}
 	ev.Type = EventType(w[0])
 
 	// Address word: Ci:1:001:0 (1u) or Ci:001:0 (1t).
-	w = s.word()
-	var parts [4][]byte
-	n := splitColon(w, parts[:])
-	if n < 3 || len(parts[0]) != 2 {
+	for s.p < len(line) && line[s.p] == ' ' {
+		s.p++
+	}
+	if s.p+3 > len(line) || line[s.p+2] != ':' {
 		return "bad address word"
 	}
-	switch parts[0][0] {
+	switch line[s.p] {
 	case 'Z':
 		ev.Transfer = Isochronous
 	case 'I':
@@ -156,36 +195,55 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 	default:
 		return "bad transfer type in address word"
 	}
-	if len(parts[0]) != 2 || (parts[0][1] != 'i' && parts[0][1] != 'o') {
+	switch line[s.p+1] {
+	case 'i':
+		ev.In = true
+	case 'o':
+		ev.In = false
+	default:
 		return "bad direction in address word"
 	}
-	ev.In = parts[0][1] == 'i'
-	dev, ep := parts[1], parts[2]
+	s.p += 3
 	ev.Fields = HasTextStamp
 	ev.Format = f
+	var nums [3]uint64
+	n := 0
+	for {
+		if n == 3 {
+			return "bad address word"
+		}
+		v, ok := s.decUntil(':', 1<<16-1)
+		if !ok {
+			return "bad number in address word"
+		}
+		nums[n] = v
+		n++
+		if s.p < len(line) && line[s.p] == ':' {
+			s.p++
+			continue
+		}
+		break
+	}
 	if f == Format1u {
-		if n != 4 {
+		if n != 3 {
 			return "address word has no bus number (is this 1t?)"
 		}
-		bus, ok := parseUint(parts[1], 1<<16-1)
-		if !ok {
-			return "bad bus number"
-		}
-		ev.Bus = uint16(bus)
+		ev.Bus = uint16(nums[0])
 		ev.Fields |= HasBus
-		dev, ep = parts[2], parts[3]
-	} else if n != 3 {
-		return "address word has a bus number (is this 1u?)"
+		nums[0], nums[1] = nums[1], nums[2]
+	} else if n != 2 {
+		if n == 3 {
+			return "address word has a bus number (is this 1u?)"
+		}
+		return "bad address word"
 	}
-	d, ok := parseUint(dev, 255)
-	if !ok {
+	if nums[0] > 255 {
 		return "bad device address"
 	}
-	e, ok := parseUint(ep, 127)
-	if !ok {
+	if nums[1] > 127 {
 		return "bad endpoint number"
 	}
-	ev.Device, ev.Endpoint = uint8(d), uint8(e)
+	ev.Device, ev.Endpoint = uint8(nums[0]), uint8(nums[1])
 	ev.SetupFlag = SetupNone
 
 	switch {
