@@ -54,6 +54,7 @@ has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 		},
 	}
 	o.register(c.Flags(), true)
+	c.Flags().BoolVarP(&o.hexDump, "hex", "x", false, "also print the captured data of every event as a hex and ASCII dump")
 	return c
 }
 
@@ -72,7 +73,7 @@ type usbAnOptions struct {
 	vidpid    string
 	from, to  string
 	sysfs     string
-	hexBytes  int
+	hexDump   bool
 }
 
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
@@ -406,6 +407,9 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 			return enc.Encode(j)
 		}
 		line = appendUSBLine(line[:0], seq, rel, ev, p, paired, d)
+		if o.hexDump && ev.HasData() {
+			line = appendHexDump(line, ev.Data)
+		}
 		_, err := w.Write(line)
 		return err
 	})
@@ -467,4 +471,37 @@ func appendUSBLine(b []byte, seq uint64, rel float64, ev *usbmon.Event, p usb.Pa
 		}
 	}
 	return append(b, '\n')
+}
+
+// appendHexDump renders data as tcpdump -X does: offset, 16 bytes in hex,
+// the same bytes as ASCII.
+func appendHexDump(b, data []byte) []byte {
+	const digits = "0123456789abcdef"
+	for off := 0; off < len(data); off += 16 {
+		row := data[off:min(off+16, len(data))]
+		b = append(b, "    "...)
+		for s := 12; s >= 0; s -= 4 {
+			b = append(b, digits[(off>>s)&15])
+		}
+		b = append(b, "  "...)
+		for i := 0; i < 16; i++ {
+			if i < len(row) {
+				b = append(b, digits[row[i]>>4], digits[row[i]&15], ' ')
+			} else {
+				b = append(b, "   "...)
+			}
+			if i == 7 {
+				b = append(b, ' ')
+			}
+		}
+		b = append(b, ' ')
+		for _, c := range row {
+			if c < 0x20 || c > 0x7e {
+				c = '.'
+			}
+			b = append(b, c)
+		}
+		b = append(b, '\n')
+	}
+	return b
 }

@@ -68,6 +68,22 @@ func TestUSBReadText(t *testing.T) {
 	}
 }
 
+func TestUSBReadHexDump(t *testing.T) {
+	p := writeTemp(t, "doc.1u", usbmonDocText)
+	out, errs, code := usbRun(t, "usb", "read", "-x", "--type", "bulk", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := `3 552.465197 S Bo:1:005:2 len=31 CBW tag=0xad lun=1 in 32768: READ_10 lba=32 blocks=64
+    0000  55 53 42 43 ad 00 00 00  00 80 00 00 80 01 0a 28  USBC...........(
+    0010  20 00 00 00 20 00 00 40  00 00 00 00 00 00 00      ... ..@.......
+4 552.465253 C Bo:1:005:2 OK len=31 lat=56µs
+`
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
 func TestUSBReadBadText(t *testing.T) {
 	p := writeTemp(t, "bad.1u", strings.Replace(usbmonDocText, "d5ea89a0 3575914560 C Ci:1:001:0 0 4 = 01050000", "d5ea89a0 3575914560 C Ci:1:001:0 zz", 1))
 	_, errs, code := usbRun(t, "usb", "read", p)
