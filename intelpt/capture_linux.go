@@ -309,6 +309,29 @@ func (b *Buffer) DrainSideband() (SidebandStats, error) {
 // format, as in perf.data).
 func (b *Buffer) Sideband() []byte { return b.sbRaw }
 
+// TimingInfo reads what timing decode needs from the CPU: CPUID leaf 0x15
+// (TSC/crystal ratio) from /dev/cpu/0/cpuid and the nominal core:bus ratio
+// (MSR_PLATFORM_INFO[15:8]) from /dev/cpu/0/msr. Fields stay zero when the
+// cpuid/msr drivers are not loaded or not readable.
+func TimingInfo() (c Config) {
+	if f, err := os.Open("/dev/cpu/0/cpuid"); err == nil {
+		var b [16]byte
+		if n, _ := f.ReadAt(b[:], 0x15); n == 16 {
+			c.CPUID15EAX = uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+			c.CPUID15EBX = uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24
+		}
+		f.Close()
+	}
+	if f, err := os.Open("/dev/cpu/0/msr"); err == nil {
+		var b [8]byte
+		if n, _ := f.ReadAt(b[:], 0xce); n == 8 {
+			c.NomFreq = b[1]
+		}
+		f.Close()
+	}
+	return c
+}
+
 // OnlineCPUs lists the online CPUs from /sys/devices/system/cpu/online.
 func OnlineCPUs() ([]int, error) {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")

@@ -115,7 +115,10 @@ type ptSidecar struct {
 	PMUType    uint32         `json:"pmu_type"`
 	Config     [3]uint64      `json:"config"`
 	MTCFreq    uint8          `json:"mtc_freq"`
-	SampleType uint64         `json:"sample_type"` // perf sample_type: the sample_id fields ending each sideband record
+	CPUID15EAX uint32         `json:"cpuid_0x15_eax,omitempty"` // TSC/crystal ratio denominator
+	CPUID15EBX uint32         `json:"cpuid_0x15_ebx,omitempty"` // TSC/crystal ratio numerator
+	NomFreq    uint8          `json:"nom_freq,omitempty"`       // nominal core:bus ratio
+	SampleType uint64         `json:"sample_type"`              // perf sample_type: the sample_id fields ending each sideband record
 	Filters    []string       `json:"filters,omitempty"`
 	Start      time.Time      `json:"start"`
 	End        time.Time      `json:"end"`
@@ -283,6 +286,8 @@ loop:
 	sc := ptSidecar{Tool: "iotap", Mode: cfg.Mode.String(), CPUs: cfg.CPUs, PID: cfg.PID, Command: args,
 		Chunks: cfg.Chunks, Order: cfg.Order, Circular: cfg.Circular, PMUType: tr.PMU().Type, Config: words,
 		MTCFreq: dcfg.MTCFreq, SampleType: tr.SampleType(), Filters: cfg.AddrFilters, Start: start, End: time.Now()}
+	ti := intelpt.TimingInfo()
+	sc.CPUID15EAX, sc.CPUID15EBX, sc.NomFreq = ti.CPUID15EAX, ti.CPUID15EBX, ti.NomFreq
 	var lost []string
 	for i, b := range bufs {
 		name := ptBufName(b.CPU)

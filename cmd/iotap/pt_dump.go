@@ -36,7 +36,8 @@ Timing (--time, --tcal) estimates the TSC at every timing packet from TSC,
 TMA, MTC and CYC. MTC and TMA need --mtc-freq (IA32_RTIT_CTL.MTCFreq) and
 --cpuid-0x15.eax/ebx (the TSC:crystal ratio); CYC needs a calibration from
 --nom-freq (MSR_PLATFORM_INFO[15:8]) or from MTC/TSC. For perf.data input
-these come from perf's AUXTRACE_INFO record unless given.
+these come from perf's AUXTRACE_INFO record, and for files written by
+'iotap pt capture' from the capture.json next to them, unless given.
 
 perf.data files hold one stream per CPU: each is listed after a
 "# cpu N" line (--stream N selects one). --json prints one object per
@@ -125,7 +126,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	if err != nil {
 		return err
 	}
-	var base intelpt.Config
+	base, _ := ptSidecarConfig(path)
 	if tr != nil {
 		base = tr.Config
 	}
@@ -255,7 +256,8 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 		return err != nil, err
 	}
 	defer closeFn()
-	cfg := ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	base, _ := ptSidecarConfig(path)
+	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
 	res, err := intelpt.DumpReader(e.stdout, ptCtxReader{e, br}, 0, cfg, f.opt)
 	if err != nil {
 		return true, fmt.Errorf("pt dump: %s: %w", path, err)

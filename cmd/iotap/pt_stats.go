@@ -37,7 +37,8 @@ loss records) unless --allow-loss.`,
 			} else if ok {
 				// A raw file: summarised as it is read.
 				defer closeFn()
-				cfg := ptConfig(cmd, intelpt.Config{}, mtc, nom, cpuidEAX, cpuidEBX)
+				base, _ := ptSidecarConfig(args[0])
+				cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
 				s, err := intelpt.ComputeStatsReader(ptCtxReader{e, br}, cfg)
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)

@@ -293,3 +293,35 @@ func TestPTDumpCancelled(t *testing.T) {
 		t.Fatalf("cancelled dump: %v (%d bytes out)", err, out.Len())
 	}
 }
+
+// TestPTSidecarConfig: a file written by 'iotap pt capture' is dumped with
+// the timing parameters of the capture.json next to it.
+func TestPTSidecarConfig(t *testing.T) {
+	dir := t.TempDir()
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: 0x1000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTMA, Payload: 0x10, Aux: 0})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindMTC, Payload: 0x3})
+	os.WriteFile(filepath.Join(dir, "cpu0.pt"), e.Bytes(), 0o600)
+	dump := func() string {
+		out, _, err := ptRun(t, "pt", "dump", "--time", "--time-delta", filepath.Join(dir, "cpu0.pt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// Without parameters the MTC gives no time ("bad configuration").
+	if out := dump(); !strings.Contains(out, "bad configuration") {
+		t.Fatalf("without capture.json:\n%s", out)
+	}
+	sc := `{"tool":"iotap","mtc_freq":3,"cpuid_0x15_eax":1,"cpuid_0x15_ebx":2,"buffers":[{"file":"cpu0.pt"}]}`
+	os.WriteFile(filepath.Join(dir, "capture.json"), []byte(sc), 0o600)
+	// The MTC's CTC is 3<<3 = 24: 8 crystal ticks after the TMA's 0x10,
+	// 16 (0x10) TSC ticks at a TSC/crystal ratio of 2.
+	out := dump()
+	if strings.Contains(out, "bad configuration") || !strings.Contains(ptNormalize(out), "mtc 3 tsc +10") {
+		t.Fatalf("with capture.json:\n%s", out)
+	}
+}
