@@ -35,6 +35,12 @@ iotap usb capture --method read --ring-size 1200K -o /tmp/read.pcapng 2>/out/rea
 R=$!
 iotap usb capture --method text --format 1u -o /tmp/text.1u 2>/out/text.err &
 T=$!
+# One bus only: the bus of the xHCI disk.
+xdisk=$(for d in /sys/block/sd*; do case "$(readlink -f $d)" in */0000:00:04.0/*) echo $d;; esac; done)
+bus=$(d=$(readlink -f $xdisk); while [ ! -e $d/busnum ]; do d=${d%/*}; done; cat $d/busnum)
+echo $bus >/out/bus
+iotap usb capture --bus $bus --method mmap -o /tmp/bus.pcapng 2>/out/bus.err &
+B=$!
 sleep 3
 for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
 sleep 1
@@ -50,12 +56,13 @@ sleep 2
 kill $(cat /tmp/inputs)
 sleep 2
 kill $K
-kill -INT $M $R $T
+kill -INT $M $R $T $B
 status $M mmap
 status $R read
 status $T text
+status $B bus
 cat /sys/kernel/debug/usb/usbmon/0s >/out/0s
-cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /out/
+cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /tmp/bus.pcapng /out/
 
 # Phase 2: full-speed reads of a 16 MiB disk, largest ring, capturing
 # thread at nice -20 (the guest has one CPU, shared with dd): nothing lost.
@@ -115,12 +122,13 @@ func TestLabCapture(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, n), b, 0o644)
 		}
 	}
-	for _, m := range []string{"mmap", "read", "text"} {
+	for _, m := range []string{"mmap", "read", "text", "bus"} {
 		if rc := strings.TrimSpace(string(res.ReadOut(t, m+".rc"))); rc != "0" {
 			t.Errorf("%s capture exited %s: %s", m, rc, res.ReadOut(t, m+".err"))
 		}
 	}
 	t.Run("agreement", func(t *testing.T) { checkAgreement(t, res, out) })
+	t.Run("bus", func(t *testing.T) { checkBus(t, res, out) })
 	t.Run("full-speed", func(t *testing.T) { checkFullSpeed(t, res, out) })
 	t.Run("tiny-ring", func(t *testing.T) { checkTinyRing(t, res, out) })
 	t.Run("sigkill", func(t *testing.T) { checkKilled(t, res, out) })
@@ -279,6 +287,9 @@ func checkFullSpeed(t *testing.T, res *vmlab.Result, out func(string) string) {
 	if rc != "0" || !strings.Contains(errs, "kernel dropped 0") {
 		t.Errorf("full-speed mmap capture with a 1200K ring: exit %s, stderr %q", rc, errs)
 	}
+	if ls := string(res.ReadOut(t, "full.ls")); !strings.HasPrefix(ls, "-rw------- ") {
+		t.Errorf("capture file mode: %s", ls)
+	}
 	if !strings.Contains(string(res.ReadOut(t, "full.convert")), "converted") {
 		t.Errorf("convert in the guest: %s", res.ReadOut(t, "full.convert"))
 	}
@@ -341,4 +352,30 @@ func checkKilled(t *testing.T, res *vmlab.Result, out func(string) string) {
 		t.Errorf("killed capture kept only %d events", n)
 	}
 	t.Logf("killed capture: %d complete events, end: %v", n, err)
+}
+
+// checkBus: a capture of one bus holds exactly the all-bus capture's events
+// of that bus.
+func checkBus(t *testing.T, res *vmlab.Result, out func(string) string) {
+	var bus int
+	fmt.Sscan(string(res.ReadOut(t, "bus")), &bus)
+	all := readAll(t, out("mmap.pcapng"))
+	one := readAll(t, out("bus.pcapng"))
+	var want []*Event
+	for _, ev := range all {
+		if int(ev.Bus) == bus {
+			want = append(want, ev)
+		}
+	}
+	if len(one) == 0 || len(want) != len(one) {
+		t.Fatalf("bus %d capture: %d events, the all-bus capture has %d on that bus", bus, len(one), len(want))
+	}
+	for i := range one {
+		a, b := *want[i], *one[i]
+		a.Sec, a.Usec, b.Sec, b.Usec = 0, 0, 0, 0
+		if !sameEvent(&a, &b) {
+			t.Fatalf("event %d of bus %d differs:\n%+v\n%+v", i+1, bus, a, b)
+		}
+	}
+	t.Logf("bus %d: %d events of %d", bus, len(one), len(all))
 }
