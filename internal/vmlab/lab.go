@@ -332,7 +332,7 @@ func qemuArgs(m Machine, kernel, initrd, work, out, qmpSock, accel string) ([]st
 		"-m", strconv.Itoa(mem), "-smp", strconv.Itoa(cpus),
 		"-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", kernel, "-initrd", initrd,
-		"-append", "console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0",
+		"-append", strings.TrimSpace("console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0 " + m.KernelArgs),
 		"-qmp", "unix:" + qmpSock + ",server=on,wait=off",
 		"-fsdev", "local,id=out,path=" + out + ",security_model=none",
 		"-device", "virtio-9p-pci,fsdev=out,mount_tag=out,addr=06.0",

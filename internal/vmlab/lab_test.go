@@ -9,7 +9,8 @@ import (
 )
 
 func TestLabBoot(t *testing.T) {
-	res := Run(t, Machine{Script: `
+	res := Run(t, Machine{KernelArgs: "vmlab.test=yes", Script: `
+grep -q vmlab.test=yes /proc/cmdline
 echo hello >/out/hello
 uname -r >/out/uname
 cat /proc/mounts >/out/mounts

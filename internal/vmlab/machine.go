@@ -43,6 +43,9 @@ type Machine struct {
 	// TCG, 2 under KVM, and never past the test's deadline). When it
 	// expires QEMU is killed and the test fails with the console tail.
 	Timeout time.Duration
+	// KernelArgs are appended to the kernel command line (which is
+	// "console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0").
+	KernelArgs string
 	// ExtraQEMUArgs are appended to the QEMU command line.
 	ExtraQEMUArgs []string
 }
