@@ -119,6 +119,12 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	var rec Record
 	data := j.data
 	out := j.out[:0]
+	// R or W lines of a kind the filter drops, decided by the first byte.
+	var dropKind [256]bool
+	if f.Kinds != 0 {
+		dropKind['R'] = !f.Kinds.Has(KindRead)
+		dropKind['W'] = !f.Kinds.Has(KindWrite)
+	}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		var line, full []byte
@@ -128,6 +134,9 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 			line, full, data = data[:i], data[:i+1], data[i+1:]
 		}
 		j.lines++
+		if len(line) >= 4 && line[1] == ' ' && dropKind[line[0]] {
+			continue
+		}
 		if f.quickReject(line) {
 			continue
 		}

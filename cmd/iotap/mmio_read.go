@@ -151,6 +151,13 @@ func mmioCreateOutput(e *env, path string) (io.Writer, func() error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("mmio: %w", err)
 		}
+		// An existing regular file keeps its mode on open: make it 0600 too.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+			if err := f.Chmod(0o600); err != nil {
+				f.Close()
+				return nil, nil, fmt.Errorf("mmio: %w", err)
+			}
+		}
 		file, dst = f, f
 	}
 	zw, err := mmiotrace.NewCompressWriter(dst, mmiotrace.CompressionFromName(path))

@@ -40,6 +40,13 @@ func TestMMIOReadRoundTrip(t *testing.T) {
 			t.Fatalf("%s: exit %d, identical %v: %s", name, code, out == string(want), e)
 		}
 	}
+	// An existing world-readable file becomes 0600 when written.
+	pre := filepath.Join(dir, "pre.log")
+	os.WriteFile(pre, nil, 0o644)
+	runMMIO(t, "mmio", "read", mmioGolden, "-o", pre)
+	if fi, _ := os.Stat(pre); fi.Mode().Perm() != 0o600 {
+		t.Errorf("existing output left %v", fi.Mode().Perm())
+	}
 	out, _, code := runMMIO(t, "mmio", "read", "--check", mmioGolden)
 	if code != 0 || !strings.Contains(out, "lines: 11957") || !strings.Contains(out, "W:       5388") {
 		t.Errorf("check: %d\n%s", code, out)
