@@ -647,3 +647,54 @@ func TestLabLoss(t *testing.T) {
 		t.Fatalf("read %d + lost %d != 5000 written", n, st.Lost())
 	}
 }
+
+// TestLabTracePipe reads events back from the text trace_pipe, parsed with
+// the format file.
+func TestLabTracePipe(t *testing.T) {
+	f, p := labProducer(t)
+	e, err := p.Register("iotap_lab_txt u8 a; s32 b; u64 c; char[12] d; __rel_loc char[] s; s16 n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := ReadFormat(f, System, "iotap_lab_txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteFile([]byte{}, "trace") // clear the top-level buffer
+	if err := Enable(f, System, "iotap_lab_txt", true); err != nil {
+		t.Fatal(err)
+	}
+	defer Enable(f, System, "iotap_lab_txt", false)
+	waitEnabled(e, true)
+	vals := [][]any{
+		{200, -5, uint64(1) << 40, "tag", "hello world", -1},
+		{0, 7, 0, "", "", 0},
+		{1, 2, 3, "a b=c", "x=1 y", 4},
+	}
+	for _, v := range vals {
+		if err := e.Write(v...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, _ := f.ReadFile("trace")
+	saveOut(t, "trace_iotap_lab_txt.txt", tr)
+	fb, _ := f.ReadFile("events", System, "iotap_lab_txt", "format")
+	saveOut(t, "format_iotap_lab_txt.txt", fb)
+	pipe, err := os.Open(filepath.Join(f.Root(), "trace_pipe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+	tp := NewTextReader(pipe, ff)
+	for i, v := range vals {
+		rec, err := tp.Next()
+		if err != nil {
+			t.Fatalf("event %d: %v\ntrace:\n%s", i, err, tr)
+		}
+		got := fmt.Sprint(rec.Values[0].Any(), rec.Values[1].Any(), rec.Values[2].Any(), rec.Values[3].Any(), rec.Values[4].Any(), rec.Values[5].Any())
+		want := fmt.Sprint(v...)
+		if got != want || rec.PID <= 0 {
+			t.Errorf("event %d: %s (pid %d), want %s", i, got, rec.PID, want)
+		}
+	}
+}
