@@ -28,6 +28,9 @@ func WriteBundle(path, logPath string, sys Sysfs) error {
 	if err != nil {
 		return fmt.Errorf("mmiotrace: bundle: %w", err)
 	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
+		f.Chmod(0o600)
+	}
 	zw := gzip.NewWriter(f)
 	tw := tar.NewWriter(zw)
 	now := time.Now()
