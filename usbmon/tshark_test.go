@@ -269,3 +269,40 @@ func sameEvent(a, b *Event) bool {
 	x.Data, y.Data, x.ISO, y.ISO = nil, nil, nil, nil
 	return fmt.Sprintf("%+v", x) == fmt.Sprintf("%+v", y)
 }
+
+// Link type 189 (48-byte headers) as we write it: tshark reads the same
+// header fields back.
+func TestTsharkAgreesOn189(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tshark (slow)")
+	}
+	lab := filepath.Join("..", "testdata", "usbmon", "lab-capture.pcapng")
+	for _, to := range []Format{FormatPcap, FormatPcapng} {
+		out := filepath.Join(t.TempDir(), "out189."+to.String())
+		fh, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w Writer
+		if to == FormatPcap {
+			w, err = NewPcapWriter(fh, LinkTypeUSBLinux)
+		} else {
+			w, err = NewPcapngWriter(fh, LinkTypeUSBLinux)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := readAll(t, lab)
+		for _, ev := range evs {
+			w.Write(ev)
+		}
+		w.Flush()
+		fh.Close()
+		if l := w.Loss(); l.Count(LossExtended) == 0 {
+			t.Errorf("189 lost no interval/xfer flags? %v", l)
+		}
+		if n := compareWithTshark(t, out); n != len(evs) {
+			t.Errorf("%s: %d of %d events", to, n, len(evs))
+		}
+	}
+}
