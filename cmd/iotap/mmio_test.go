@@ -100,6 +100,12 @@ func TestMMIOFilter(t *testing.T) {
 	if byID != out || !strings.Contains(seq, "MARK 8.112034 iotap: bind") || strings.Count(seq, "\nW ") != 5 {
 		t.Errorf("by id or between differ:\n%s", seq)
 	}
+	// Compressed input gives the same result.
+	zst := filepath.Join(t.TempDir(), "g.log.zst")
+	runMMIO(t, "mmio", "read", mmioGolden, "-o", zst)
+	if z, _, code := runMMIO(t, "mmio", "filter", "--bar", "0000:00:03.0/0+0xd8..0xdc", "--write", zst); code != 0 || z != out {
+		t.Errorf("filter of the zstd copy differs (exit %d)", code)
+	}
 	for _, bad := range [][]string{
 		{"--bar", "../../x/0"}, {"--width", "3"}, {"--addr", "0x10-0x5"}, {"--kind", "BOGUS"}, {"--value", "0x1=0x2"},
 	} {
