@@ -63,11 +63,11 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 	}
 	s.SkippedBytes = d.Offset()
 	var p Packet
-	var tm ptTime
+	tm := NewTimeTracker(cfg)
 	lastPSB := int64(-1)
 	var gapSum int64
 	note := func() {
-		if tsc, c := tm.query(); c == tOK {
+		if tsc, ok := tm.TSC(); ok {
 			if !s.HaveTime {
 				s.HaveTime, s.FirstTSC = true, tsc
 			}
@@ -95,7 +95,7 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 				break
 			}
 			s.SkippedBytes += max(d.Offset()-off, 0)
-			tm = ptTime{}
+			tm.Reset()
 			continue
 		}
 		s.Packets++
@@ -114,15 +114,9 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 			s.PSBs++
 		case KindOVF:
 			s.Overflows++
-		case KindTSC:
-			tm.updateTSC(p.Payload)
+		}
+		if tm.Update(&p) {
 			note()
-		case KindTMA:
-			tm.updateTMA(uint32(p.Payload), uint64(p.Aux), &cfg)
-		case KindMTC:
-			if tm.updateMTC(uint8(p.Payload), &cfg) == tOK && cfg.CPUID15EAX != 0 {
-				note()
-			}
 		}
 	}
 	if s.PSBs > 1 {

@@ -41,7 +41,8 @@ these come from perf's AUXTRACE_INFO record, and for files written by
 
 perf.data files hold one stream per CPU: each is listed after a
 "# cpu N" line (--stream N selects one). --json prints one object per
-packet (NDJSON) with the IP reconstructed (last IP reset at each PSB).
+packet (NDJSON) with the IP reconstructed (last IP reset at each PSB) and,
+on timing packets, the estimated TSC ("tsc") once a TSC packet was seen.
 
 FILE:FROM[-TO] dumps a byte range of FILE, as ptdump does (offsets are then
 relative to FROM).
@@ -207,6 +208,7 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 	var p intelpt.Packet
 	var last intelpt.LastIP
 	var line []byte
+	tt := intelpt.NewTimeTracker(cfg)
 	for {
 		off := d.Offset()
 		err := d.Next(&p)
@@ -223,6 +225,7 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 					break
 				}
 				last = intelpt.LastIP{}
+				tt.Reset()
 				continue
 			}
 			break // io.EOF
@@ -238,7 +241,11 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 				continue
 			}
 		}
+		timed := tt.Update(&p)
 		line = p.AppendJSON(line[:0], off, &last)
+		if tsc, ok := tt.TSC(); timed && ok {
+			line = fmt.Appendf(line[:len(line)-1], ",\"tsc\":%d}", tsc)
+		}
 		line = append(line, '\n')
 		if _, err := w.Write(line); err != nil {
 			return res, err

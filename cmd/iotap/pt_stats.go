@@ -24,8 +24,9 @@ packets by kind, PSB count and spacing in bytes, overflows (OVF: the CPU
 dropped trace data), decoding errors with their offsets, bytes skipped
 (before the first PSB, after errors, truncated tail) and the TSC span.
 
-The time span uses TSC packets, plus MTC when --mtc-freq and
---cpuid-0x15.eax/ebx are known (perf.data records them).
+The time span is estimated like 'pt dump --time': TSC packets, plus TMA/MTC
+when --mtc-freq and --cpuid-0x15.eax/ebx are known and CYC once calibrated
+(perf.data and capture.json record these parameters).
 Exit status 3 when the CPU or perf lost data (OVF, truncated tail, perf
 loss records) unless --allow-loss.`,
 		Example: `  iotap pt stats trace.pt
