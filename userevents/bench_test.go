@@ -119,3 +119,44 @@ func TestWriteAllocs(t *testing.T) {
 		t.Fatalf("Write: %v allocations", n)
 	}
 }
+
+func TestWriteAllocsSmall(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := &testing.B{}
+	e := benchEvent(b, "ev u32 a; u64 b; char[8] c", int(f.Fd()))
+	if !e.small {
+		t.Fatal("not on the stack path")
+	}
+	type rec struct {
+		A uint32  `userevents:"a"`
+		B uint64  `userevents:"b"`
+		C [8]byte `userevents:"c"`
+	}
+	l, err := LayoutOf[rec]("ev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ty := &Typed[rec]{Event: e, layout: l}
+	i := 1000
+	if n := testing.AllocsPerRun(1000, func() {
+		i++
+		if err := e.Write(uint32(i), uint64(i), "tag"); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Write: %v allocations", n)
+	}
+	v := rec{A: 1}
+	if n := testing.AllocsPerRun(1000, func() {
+		v.B++
+		if err := ty.Write(&v); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("Typed.Write: %v allocations", n)
+	}
+}
