@@ -87,6 +87,9 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 		opt.Sysfs = DefaultSysfs
 	}
 	has, err := fs.HasTracer("mmiotrace")
+	if errors.Is(err, os.ErrPermission) {
+		return res, fmt.Errorf("mmiotrace: available_tracers: %w (tracing needs root, or CAP_SYS_ADMIN and access to %s)", err, fs.Root())
+	}
 	if err != nil {
 		return res, fmt.Errorf("mmiotrace: available_tracers: %w", err)
 	}
