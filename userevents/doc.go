@@ -7,18 +7,31 @@
 // path" (or RegisterStruct from a Go struct) and returns an Event whose
 // Enabled is a single atomic load of an enable word the kernel updates,
 // and whose Write encodes the fields and issues one writev(2) without
-// allocating.
+// allocating. Commands and payloads are validated before the kernel sees
+// them (ParseCommand, Schema.ValidatePayload); kernel errors wrap the
+// package's sentinels and the errno.
+//
+// The enable words live in anonymous mmap'd pages, outside the Go heap:
+// the kernel writes them asynchronously for as long as the registration
+// lives, so they must never move nor be reused. All register and
+// unregister ioctls of a Producer run on one locked OS thread, because the
+// kernel keeps registrations per thread (shared only with threads created
+// later).
 //
 // Consumer side, pure and kernel-free: ParseStatus (user_events_status),
 // ParseFormat (an event's format file), Format.Decode (a raw record),
-// PageReader (the per-CPU trace_pipe_raw ring-buffer page format, with lost
-// events counted); Recorder (Linux) enables events and reads them back.
+// DecodePage (the per-CPU trace_pipe_raw ring-buffer page format, with
+// lost events counted), TextReader (trace_pipe text), AppendJSON. On
+// Linux, Recorder enables events in a private ftrace instance and reads
+// them back from the per-CPU binary buffers.
 //
-// Fork and exec: a child created by fork(2) inherits the registrations: the
-// kernel duplicates each enable word registration into the child, whose
-// copy of the word keeps following the event's state, and the child may
-// write through the inherited descriptor. execve(2) drops every
-// registration of the process (the descriptor is close-on-exec too).
+// Fork and exec: a child created by fork(2) from the producer's thread
+// inherits the registrations (the kernel duplicates them; the child's copy
+// of each enable word keeps following the tracers and it can write through
+// the inherited descriptor) and keeps the events referenced until it
+// exits. execve(2) drops every registration of the process, and the
+// descriptor is close-on-exec. Go programs start children with os/exec
+// (fork then exec), so children start without registrations.
 //
 // Lifetime: an event lives while a descriptor that registered it is
 // open, a process has it registered, or a tracer has it enabled; then the
