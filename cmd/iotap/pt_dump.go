@@ -42,7 +42,8 @@ these come from perf's AUXTRACE_INFO record, and for files written by
 perf.data files hold one stream per CPU: each is listed after a
 "# cpu N" line (--stream N selects one). --json prints one object per
 packet (NDJSON) with the IP reconstructed (last IP reset at each PSB) and,
-on timing packets, the estimated TSC ("tsc") once a TSC packet was seen.
+on TMA/MTC/CYC packets, the estimated TSC ("est_tsc") once a TSC packet
+was seen.
 
 FILE:FROM[-TO] dumps a byte range of FILE, as ptdump does (offsets are then
 relative to FROM).
@@ -243,8 +244,8 @@ func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions
 		}
 		timed := tt.Update(&p)
 		line = p.AppendJSON(line[:0], off, &last)
-		if tsc, ok := tt.TSC(); timed && ok {
-			line = fmt.Appendf(line[:len(line)-1], ",\"tsc\":%d}", tsc)
+		if tsc, ok := tt.TSC(); timed && ok && p.Kind != intelpt.KindTSC {
+			line = fmt.Appendf(line[:len(line)-1], ",\"est_tsc\":%d}", tsc)
 		}
 		line = append(line, '\n')
 		if _, err := w.Write(line); err != nil {

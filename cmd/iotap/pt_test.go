@@ -325,3 +325,24 @@ func TestPTSidecarConfig(t *testing.T) {
 		t.Fatalf("with capture.json:\n%s", out)
 	}
 }
+
+func TestPTDumpJSONTime(t *testing.T) {
+	dir := t.TempDir()
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: 0x1000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTMA, Payload: 0x10})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindMTC, Payload: 3})
+	p := filepath.Join(dir, "t.pt")
+	os.WriteFile(p, e.Bytes(), 0o600)
+	out, _, err := ptRun(t, "pt", "dump", "--json", "--mtc-freq", "3", "--cpuid-0x15.eax", "1", "--cpuid-0x15.ebx", "2", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// 8 crystal ticks after the TMA at ratio 2: 0x1000 + 16.
+	if len(lines) != 5 || !strings.HasSuffix(lines[4], `"est_tsc":4112}`) || strings.Count(lines[1], `"tsc"`) != 1 {
+		t.Fatalf("json:\n%s", out)
+	}
+}
