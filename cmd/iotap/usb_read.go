@@ -83,9 +83,10 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	if !filters {
 		return
 	}
-	fs.IntVar(&o.bus, "bus", -1, "only bus `N`")
-	fs.IntVar(&o.dev, "dev", -1, "only device address `N`")
-	fs.IntVar(&o.ep, "ep", -1, "only endpoint number `N` (0-15, both directions)")
+	o.bus, o.dev, o.ep = -1, -1, -1
+	fs.Var((*optInt)(&o.bus), "bus", "only bus `N`")
+	fs.Var((*optInt)(&o.dev), "dev", "only device address `N`")
+	fs.Var((*optInt)(&o.ep), "ep", "only endpoint number `N` (0-15, both directions)")
 	fs.StringVar(&o.typ, "type", "", "only transfer type `ctrl|bulk|intr|iso`")
 	fs.StringVar(&o.dir, "dir", "", "only direction `in|out`")
 	fs.StringVar(&o.status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
@@ -94,6 +95,27 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.StringVar(&o.to, "to", "", "only events before `TIME` (same forms as --from)")
 	fs.StringVar(&o.sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
 }
+
+// optInt is a non-negative int flag that is unset (-1) by default.
+type optInt int
+
+func (v *optInt) String() string {
+	if *v < 0 {
+		return ""
+	}
+	return strconv.Itoa(int(*v))
+}
+
+func (v *optInt) Set(s string) error {
+	n, err := strconv.ParseUint(s, 10, 16)
+	if err != nil {
+		return fmt.Errorf("want a number 0..65535")
+	}
+	*v = optInt(n)
+	return nil
+}
+
+func (v *optInt) Type() string { return "N" }
 
 // filter builds the event filter of the flags; ids serves --vidpid.
 func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
