@@ -52,7 +52,9 @@ type Machine struct {
 
 // Result is what a lab run left behind.
 type Result struct {
-	// Out is the host directory shared with the guest as /out (9p).
+	// Out is the host directory shared with the guest as /out (9p). The
+	// lab itself keeps .exit (the script's exit status) and .vmlab/
+	// (lab_monitor requests and answers) there.
 	Out string
 	// Console is everything the guest wrote to its serial console: kernel
 	// messages and the script's output.
