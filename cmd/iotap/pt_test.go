@@ -342,7 +342,7 @@ func TestPTDumpJSONTime(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// 8 crystal ticks after the TMA at ratio 2: 0x1000 + 16.
-	if len(lines) != 5 || !strings.HasSuffix(lines[4], `"est_tsc":4112}`) || strings.Count(lines[1], `"tsc"`) != 1 {
+	if len(lines) != 5 || !strings.HasSuffix(lines[4], `"est_tsc":4112}`) || strings.Count(lines[1], `"tsc":`) != 1 || strings.Contains(lines[1], "est_tsc") {
 		t.Fatalf("json:\n%s", out)
 	}
 }
