@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -171,8 +172,14 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		closeOut()
 		return err
 	}
-	fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
-		busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
+	if method == usbmon.MethodText {
+		fmt.Fprintf(e.stderr, "iotap: capturing %s via text (%s); SIGINT stops\n", busName(o.bus), capt.Path())
+	} else {
+		fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
+			busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
+	}
+	progress := usbIsTerminal(e.stderr)
+	lastProgress := time.Now()
 
 	if o.nice != 0 {
 		runtime.LockOSThread()
@@ -199,6 +206,10 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			break
 		}
 		n++
+		if progress && n&255 == 0 && time.Since(lastProgress) >= time.Second {
+			lastProgress = time.Now()
+			fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, capt.Stats().Dropped)
+		}
 		if o.count > 0 && n >= o.count {
 			stop() // drain nothing more: the count is reached
 			break
@@ -208,6 +219,9 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		}
 	}
 	capt.Close()
+	if progress {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
 	st := capt.Stats()
 	if ng != nil && writeErr == nil {
 		writeErr = ng.WriteStats(time.Now(), st.Dropped)
@@ -267,4 +281,14 @@ func writeCaptured(w usbmon.Writer, capt *usbmon.Capture, ev *usbmon.Event) erro
 		}
 	}
 	return w.Write(ev)
+}
+
+// usbIsTerminal reports whether w is a terminal (progress goes there only).
+func usbIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -86,7 +86,7 @@ func TestUSBConvertLossAndErrors(t *testing.T) {
 	cut := filepath.Join(dir, "cut.pcapng")
 	os.WriteFile(cut, full[:len(full)-100], 0o600)
 	_, errs, code = runUSB(t, "usb", "convert", "--to", "1u", cut, "-o", filepath.Join(dir, "cut.txt"))
-	if code != 3 || !strings.Contains(errs, "unexpected EOF") {
+	if code != 3 || !strings.Contains(errs, "pcapng offset") || !strings.Contains(errs, "cut short") {
 		t.Errorf("truncated: exit %d, %q", code, errs)
 	}
 	if _, errs, code = runUSB(t, "usb", "convert", "--allow-loss", "--to", "1u", cut, "-o", filepath.Join(dir, "cut.txt")); code != 0 {
