@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"context"
 	"encoding/json"
 	"strings"
@@ -67,6 +69,20 @@ wait $pid; echo $? > /out/rec.rc
 stat -c %a /out/rec.json > /out/perm.txt
 iotap events register 'iotap_cli_p u32 a' > /out/reg.txt
 iotap events delete iotap_cli_p >> /out/reg.txt
+# Loss: a 4 KiB buffer, the recorder stopped while 80 big events arrive.
+iotap events record 'iotap_loss u32 a; char[200] pad' --buffer-kb 4 -o /out/loss.txt 2>/out/loss.err &
+lp=$!
+i=0
+until iotap events status | grep -q 'iotap_loss .*ftrace'; do
+	i=$((i+1)); [ $i -lt 200 ] || { echo never enabled; exit 1; }; sleep 0.1
+done
+kill -STOP $lp
+i=0
+while [ $i -lt 80 ]; do iotap events write iotap_loss a=$i pad=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); done
+kill -CONT $lp
+sleep 1
+kill -INT $lp
+wait $lp; echo $? > /out/loss.rc
 `})
 	if res.ExitCode != 0 {
 		t.Fatalf("script exit %d\n%s", res.ExitCode, res.Console)
@@ -114,7 +130,19 @@ iotap events delete iotap_cli_p >> /out/reg.txt
 	if !strings.Contains(read("list.txt"), "user_events/iotap_cli\tiotap_cli u32 a; __rel_loc char[] s; s64 n") {
 		t.Errorf("list:\n%s", read("list.txt"))
 	}
+	if rc, msg := read("loss.rc"), read("loss.err"); rc != "3" || !strings.Contains(msg, "lost") {
+		t.Errorf("overflowed recording: exit %s, want 3: %s", rc, msg)
+	} else if m := regexp.MustCompile(`recorded (\d+) event\(s\), lost (\d+)`).FindStringSubmatch(msg); m == nil {
+		t.Errorf("no summary: %s", msg)
+	} else if r, _ := strconv.Atoi(m[1]); r+atoiOr0(m[2]) != 80 {
+		t.Errorf("recorded %s + lost %s != 80 written", m[1], m[2])
+	}
 	if reg := read("reg.txt"); !strings.Contains(reg, "registered iotap_cli_p u32 a as user_events/iotap_cli_p") || !strings.Contains(reg, "deleted iotap_cli_p") {
 		t.Errorf("register/delete:\n%s", reg)
 	}
+}
+
+func atoiOr0(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
