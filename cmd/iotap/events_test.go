@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"regexp"
-	"strconv"
 	"context"
 	"encoding/json"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
