@@ -56,6 +56,7 @@ truncated input) unless --allow-loss is given.`,
 		newPTCmd(e),
 		newReportCmd(e),
 		newTimelineCmd(e),
+		newCaptureCmd(e),
 	)
 	return root
 }
