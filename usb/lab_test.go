@@ -3,6 +3,7 @@ package usb
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,6 +27,23 @@ sleep 3
 for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
 sleep 1
 lab_monitor "sendkey a" >/dev/null
+# Live pipeline: a second capture piped into iotap usb read, filtered by
+# VID:PID known only from sysfs (these devices enumerated before it).
+for d in /sys/bus/usb/devices/*; do
+	if [ -f $d/idVendor ]; then echo "$(cat $d/busnum) $(cat $d/devnum) $(cat $d/idVendor):$(cat $d/idProduct)"; fi
+done >/out/live-devices.txt
+mkfifo /tmp/live
+iotap usb capture -o /tmp/live 2>/out/live-capture.err &
+L=$!
+iotap usb read --sysfs /sys/bus/usb/devices --vidpid 0627:0001 /tmp/live >/out/live.txt 2>/out/live-read.err &
+R=$!
+sleep 2
+lab_monitor "sendkey c" >/dev/null
+lab_monitor "mouse_move 30 40" >/dev/null
+sleep 1
+kill -INT $L
+rc=0; wait $R || rc=$?; echo $rc >/out/live-read.rc
+wait $L || true
 for i in /sys/bus/usb/drivers/usb-storage/*:*; do
 	n=${i##*/}
 	echo $n >/sys/bus/usb/drivers/usb-storage/unbind
@@ -157,6 +175,44 @@ func TestLabDecode(t *testing.T) {
 		t.Errorf("sysfs copy lacks the keyboard: %+v", sys)
 	}
 
+	t.Run("live-vidpid", func(t *testing.T) {
+		if rc := strings.TrimSpace(string(res.ReadOut(t, "live-read.rc"))); rc != "0" {
+			t.Fatalf("iotap usb read on the live pipe exited %s: %s %s", rc, res.ReadOut(t, "live-read.err"), res.ReadOut(t, "live-capture.err"))
+		}
+		// The devices with 0627:0001 in sysfs during the live phase
+		// (the keyboard and the tablet).
+		want := map[string]bool{}
+		for _, l := range strings.Split(strings.TrimSpace(string(res.ReadOut(t, "live-devices.txt"))), "\n") {
+			f := strings.Fields(l)
+			if len(f) == 3 && f[2] == "0627:0001" {
+				want[f[0]+":"+f[1]] = true
+			}
+		}
+		if len(want) != 2 {
+			t.Fatalf("sysfs during the live phase: %q", res.ReadOut(t, "live-devices.txt"))
+		}
+		got := map[string]int{}
+		for _, l := range strings.Split(strings.TrimSpace(string(res.ReadOut(t, "live.txt"))), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 4 {
+				t.Fatalf("line %q", l)
+			}
+			a := strings.Split(f[3], ":") // Ii:2:003:1
+			bus, _ := strconv.Atoi(a[1])
+			dev, _ := strconv.Atoi(a[2])
+			got[fmtBusDev(uint16(bus), uint8(dev))]++
+		}
+		for k := range got {
+			if !want[k] {
+				t.Errorf("events of %s passed the 0627:0001 filter (want %v)", k, want)
+			}
+		}
+		if len(got) == 0 {
+			t.Error("no event of the keyboard or tablet in the live pipeline")
+		}
+		t.Logf("live pipeline: events per device %v", got)
+	})
+
 	// Storage transfers complete without errors; the unplugged keyboard's
 	// URBs are cancelled, not failed.
 	st := NewStats()
@@ -174,4 +230,8 @@ func TestLabDecode(t *testing.T) {
 	if c := p.Counts(); c.Pairs == 0 || c.Overflow != 0 {
 		t.Errorf("pairing %+v", c)
 	}
+}
+
+func fmtBusDev(bus uint16, dev uint8) string {
+	return strconv.Itoa(int(bus)) + ":" + strconv.Itoa(int(dev))
 }

@@ -218,6 +218,14 @@ type usbAnInput struct {
 	// usb.Micros); started says whether it is set.
 	first   int64
 	started bool
+	// live is set when the input is a pipe or FIFO (a capture piped in):
+	// output is then flushed event by event.
+	live bool
+}
+
+func isRegular(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
@@ -235,12 +243,14 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 	var src io.Reader
 	if path == "-" {
 		src = os.Stdin
+		in.live = !isRegular(os.Stdin)
 	} else {
 		fh, err := os.Open(path)
 		if err != nil {
 			return nil, err
 		}
 		src, in.closer = fh, fh
+		in.live = !isRegular(fh)
 	}
 	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
 		in.skipErrs++
@@ -426,14 +436,25 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 			if info, ok := in.ids.Lookup(ev.Bus, ev.Device); ok && info.HasID {
 				j.VIDPID = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
 			}
-			return enc.Encode(j)
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+			if in.live {
+				return w.Flush()
+			}
+			return nil
 		}
 		line = appendUSBLine(line[:0], seq, rel, ev, p, paired, d)
 		if o.hexDump && ev.HasData() {
 			line = appendHexDump(line, ev.Data)
 		}
-		_, err := w.Write(line)
-		return err
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if in.live {
+			return w.Flush()
+		}
+		return nil
 	})
 	if err := w.Flush(); err != nil && readErr == nil {
 		readErr = err
