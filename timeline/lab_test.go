@@ -45,6 +45,8 @@ EOS
 iotap capture --usb --mmio --bind 0000:00:03.0 --events 'lab_step u32 n' -o /out/cap -- sh /tmp/actions.sh >/out/capture.out 2>/out/capture.err
 echo $? > /out/capture.rc
 ls -l /out/cap
+iotap report /out/cap -o /out/report.pftrace >/out/report.txt 2>/out/report.err
+echo $? > /out/report.rc
 `})
 	if res.ExitCode != 0 {
 		t.Fatalf("guest script exited %d:\n%s", res.ExitCode, res.Console)
@@ -144,6 +146,21 @@ ls -l /out/cap
 	check("user_events", evA, evB)
 	if len(mapA) == 0 || len(mmioB) == 0 {
 		t.Errorf("MMIO: %d mappings by the probe before the marker, %d writes by eth0 up after", len(mapA), len(mmioB))
+	}
+
+	// iotap report on the capture directory finds clocks.json and writes
+	// the same timeline.
+	rep := string(res.ReadOut(t, "report.txt"))
+	if rc := strings.TrimSpace(string(res.ReadOut(t, "report.rc"))); rc != "0" {
+		t.Errorf("iotap report exited %s:\n%s\n%s", rc, rep, res.ReadOut(t, "report.err"))
+	}
+	if !strings.Contains(rep, "clocks: /out/cap/clocks.json") || strings.Contains(rep, "not aligned") {
+		t.Errorf("report did not align with the capture's clocks:\n%s", rep)
+	}
+	rtr := decodeTrace(t, res.ReadOut(t, "report.pftrace"))
+	if rtr.count(typeSliceBegin) != tr.count(typeSliceBegin) || rtr.count(typeInstant) != tr.count(typeInstant) {
+		t.Errorf("report's trace: %d slices, %d instants; timeline's: %d, %d",
+			rtr.count(typeSliceBegin), rtr.count(typeInstant), tr.count(typeSliceBegin), tr.count(typeInstant))
 	}
 	if t.Failed() {
 		t.Logf("capture stderr:\n%s", res.ReadOut(t, "capture.err"))

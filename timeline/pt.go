@@ -43,45 +43,67 @@ type ptSource struct {
 	counter  uint64
 }
 
-func newPTSource(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) (source, error) {
-	s := &ptSource{f: f, br: br, in: in}
+// newPTSources opens a raw PT stream (one source, decoded in chunks) or a
+// perf.data file (read whole; one source per CPU or thread stream).
+func newPTSources(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) ([]source, error) {
+	var conv *TSCConversion
 	in.Clock = "TSC ticks (no conversion in the clocks file: shown as ns)"
 	if clk, ok := clocks.lookup(in.Path, KindPT); ok && clk.TSC != nil {
-		s.conv = clk.TSC
+		conv = clk.TSC
 		in.Clock = "TSC, converted with the clocks file"
 	}
 	head, _ := br.Peek(8)
-	if intelpt.IsPerfData(head) {
-		in.Format = "perf.data (Intel PT)"
-		b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
-		if err != nil {
-			return nil, err
-		}
-		if len(b) > maxPerfData {
-			return nil, fmt.Errorf("perf.data larger than %d bytes: extract the PT stream first", maxPerfData)
-		}
-		t, err := intelpt.PerfDataPT(b)
-		if err != nil {
-			return nil, err
-		}
-		if len(t.Streams) != 1 {
-			return nil, fmt.Errorf("perf.data holds %d PT streams: only one (per-thread or one CPU) is merged into a timeline yet", len(t.Streams))
-		}
-		s.in.Lost += int64(t.Lost + t.AuxTruncated + t.AuxPartial + t.AuxCollision)
-		s.buf = t.Streams[0].Data
-		s.eof = true
-		s.dec = intelpt.NewDecoder(s.buf, t.Config)
-		return s, nil
+	if !intelpt.IsPerfData(head) {
+		in.Format = "raw Intel PT"
+		s := &ptSource{f: f, br: br, in: in, conv: conv}
+		s.buf = make([]byte, 0, ptChunk+64)
+		s.dec = intelpt.NewDecoder(nil, intelpt.Config{})
+		return []source{s}, nil
 	}
-	in.Format = "raw Intel PT"
-	s.buf = make([]byte, 0, ptChunk+64)
-	s.dec = intelpt.NewDecoder(nil, intelpt.Config{})
-	return s, nil
+	in.Format = "perf.data (Intel PT)"
+	b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxPerfData {
+		return nil, fmt.Errorf("perf.data larger than %d bytes: extract the PT streams first", maxPerfData)
+	}
+	t, err := intelpt.PerfDataPT(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Streams) == 0 {
+		return nil, fmt.Errorf("perf.data holds no Intel PT data")
+	}
+	var srcs []source
+	for i, ps := range t.Streams {
+		sin := in
+		if i > 0 {
+			c := *in
+			sin = &c
+		}
+		if ps.CPU >= 0 {
+			sin.Stream = fmt.Sprintf("cpu %d", ps.CPU)
+		} else {
+			sin.Stream = fmt.Sprintf("tid %d", ps.TID)
+		}
+		s := &ptSource{in: sin, conv: conv, buf: ps.Data, eof: true, dec: intelpt.NewDecoder(ps.Data, t.Config)}
+		srcs = append(srcs, s)
+	}
+	// perf's loss counters are for the whole file: on the first stream
+	in.Lost += int64(t.Lost + t.AuxTruncated + t.AuxPartial + t.AuxCollision)
+	return srcs, nil
 }
 
 func (s *ptSource) setTop(t uint64)    { s.top = t }
 func (s *ptSource) stats() *InputStats { return s.in }
-func (s *ptSource) close() error       { return s.f.Close() }
+func (s *ptSource) close() error {
+	if s.f == nil {
+		return nil
+	}
+	return s.f.Close()
+}
 
 // refill keeps the undecoded tail of the buffer and reads more.
 func (s *ptSource) refill() error {

@@ -1,8 +1,11 @@
 package timeline
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
@@ -33,9 +36,11 @@ func TestExportPT(t *testing.T) {
 		intelpt.Packet{Kind: intelpt.KindPwrE, Type: 2, Sub: 1}, pad, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 3000})
 	data := ptStream(t, pkts...)
 	// big enough to cross decode chunks
-	for len(data) < ptChunk+100 {
-		data = append(data, ptStream(t, pad)...)
+	if pb := ptStream(t, pad); len(pb) != 1 || pb[0] != 0 {
+		t.Fatalf("PAD encodes as %x", pb)
 	}
+	data = append(data, make([]byte, ptChunk+100-len(data))...) // PADs
+
 	data = append(data, ptStream(t, psb, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 5000}, intelpt.Packet{Kind: intelpt.KindTraceStop})...)
 	dir := t.TempDir()
 	p := filepath.Join(dir, "raw.pt")
@@ -73,5 +78,64 @@ func TestExportPT(t *testing.T) {
 	}
 	if tr.lostMark != 1 {
 		t.Errorf("%d data-loss marks, want 1 (the OVF after the first TSC)", tr.lostMark)
+	}
+}
+
+// perfDataPT lays out a minimal perf.data file (file mode: header, one
+// attribute, PERF_RECORD_AUXTRACE records) holding one PT stream per CPU.
+func perfDataPT(streams map[int32][]byte) []byte {
+	le := binary.LittleEndian
+	const headerSize, attrSize = 104, 136
+	const recordAuxtrace = 71
+	var data []byte
+	for cpu := int32(0); int(cpu) < len(streams); cpu++ {
+		d := streams[cpu]
+		body := make([]byte, 8+40)
+		le.PutUint32(body, recordAuxtrace)
+		le.PutUint16(body[6:], 48)
+		le.PutUint64(body[8:], uint64(len(d)))
+		le.PutUint32(body[8+24:], uint32(cpu)) // idx
+		le.PutUint32(body[8+28:], 100)         // tid
+		le.PutUint32(body[8+32:], uint32(cpu)) // cpu
+		data = append(append(data, body...), d...)
+	}
+	attr := make([]byte, attrSize+16)
+	le.PutUint32(attr, 8) // intel_pt's PMU type in the lab
+	le.PutUint32(attr[4:], attrSize)
+	h := make([]byte, headerSize)
+	copy(h, "PERFILE2")
+	le.PutUint64(h[8:], headerSize)
+	le.PutUint64(h[16:], uint64(len(attr)))
+	le.PutUint64(h[24:], headerSize)
+	le.PutUint64(h[32:], uint64(len(attr)))
+	le.PutUint64(h[40:], uint64(headerSize+len(attr)))
+	le.PutUint64(h[48:], uint64(len(data)))
+	return append(append(h, attr...), data...)
+}
+
+func TestExportPTPerfData(t *testing.T) {
+	cpu0 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 100},
+		intelpt.Packet{Kind: intelpt.KindOVF}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 400})
+	cpu1 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 200},
+		intelpt.Packet{Kind: intelpt.KindTraceStop})
+	p := filepath.Join(t.TempDir(), "perf.data")
+	if err := os.WriteFile(p, perfDataPT(map[int32][]byte{0: cpu0, 1: cpu1}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clocks := &Clocks{Sources: map[string]SourceClock{"pt": {TSC: &TSCConversion{Mult: 1, Shift: 0}}}}
+	st, out := export(t, []string{p}, Options{Clocks: clocks})
+	if len(st.Inputs) != 2 || st.Inputs[0].Stream != "cpu 0" || st.Inputs[1].Stream != "cpu 1" || st.Inputs[0].Format != "perf.data (Intel PT)" {
+		t.Fatalf("inputs %+v %+v", *st.Inputs[0], *st.Inputs[1])
+	}
+	tr := decodeTrace(t, out)
+	var got []string
+	for _, e := range tr.events {
+		if e.typ == typeInstant {
+			got = append(got, tr.path(e.track)+"@"+strconv.FormatUint(e.ts, 10)+":"+e.name)
+		}
+	}
+	want := "Intel PT perf.data cpu 0@100:overflow Intel PT perf.data cpu 1@200:trace stop"
+	if strings.Join(got, " ") != want {
+		t.Errorf("instants %q, want %q", strings.Join(got, " "), want)
 	}
 }

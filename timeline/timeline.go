@@ -85,7 +85,10 @@ type Options struct {
 
 // InputStats describes one input.
 type InputStats struct {
-	Path   string `json:"path"`
+	Path string `json:"path"`
+	// Stream names one of several streams of the file (a perf.data
+	// file's "cpu 2").
+	Stream string `json:"stream,omitempty"`
 	Kind   Kind   `json:"kind"`
 	Format string `json:"format"`
 	// Clock is the input's clock; OffsetNS what was added to map it onto
@@ -196,12 +199,14 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		}
 	}()
 	for _, p := range paths {
-		s, err := openSource(p, x)
+		ss, err := openSource(p, x)
 		if err != nil {
 			return st, err
 		}
-		srcs = append(srcs, s)
-		st.Inputs = append(st.Inputs, s.stats())
+		for _, s := range ss {
+			srcs = append(srcs, s)
+			st.Inputs = append(st.Inputs, s.stats())
+		}
 	}
 	if opt.Clocks != nil && len(opt.Clocks.Markers) > 0 {
 		srcs = append(srcs, &markerSource{m: opt.Clocks.Markers, st: &InputStats{Path: "clocks", Kind: "markers"}})
@@ -328,7 +333,11 @@ type trackSetter interface{ setTop(uint64) }
 
 func topTrack(x *exporter, in *InputStats) uint64 {
 	name := map[Kind]string{KindUSB: "USB", KindMMIO: "MMIO", KindEvents: "user_events", KindPT: "Intel PT"}[in.Kind]
-	return x.w.Track(0, name+" "+baseName(in.Path), TrackOptions{
+	name += " " + baseName(in.Path)
+	if in.Stream != "" {
+		name += " " + in.Stream
+	}
+	return x.w.Track(0, name, TrackOptions{
 		Description: fmt.Sprintf("%s (%s), clock %s, offset %d ns", in.Path, in.Format, in.Clock, in.OffsetNS),
 	})
 }
@@ -342,8 +351,9 @@ func baseName(p string) string {
 	return p
 }
 
-// openSource detects the input's format and opens a source for it.
-func openSource(path string, x *exporter) (source, error) {
+// openSource detects the input's format and opens its sources (several
+// for a perf.data file with several PT streams).
+func openSource(path string, x *exporter) ([]source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -365,18 +375,21 @@ func openSource(path string, x *exporter) (source, error) {
 	case KindEvents:
 		s, err = newEventsSource(f, br, in)
 	case KindPT:
-		s, err = newPTSource(f, br, in, x.opt.Clocks)
-		if err == nil {
-			if clk, ok := x.opt.Clocks.lookup(path, kind); !ok || clk.TSC == nil {
-				x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
-			}
+		ss, err := newPTSources(f, br, in, x.opt.Clocks)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		if clk, ok := x.opt.Clocks.lookup(path, kind); !ok || clk.TSC == nil {
+			x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
+		}
+		return ss, nil
 	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return s, nil
+	return []source{s}, nil
 }
 
 type mergeItem struct {
