@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/usbmon"
@@ -78,6 +79,9 @@ type Options struct {
 	// BandwidthWindowNS is the window of the USB bandwidth counters
 	// (default 100 ms).
 	BandwidthWindowNS int64
+	// Progress, when set, is called about twice a second with the input
+	// bytes read so far and their total.
+	Progress func(read, total int64)
 	// Warn, when set, receives warnings (a missing clock, an input without
 	// events...) as they happen. They are also in Stats.Warnings.
 	Warn func(string)
@@ -160,6 +164,20 @@ type exporter struct {
 	stats   *Stats
 	tops    []uint64 // every input's top track, for markers
 	markers uint64   // the markers track
+	read    int64    // input bytes read so far (regular files)
+	total   int64    // input bytes in all
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
 
 func (x *exporter) warn(in *InputStats, format string, args ...any) {
@@ -273,6 +291,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 
 	var now uint64
 	n := 0
+	lastProgress := time.Now()
 	for h.Len() > 0 {
 		if n++; n&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -280,6 +299,10 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 			}
 			if err := x.w.Err(); err != nil {
 				return st, err
+			}
+			if opt.Progress != nil && time.Since(lastProgress) >= 500*time.Millisecond {
+				lastProgress = time.Now()
+				opt.Progress(x.read, x.total)
 			}
 		}
 		it := &h.items[0]
@@ -358,7 +381,12 @@ func openSource(path string, x *exporter) ([]source, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 256<<10)
+	var r io.Reader = f
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		x.total += fi.Size()
+		r = &countingReader{r: f, n: &x.read}
+	}
+	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(4096)
 	kind, err := Detect(head)
 	if err != nil {

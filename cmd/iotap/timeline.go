@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/timeline"
 	"github.com/spf13/cobra"
@@ -114,6 +115,14 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	}
 	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(),
 		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
+	if f, ok := e.stderr.(*os.File); ok && iunix.IsTerminal(f.Fd()) {
+		opt.Progress = func(read, total int64) {
+			if total > 0 {
+				fmt.Fprintf(e.stderr, "\riotap: timeline: %3d%% (%d of %d MB)", read*100/total, read>>20, total>>20)
+			}
+		}
+		defer fmt.Fprint(e.stderr, "\r\033[K")
+	}
 	if o.clocks != "" {
 		c, err := timeline.LoadClocks(o.clocks)
 		if err != nil {
