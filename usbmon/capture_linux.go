@@ -47,6 +47,7 @@ type Capture struct {
 	lastStats time.Time
 	sinceIdle int
 	stopping  bool
+	drainLeft int // events still to deliver once stopping
 	closed    bool
 }
 
@@ -212,8 +213,7 @@ func (c *Capture) wait(poll bool) bool {
 		return false
 	}
 	if c.ctx.Err() != nil {
-		// Deliver what is still queued, without waiting, then stop.
-		c.stopping = true
+		c.beginStop()
 		return true
 	}
 	c.maybeStats()
@@ -226,6 +226,33 @@ func (c *Capture) wait(poll bool) bool {
 		}
 	}
 	return true
+}
+
+// beginStop is called once the context is done: what the kernel has
+// queued at that moment is still delivered (without waiting), then
+// ReadInto returns io.EOF, even if traffic goes on.
+func (c *Capture) beginStop() {
+	if c.stopping {
+		return
+	}
+	c.stopping = true
+	c.queryStats()
+	switch c.opt.Method {
+	case MethodText:
+		c.drainLeft = 1 << 12 // the text API queues far fewer (EVENT_MAX)
+	default:
+		// Queued counts the events of the current batch not yet flushed.
+		c.drainLeft = int(c.stats.Queued) - int(c.pending) - (c.n - c.i)
+	}
+}
+
+// stopNow reports whether the capture must end before taking another
+// event from the kernel.
+func (c *Capture) stopNow() bool {
+	if !c.stopping && c.ctx.Err() != nil {
+		c.beginStop()
+	}
+	return c.stopping && c.drainLeft <= 0
 }
 
 // batchDone is called after each event delivered by the one-at-a-time
@@ -298,19 +325,26 @@ func (c *Capture) readMmap(ev *Event) error {
 		if c.n > 0 && c.opt.OnBatch != nil {
 			c.opt.OnBatch()
 		}
-		c.pending = uint32(c.n)
+		c.pending += uint32(c.n)
 		c.n, c.i = 0, 0
+		if c.stopNow() {
+			return io.EOF
+		}
 		fetched, flushed, err := unix.UsbmonMfetch(c.fd.Int(), c.vec, c.pending)
 		c.stats.Flushed += uint64(flushed)
-		if c.pending > 0 && flushed == c.pending {
+		if flushed <= c.pending {
+			c.pending -= flushed
+		} else {
 			c.pending = 0
 		}
 		if err == nil && fetched > 0 {
 			c.n = int(fetched)
 			c.stats.Batches++
-			c.maybeStats()
-			if c.ctx.Err() != nil {
-				c.stopping = true
+			if c.stopping {
+				c.n = min(c.n, c.drainLeft)
+				c.drainLeft -= c.n
+			} else {
+				c.maybeStats()
 			}
 			continue
 		}
@@ -328,6 +362,9 @@ func (c *Capture) readMmap(ev *Event) error {
 
 func (c *Capture) readGetX(ev *Event) error {
 	for {
+		if c.stopNow() {
+			return io.EOF
+		}
 		err := unix.UsbmonGetX(c.fd.Int(), &c.hdr, c.data)
 		if err == nil {
 			capLen := int(native.Uint32(c.hdr[36:]))
@@ -347,6 +384,7 @@ func (c *Capture) readGetX(ev *Event) error {
 			}
 			ev.Format = FormatBinary
 			c.stats.Events++
+			c.drainLeft--
 			c.batchDone()
 			return nil
 		}
@@ -372,6 +410,9 @@ func (c *Capture) buf(n int) []byte {
 
 func (c *Capture) readText(ev *Event) error {
 	for {
+		if c.stopNow() {
+			return io.EOF
+		}
 		n, err := unix.Read(c.fd.Int(), c.line[:cap(c.line)])
 		if err == nil && n > 0 {
 			line := trimEOL(c.line[:n])
@@ -383,6 +424,7 @@ func (c *Capture) readText(ev *Event) error {
 			}
 			c.data = ev.Data[:0]
 			c.stats.Events++
+			c.drainLeft--
 			c.batchDone()
 			return nil
 		}
