@@ -13,15 +13,17 @@
 //     device capabilities, HID, hub (USB 2 and SuperSpeed), CDC functional,
 //     SuperSpeed endpoint companion, interface association.
 //   - HID report descriptors (ParseReportDescriptor) into an item tree with
-//     usage names and a per-report size summary.
+//     usage names, the fields of every report and a per-report size
+//     summary; ReportDescriptor.DecodeReport decodes reports with them.
 //   - Mass storage Bulk-Only Transport: CBW, CSW, SCSI CDBs and the INQUIRY,
-//     READ CAPACITY and sense data responses.
+//     READ CAPACITY, MODE SENSE and sense data responses.
 //   - CDC line coding and control line state.
 //
 // Analysis works on usbmon.Event streams: Filter selects events, Pairer
 // matches submissions with their completions (URB ids are reused kernel
 // pointers), Stats accumulates per-endpoint counts, bytes, latency and
-// errors in bounded memory, Identities learns VID:PID and strings from
-// enumeration seen in a capture or from sysfs, and Decoder turns events into
-// one-line summaries.
+// errors in bounded memory (latency percentiles from a fixed-size
+// Histogram), Identities learns VID:PID, strings, interface classes and HID
+// report descriptors from enumeration seen in a capture or from sysfs
+// (LoadSysfs), and Decoder turns events into one-line summaries.
 package usb
