@@ -213,6 +213,8 @@ rc=0; iotap mmio capture --force --buffer-kb 64 -o /out/force.log -- true 2>/out
 echo $rc > /out/force.rc
 cat /sys/kernel/tracing/current_tracer > /out/tracer.force
 cat /sys/kernel/tracing/buffer_size_kb > /out/bufkb.after
+rc=0; iotap mmio capture --bind 0000:00:03.0 -o /out/z.log.zst 2>/out/z.err || rc=$?
+echo $rc > /out/z.rc
 `
 	res := vmlab.Run(t, vmlab.Machine{NIC: true, CPUs: 2, Script: script})
 	if res.ExitCode != 0 {
@@ -264,6 +266,30 @@ cat /sys/kernel/tracing/buffer_size_kb > /out/bufkb.after
 	}
 	if out("bufkb.before") != out("bufkb.after") {
 		t.Errorf("buffer_size_kb %q before, %q after", out("bufkb.before"), out("bufkb.after"))
+	}
+
+	// A compressed capture streams through zstd and reads back.
+	if out("z.rc") != "0" {
+		t.Fatalf("zstd capture: exit %s: %s", out("z.rc"), out("z.err"))
+	}
+	z := res.ReadOut(t, "z.log.zst")
+	rd := mmiotrace.NewReader(bytes.NewReader(z))
+	var rec mmiotrace.Record
+	var writes int
+	for {
+		err := rd.ReadInto(&rec)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Kind == mmiotrace.KindWrite {
+			writes++
+		}
+	}
+	if rd.Compression() != mmiotrace.Zstd || writes < 1000 {
+		t.Errorf("zstd capture: compression %v, %d writes", rd.Compression(), writes)
 	}
 }
 
