@@ -238,7 +238,6 @@ func NewPcapngWriterInterface(w io.Writer, lt int, name string) (*PcapngWriter, 
 	intf.LinkType = layers.LinkType(lt)
 	intf.Name = name
 	intf.SnapLength = snapLen
-	intf.TimestampResolution = 6 // microseconds, as the kernel stamps
 	opt := pcapgo.DefaultNgWriterOptions
 	opt.SectionInfo.Application = "iotap"
 	bw := bufio.NewWriterSize(w, 1<<20)
