@@ -381,3 +381,20 @@ func TestExportErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+func TestExportClocksMissingSource(t *testing.T) {
+	dir := t.TempDir()
+	ev := writeFile(t, dir, "ev.ndjson", `{"name":"a","ts":5,"cpu":0,"pid":1,"fields":{}}`+"\n")
+	mmio := writeFile(t, dir, "m.log", "VERSION 20070824\nR 4 1.000000 1 0xfebc0008 0x1 0x0 0\n")
+	var warned []string
+	st, _ := export(t, []string{ev, mmio}, Options{
+		Clocks: &Clocks{Sources: map[string]SourceClock{"events": {OffsetNS: 7}}},
+		Warn:   func(s string) { warned = append(warned, s) },
+	})
+	if st.Aligned || len(warned) != 1 || !strings.Contains(warned[0], "m.log: no clock for this input") {
+		t.Errorf("aligned %v, warnings %q", st.Aligned, warned)
+	}
+	if st.Inputs[0].OffsetNS != 7 || st.Inputs[1].OffsetNS != -1e9 {
+		t.Errorf("offsets %d %d", st.Inputs[0].OffsetNS, st.Inputs[1].OffsetNS)
+	}
+}

@@ -126,6 +126,7 @@ type InputStats struct {
 // Stats is the result of Export.
 type Stats struct {
 	Inputs   []*InputStats `json:"inputs"`
+	// Aligned is true when a clocks file gave every input its offset.
 	Aligned  bool          `json:"aligned"`
 	Markers  int64         `json:"markers"`
 	Warnings []string      `json:"warnings,omitempty"`
@@ -254,6 +255,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		} else {
 			if opt.Clocks != nil {
 				x.warn(in, "no clock for this input in the clocks file: its first event is placed at the start")
+				st.Aligned = false
 			}
 			offsets[i] = -raw
 		}

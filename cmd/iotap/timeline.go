@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -28,7 +29,7 @@ type timelineOptions struct {
 func newTimelineCmd(e *env) *cobra.Command {
 	o := &timelineOptions{}
 	c := &cobra.Command{
-		Use:   "timeline INPUT... -o FILE.pftrace",
+		Use:   "timeline INPUT|DIR... -o FILE.pftrace",
 		Short: "Merge traces of all sources on one clock into a Perfetto trace",
 		Long: `timeline reads usbmon captures (text, pcap, pcapng), mmiotrace logs (plain or
 compressed) and user_events records (iotap events record --json), detected
@@ -43,6 +44,9 @@ from their content, merges their events by time and writes a Perfetto trace
   user_events  a track per event; records as instants with their fields
   markers      mmiotrace MARK records, the iotap_marker user event and the
                clocks file's markers, on every source's track
+
+A directory stands for the traces in it (an 'iotap capture' directory), and
+its clocks.json is used unless --clocks is given.
 
 --clocks FILE (clocks.json, written by 'iotap capture') maps every source's
 clock onto one. Without it each source starts at time 0 and a warning says
@@ -152,7 +156,53 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	return st, nil
 }
 
-func runTimeline(e *env, o *timelineOptions, inputs []string) error {
+// timelineInputs expands directory arguments into the traces they hold
+// (not recursively) and, without --clocks, takes a directory's clocks.json.
+func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error) {
+	var inputs []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			inputs = append(inputs, a)
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for _, d := range ents {
+			p := filepath.Join(a, d.Name())
+			if d.Name() == "clocks.json" {
+				if o.clocks == "" {
+					o.clocks = p
+					fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", p)
+				}
+				continue
+			}
+			if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") {
+				continue
+			}
+			if _, ok := sniffTrace(p); ok {
+				inputs = append(inputs, p)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("timeline: %s: no trace in this directory", a)
+		}
+	}
+	return inputs, nil
+}
+
+func runTimeline(e *env, o *timelineOptions, args []string) error {
+	inputs, err := timelineInputs(e, o, args)
+	if err != nil {
+		return err
+	}
 	st, err := exportTimeline(e, o, inputs)
 	if err != nil {
 		return err

@@ -195,3 +195,28 @@ func TestReportTimeline(t *testing.T) {
 		t.Error("the report's timeline lacks the MMIO or USB tracks")
 	}
 }
+
+func TestTimelineDirectory(t *testing.T) {
+	dir := t.TempDir()
+	log, _ := os.ReadFile("../../testdata/mmiotrace/e1000-probe.log")
+	os.WriteFile(filepath.Join(dir, "mmio.log"), log, 0o600)
+	os.WriteFile(filepath.Join(dir, "events.ndjson"), []byte(`{"name":"a","ts":11900000000,"cpu":0,"pid":1,"fields":{}}`+"\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a trace\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "clocks.json"), []byte(`{"sources":{"mmio":{"offset_ns":0},"events":{"offset_ns":0}}}`), 0o600)
+	out := filepath.Join(t.TempDir(), "t.pftrace")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"timeline", dir, "--json", "-o", out}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	s := stdout.String()
+	if !strings.Contains(s, `"aligned":true`) || !strings.Contains(s, "events.ndjson") || !strings.Contains(s, "mmio.log") || strings.Contains(s, "notes.txt") {
+		t.Errorf("directory input: %s\n%s", s, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "clocks from "+filepath.Join(dir, "clocks.json")) {
+		t.Errorf("stderr %s", stderr.String())
+	}
+	empty := t.TempDir()
+	if err := run(context.Background(), []string{"timeline", empty, "-o", out}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no trace") {
+		t.Errorf("empty directory: %v", err)
+	}
+}
