@@ -125,12 +125,12 @@ type InputStats struct {
 
 // Stats is the result of Export.
 type Stats struct {
-	Inputs   []*InputStats `json:"inputs"`
+	Inputs []*InputStats `json:"inputs"`
 	// Aligned is true when a clocks file gave every input its offset.
-	Aligned  bool          `json:"aligned"`
-	Markers  int64         `json:"markers"`
-	Warnings []string      `json:"warnings,omitempty"`
-	Writer   WriterStats   `json:"writer"`
+	Aligned  bool        `json:"aligned"`
+	Markers  int64       `json:"markers"`
+	Warnings []string    `json:"warnings,omitempty"`
+	Writer   WriterStats `json:"writer"`
 }
 
 // Lost returns the total of lost and skipped events over all inputs.
