@@ -50,7 +50,8 @@ ring drops events under load: use the maximum for mass storage. Drops are
 read from the kernel (MON_IOCG_STATS; text_lost for text) during and at the
 end of the capture, written to the pcapng file as interface statistics
 (ifdrop) and reported on stderr; the exit code is then 3 unless
---allow-loss.
+--allow-loss. When the traced program competes with the capture for the
+CPU (a disk read at full speed), --nice -20 lets the capture keep up.
 
 The output is flushed after every batch of events, so a capture killed even
 with SIGKILL leaves a file that reads back up to the last complete record.
