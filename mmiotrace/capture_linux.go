@@ -134,7 +134,7 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 			res.OnlineCPUs = 1
 			opt.logf("took %d CPUs offline; they come back when the capture ends", len(cpus)-1)
 		} else {
-			opt.logf("warning: %d CPUs online: mmiotrace may miss accesses racing on other CPUs without notice (--offline-cpus)", len(cpus))
+			opt.logf("warning: %d CPUs online: mmiotrace is reliable on one CPU only (the kernel tries to take the others offline while it runs; accesses racing on another CPU are missed without notice); --offline-cpus takes them offline first", len(cpus))
 		}
 	}
 
