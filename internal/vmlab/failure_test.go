@@ -48,3 +48,18 @@ func TestCheckGuestPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelComplaints(t *testing.T) {
+	console := "[    1.0] usb 1-1: new device\n" +
+		"[    2.5] WARNING: CPU: 0 PID: 1 at kernel/trace/trace.c:123 foo+0x1/0x2\n" +
+		"vmlab: script start\nWARNING: not from the kernel\n" +
+		"[    3.1] INFO: task dd:70 blocked for more than 120 seconds.\n"
+	got := kernelComplaints(console)
+	want := "[    2.5] WARNING: CPU: 0 PID: 1 at kernel/trace/trace.c:123 foo+0x1/0x2\n[    3.1] INFO: task dd:70 blocked for more than 120 seconds."
+	if got != want {
+		t.Errorf("kernelComplaints = %q, want %q", got, want)
+	}
+	if got := kernelComplaints("[ 1.0] all fine\n"); got != "" {
+		t.Errorf("kernelComplaints of a quiet console = %q", got)
+	}
+}

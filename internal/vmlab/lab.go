@@ -277,6 +277,9 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 		return nil, fmt.Errorf("vmlab: bad exit status %q in /out/.exit", b)
 	}
 	t.Logf("vmlab: accel %s, script started after %v, exit %d after %v", accel, res.Boot.Round(time.Millisecond), res.ExitCode, elapsed.Round(time.Millisecond))
+	if w := kernelComplaints(console); w != "" {
+		t.Logf("vmlab: the guest kernel complained:\n%s", w)
+	}
 	return res, nil
 }
 
@@ -412,6 +415,22 @@ func (c *consoleWriter) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return strings.ReplaceAll(c.buf.String(), "\r\n", "\n")
+}
+
+// kernelComplaints returns the console lines in which the guest kernel
+// reports a warning, a bug or a hung task (at most 20), or "".
+func kernelComplaints(console string) string {
+	var out []string
+	for _, l := range strings.Split(console, "\n") {
+		if strings.Contains(l, "] WARNING:") || strings.Contains(l, "] BUG:") || strings.Contains(l, "] INFO: task ") ||
+			strings.Contains(l, "] Oops:") || strings.Contains(l, "] Kernel panic") {
+			out = append(out, l)
+			if len(out) == 20 {
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // tail returns the last n lines of s.
