@@ -1,6 +1,7 @@
 package usb
 
 import (
+	"sort"
 	"time"
 
 	"github.com/iotap/iotap/usbmon"
@@ -98,6 +99,9 @@ const DefaultMaxPending = 1 << 16
 type Pairer struct {
 	// MaxPending bounds the pending table (DefaultMaxPending when 0).
 	MaxPending int
+	// OnSuperseded, if set, sees every submission replaced by a newer one
+	// with the same Key before its completion arrived.
+	OnSuperseded func(k Key, s Submission)
 
 	pending map[Key]Submission
 	seq     uint64
@@ -124,8 +128,11 @@ func (p *Pairer) Add(ev *usbmon.Event) (Pair, bool) {
 	k := KeyOf(ev)
 	switch ev.Type {
 	case usbmon.Submission:
-		if _, ok := p.pending[k]; ok {
+		if old, ok := p.pending[k]; ok {
 			p.superseded++
+			if p.OnSuperseded != nil {
+				p.OnSuperseded(k, old)
+			}
 		} else if max := p.maxPending(); len(p.pending) >= max {
 			p.overflow++
 			return Pair{}, false
@@ -167,6 +174,23 @@ func (p *Pairer) maxPending() int {
 func (p *Pairer) Pending(k Key) (Submission, bool) {
 	s, ok := p.pending[k]
 	return s, ok
+}
+
+// PendingURB is a submission still waiting for its completion.
+type PendingURB struct {
+	Key
+	Submission
+}
+
+// InFlight returns the submissions still waiting for their completion, in
+// capture order: at the end of a capture, the URBs that never completed.
+func (p *Pairer) InFlight() []PendingURB {
+	out := make([]PendingURB, 0, len(p.pending))
+	for k, s := range p.pending {
+		out = append(out, PendingURB{k, s})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
 }
 
 // PairCounts summarises a Pairer.

@@ -39,6 +39,8 @@ func TestPairerReusedIDs(t *testing.T) {
 		lat int64
 	}{2: {0, 50}, 4: {1, 60}, 6: {3, 40}, 7: {5, 30}, 11: {10, 20}}
 	p := NewPairer()
+	var superseded []uint64
+	p.OnSuperseded = func(k Key, s Submission) { superseded = append(superseded, s.Seq) }
 	for i, e := range stream {
 		pr, ok := p.Add(e)
 		w, expect := want[i]
@@ -54,6 +56,12 @@ func TestPairerReusedIDs(t *testing.T) {
 	wantC := PairCounts{Pairs: 5, Unmatched: 2, Superseded: 1, InFlight: 1, Orphans: 1, SubmitErrors: 1}
 	if c != wantC {
 		t.Errorf("counts %+v, want %+v", c, wantC)
+	}
+	if len(superseded) != 1 || superseded[0] != 9 {
+		t.Errorf("superseded %v, want [9]", superseded)
+	}
+	if f := p.InFlight(); len(f) != 1 || f[0].Seq != 13 || f[0].ID != B || f[0].Micros != 500 {
+		t.Errorf("in flight %+v", f)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 func newUSBPairCmd(e *env) *cobra.Command {
 	var o usbAnOptions
+	var unmatched bool
 	c := &cobra.Command{
 		Use:   "pair [flags] FILE",
 		Short: "List transfers: each completion with its submission and the latency between them",
@@ -26,17 +27,21 @@ request.
 URB ids are kernel pointers that are reused: a completion pairs with the most
 recent unmatched submission of the same id, bus, device and endpoint. The
 counts of unmatched submissions and orphan completions are printed on stderr
-at the end (and as a final "summary" object with --json).
+at the end (and as a final "summary" object with --json). --unmatched lists
+the submissions that never completed: "superseded" when their URB id was
+submitted again before a completion (the completion was lost), "in_flight"
+when the capture ended first (a hung transfer shows up here).
 
 The same filters as 'iotap usb read' select the transfers printed.`,
 		Example: `  iotap usb pair capture.pcapng
   iotap usb pair --json --type bulk 0u.txt | jq .latency_us`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUSBPair(e, &o, args[0])
+			return runUSBPair(e, &o, args[0], unmatched)
 		},
 	}
 	o.register(c.Flags(), true)
+	c.Flags().BoolVar(&unmatched, "unmatched", false, "also list the submissions that never completed (superseded by a reuse of their URB id, or still in flight at the end)")
 	return c
 }
 
@@ -57,7 +62,20 @@ type usbPairJSON struct {
 	Request     string `json:"request,omitempty"`
 }
 
-func runUSBPair(e *env, o *usbAnOptions, path string) error {
+type usbUnmatchedJSON struct {
+	Kind      string `json:"kind"` // "superseded" or "in_flight"
+	SubmitSeq uint64 `json:"submit_seq"`
+	URB       string `json:"urb_id"`
+	Transfer  string `json:"transfer"`
+	Dir       string `json:"dir"`
+	Bus       uint16 `json:"bus"`
+	Device    uint8  `json:"device"`
+	Endpoint  uint8  `json:"endpoint"`
+	Requested uint32 `json:"requested"`
+	Request   string `json:"request,omitempty"`
+}
+
+func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
@@ -66,6 +84,46 @@ func runUSBPair(e *env, o *usbAnOptions, path string) error {
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	enc := json.NewEncoder(w)
 	var line []byte
+	// Unmatched submissions are listed when the filter selects them; the
+	// filter sees an event rebuilt from the key.
+	report := func(kind string, k usb.Key, s usb.Submission) error {
+		ev := usbmon.Event{ID: k.ID, Type: usbmon.Submission, Transfer: k.Transfer, Bus: k.Bus, Device: k.Device,
+			Endpoint: k.Endpoint & 0x0f, In: k.Endpoint&0x80 != 0, Length: s.Length}
+		if !in.filter.Match(&ev) {
+			return nil
+		}
+		var req string
+		if s.HasSetup {
+			req = s.Setup.Describe(hintFor(in.ids, k.Bus, k.Device, s.Setup))
+		}
+		if o.json {
+			return enc.Encode(usbUnmatchedJSON{Kind: kind, SubmitSeq: s.Seq + 1, URB: fmt.Sprintf("0x%x", k.ID), Transfer: k.Transfer.String(),
+				Dir: directionName(ev.In), Bus: k.Bus, Device: k.Device, Endpoint: ev.Endpoint, Requested: s.Length, Request: req})
+		}
+		b := strconv.AppendUint(nil, s.Seq+1, 10)
+		b = append(b, "->"...)
+		b = append(b, kind...)
+		b = append(b, " urb=0x"...)
+		b = strconv.AppendUint(b, k.ID, 16)
+		b = append(b, ' ')
+		b = usbAddr(b, &ev)
+		b = append(b, " len=?/"...)
+		b = strconv.AppendUint(b, uint64(s.Length), 10)
+		if req != "" {
+			b = append(b, ' ')
+			b = append(b, req...)
+		}
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}
+	var hookErr error
+	if unmatched {
+		in.pairer.OnSuperseded = func(k usb.Key, s usb.Submission) {
+			if err := report("superseded", k, s); err != nil && hookErr == nil {
+				hookErr = err
+			}
+		}
+	}
 	readErr := in.each(func(_ uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		if !paired {
 			return nil
@@ -104,6 +162,16 @@ func runUSBPair(e *env, o *usbAnOptions, path string) error {
 		_, err := w.Write(line)
 		return err
 	})
+	if readErr == nil {
+		readErr = hookErr
+	}
+	if unmatched && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
+		for _, u := range in.pairer.InFlight() {
+			if err := report("in_flight", u.Key, u.Submission); err != nil {
+				return err
+			}
+		}
+	}
 	c := in.pairer.Counts()
 	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
 		if err := enc.Encode(struct {

@@ -353,3 +353,45 @@ func TestUSBPairAgainstTshark(t *testing.T) {
 		}
 	}
 }
+
+func TestUSBPairUnmatchedAgainstTshark(t *testing.T) {
+	for _, name := range []string{"km003c-adc-1000hz.pcapng", "unlicensed-usbrply-test/fx2.cap", "unlicensed-usbrply-test/lin_misc_control.pcap"} {
+		t.Run(name, func(t *testing.T) { usbPairUnmatched(t, usbSharedFile(t, name)) })
+	}
+}
+
+func usbPairUnmatched(t *testing.T, p string) {
+	out, errs, code := usbRun(t, "usb", "pair", "--unmatched", "--json", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	type line struct {
+		Kind      string `json:"kind"`
+		SubmitSeq int    `json:"submit_seq"`
+	}
+	var got []string
+	for _, r := range decodeNDJSON[line](t, out) {
+		if r.Kind == "superseded" || r.Kind == "in_flight" {
+			got = append(got, strconv.Itoa(r.SubmitSeq))
+		}
+	}
+	tshark, err := exec.LookPath("tshark")
+	if err != nil {
+		t.Skip("tshark not installed")
+	}
+	// Two passes: usb.response_in of a submission needs the later frames.
+	res, err := exec.Command(tshark, "-2", "-r", p, "-T", "fields", "-e", "frame.number", "-e", "usb.urb_type", "-e", "usb.response_in").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range strings.Split(strings.TrimRight(string(res), "\n"), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) == 3 && f[1] == "'S'" && f[2] == "" {
+			want = append(want, f[0])
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("unmatched submissions %v, tshark %v", got, want)
+	}
+}
