@@ -392,6 +392,7 @@ type usbEventJSON struct {
 	Data       string  `json:"data,omitempty"`
 	LatencyUs  *int64  `json:"latency_us,omitempty"`
 	SubmitSeq  *uint64 `json:"submit_seq,omitempty"`
+	Request    string  `json:"request,omitempty"`
 	Summary    string  `json:"summary,omitempty"`
 	Decoded    any     `json:"decoded,omitempty"`
 	DecodeErr  string  `json:"decode_error,omitempty"`
@@ -422,6 +423,12 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 			}
 			if ev.HasSetup() && ev.Type == usbmon.Submission {
 				j.Setup = hex.EncodeToString(ev.Setup[:])
+				if s, err := usb.ParseSetup(ev.Setup[:]); err == nil {
+					j.Request = s.Name(hintFor(in.ids, ev.Bus, ev.Device, s))
+				}
+			}
+			if paired && p.Submit.HasSetup {
+				j.Request = p.Submit.Setup.Name(hintFor(in.ids, ev.Bus, ev.Device, p.Submit.Setup))
 			}
 			if ev.HasData() {
 				j.Data = hex.EncodeToString(ev.Data)

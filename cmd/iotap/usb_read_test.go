@@ -145,6 +145,7 @@ type usbJSONLine struct {
 	Dir       string `json:"dir"`
 	Status    *int   `json:"status"`
 	Summary   string `json:"summary"`
+	Request   string `json:"request"`
 	VIDPID    string `json:"vidpid"`
 	LatencyUs *int64 `json:"latency_us"`
 	SubmitSeq *int   `json:"submit_seq"`
@@ -217,7 +218,7 @@ func TestUSBReadJSON(t *testing.T) {
 		t.Errorf("row 2: %+v", rows[1])
 	}
 	for _, r := range rows {
-		if r.Device != 6 || r.Transfer != "ctrl" {
+		if r.Device != 6 || r.Transfer != "ctrl" || r.Request != "GET_DESCRIPTOR" {
 			t.Errorf("filtered row %+v", r)
 		}
 	}
