@@ -42,6 +42,7 @@ type RegStats struct {
 	PollLoops int64 // polling loops on this register
 	PollReads int64 // reads inside them
 	FirstLine int64
+	BAR       *BAR // the BAR holding the register, nil outside known BARs
 }
 
 // PollLoop is a run of consecutive reads of one register (no other access
@@ -183,6 +184,9 @@ func Analyze(in io.Reader, opt StatsOptions) (*Stats, error) {
 		rs := regs[key]
 		if rs == nil {
 			rs = &RegStats{Key: key, FirstLine: rd.Line()}
+			if loc, ok := bars.Lookup(rec.Phys); ok {
+				rs.BAR = loc.BAR
+			}
 			regs[key] = rs
 		}
 		ms := maps[rec.MapID]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
 )
 
@@ -15,6 +16,7 @@ func newMMIOStatsCmd(e *env) *cobra.Command {
 		minLoop           int64
 		asJSON, keepGoing bool
 		allowLoss         bool
+		noNames           bool
 	)
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE",
@@ -34,6 +36,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			if err != nil {
 				return err
 			}
+			name := mmioRegNamer(st, noNames)
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			if asJSON {
@@ -52,10 +55,10 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 					if i >= top {
 						break
 					}
-					enc.Encode(map[string]any{"type": "register", "register": r.Key.String(), "width": r.Key.Width, "reads": r.Reads, "writes": r.Writes, "last_value": fmt.Sprintf("0x%x", r.LastValue), "poll_loops": r.PollLoops, "poll_reads": r.PollReads})
+					enc.Encode(map[string]any{"type": "register", "register": r.Key.String(), "name": name(r.Key), "width": r.Key.Width, "reads": r.Reads, "writes": r.Writes, "last_value": fmt.Sprintf("0x%x", r.LastValue), "poll_loops": r.PollLoops, "poll_reads": r.PollReads})
 				}
 				for _, l := range st.Loops {
-					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
+					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "name": name(l.Key), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
 				}
 			} else {
 				fmt.Fprintf(w, "lines %d", st.Lines)
@@ -73,7 +76,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 					if i >= top {
 						break
 					}
-					fmt.Fprintf(w, "  %-24s w%d  reads %-8d writes %-8d last 0x%x", r.Key, r.Key.Width, r.Reads, r.Writes, r.LastValue)
+					fmt.Fprintf(w, "  %-24s %-10s w%d  reads %-8d writes %-8d last 0x%x", r.Key, name(r.Key), r.Key.Width, r.Reads, r.Writes, r.LastValue)
 					if r.PollLoops > 0 {
 						fmt.Fprintf(w, "  (%d polling loops, %d reads)", r.PollLoops, r.PollReads)
 					}
@@ -81,7 +84,11 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 				}
 				fmt.Fprintf(w, "\npolling loops: %d\n", st.LoopCount)
 				for _, l := range st.Loops {
-					fmt.Fprintf(w, "  line %d: read %s %d times %s (%s..%s)\n", l.Line, l.Key, l.Count, l.Describe(), l.StartTime, l.EndTime)
+					reg := l.Key.String()
+					if n := name(l.Key); n != "" {
+						reg = n + " (" + reg + ")"
+					}
+					fmt.Fprintf(w, "  line %d: read %s %d times %s (%s..%s)\n", l.Line, reg, l.Count, l.Describe(), l.StartTime, l.EndTime)
 				}
 			}
 			w.Flush()
@@ -95,5 +102,46 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 	f.BoolVar(&asJSON, "json", false, "NDJSON output")
 	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the log records lost events")
+	f.BoolVar(&noNames, "no-names", false, "do not name registers with the shipped register databases")
 	return c
+}
+
+// mmioRegNamer names registers with the register database shipped for
+// their device's PCI id (regdb), "" when there is none.
+func mmioRegNamer(st *mmiotrace.Stats, off bool) func(mmiotrace.RegKey) string {
+	bars := map[mmiotrace.RegKey]*mmiotrace.BAR{}
+	for _, r := range st.Regs {
+		bars[r.Key] = r.BAR
+	}
+	type dbKey struct {
+		id  regdb.PCIID
+		bar int
+	}
+	type dbDom struct {
+		db  *regdb.DB
+		dom string
+	}
+	dbs := map[dbKey]*dbDom{}
+	return func(k mmiotrace.RegKey) string {
+		b := bars[k]
+		if off || b == nil {
+			return ""
+		}
+		key := dbKey{regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index}
+		d, seen := dbs[key]
+		if !seen {
+			if db, dom, ok := regdb.BuiltinForPCI(key.id, key.bar); ok {
+				d = &dbDom{db, dom.Name}
+			}
+			dbs[key] = d
+		}
+		if d == nil {
+			return ""
+		}
+		m, ok := d.db.Lookup(d.dom, k.Offset, uint(k.Width)*8)
+		if !ok {
+			return ""
+		}
+		return m.Name()
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,13 +145,32 @@ func TestMMIOStatsAndDiff(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "0000:00:03.0/0+0x8 ") || !strings.Contains(out, "reads 4842") {
 		t.Errorf("stats: %d\n%s", code, out)
 	}
+	if !strings.Contains(out, "0000:00:03.0/0+0x8        STATUS") || !strings.Contains(out, "IMC") {
+		t.Errorf("stats without register names:\n%s", out)
+	}
+	// A polling loop, named.
+	var b strings.Builder
+	b.WriteString("VERSION 20070824\nPCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000\n")
+	for i := 0; i < 1532; i++ {
+		v := 0x80080783
+		if i == 1531 {
+			v |= 8
+		}
+		fmt.Fprintf(&b, "R 4 1.%06d 1 0xfebc0008 0x%x 0x0 0\n", i, v)
+	}
+	p := filepath.Join(t.TempDir(), "poll.log")
+	os.WriteFile(p, []byte(b.String()), 0o600)
+	out, _, _ = runMMIO(t, "mmio", "stats", p)
+	if !strings.Contains(out, "line 3: read STATUS (0000:00:03.0/0+0x8) 1532 times until bit 3 set") {
+		t.Errorf("polling loop:\n%s", out)
+	}
 	out, _, code = runMMIO(t, "mmio", "diff", mmioGolden, mmioGolden)
 	if code != 0 || !strings.Contains(out, "0 same register with other value, 0 only in A, 0 only in B") {
 		t.Errorf("self diff: %s", out)
 	}
 	data, _ := os.ReadFile(mmioGolden)
 	mod := strings.Replace(string(data), "W 4 8.296099 1 0xfebc0100 0x0 0x0 0\n", "W 4 8.296099 1 0xfebc0100 0x2 0x0 0\nW 4 8.296100 1 0xfebc0104 0x1 0x0 0\n", 1)
-	p := filepath.Join(t.TempDir(), "b.log")
+	p = filepath.Join(t.TempDir(), "b.log")
 	os.WriteFile(p, []byte(mod), 0o600)
 	out, _, _ = runMMIO(t, "mmio", "diff", mmioGolden, p)
 	if !strings.Contains(out, "~ A:17 B:17 W 0000:00:03.0/0+0x100 0x0 -> 0x2") || !strings.Contains(out, "+ B:18 W 4 0000:00:03.0/0+0x104 0x1") ||
