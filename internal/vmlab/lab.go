@@ -3,14 +3,11 @@ package vmlab
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -92,73 +89,6 @@ func run(t testing.TB, m Machine) (*Result, error) {
 		res, err = boot(t, m, qemu, kernel, initrdPath, work, "tcg", false)
 	}
 	return res, err
-}
-
-// requirements skips t unless everything a lab run needs is present.
-func requirements(t testing.TB, m Machine) (qemu, kernel, busybox string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("vmlab: lab test skipped under -short (it boots a QEMU guest)")
-	}
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("vmlab: qemu-system-x86_64 not found: apt-get install qemu-system-x86")
-	}
-	kernel = m.Kernel
-	if kernel == "" {
-		kernel = os.Getenv("IOTAP_VM_KERNEL")
-	}
-	if kernel == "" {
-		kernel = filepath.Join(filepath.Dir(moduleRoot(t)), "shared", "vm", "bzImage")
-	}
-	if _, err := os.Stat(kernel); err != nil {
-		t.Skipf("vmlab: lab kernel %s not found: set IOTAP_VM_KERNEL to a bzImage, or build one with scripts/lab-kernel.sh %s", kernel, kernel)
-	}
-	busybox = os.Getenv("IOTAP_VM_BUSYBOX")
-	if busybox == "" {
-		busybox = "/bin/busybox"
-	}
-	if err := checkStatic(busybox); err != nil {
-		t.Skipf("vmlab: %v: apt-get install busybox-static (or set IOTAP_VM_BUSYBOX to a static busybox)", err)
-	}
-	return qemu, kernel, busybox
-}
-
-// checkGuestPaths refuses files placed where the guest's init mounts
-// something over them.
-func checkGuestPaths(m Machine) error {
-	var paths []string
-	for p := range m.Files {
-		paths = append(paths, p)
-	}
-	for p := range m.Binaries {
-		paths = append(paths, p)
-	}
-	for _, p := range paths {
-		clean := path.Clean("/" + p)
-		for _, mnt := range []string{"/tmp", "/out", "/proc", "/sys", "/dev"} {
-			if clean == mnt || strings.HasPrefix(clean, mnt+"/") {
-				return fmt.Errorf("vmlab: cannot put %s into the guest: init mounts a file system on %s", p, mnt)
-			}
-		}
-	}
-	return nil
-}
-
-// checkStatic returns an error unless path is a statically linked ELF
-// executable (no program interpreter).
-func checkStatic(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return fmt.Errorf("no static busybox at %s (%v)", path, err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked", path)
-		}
-	}
-	return nil
 }
 
 var errKVMFailed = errors.New("kvm failed")
@@ -313,131 +243,4 @@ func monitorLoop(t testing.TB, sock, reqDir string, done <-chan struct{}) {
 			t.Logf("vmlab: monitor: %v", err)
 		}
 	}
-}
-
-// qemuArgs is the QEMU command line of m.
-func qemuArgs(m Machine, kernel, initrd, work, out, qmpSock, accel string) ([]string, error) {
-	mem := m.MemoryMB
-	if mem == 0 {
-		mem = DefaultMemoryMB
-	}
-	cpus := m.CPUs
-	if cpus == 0 {
-		cpus = 1
-	}
-	cpu := "max"
-	if accel == "kvm" {
-		cpu = "host"
-	}
-	args := []string{
-		"-nodefaults", "-no-user-config", "-machine", "pc",
-		"-accel", accel, "-cpu", cpu,
-		"-m", strconv.Itoa(mem), "-smp", strconv.Itoa(cpus),
-		"-display", "none", "-serial", "stdio", "-no-reboot",
-		"-kernel", kernel, "-initrd", initrd,
-		"-append", strings.TrimSpace("console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0 " + m.KernelArgs),
-		"-qmp", "unix:" + qmpSock + ",server=on,wait=off",
-		"-fsdev", "local,id=out,path=" + out + ",security_model=none",
-		"-device", "virtio-9p-pci,fsdev=out,mount_tag=out,addr=06.0",
-	}
-	if m.NIC {
-		p1, p2, err := freeUDPPorts()
-		if err != nil {
-			return nil, err
-		}
-		args = append(args,
-			"-netdev", fmt.Sprintf("socket,id=n0,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d", p1, p2),
-			"-device", "e1000,netdev=n0,id=nic0,addr=03.0,mac=52:54:00:12:34:56")
-	}
-	if m.USB {
-		args = append(args,
-			"-device", "qemu-xhci,id=xhci,addr=04.0",
-			"-drive", "if=none,id=d0,format=raw,file="+filepath.Join(work, "d0.img"),
-			"-device", "usb-storage,id=stor0,bus=xhci.0,drive=d0",
-			"-device", "usb-kbd,id=kbd0,bus=xhci.0",
-			"-device", "usb-tablet,id=tablet0,bus=xhci.0",
-			"-device", "usb-ehci,id=ehci,addr=05.0",
-			"-drive", "if=none,id=d1,format=raw,file="+filepath.Join(work, "d1.img"),
-			"-device", "usb-storage,id=stor1,bus=ehci.0,drive=d1",
-		)
-	}
-	return append(args, m.ExtraQEMUArgs...), nil
-}
-
-// freeUDPPorts returns two UDP ports on 127.0.0.1 that were free a moment
-// ago: the e1000's peer port and its own.
-func freeUDPPorts() (int, int, error) {
-	var ports [2]int
-	var conns []net.PacketConn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for i := range ports {
-		c, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			return 0, 0, fmt.Errorf("vmlab: pick a UDP port: %w", err)
-		}
-		conns = append(conns, c)
-		ports[i] = c.LocalAddr().(*net.UDPAddr).Port
-	}
-	return ports[0], ports[1], nil
-}
-
-// consoleWriter keeps the console text and notes when the marker first
-// appears.
-type consoleWriter struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	start  time.Time
-	marker []byte
-	markAt time.Duration
-}
-
-func (c *consoleWriter) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.buf.Write(p)
-	if c.markAt == 0 && bytes.Contains(c.buf.Bytes(), c.marker) {
-		c.markAt = time.Since(c.start)
-	}
-	return len(p), nil
-}
-
-func (c *consoleWriter) marked() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.markAt != 0
-}
-
-func (c *consoleWriter) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.ReplaceAll(c.buf.String(), "\r\n", "\n")
-}
-
-// kernelComplaints returns the console lines in which the guest kernel
-// reports a warning, a bug or a hung task (at most 20), or "".
-func kernelComplaints(console string) string {
-	var out []string
-	for _, l := range strings.Split(console, "\n") {
-		if strings.Contains(l, "] WARNING:") || strings.Contains(l, "] BUG:") || strings.Contains(l, "] INFO: task ") ||
-			strings.Contains(l, "] Oops:") || strings.Contains(l, "] Kernel panic") {
-			out = append(out, l)
-			if len(out) == 20 {
-				break
-			}
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
