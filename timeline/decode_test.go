@@ -103,6 +103,7 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 	cats := map[uint64]string{}
 	argNames := map[uint64]string{}
 	first := true
+	valid := false // incremental state, as Perfetto's reader tracks it
 	err := fields(data, func(num protowire.Number, typ protowire.Type, _ uint64, pkt []byte) error {
 		if num != fTracePacket || typ != protowire.BytesType {
 			return fmt.Errorf("top-level field %d type %d", num, typ)
@@ -140,7 +141,16 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 			first = false
 		}
 		if dropped {
+			// Perfetto skips packets needing incremental state until the
+			// state is cleared again.
 			tr.lostMark++
+			valid = false
+		}
+		if flags&seqIncrementalStateCleared != 0 {
+			valid = true
+			clear(names)
+			clear(cats)
+			clear(argNames)
 		}
 		if interned != nil {
 			err := fields(interned, func(num protowire.Number, _ protowire.Type, _ uint64, bs []byte) error {
@@ -199,6 +209,9 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 		if ev != nil {
 			if flags&seqNeedsIncrementalState == 0 {
 				return fmt.Errorf("track event without SEQ_NEEDS_INCREMENTAL_STATE")
+			}
+			if !valid {
+				return fmt.Errorf("track event at %d while the incremental state is invalid: Perfetto would skip it", ts)
 			}
 			e := dEvent{ts: ts, args: map[string]any{}}
 			if err := fields(ev, func(n protowire.Number, _ protowire.Type, v uint64, s []byte) error {

@@ -444,8 +444,11 @@ func (w *Writer) begin() {
 	w.emit(p)
 }
 
-// DataLost marks, on the next packet boundary, that data was lost before
-// this point (TracePacket.previous_packet_dropped on an empty packet).
+// DataLost records that data was lost before this point: a packet with
+// TracePacket.previous_packet_dropped. Perfetto then drops the sequence's
+// incremental state, so DataLost also clears it (a packet with
+// SEQ_INCREMENTAL_STATE_CLEARED) and interns names again from scratch:
+// the events after the loss stay readable.
 func (w *Writer) DataLost() {
 	if w.err != nil {
 		return
@@ -453,6 +456,13 @@ func (w *Writer) DataLost() {
 	p := w.packetHeader(false, 0, false)
 	p = protowire.AppendTag(p, fPacketPrevDropped, protowire.VarintType)
 	p = protowire.AppendVarint(p, 1)
+	w.emit(p)
+	w.names.ids, w.cats.ids, w.argNames.ids = nil, nil, nil
+	p = w.pkt[:0]
+	p = protowire.AppendTag(p, fPacketSequenceID, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(w.seqID))
+	p = protowire.AppendTag(p, fPacketSequenceFlags, protowire.VarintType)
+	p = protowire.AppendVarint(p, seqIncrementalStateCleared)
 	w.emit(p)
 }
 

@@ -21,11 +21,12 @@ func TestWriterRoundTrip(t *testing.T) {
 	w.End(ep, 4000)
 	w.Counter(bw, 4000, 128e3)
 	w.DataLost()
+	w.Instant(ep, 5000, "usb", "Bulk IN", Str("request", "after the loss"))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	st := w.Stats()
-	if st.Tracks != 3 || st.Slices != 2 || st.Ends != 2 || st.Instants != 1 || st.Counters != 1 {
+	if st.Tracks != 3 || st.Slices != 2 || st.Ends != 2 || st.Instants != 2 || st.Counters != 1 {
 		t.Errorf("stats %+v", st)
 	}
 	if st.Bytes != int64(buf.Len()) {
@@ -39,7 +40,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	if len(tr.tracks) != 3 || tr.path(ep) != "USB/1:002 ep 1 IN" || !tr.tracks[bw].counter {
 		t.Errorf("tracks: %v", tr.order)
 	}
-	if tr.count(typeSliceBegin) != 2 || tr.count(typeSliceEnd) != 2 || tr.count(typeInstant) != 1 || tr.count(typeCounter) != 1 {
+	if tr.count(typeSliceBegin) != 2 || tr.count(typeSliceEnd) != 2 || tr.count(typeInstant) != 2 || tr.count(typeCounter) != 1 {
 		t.Errorf("events: %+v", tr.events)
 	}
 	checkSlicesNest(t, tr)
@@ -60,9 +61,13 @@ func TestWriterRoundTrip(t *testing.T) {
 	if tr.lostMark != 1 {
 		t.Errorf("data loss marks %d", tr.lostMark)
 	}
-	// "Bulk IN", "start"; "usb", "marker"; length, request, text, ok, status, f
-	if st.Interned != 10 {
-		t.Errorf("interned %d strings, want 10", st.Interned)
+	if last := tr.events[len(tr.events)-1]; last.name != "Bulk IN" || last.cat != "usb" || last.args["request"] != "after the loss" {
+		t.Errorf("event after the data loss: %+v", last)
+	}
+	// "Bulk IN", "start"; "usb", "marker"; length, request, text, ok,
+	// status, f; after the loss again "Bulk IN", "usb", "request"
+	if st.Interned != 13 {
+		t.Errorf("interned %d strings, want 13", st.Interned)
 	}
 
 	text := protocDecode(t, buf.Bytes())
