@@ -145,7 +145,7 @@ func TestMMIOStatsAndDiff(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "0000:00:03.0/0+0x8 ") || !strings.Contains(out, "reads 4842") {
 		t.Errorf("stats: %d\n%s", code, out)
 	}
-	if !strings.Contains(out, "0000:00:03.0/0+0x8        STATUS") || !strings.Contains(out, "IMC") {
+	if !strings.Contains(out, "0000:00:03.0/0+0x8       STATUS     w4  reads 4842") || !strings.Contains(out, "IMC") {
 		t.Errorf("stats without register names:\n%s", out)
 	}
 	// A polling loop, named.
