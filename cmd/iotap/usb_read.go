@@ -345,7 +345,8 @@ func (in *usbAnInput) finish(readErr error) error {
 	return dataLostError("%s (use --allow-loss to accept)", msg)
 }
 
-// usbAddr formats the usbmon address word: Ci:3:006:0.
+// usbAddr formats the usbmon address word: Ci:3:006:0 (Ci:006:0 for '1t'
+// text, which has no bus number).
 func usbAddr(dst []byte, ev *usbmon.Event) []byte {
 	dst = append(dst, ev.Transfer.Letter())
 	if ev.In {
@@ -354,8 +355,10 @@ func usbAddr(dst []byte, ev *usbmon.Event) []byte {
 		dst = append(dst, 'o')
 	}
 	dst = append(dst, ':')
-	dst = strconv.AppendUint(dst, uint64(ev.Bus), 10)
-	dst = append(dst, ':')
+	if ev.Fields&usbmon.HasBus != 0 { // '1t' text has no bus number
+		dst = strconv.AppendUint(dst, uint64(ev.Bus), 10)
+		dst = append(dst, ':')
+	}
 	if ev.Device < 100 {
 		dst = append(dst, '0')
 	}
