@@ -35,7 +35,11 @@ type barTrack struct {
 	track uint64
 	db    *regdb.DB
 	dom   *regdb.Domain
+	names map[uint64]string // "W IMC" by offset, width and direction
 }
+
+// maxNameCache bounds the register names cached per BAR.
+const maxNameCache = 4096
 
 func newMMIOSource(f *os.File, br *bufio.Reader, in *InputStats, db *regdb.DB) (*mmioSource, error) {
 	rd := mmiotrace.NewReader(br)
@@ -173,8 +177,22 @@ func (s *mmioSource) emit(x *exporter, ts uint64) {
 		if loc.Offset%unit == 0 {
 			if m, ok := bt.db.LookupIn(bt.dom, loc.Offset/unit, uint(r.Width)*8); ok {
 				s.in.Named++
-				s.buf = append(append(s.buf[:0], op...), ' ')
-				name = string(m.AppendName(s.buf))
+				key := loc.Offset<<8 | uint64(r.Width)<<1
+				if r.Kind == mmiotrace.KindWrite {
+					key |= 1
+				}
+				if n, ok := bt.names[key]; ok {
+					name = n
+				} else {
+					s.buf = append(append(s.buf[:0], op...), ' ')
+					name = string(m.AppendName(s.buf))
+					if bt.names == nil {
+						bt.names = map[uint64]string{}
+					}
+					if len(bt.names) < maxNameCache {
+						bt.names[key] = name
+					}
+				}
 				s.buf = m.AppendFormat(s.buf[:0], r.Value)
 				a = append(a, Bytes("decoded", s.buf))
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -90,6 +91,7 @@ const (
 	ArgUint
 	ArgDouble
 	ArgBool
+	ArgHex // Uint, written as a "0x..." string
 )
 
 // Arg is a debug annotation: a named value attached to a slice or instant.
@@ -121,9 +123,7 @@ func Uint(name string, v uint64) Arg { return Arg{Name: name, Kind: ArgUint, Uin
 
 // Hex returns an unsigned integer argument shown in hexadecimal (a string:
 // Perfetto shows integers in decimal).
-func Hex(name string, v uint64) Arg {
-	return Arg{Name: name, Kind: ArgString, Str: fmt.Sprintf("%#x", v)}
-}
+func Hex(name string, v uint64) Arg { return Arg{Name: name, Kind: ArgHex, Uint: v} }
 
 // Double returns a floating-point argument.
 func Double(name string, v float64) Arg { return Arg{Name: name, Kind: ArgDouble, Double: v} }
@@ -373,6 +373,11 @@ func (w *Writer) annotation(a []byte, arg *Arg) []byte {
 	case ArgBool:
 		a = protowire.AppendTag(a, fArgBool, protowire.VarintType)
 		a = protowire.AppendVarint(a, protowire.EncodeBool(arg.Bool))
+	case ArgHex:
+		var hex [18]byte
+		h := strconv.AppendUint(append(hex[:0], "0x"...), arg.Uint, 16)
+		a = protowire.AppendTag(a, fArgString, protowire.BytesType)
+		a = protowire.AppendBytes(a, h)
 	default:
 		a = protowire.AppendTag(a, fArgString, protowire.BytesType)
 		if arg.Str != "" || arg.Bytes == nil {

@@ -15,7 +15,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	ep := w.Track(src, "1:002 ep 1 IN", TrackOptions{Rank: 2})
 	bw := w.Track(src, "1:002 bandwidth", TrackOptions{Counter: true, Unit: UnitSizeBytes, UnitName: "B/s"})
 	w.Begin(ep, 1000, "usb", "Bulk IN", Uint("length", 512), Str("request", "READ(10)"))
-	w.Instant(ep, 1500, "marker", "start", Bytes("text", []byte("hello")), Bool("ok", true), Int("status", -32), Double("f", 1.5))
+	w.Instant(ep, 1500, "marker", "start", Bytes("text", []byte("hello")), Bool("ok", true), Int("status", -32), Double("f", 1.5), Hex("h", 0xfebc0008), Hex("z", 0))
 	w.End(ep, 2000, Int("status", 0))
 	w.Begin(ep, 3000, "usb", "Bulk IN")
 	w.End(ep, 4000)
@@ -49,7 +49,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		t.Errorf("first event %+v", e)
 	}
 	i := tr.events[1]
-	if i.args["text"] != "hello" || i.args["ok"] != true || i.args["status"] != int64(-32) || i.args["f"] != 1.5 {
+	if i.args["text"] != "hello" || i.args["ok"] != true || i.args["status"] != int64(-32) || i.args["f"] != 1.5 || i.args["h"] != "0xfebc0008" || i.args["z"] != "0x0" {
 		t.Errorf("instant args %+v", i.args)
 	}
 	if tr.events[3].name != "Bulk IN" {
@@ -65,9 +65,9 @@ func TestWriterRoundTrip(t *testing.T) {
 		t.Errorf("event after the data loss: %+v", last)
 	}
 	// "Bulk IN", "start"; "usb", "marker"; length, request, text, ok,
-	// status, f; after the loss again "Bulk IN", "usb", "request"
-	if st.Interned != 13 {
-		t.Errorf("interned %d strings, want 13", st.Interned)
+	// status, f, h, z; after the loss again "Bulk IN", "usb", "request"
+	if st.Interned != 15 {
+		t.Errorf("interned %d strings, want 15", st.Interned)
 	}
 
 	text := protocDecode(t, buf.Bytes())
