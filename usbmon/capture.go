@@ -64,6 +64,11 @@ type CaptureOptions struct {
 	// DebugFS is where debugfs is mounted (default: found in
 	// /proc/self/mountinfo, else /sys/kernel/debug). Used by MethodText.
 	DebugFS string
+	// TextWallClock makes MethodText events carry a wall clock (Sec,
+	// Usec, HasWallClock) reconstructed from the text stamp (monotonic
+	// clock modulo 4096 s) and the clocks at read time, for outputs that
+	// want one (pcap, pcapng). The text stamp itself is kept.
+	TextWallClock bool
 	// OnBatch, if set, is called when a batch of events has been handed
 	// out and before the capture waits for more: the place to flush output
 	// so that a killed capture leaves complete records.

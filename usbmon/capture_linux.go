@@ -423,6 +423,13 @@ func (c *Capture) readText(ev *Event) error {
 				return &FormatError{Format: Format1u, Line: int(c.stats.Events) + 1, Offset: -1, Msg: msg + ": " + strconv.Quote(string(line)), Err: ErrFormat}
 			}
 			c.data = ev.Data[:0]
+			if c.opt.TextWallClock {
+				if mono, err := unix.ClockNS(unix.ClockMonotonic); err == nil {
+					wall := textWallClock(ev.TextStamp, mono, time.Now().UnixNano())
+					ev.Sec, ev.Usec = wall/1e6, int32(wall%1e6)
+					ev.Fields |= HasWallClock
+				}
+			}
 			c.stats.Events++
 			c.drainLeft--
 			c.batchDone()

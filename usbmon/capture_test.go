@@ -42,3 +42,20 @@ func TestMountinfoDebugfs(t *testing.T) {
 		t.Errorf("text_lost: %d %v", n, err)
 	}
 }
+
+func TestTextWallClock(t *testing.T) {
+	// Monotonic now: 5000.5 s (stamp period wraps at 4096 s); real now:
+	// 1,700,000,000 s. An event 2.25 s old has stamp (4998.25 mod 4096) s.
+	mono := int64(5000_500_000_000)
+	real := int64(1_700_000_000_000_000_000)
+	stamp := uint32((4998_250_000) % textPeriod)
+	if got, want := textWallClock(stamp, mono, real), real/1000-2_250_000; got != want {
+		t.Errorf("got %d, want %d", got, want)
+	}
+	// Across the wrap: now just after it, event just before.
+	mono = 4096_000_100_000 // 4096.0001 s
+	stamp = uint32(textPeriod - 50)
+	if got, want := textWallClock(stamp, mono, real), real/1000-150; got != want {
+		t.Errorf("wrap: got %d, want %d", got, want)
+	}
+}

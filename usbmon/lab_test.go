@@ -35,6 +35,8 @@ iotap usb capture --method read --ring-size 1200K -o /tmp/read.pcapng 2>/out/rea
 R=$!
 iotap usb capture --method text --format 1u -o /tmp/text.1u 2>/out/text.err &
 T=$!
+iotap usb capture --method text -o /tmp/textts.pcapng 2>/out/textts.err &
+TT=$!
 # One bus only: the bus of the xHCI disk.
 xdisk=$(for d in /sys/block/sd*; do case "$(readlink -f $d)" in */0000:00:04.0/*) echo $d;; esac; done)
 bus=$(d=$(readlink -f $xdisk); while [ ! -e $d/busnum ]; do d=${d%/*}; done; cat $d/busnum)
@@ -56,13 +58,14 @@ sleep 2
 kill $(cat /tmp/inputs)
 sleep 2
 kill $K
-kill -INT $M $R $T $B
+kill -INT $M $R $T $B $TT
 status $M mmap
 status $R read
 status $T text
 status $B bus
+status $TT textts
 cat /sys/kernel/debug/usb/usbmon/0s >/out/0s
-cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /tmp/bus.pcapng /out/
+cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /tmp/bus.pcapng /tmp/textts.pcapng /out/
 
 # Phase 2: full-speed reads of a 16 MiB disk, largest ring, capturing
 # thread at nice -20 (the guest has one CPU, shared with dd): nothing lost.
@@ -136,13 +139,14 @@ func TestLabCapture(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, n), b, 0o644)
 		}
 	}
-	for _, m := range []string{"mmap", "read", "text", "bus"} {
+	for _, m := range []string{"mmap", "read", "text", "bus", "textts"} {
 		if rc := strings.TrimSpace(string(res.ReadOut(t, m+".rc"))); rc != "0" {
 			t.Errorf("%s capture exited %s: %s", m, rc, res.ReadOut(t, m+".err"))
 		}
 	}
 	t.Run("agreement", func(t *testing.T) { checkAgreement(t, res, out) })
 	t.Run("bus", func(t *testing.T) { checkBus(t, res, out) })
+	t.Run("text-wall-clock", func(t *testing.T) { checkTextWallClock(t, res, out) })
 	t.Run("full-speed", func(t *testing.T) { checkFullSpeed(t, res, out) })
 	t.Run("tiny-ring", func(t *testing.T) { checkTinyRing(t, res, out) })
 	t.Run("sigkill", func(t *testing.T) { checkKilled(t, res, out) })
@@ -423,4 +427,30 @@ func checkTerm(t *testing.T, res *vmlab.Result, out func(string) string) {
 		t.Errorf("SIGTERM capture: %d events, then %v", n, err)
 	}
 	t.Logf("SIGTERM during a disk read: %d events, complete file; %s", n, strings.TrimSpace(errs))
+}
+
+// checkTextWallClock: a text capture written as pcapng carries wall-clock
+// times rebuilt from the text stamps; they match the binary capture's
+// (kernel stamps taken at the same moment on another clock) closely.
+func checkTextWallClock(t *testing.T, res *vmlab.Result, out func(string) string) {
+	bin := readAll(t, out("mmap.pcapng"))
+	txt := readAll(t, out("textts.pcapng"))
+	a, b := asText(txt), asText(bin)
+	un, outside, gaps, first, _ := subsequence(a, b)
+	if un != 0 || outside > 5 || gaps != 0 || first < 0 {
+		t.Fatalf("text pcapng vs binary: %d unmatched, %d outside, %d gaps", un, outside, gaps)
+	}
+	worst := int64(0)
+	for i, ev := range txt {
+		ref := bin[first+i]
+		d := (ev.Sec*1e6 + int64(ev.Usec)) - (ref.Sec*1e6 + int64(ref.Usec))
+		if d < 0 {
+			d = -d
+		}
+		worst = max(worst, d)
+	}
+	t.Logf("text capture in pcapng: %d events, largest difference from the binary wall clock %d µs", len(txt), worst)
+	if worst > 20000 {
+		t.Errorf("text wall clock off by %d µs", worst)
+	}
 }

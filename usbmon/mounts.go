@@ -51,3 +51,19 @@ func parseTextLost(b []byte) (uint64, error) {
 	}
 	return 0, fmt.Errorf("usbmon: no text_lost in %q", b)
 }
+
+// textPeriod is the period of the text API's timestamps: the kernel keeps
+// the monotonic seconds modulo 4096, in microseconds.
+const textPeriod = 4096 * 1000000
+
+// textWallClock turns a text stamp (µs of CLOCK_MONOTONIC modulo 4096 s)
+// into wall-clock microseconds, given both clocks (ns) read just after the
+// event: the event is taken to be less than 4096 s old.
+func textWallClock(stamp uint32, monoNow, realNow int64) int64 {
+	nowUs := monoNow / 1000
+	age := (nowUs%textPeriod - int64(stamp)) % textPeriod
+	if age < 0 {
+		age += textPeriod
+	}
+	return realNow/1000 - age
+}

@@ -150,7 +150,8 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			writeErr = err
 		}
 	}
-	capt, err = usbmon.OpenCapture(ctx, usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring, OnBatch: onBatch})
+	capt, err = usbmon.OpenCapture(ctx, usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring, OnBatch: onBatch,
+		TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng})
 	if err != nil {
 		if errors.Is(err, usbmon.ErrNotSupported) {
 			return fmt.Errorf("%w (try 'iotap doctor')", err)
