@@ -396,3 +396,25 @@ func usbPairUnmatched(t *testing.T, p string) {
 		t.Errorf("unmatched submissions %v, tshark %v", got, want)
 	}
 }
+
+// The lab's '1t' recording (no bus numbers): addresses are printed the
+// way the kernel prints them, and the keyboard's enumeration identifies it.
+func TestUSBRead1t(t *testing.T) {
+	p := filepath.Join("..", "..", "testdata", "usbmon", "lab-hidbus-t.txt")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip(err)
+	}
+	out, errs, code := usbRun(t, "usb", "read", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) < 4 || strings.Count(f[3], ":") != 2 {
+			t.Fatalf("address word of %q", l)
+		}
+	}
+	stats, _, code := usbRun(t, "usb", "stats", p)
+	if code != 0 || !strings.Contains(stats, "0627:0001 QEMU QEMU USB Keyboa") {
+		t.Errorf("stats:\n%s", stats)
+	}
+}
