@@ -133,10 +133,14 @@ func TestLabCapture(t *testing.T) {
 		t.Fatalf("guest script failed (exit %d):\n%s", res.ExitCode, tailLines(res.Console, 40))
 	}
 	out := func(name string) string { return filepath.Join(res.Out, name) }
-	if dir := os.Getenv("IOTAP_USB_LAB_SAVE"); dir != "" {
-		for _, n := range []string{"kernel.0u", "mmap.pcapng", "read.pcapng", "text.1u"} {
-			b := res.ReadOut(t, n)
-			os.WriteFile(filepath.Join(dir, n), b, 0o644)
+	// IOTAP_USB_LAB_SAVE=1 re-records the bundled samples
+	// testdata/usbmon/lab-capture.pcapng (iotap's mmap capture) and
+	// lab-capture.0u (the kernel's 0u text of the same moment).
+	if os.Getenv("IOTAP_USB_LAB_SAVE") == "1" {
+		for from, to := range map[string]string{"mmap.pcapng": "lab-capture.pcapng", "kernel.0u": "lab-capture.0u"} {
+			if err := os.WriteFile(labFile(to), res.ReadOut(t, from), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, m := range []string{"mmap", "read", "text", "bus", "textts"} {
