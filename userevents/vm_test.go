@@ -31,7 +31,11 @@ func TestVM(t *testing.T) {
 	if run == "" {
 		run = "^TestLab"
 	}
-	cpus := 2 // per-CPU buffers get exercised
+	// One vCPU: with two, multi-threaded TCG sometimes catches the int3 of
+	// a static-key patch (enabling a tracepoint) on the other vCPU and the
+	// guest kernel oopses in __schedule. The golden pages of two CPUs in
+	// testdata were captured with IOTAP_UE_CPUS=2.
+	cpus := 1
 	if n, err := strconv.Atoi(os.Getenv("IOTAP_UE_CPUS")); err == nil && n > 0 {
 		cpus = n
 	}
