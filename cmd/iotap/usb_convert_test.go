@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,10 +43,13 @@ func TestUSBConvertPcapngTo1uMatchesKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, want := stripStamps(out), stripStamps(string(kernel))
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+	// Both were recorded at once; the tails may differ by the events of
+	// the moment the readers were stopped one after the other.
+	n := min(len(got), len(want))
+	if n < 100 || len(got)-n > 5 || len(want)-n > 5 || strings.Join(got[:n], "\n") != strings.Join(want[:n], "\n") {
 		t.Fatalf("converted text differs from the kernel's (%d vs %d lines)", len(got), len(want))
 	}
-	if !strings.Contains(errs, "converted 184 events (pcapng to 1u)") || !strings.Contains(errs, "wall-clock") {
+	if !strings.Contains(errs, fmt.Sprintf("converted %d events (pcapng to 1u)", len(got))) || !strings.Contains(errs, "wall-clock") {
 		t.Errorf("stderr: %q", errs)
 	}
 }
@@ -103,7 +107,7 @@ func TestUSBConvertLossAndErrors(t *testing.T) {
 		t.Errorf("bad line: exit %d, %q", code, errs)
 	}
 	_, errs, code = runUSB(t, "usb", "convert", "--keep-going", "--to", "pcapng", bad, "-o", filepath.Join(dir, "bad.pcapng"))
-	if code != 3 || !strings.Contains(errs, "1 unreadable lines skipped") || !strings.Contains(errs, "converted 183 events") {
+	if code != 3 || !strings.Contains(errs, "1 unreadable lines skipped") || !strings.Contains(errs, fmt.Sprintf("converted %d events", len(lines)-2)) {
 		t.Errorf("--keep-going: exit %d, %q", code, errs)
 	}
 	// Never write through a symbolic link.
