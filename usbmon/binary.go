@@ -58,6 +58,7 @@ func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
 		ev.ErrorCount, ev.NumDesc = 0, 0
 	}
 	ev.Fields = HasWallClock | HasBus | HasLengths
+	ev.TextStamp = 0
 	ev.Interval, ev.StartFrame, ev.XferFlags, ev.NDesc = 0, 0, 0, 0
 	if hdrLen == HeaderLen64 {
 		ev.Interval = int32(bo.Uint32(b[48:]))

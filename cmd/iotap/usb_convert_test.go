@@ -133,3 +133,22 @@ func TestUSBConvertLossAndErrors(t *testing.T) {
 		t.Errorf("ring size bounds not reported: %q", errs)
 	}
 }
+
+// "-" reads standard input; the format is still detected from the content.
+func TestUSBConvertStdin(t *testing.T) {
+	f, err := os.Open(usbLab("lab-capture.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	old := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = old }()
+	out, errs, code := runUSB(t, "usb", "convert", "--to", "1t", "-", "-o", "-")
+	if code != 0 || !strings.Contains(errs, "(pcapng to 1t)") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, " S Ci:") || strings.Count(out, "\n") < 100 {
+		t.Fatalf("1t output: %.200q", out)
+	}
+}
