@@ -249,7 +249,7 @@ func (d *Decoder) bulk(ev *usbmon.Event) Decoded {
 	switch {
 	case !ev.In && ev.Type == usbmon.Submission && IsCBW(ev.Data):
 		c, err := ParseCBW(ev.Data)
-		if err == nil {
+		if _, known := d.msc[k]; err == nil && (known || len(d.msc) < maxDevices) {
 			cdb, _ := ParseCDB(c.Command())
 			cdb.Raw = nil
 			d.msc[k] = mscState{cdb: cdb, valid: true}

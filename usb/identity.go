@@ -101,9 +101,17 @@ func (ids *Identities) Set(d DeviceInfo) {
 	ids.devs[devAddr{d.Bus, d.Device}] = &c
 }
 
+// maxDevices bounds the devices an Identities table learns from a capture
+// (a real system has at most 127 per bus; a corrupt capture could claim
+// millions).
+const maxDevices = 1 << 12
+
 func (ids *Identities) get(bus uint16, dev uint8) *DeviceInfo {
 	k := devAddr{bus, dev}
 	d := ids.devs[k]
+	if d == nil && len(ids.devs) >= maxDevices {
+		return &DeviceInfo{Bus: bus, Device: dev} // learned, then forgotten
+	}
 	if d == nil {
 		d = &DeviceInfo{Bus: bus, Device: dev, Source: "capture"}
 		ids.devs[k] = d

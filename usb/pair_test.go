@@ -182,3 +182,14 @@ func TestStatsCounts(t *testing.T) {
 		t.Errorf("devices %+v", d)
 	}
 }
+
+func TestStatsBounded(t *testing.T) {
+	st := NewStats()
+	st.MaxEndpoints = 3
+	for dev := uint8(1); dev <= 5; dev++ {
+		st.Add(ev(usbmon.Submission, 1, dev, 1, true, -115, 0))
+	}
+	if len(st.Endpoints()) != 3 || st.Untracked() != 2 || st.Events() != 5 {
+		t.Errorf("%d endpoints, %d untracked", len(st.Endpoints()), st.Untracked())
+	}
+}

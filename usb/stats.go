@@ -59,12 +59,16 @@ func (s *EndpointStats) BytesPerSecond() float64 {
 // with the number of endpoints, never with the number of events.
 type Stats struct {
 	Pairer *Pairer
-	eps    map[EndpointKey]*EndpointStats
-	last1  *EndpointStats // the endpoint of the previous event
-	events uint64
-	first  int64
-	last   int64
-	text   bool
+	// MaxEndpoints bounds the endpoints tracked (DefaultMaxEndpoints when
+	// 0); events of further endpoints are counted in Untracked only.
+	MaxEndpoints int
+	untracked    uint64
+	eps          map[EndpointKey]*EndpointStats
+	last1        *EndpointStats // the endpoint of the previous event
+	events       uint64
+	first        int64
+	last         int64
+	text         bool
 }
 
 // NewStats returns empty statistics.
@@ -96,6 +100,14 @@ func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 	if s == nil || s.EndpointKey != k {
 		s = st.eps[k]
 		if s == nil {
+			max := st.MaxEndpoints
+			if max <= 0 {
+				max = DefaultMaxEndpoints
+			}
+			if len(st.eps) >= max {
+				st.untracked++
+				return
+			}
 			s = &EndpointStats{EndpointKey: k, FirstMicros: t, Status: map[int32]uint64{}, text: st.text}
 			st.eps[k] = s
 		}
@@ -145,6 +157,13 @@ func (s *EndpointStats) StatusCounts() map[int32]uint64 {
 	}
 	return m
 }
+
+// DefaultMaxEndpoints bounds the endpoints a Stats tracks.
+const DefaultMaxEndpoints = 1 << 14
+
+// Untracked returns the number of events not accounted because
+// MaxEndpoints endpoints were already tracked.
+func (st *Stats) Untracked() uint64 { return st.untracked }
 
 // Events returns the number of events seen.
 func (st *Stats) Events() uint64 { return st.events }

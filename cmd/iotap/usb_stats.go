@@ -82,10 +82,11 @@ type usbStatsJSON struct {
 }
 
 type usbSummaryJSON struct {
-	Kind   string         `json:"kind"`
-	Events uint64         `json:"events"`
-	SpanUs int64          `json:"span_us"`
-	Pairs  usb.PairCounts `json:"pairing"`
+	Kind      string         `json:"kind"`
+	Events    uint64         `json:"events"`
+	Untracked uint64         `json:"untracked_events"`
+	SpanUs    int64          `json:"span_us"`
+	Pairs     usb.PairCounts `json:"pairing"`
 }
 
 func latencyJSON(h *usb.Histogram) usbLatencyJSON {
@@ -161,7 +162,7 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 			return err
 		}
 	}
-	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), SpanUs: st.Span(), Pairs: in.pairer.Counts()})
+	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), Untracked: st.Untracked(), SpanUs: st.Span(), Pairs: in.pairer.Counts()})
 }
 
 func fmtMicros(us int64) string {
@@ -237,6 +238,9 @@ func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 	c := in.pairer.Counts()
 	_, err := fmt.Fprintf(w, "%d events over %s; %d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors\n",
 		st.Events(), fmtMicros(st.Span()), c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
+	if err == nil && st.Untracked() > 0 {
+		_, err = fmt.Fprintf(w, "%d events of endpoints beyond the first %d not counted per endpoint\n", st.Untracked(), usb.DefaultMaxEndpoints)
+	}
 	if err == nil && c.Overflow > 0 {
 		_, err = fmt.Fprintf(w, "%d submissions not tracked: more than %d in flight\n", c.Overflow, usb.DefaultMaxPending)
 	}
