@@ -235,3 +235,45 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPairer checks the pairing counts on arbitrary event sequences: every
+// submission is paired, superseded, in flight or not tracked, every
+// completion is paired or an orphan, and latencies are never negative.
+func FuzzPairer(f *testing.F) {
+	f.Add([]byte{'S', 1, 2, 0, 'C', 1, 2, 5, 'S', 1, 2, 9, 'S', 1, 2, 10, 'C', 1, 2, 12, 'E', 3, 2, 13, 'C', 7, 7, 20})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := &Pairer{MaxPending: 8}
+		st := NewStats()
+		st.MaxEndpoints = 4
+		var subs, calls uint64
+		var now int64
+		for i := 0; i+4 <= len(b); i += 4 {
+			typ := usbmon.EventType("SCE"[int(b[i])%3])
+			now += int64(b[i+3])
+			e := &usbmon.Event{ID: uint64(b[i+1] % 16), Type: typ, Device: b[i+2] % 4, Endpoint: b[i+2] >> 6, In: b[i+1]&0x80 != 0,
+				Transfer: usbmon.TransferType(b[i+1] >> 5 & 3), Status: -int32(b[i+3] % 4), Sec: now / 1000000, Usec: int32(now % 1000000),
+				Fields: usbmon.HasWallClock}
+			switch typ {
+			case usbmon.Submission:
+				subs++
+			case usbmon.Callback:
+				calls++
+			}
+			pr, ok := p.Add(e)
+			if ok && pr.Latency < 0 {
+				t.Fatalf("negative latency %d", pr.Latency)
+			}
+			st.Add(e)
+		}
+		c := p.Counts()
+		if c.Pairs+c.InFlight+c.Superseded+c.Overflow != subs {
+			t.Fatalf("submissions %d, counts %+v", subs, c)
+		}
+		if c.Pairs+c.Orphans != calls {
+			t.Fatalf("completions %d, counts %+v", calls, c)
+		}
+		if len(st.Endpoints()) > 4 {
+			t.Fatalf("%d endpoints tracked", len(st.Endpoints()))
+		}
+	})
+}
