@@ -169,6 +169,7 @@ type Writer struct {
 	names, cats, argNames intern
 	interned              []byte // InternedData of the packet being built
 	ev, ann, pkt          []byte
+	hdr                   [16]byte
 
 	stats WriterStats
 }
@@ -479,8 +480,7 @@ func (w *Writer) emit(p []byte) {
 		w.err = errPacketTooBig
 		return
 	}
-	var hdr [16]byte
-	h := protowire.AppendTag(hdr[:0], fTracePacket, protowire.BytesType)
+	h := protowire.AppendTag(w.hdr[:0], fTracePacket, protowire.BytesType)
 	h = protowire.AppendVarint(h, uint64(len(p)))
 	if _, err := w.w.Write(h); err != nil {
 		w.err = fmt.Errorf("perfetto: %w", err)

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bytes"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -132,3 +133,29 @@ func TestWriterStickyError(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestWriterNoAllocs(t *testing.T) {
+	w := NewWriter(io.Discard)
+	tr := w.Track(0, "t", TrackOptions{})
+	args := []Arg{Hex("offset", 0xd8), Uint("width", 4), Bytes("decoded", []byte("{TXDW}"))}
+	w.Instant(tr, 1, "mmio", "W IMC", args...)
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.Instant(tr, 2, "mmio", "W IMC", args...)
+		w.Begin(tr, 3, "usb", "bulk IN", args...)
+		w.End(tr, 4)
+		w.Counter(tr, 5, 1.5)
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per event group, want 0", allocs)
+	}
+}
+
+func BenchmarkWriterInstant(b *testing.B) {
+	w := NewWriter(io.Discard)
+	tr := w.Track(0, "t", TrackOptions{})
+	args := []Arg{Hex("offset", 0xd8), Hex("value", 0xffffffff), Uint("width", 4), Bytes("decoded", []byte("{TXDW, TXQE}"))}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		w.Instant(tr, uint64(i), "mmio", "W IMC", args...)
+	}
+}
