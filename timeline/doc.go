@@ -40,7 +40,7 @@
 //
 // Writer encodes TracePackets with protowire and writes each one as soon as
 // it is complete (field 1 of perfetto.protos.Trace): memory does not grow
-// with the trace. Event names, categories and argument names are interned
+// with the trace, and once a name is interned an event costs no allocation. Event names, categories and argument names are interned
 // (bounded tables, see MaxInterned) on one packet sequence. The field
 // numbers come from Perfetto's published perfetto_trace.proto, a copy of
 // which is in testdata/perfetto for the tests (protoc --decode).
