@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
@@ -241,7 +242,15 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := userevents.DeleteFS(fs, args[0]); err != nil {
+			// A process that just exited or exec'd releases its
+			// registrations after an RCU grace period: retry a busy
+			// delete for a second before giving up.
+			err = userevents.DeleteFS(fs, args[0])
+			for i := 0; i < 50 && errors.Is(err, userevents.ErrBusy); i++ {
+				time.Sleep(20 * time.Millisecond)
+				err = userevents.DeleteFS(fs, args[0])
+			}
+			if err != nil {
 				return explain(err)
 			}
 			fmt.Fprintf(e.stdout, "deleted %s\n", args[0])
