@@ -111,7 +111,7 @@ cp /tmp/killed.pcapng /out/
 # Phase 5: SIGTERM while the disk is being read: the capture stops at once
 # (traffic going on does not keep it draining) and leaves a complete file.
 echo 3 >/proc/sys/vm/drop_caches
-iotap usb capture --nice -20 --ring-size 1200K -o /tmp/term.pcapng 2>/out/term.err &
+iotap usb capture --nice -20 --ring-size 1200K --snaplen 64 -o /tmp/term.pcapng 2>/out/term.err &
 X=$!
 sleep 2
 dd if=/dev/$disk of=/dev/null bs=16k 2>/dev/null &
@@ -429,6 +429,24 @@ func checkTerm(t *testing.T, res *vmlab.Result, out func(string) string) {
 	}
 	if err != io.EOF || n < 20 {
 		t.Errorf("SIGTERM capture: %d events, then %v", n, err)
+	}
+	// --snaplen 64: data cut, real lengths kept.
+	if !strings.Contains(errs, "kept only their first 64 data bytes (--snaplen)") {
+		t.Errorf("no --snaplen report: %q", errs)
+	}
+	fh.Seek(0, 0)
+	r, _, _ = NewReader(fh)
+	cut := 0
+	for r.ReadInto(&ev) == nil {
+		if len(ev.Data) > 64 {
+			t.Fatalf("event with %d data bytes despite --snaplen 64", len(ev.Data))
+		}
+		if ev.CapLen > 64 {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Error("no event shows a cut record (len_cap > 64)")
 	}
 	t.Logf("SIGTERM during a disk read: %d events, complete file; %s", n, strings.TrimSpace(errs))
 }

@@ -349,3 +349,36 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+// Records cut short (iotap usb capture --snaplen): the header keeps the
+// kernel's lengths; tshark reads the same fields.
+func TestTsharkAgreesOnCutRecords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs tshark (slow)")
+	}
+	evs := readAll(t, labFile("lab-capture.pcapng"))
+	out := filepath.Join(t.TempDir(), "cut.pcapng")
+	fh, _ := os.Create(out)
+	w, _ := NewPcapngWriter(fh, LinkTypeUSBLinuxMmapped)
+	cut := 0
+	for _, ev := range evs {
+		if len(ev.Data) > 16 {
+			ev.Data = ev.Data[:16]
+			cut++
+		}
+		w.Write(ev)
+	}
+	w.Flush()
+	fh.Close()
+	if cut == 0 {
+		t.Fatal("nothing to cut")
+	}
+	if n := compareWithTshark(t, out); n != len(evs) {
+		t.Fatalf("%d of %d", n, len(evs))
+	}
+	for _, ev := range readAll(t, out) {
+		if len(ev.Data) > 16 {
+			t.Fatal("data longer than cut")
+		}
+	}
+}

@@ -28,6 +28,7 @@ type usbCaptureOptions struct {
 	allowLoss  bool
 	statsEvery time.Duration
 	nice       int
+	snaplen    int
 }
 
 func newUSBCaptureCmd(e *env) *cobra.Command {
@@ -76,6 +77,7 @@ text method mount debugfs.`,
 	fl.Uint64VarP(&o.count, "count", "c", 0, "stop after this many events (0: no limit)")
 	fl.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
 	fl.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the kernel dropped events")
+	fl.IntVar(&o.snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
 	fl.IntVar(&o.nice, "nice", 0, "nice value of the capturing thread (-20..19; negative values help a busy machine keep up, root only)")
 	fl.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
 	return c
@@ -118,6 +120,9 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			return usageErrorf("--ring-size %d: the kernel accepts %d (%dK) to %d (%dK) bytes",
 				ring, usbmon.RingSizeMin, usbmon.RingSizeMin/1024, usbmon.RingSizeMax, usbmon.RingSizeMax/1024)
 		}
+	}
+	if o.snaplen < 0 {
+		return usageErrorf("--snaplen %d: want 0 (all) or more", o.snaplen)
 	}
 	if o.bus < 0 || o.bus > 255 {
 		return usageErrorf("--bus %d: want 0 (all buses) to 255", o.bus)
@@ -192,7 +197,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	}
 	start := time.Now()
 	var ev usbmon.Event
-	var n uint64
+	var n, cut uint64
 	var readErr error
 	for {
 		err := capt.ReadInto(&ev)
@@ -203,7 +208,10 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			readErr = err
 			break
 		}
-		if err := writeCaptured(w, capt, &ev); err != nil {
+		if o.snaplen > 0 && len(ev.Data) > o.snaplen {
+			cut++
+		}
+		if err := writeCaptured(w, capt, &ev, o.snaplen); err != nil {
 			writeErr = err
 			break
 		}
@@ -243,6 +251,9 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if l := w.Loss(); l.Total() > 0 {
 		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", format, l)
 	}
+	if cut > 0 {
+		fmt.Fprintf(e.stderr, "iotap: %d events kept only their first %d data bytes (--snaplen)\n", cut, o.snaplen)
+	}
 	if writeErr != nil {
 		return fmt.Errorf("write %s: %w", o.out, writeErr)
 	}
@@ -273,13 +284,21 @@ func busName(bus int) string {
 // writeCaptured writes ev, straight from the kernel's record when the
 // output is pcap/pcapng with the same 64-byte header (no re-encoding, one
 // copy less under load).
-func writeCaptured(w usbmon.Writer, capt *usbmon.Capture, ev *usbmon.Event) error {
+//
+// With snaplen > 0 only the first snaplen data bytes are written; the
+// header keeps the kernel's lengths, so readers see a cut record.
+func writeCaptured(w usbmon.Writer, capt *usbmon.Capture, ev *usbmon.Event, snaplen int) error {
 	type recordWriter interface {
 		WriteRecord(ev *usbmon.Event, rec []byte) error
 	}
+	drop := 0
+	if snaplen > 0 && len(ev.Data) > snaplen {
+		drop = len(ev.Data) - snaplen
+		ev.Data = ev.Data[:snaplen]
+	}
 	if rw, ok := w.(recordWriter); ok {
 		if rec := capt.Record(); rec != nil {
-			return rw.WriteRecord(ev, rec)
+			return rw.WriteRecord(ev, rec[:len(rec)-drop])
 		}
 	}
 	return w.Write(ev)
