@@ -81,23 +81,29 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	return newTextReader(bufio.NewReaderSize(all, 1<<16), f, opt), f, nil
 }
 
-// sniffText decides between 1u and 1t from the first line's address word:
-// 1u has three colons (type:bus:dev:ep), 1t two.
+// sniffText decides between 1u and 1t from the address word of the first
+// line that has one: 1u has three colons (type:bus:dev:ep), 1t two. Lines
+// before it are left to the text reader (an error, or skipped with
+// KeepGoing).
 func sniffText(head []byte) (Format, error) {
-	line := head
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
+	rest := head
+	for len(rest) > 0 {
+		line := rest
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line, rest = line[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
+		fields := bytes.Fields(line)
+		if len(fields) < 4 {
+			continue
+		}
+		switch bytes.Count(fields[3], []byte{':'}) {
+		case 3:
+			return Format1u, nil
+		case 2:
+			return Format1t, nil
+		}
 	}
-	fields := bytes.Fields(line)
-	if len(fields) < 4 {
-		return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng or usbmon text file", Err: ErrFormat}
-	}
-	switch bytes.Count(fields[3], []byte{':'}) {
-	case 3:
-		return Format1u, nil
-	case 2:
-		return Format1t, nil
-	}
-	return FormatUnknown, &FormatError{Format: Format1u, Line: 1, Offset: -1,
-		Msg: fmt.Sprintf("address word %q is neither 1u nor 1t", fields[3]), Err: ErrFormat}
+	return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng or usbmon text file", Err: ErrFormat}
 }

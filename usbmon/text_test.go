@@ -188,3 +188,20 @@ func TestTextZeroAlloc(t *testing.T) {
 		t.Fatalf("%v allocations per event, want 0", allocs)
 	}
 }
+
+// A bad first line does not prevent detection; KeepGoing skips it.
+func TestTextBadFirstLine(t *testing.T) {
+	in := "garbage\n" + kernelLines1t[0] + "\n" + kernelLines1t[1] + "\n"
+	r, f, err := NewReaderOptions(strings.NewReader(in), ReaderOptions{KeepGoing: true})
+	if err != nil || f != Format1t {
+		t.Fatalf("%v %v", f, err)
+	}
+	var ev Event
+	n := 0
+	for r.ReadInto(&ev) == nil {
+		n++
+	}
+	if n != 2 || r.(Skipper).Skipped() != 1 {
+		t.Fatalf("%d events, %d skipped", n, r.(Skipper).Skipped())
+	}
+}
