@@ -3,7 +3,6 @@ package usbmon
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 )
 
