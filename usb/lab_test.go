@@ -15,7 +15,9 @@ import (
 // default) while the guest re-probes both storage devices (usb-storage
 // unbind/bind: INQUIRY, READ CAPACITY, MODE SENSE, READ_10), reads them,
 // types on the keyboard and hot-unplugs and replugs it (enumeration with
-// its HID report descriptor). The guest's sysfs view of the USB devices is
+// its HID report descriptor), then rebinds the xHCI controller (root hub
+// descriptors, BOS, everything behind it enumerates again). The guest's
+// sysfs view of the USB devices is
 // copied to /out/sysfs for the identity checks.
 const labDecodeScript = `
 lab_wait 60 sh -c 'ls /sys/block | grep -c ^sd | grep -qx 2'
@@ -62,6 +64,15 @@ sleep 1
 lab_monitor "sendkey shift-b" >/dev/null
 sleep 1
 kill $(cat /tmp/inputs) 2>/dev/null || true
+# Rebind the xHCI controller: its root hubs and every device behind it
+# enumerate again (hub, SuperSpeed hub, BOS, device qualifier, tablet).
+echo 0000:00:04.0 >/sys/bus/pci/drivers/xhci_hcd/unbind
+sleep 1
+echo 0000:00:04.0 >/sys/bus/pci/drivers/xhci_hcd/bind
+lab_wait 60 sh -c 'grep -qx "QEMU USB Keyboard" /sys/bus/usb/devices/*/product'
+lab_wait 60 sh -c 'grep -qx "QEMU USB Tablet" /sys/bus/usb/devices/*/product'
+lab_wait 60 sh -c 'ls /sys/block | grep -c ^sd | grep -qx 2'
+sleep 2
 sleep 1
 kill -INT $C
 rc=0; wait $C || rc=$?; echo $rc >/out/capture.rc
@@ -119,7 +130,8 @@ func TestLabDecode(t *testing.T) {
 		}
 		for _, k := range []string{"REPORT items=", "apps=Keyboard", "CBW ", "INQUIRY alloc", "INQUIRY data: disk vendor=\"QEMU\"",
 			"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "MODE_SENSE", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\"",
-			"HID input: Left Shift keys=[Key b]", "HID input: Left Shift", "MODE data_length="} {
+			"HID input: Left Shift keys=[Key b]", "HID input: Left Shift", "MODE data_length=",
+			"BOS total=", "SUPERSPEED_USB", "SS_HUB ports=", "HUB ports=", "apps=Mouse", "STRING \"QEMU USB Tablet\""} {
 			if strings.Contains(d.Summary, k) {
 				seen[k]++
 			}
@@ -127,7 +139,7 @@ func TestLabDecode(t *testing.T) {
 	}
 	for _, k := range []string{"REPORT items=", "apps=Keyboard", "CBW ", "INQUIRY alloc", "INQUIRY data: disk vendor=\"QEMU\"",
 		"READ_CAPACITY_10", "CAPACITY blocks=32768 block_size=512", "READ_10 ", "CSW ", "SET_CONFIGURATION", "STRING \"QEMU USB Keyboard\"",
-		"HID input: Left Shift keys=[Key b]", "MODE data_length="} {
+		"HID input: Left Shift keys=[Key b]", "MODE data_length=", "BOS total=", "SUPERSPEED_USB", "SS_HUB ports=", "HUB ports="} {
 		if seen[k] == 0 {
 			t.Errorf("nothing decoded as %q", k)
 		}
