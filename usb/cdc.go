@@ -159,6 +159,61 @@ func (l LineCoding) String() string {
 	return fmt.Sprintf("%d %d%c%s", l.Rate, l.DataBits, p, stop)
 }
 
+// CDCNotification is a notification a CDC communications interface sends
+// on its interrupt IN endpoint (CDC 1.2 section 6.3, PSTN 6.5).
+type CDCNotification struct {
+	RequestType  uint8  `json:"bmRequestType"`
+	Notification uint8  `json:"bNotification"`
+	Value        uint16 `json:"wValue"`
+	Index        uint16 `json:"wIndex"`
+	Length       uint16 `json:"wLength"`
+	Data         []byte `json:"data,omitempty"`
+}
+
+// ParseCDCNotification decodes a CDC notification: an 8-byte header like
+// a setup packet (bmRequestType 0xa1) followed by wLength data bytes.
+func ParseCDCNotification(b []byte) (CDCNotification, error) {
+	const what = "cdc notification"
+	if len(b) < 8 {
+		return CDCNotification{}, shortErr(what, len(b), 8, len(b))
+	}
+	n := CDCNotification{RequestType: b[0], Notification: b[1], Value: le16(b[2:]), Index: le16(b[4:]), Length: le16(b[6:])}
+	if n.RequestType != 0xa1 {
+		return n, invalidErr(what, 0, "bmRequestType 0x%02x, want 0xa1", n.RequestType)
+	}
+	if len(b) < 8+int(n.Length) {
+		return n, shortErr(what, len(b), 8+int(n.Length), len(b))
+	}
+	n.Data = b[8 : 8+int(n.Length)]
+	return n, nil
+}
+
+func (n CDCNotification) String() string {
+	switch n.Notification {
+	case 0x00:
+		state := "disconnected"
+		if n.Value != 0 {
+			state = "connected"
+		}
+		return fmt.Sprintf("NETWORK_CONNECTION %s interface=%d", state, n.Index)
+	case 0x01:
+		return fmt.Sprintf("RESPONSE_AVAILABLE interface=%d", n.Index)
+	case 0x20:
+		if len(n.Data) >= 2 {
+			st := cdcSerialState(le16(n.Data))
+			if st == "" {
+				st = "0"
+			}
+			return fmt.Sprintf("SERIAL_STATE %s interface=%d", st, n.Index)
+		}
+	case 0x2a:
+		if len(n.Data) >= 8 {
+			return fmt.Sprintf("CONNECTION_SPEED_CHANGE down=%d up=%d interface=%d", le32(n.Data), le32(n.Data[4:]), n.Index)
+		}
+	}
+	return fmt.Sprintf("NOTIFICATION_0x%02x value=0x%04x interface=%d data=% x", n.Notification, n.Value, n.Index, n.Data)
+}
+
 // cdcSerialState decodes a CDC SERIAL_STATE notification bitmap.
 func cdcSerialState(v uint16) string {
 	var parts []string

@@ -72,6 +72,9 @@ func (d *Decoder) interrupt(ev *usbmon.Event) Decoded {
 	default:
 		return Decoded{}
 	}
+	if _, class, ok := d.ids.InterfaceOf(ev.Bus, ev.Device, ev.EndpointAddress()); ok && class == ClassCDC && kind == "input" {
+		return result(ParseCDCNotification(ev.Data))
+	}
 	rd, ok := d.ids.ReportDescriptorFor(ev.Bus, ev.Device, ev.EndpointAddress())
 	if !ok {
 		return Decoded{}

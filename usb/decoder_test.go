@@ -92,6 +92,13 @@ func TestDecoderControl(t *testing.T) {
 	if got.Summary != "SET_IDLE duration_ms=0 id=0 interface=3" {
 		t.Errorf("%q", got.Summary)
 	}
+	// Endpoint 0x83 belongs to the CDC interface: its interrupt data are
+	// notifications.
+	n := &usbmon.Event{ID: 9, Type: C, Transfer: usbmon.Interrupt, Bus: 1, Device: 5, Endpoint: 3, In: true,
+		Data: mustHex(t, "a1200000010002000300"), Length: 10, Fields: usbmon.HasWallClock | usbmon.HasBus}
+	if got := run(n); got.Summary != "SERIAL_STATE DCD|DSR interface=1" {
+		t.Errorf("CDC notification: %q %v", got.Summary, got.Err)
+	}
 	// HID report descriptor response.
 	got = run(ctrl(S, 4, 5, "8106002203004000", nil, 0), ctrl(C, 4, 5, "8106002203004000", mustHex(t, bootKeyboard), 5))
 	if got.Summary != "REPORT items=32 apps=Keyboard input=8B output=1B" || got.Err != nil {

@@ -191,3 +191,24 @@ func TestLineCoding(t *testing.T) {
 		t.Errorf("parity 9: %v", err)
 	}
 }
+
+func TestCDCNotification(t *testing.T) {
+	tests := []struct{ hex, want string }{
+		{"a1200000000002000300", "SERIAL_STATE DCD|DSR interface=0"},
+		{"a120000001000200" + "0000", "SERIAL_STATE 0 interface=1"},
+		{"a100010000000000", "NETWORK_CONNECTION connected interface=0"},
+		{"a12a000000000800" + "00e1f50500e1f505", "CONNECTION_SPEED_CHANGE down=100000000 up=100000000 interface=0"},
+	}
+	for _, tt := range tests {
+		n, err := ParseCDCNotification(mustHex(t, tt.hex))
+		if err != nil || n.String() != tt.want {
+			t.Errorf("%s: %q %v, want %q", tt.hex, n, err, tt.want)
+		}
+	}
+	if _, err := ParseCDCNotification(mustHex(t, "a120000000000200")); !errors.Is(err, ErrShort) {
+		t.Errorf("missing data: %v", err)
+	}
+	if _, err := ParseCDCNotification(mustHex(t, "2120000000000000")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bad request type: %v", err)
+	}
+}

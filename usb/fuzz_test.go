@@ -138,6 +138,9 @@ func FuzzClassDescriptors(f *testing.F) {
 		l, err := ParseLineCoding(b)
 		checkErr(t, err, len(b))
 		_ = l.String()
+		n, err := ParseCDCNotification(b)
+		checkErr(t, err, len(b))
+		_ = n.String()
 	})
 }
 

@@ -166,6 +166,20 @@ func (ids *Identities) Observe(p Pair, ev *usbmon.Event) {
 	}
 }
 
+// InterfaceOf returns the interface number and class that endpoint address
+// ep of bus:dev belongs to, from the captured configuration descriptor.
+func (ids *Identities) InterfaceOf(bus uint16, dev, ep uint8) (num, class uint8, ok bool) {
+	d, found := ids.Lookup(bus, dev)
+	if !found {
+		return 0, 0, false
+	}
+	num, ok = d.Endpoints[ep]
+	if !ok {
+		return 0, 0, false
+	}
+	return num, d.Interfaces[num], true
+}
+
 // ReportDescriptorFor returns the HID report descriptor that applies to
 // endpoint address ep of bus:dev, if it was captured.
 func (ids *Identities) ReportDescriptorFor(bus uint16, dev, ep uint8) (*ReportDescriptor, bool) {
