@@ -3,6 +3,7 @@ package usb_test
 import (
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -87,4 +88,41 @@ func ExampleFilter() {
 	fmt.Println(f.Match(&kbd), f.Match(&disk))
 	// Output:
 	// true false
+}
+
+func ExampleDecoder() {
+	// The examples of the kernel's usbmon documentation, as text.
+	text := `d5ea89a0 3575914555 S Ci:1:001:0 s a3 00 0000 0003 0004 4 <
+d5ea89a0 3575914560 C Ci:1:001:0 0 4 = 01050000
+dd65f0e8 4128379752 S Bo:1:005:2 -115 31 = 55534243 ad000000 00800000 80010a28 20000000 20000040 00000000 000000
+dd65f0e8 4128379808 C Bo:1:005:2 0 31 >
+`
+	r, _, err := usbmon.NewReader(strings.NewReader(text))
+	if err != nil {
+		panic(err)
+	}
+	ids := usb.NewIdentities()
+	dec := usb.NewDecoder(ids)
+	st := usb.NewStats()
+	var ev usbmon.Event
+	for r.ReadInto(&ev) == nil {
+		p, ok := st.Add(&ev)
+		if ok {
+			ids.Observe(p, &ev)
+		}
+		d := dec.Decode(&ev, p, ok)
+		fmt.Printf("%c", ev.Type)
+		if d.Summary != "" {
+			fmt.Printf(" %s", d.Summary)
+		}
+		if ok {
+			fmt.Printf(" (%v)", p.LatencyDuration())
+		}
+		fmt.Println()
+	}
+	// Output:
+	// S GET_STATUS port=3 len=4
+	// C status=connection|power|high-speed change=0 (5µs)
+	// S CBW tag=0xad lun=1 in 32768: READ_10 lba=32 blocks=64
+	// C (56µs)
 }
