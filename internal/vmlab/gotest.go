@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // GoTest runs tests of a Go package inside a lab guest. pkg is a package
@@ -22,8 +23,10 @@ import (
 // host. m.Script, if set, runs first (in the same shell, so it can
 // set up the guest).
 //
-// GoTest fails t with the guest's output when the guest tests fail or
-// none matched runRegexp, and skips t when every guest test skipped. The
+// The guest test binary gets -test.timeout a minute short of the run's
+// timeout (at least 30 s), so that a hung test ends with Go's goroutine
+// dump in the output. GoTest fails t with the guest's output when the
+// guest tests fail or none matched runRegexp, and skips t when every guest test skipped. The
 // guest output is logged and left in Result.Out as gotest.log.
 func GoTest(t testing.TB, m Machine, pkg, runRegexp string) *Result {
 	t.Helper()
@@ -57,7 +60,15 @@ func GoTest(t testing.TB, m Machine, pkg, runRegexp string) *Result {
 	if err := addTestdata(gobin, root, pkg, m.Files); err != nil {
 		t.Fatal(err)
 	}
-	m.Script = m.Script + "\n" + goTestScript(name, runRegexp)
+	// The guest test gets a -test.timeout a minute short of the run's, so
+	// that a hung test ends with its goroutines' stacks in the output
+	// rather than with QEMU killed.
+	accel, _ := chooseAccel()
+	guestTimeout := runTimeout(t, m, accel) - time.Minute
+	if guestTimeout < 30*time.Second {
+		guestTimeout = 30 * time.Second
+	}
+	m.Script = m.Script + "\n" + goTestScript(name, runRegexp, guestTimeout)
 	res := Run(t, m)
 	log := string(res.ReadOut(t, "gotest.log"))
 	t.Logf("vmlab: guest test output:\n%s", log)
@@ -79,10 +90,11 @@ var (
 
 // goTestScript is the guest shell code that runs /bin/<name>.test, keeps
 // its output in /out/gotest.log and exits with its status.
-func goTestScript(name, runRegexp string) string {
+func goTestScript(name, runRegexp string, timeout time.Duration) string {
 	return "mkdir -p /lab/pkg && cd /lab/pkg\n" +
 		"set +e\n" +
-		"IOTAP_IN_VM=1 /bin/" + name + ".test -test.v -test.run " + shellQuote(runRegexp) + " >/out/gotest.log 2>&1\n" +
+		"IOTAP_IN_VM=1 /bin/" + name + ".test -test.v -test.timeout " + timeout.Round(time.Second).String() +
+		" -test.run " + shellQuote(runRegexp) + " >/out/gotest.log 2>&1\n" +
 		"rc=$?\n" +
 		"cat /out/gotest.log\n" +
 		"exit $rc\n"

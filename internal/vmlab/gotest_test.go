@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fatalRecorder is a testing.TB whose Fatal and Skip end the calling
@@ -68,5 +69,35 @@ func TestGoTestNoMatch(t *testing.T) {
 	r := goTestRecorded(t, "^TestNoSuchTest$")
 	if !r.failed || !strings.Contains(r.msg, "no test matches") {
 		t.Errorf("GoTest with a pattern matching no test: failed=%v skipped=%v msg=%q", r.failed, r.skipped, r.msg)
+	}
+}
+
+// TestLabGuestHangs hangs on purpose in the guest: TestLabGoTestHang runs
+// it there.
+func TestLabGuestHangs(t *testing.T) {
+	if !InVM() {
+		t.Skip("hangs on purpose in the guest, for TestLabGoTestHang")
+	}
+	select {}
+}
+
+// A guest test that hangs ends with Go's test timeout (and its goroutine
+// dump) before the lab's own timeout kills QEMU.
+func TestLabGoTestHang(t *testing.T) {
+	if InVM() {
+		t.Skip("host side of a GoTest check")
+	}
+	r := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		GoTest(r, Machine{Timeout: 75 * time.Second}, ".", "^TestLabGuestHangs$")
+	}()
+	<-done
+	if r.skipped {
+		t.Skip(r.msg)
+	}
+	if !r.failed || !strings.Contains(r.msg, "panic: test timed out") || !strings.Contains(r.msg, "TestLabGuestHangs") {
+		t.Errorf("GoTest of a hanging guest test: failed=%v msg=%q; want the guest's test timeout with its stacks", r.failed, r.msg)
 	}
 }

@@ -114,18 +114,7 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 	if err != nil {
 		return nil, err
 	}
-	timeout := m.Timeout
-	if timeout == 0 {
-		timeout = DefaultTCGTimeout
-		if accel == "kvm" {
-			timeout = DefaultKVMTimeout
-		}
-	}
-	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if dl, ok := d.Deadline(); ok && time.Until(dl)-10*time.Second < timeout {
-			timeout = time.Until(dl) - 10*time.Second
-		}
-	}
+	timeout := runTimeout(t, m, accel)
 	if timeout <= 0 {
 		return nil, fmt.Errorf("vmlab: the test's deadline leaves no time to boot a guest (go test -timeout)")
 	}
@@ -211,6 +200,24 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 		t.Logf("vmlab: the guest kernel complained:\n%s", w)
 	}
 	return res, nil
+}
+
+// runTimeout is how long a run of m may take: m.Timeout or the default
+// of the accelerator, cut to end 10 s before the test's deadline.
+func runTimeout(t testing.TB, m Machine, accel string) time.Duration {
+	timeout := m.Timeout
+	if timeout == 0 {
+		timeout = DefaultTCGTimeout
+		if accel == "kvm" {
+			timeout = DefaultKVMTimeout
+		}
+	}
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok && time.Until(dl)-10*time.Second < timeout {
+			timeout = time.Until(dl) - 10*time.Second
+		}
+	}
+	return timeout
 }
 
 // monitorLoop connects to QEMU's QMP socket and serves the guest's
