@@ -8,12 +8,12 @@ require (
 )
 
 require (
-	github.com/gopacket/gopacket v1.7.7 // indirect
+	github.com/gopacket/gopacket v1.7.7
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/ulikunitz/xz v0.5.17 // indirect
+	github.com/klauspost/compress v1.20.3
+	github.com/spf13/pflag v1.0.9
+	github.com/ulikunitz/xz v0.5.17
 	golang.org/x/net v0.55.0 // indirect
 	google.golang.org/protobuf v1.36.12
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1
 )
