@@ -5,15 +5,16 @@ import (
 	"strings"
 )
 
-// validName checks an event system or event name: letters, digits and
-// underscores only, as the kernel allows for event directories.
+// validName checks an event system or event name: letters, digits,
+// underscores and dots (user_events multi-format names are NAME.ID), not
+// starting with a dot, so that a name is always one plain path component.
 func validName(s string) error {
-	if s == "" || len(s) > 255 {
+	if s == "" || len(s) > 255 || s[0] == '.' {
 		return fmt.Errorf("tracefs: %w: bad event name %q", ErrBadPath, s)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		if !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
 			return fmt.Errorf("tracefs: %w: bad event name %q", ErrBadPath, s)
 		}
 	}

@@ -179,6 +179,15 @@ func TestFakeTracefs(t *testing.T) {
 	if _, err := fs.EventFormat("user_events", "../../x"); !errors.Is(err, ErrBadPath) {
 		t.Errorf("EventFormat with traversal: %v", err)
 	}
+	for _, bad := range []string{".", "..", ".hidden", "a/b", "a b", ""} {
+		if err := fs.EnableEvent("user_events", bad, true); !errors.Is(err, ErrBadPath) {
+			t.Errorf("EnableEvent(%q): %v, want ErrBadPath", bad, err)
+		}
+	}
+	writeFile(t, filepath.Join(fs.Root(), "events/user_events/multi.1a/enable"), "0\n")
+	if err := fs.EnableEvent("user_events", "multi.1a", true); err != nil {
+		t.Errorf("multi-format name refused: %v", err)
+	}
 	if err := fs.EnableEvent("user_events", "nosuch", true); err == nil {
 		t.Error("enabling a missing event succeeded (WriteFile must not create files)")
 	}

@@ -17,6 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iotap/iotap/timeline"
 	"github.com/iotap/iotap/usbmon"
 	"github.com/spf13/cobra"
 )
@@ -171,7 +172,8 @@ func runReport(e *env, args []string, allowLoss bool, to *timelineOptions) error
 	return nil
 }
 
-// sniffTrace recognises a trace from its first bytes.
+// sniffTrace recognises a trace from its first bytes (timeline.Detect) and
+// names the verb that summarises it.
 func sniffTrace(path string) (traceKind, bool) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -181,41 +183,26 @@ func sniffTrace(path string) (traceKind, bool) {
 	head := make([]byte, 4096)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	if len(head) == 0 {
+	kind, err := timeline.Detect(head)
+	if err != nil {
 		return traceKind{}, false
 	}
-	switch {
-	case bytes.HasPrefix(head, []byte("PERFILE2")):
-		return traceKind{"pt", "perf.data", []string{"pt", "stats"}}, true
-	case bytes.HasPrefix(head, []byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82}):
-		return traceKind{"pt", "raw Intel PT", []string{"pt", "stats"}}, true
-	case isCompressed(head) || looksLikeMmiotrace(head):
+	switch kind {
+	case timeline.KindPT:
+		format := "raw Intel PT"
+		if bytes.HasPrefix(head, []byte("PERFILE2")) {
+			format = "perf.data"
+		}
+		return traceKind{"pt", format, []string{"pt", "stats"}}, true
+	case timeline.KindMMIO:
 		return traceKind{"mmio", "mmiotrace log", []string{"mmio", "stats"}}, true
-	case bytes.HasPrefix(head, []byte(`{"name":`)):
+	case timeline.KindEvents:
 		return traceKind{"events", "user_events NDJSON", nil}, true
-	}
-	if _, format, err := usbmon.NewReader(bytes.NewReader(head)); err == nil {
+	case timeline.KindUSB:
+		_, format, _ := usbmon.NewReader(bytes.NewReader(head))
 		return traceKind{"usb", "usbmon " + format.String(), []string{"usb", "stats"}}, true
 	}
 	return traceKind{}, false
-}
-
-func isCompressed(b []byte) bool {
-	return bytes.HasPrefix(b, []byte{0x1f, 0x8b}) || // gzip
-		bytes.HasPrefix(b, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) || // xz
-		bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}) // zstd
-}
-
-// looksLikeMmiotrace checks the first line for a record the mmiotrace
-// tracer starts its log with.
-func looksLikeMmiotrace(b []byte) bool {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	for _, p := range []string{"# tracer: mmiotrace", "VERSION ", "PCIDEV ", "MAP ", "MARK ", "LSPCI "} {
-		if bytes.HasPrefix(line, []byte(p)) {
-			return true
-		}
-	}
-	return false
 }
 
 // summariseEvents counts user_events records (iotap events record --json)
