@@ -115,32 +115,40 @@ type chunkJob struct {
 }
 
 // run filters the chunk's lines; line numbers in errors are chunk-relative.
+// Every line is fully parsed and validated, kept or not, so that a bad
+// line is reported (or counted with keep-going) exactly as Reader does.
 func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	var rec Record
 	data := j.data
 	out := j.out[:0]
-	// R or W lines of a kind the filter drops, decided by the first byte.
-	var dropKind [256]bool
-	if f.Kinds != 0 {
-		dropKind['R'] = !f.Kinds.Has(KindRead)
-		dropKind['W'] = !f.Kinds.Has(KindWrite)
-	}
 	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
+		j.lines++
 		var line, full []byte
+		var fld string
+		// R and W lines (nearly all of a log) are parsed in place: the
+		// parse finds the end of the line, saving a separate newline scan.
+		if len(data) > 2 && data[1] == ' ' && (data[0] == 'R' || data[0] == 'W') {
+			if end, bad := parseRWFields(data, &rec); bad == "" && end < len(data) && data[end] == '\n' {
+				rec.Kind = KindRead
+				if data[0] == 'W' {
+					rec.Kind = KindWrite
+				}
+				rec.Line, rec.Text = data[:end], nil
+				full, data = data[:end+1], data[end+1:]
+				if f.Match(&rec) {
+					j.kept++
+					out = append(out, full...)
+				}
+				continue
+			}
+		}
+		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			line, full, data = data, data, nil
 		} else {
 			line, full, data = data[:i], data[:i+1], data[i+1:]
 		}
-		j.lines++
-		if len(line) >= 4 && line[1] == ' ' && dropKind[line[0]] {
-			continue
-		}
-		if f.quickReject(line) {
-			continue
-		}
-		if fld := parseLine(line, &rec); fld != "" {
+		if fld = parseLine(line, &rec); fld != "" {
 			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: fld}
 			if !keepGoing {
 				j.err = pe
@@ -246,10 +254,10 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 				return
 			}
 			buf = buf[:cap(buf)]
-			n := copy(buf, carry)
-			if n == len(buf) { // a line longer than the chunk: grow
-				buf = append(buf[:n], make([]byte, len(buf))...)
+			if len(carry) >= len(buf) { // a line longer than the chunk: grow
+				buf = make([]byte, 2*len(carry))
 			}
+			n := copy(buf, carry)
 			for n < len(buf) {
 				m, err := src.Read(buf[n:])
 				n += m
@@ -361,60 +369,4 @@ func resolveFromHead(f *Filter, data []byte) error {
 		data = data[min(i+1, len(data)):]
 	}
 	return f.Resolve(m)
-}
-
-// quickReject reports whether line is certainly dropped by f, looking only
-// at the bytes it needs (kind, width, physical address) of R and W lines.
-// It never rejects a line Match would keep; a malformed line it cannot
-// judge goes on to the full parse (and its error). Lines it rejects are
-// not validated further: `iotap mmio read --check` validates everything.
-func (f *Filter) quickReject(line []byte) bool {
-	if len(line) < 4 || line[1] != ' ' || (line[0] != 'R' && line[0] != 'W') {
-		return false
-	}
-	if f.Kinds != 0 {
-		k := KindRead
-		if line[0] == 'W' {
-			k = KindWrite
-		}
-		if !f.Kinds.Has(k) {
-			return true
-		}
-	}
-	if line[3] != ' ' {
-		return false
-	}
-	w := line[2] - '0'
-	if w != 1 && w != 2 && w != 4 && w != 8 {
-		return false
-	}
-	if f.Widths != 0 && f.Widths&(1<<w) == 0 {
-		return true
-	}
-	if len(f.Ranges) == 0 && len(f.resolved) == 0 {
-		return false
-	}
-	// Skip the timestamp and the map id to the physical address.
-	i := 4
-	for n := 0; n < 2; n++ {
-		for i < len(line) && line[i] != ' ' {
-			i++
-		}
-		i++
-	}
-	phys, j, ok := hex0xAt(line, i)
-	if !ok || j >= len(line) || line[j] != ' ' {
-		return false
-	}
-	for _, rg := range f.Ranges {
-		if rg.Contains(phys) {
-			return false
-		}
-	}
-	for _, rg := range f.resolved {
-		if rg.Contains(phys) {
-			return false
-		}
-	}
-	return true
 }
