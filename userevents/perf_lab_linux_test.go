@@ -5,10 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	iunix "github.com/iotap/iotap/internal/unix"
@@ -31,10 +32,6 @@ func TestLabPerf(t *testing.T) {
 	ev, err := p.Register("iotap_bench u32 a; u64 b")
 	if err != nil {
 		t.Fatal(err)
-	}
-	type benchRec struct {
-		A uint32 `userevents:"a"`
-		B uint64 `userevents:"b"`
 	}
 	l, err := LayoutOf[benchRec]("iotap_bench")
 	if err != nil {
@@ -95,60 +92,32 @@ func TestLabPerf(t *testing.T) {
 		t.Errorf("allocations: Enabled %d, Write %d, Typed.Write %d", en.AllocsPerOp(), wr.AllocsPerOp(), ty.AllocsPerOp())
 	}
 
-	// Same loop shape as the C program, alternated with it five times on
-	// one locked thread; wall clock and the thread's CPU time, best of each.
+	// Same loop shape as the C program (a plain counted loop around the
+	// write, n/100 untimed warm-up writes, the clocks read only before and
+	// after), alternated with it `rounds` times on one locked thread; wall
+	// clock and the writing thread's CPU time; median, min and max.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	const n = 200000
+	const n, rounds = 200000, 7
 	dataPath, _ := f.Path("user_events_data")
-	type cost struct{ wall, cpu float64 }
-	best := map[string]cost{}
-	keep := func(name string, c cost) {
-		b, ok := best[name]
-		if !ok || c.wall < b.wall {
-			b.wall = c.wall
+	type cost = perfCost
+	samples := map[string][]cost{}
+	timeit := func(name string, loop func(n int) error) {
+		if err := loop(n / 100); err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
-		if !ok || c.cpu < b.cpu {
-			b.cpu = c.cpu
-		}
-		best[name] = b
-	}
-	timeit := func(name string, fn func(i int)) {
 		c0, _ := iunix.ClockNS(iunix.ClockThreadCPU)
-		t0 := time.Now()
-		for i := 0; i < n; i++ {
-			fn(i)
-		}
-		wall := float64(time.Since(t0).Nanoseconds()) / n
+		w0, _ := iunix.ClockNS(iunix.ClockMonotonic)
+		err := loop(n)
+		w1, _ := iunix.ClockNS(iunix.ClockMonotonic)
 		c1, _ := iunix.ClockNS(iunix.ClockThreadCPU)
-		keep(name, cost{wall, float64(c1-c0) / n})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		samples[name] = append(samples[name], cost{float64(w1-w0) / n, float64(c1-c0) / n})
 	}
-	idx := ev.idx
-	var pl [12]byte
-	iov := []iunix.Iovec{{Base: (*byte)(unsafe.Pointer(&idx))}, {Base: &pl[0]}}
-	iov[0].SetLen(4)
-	iov[1].SetLen(12)
-	var v benchRec
-	for round := 0; round < 5; round++ {
-		timeit("write", func(i int) {
-			if err := ev.Write(uint32(i), uint64(i)); err != nil {
-				t.Fatal(err)
-			}
-		})
-		timeit("typed", func(i int) {
-			v.A, v.B = uint32(i), uint64(i)
-			if err := typed.Write(&v); err != nil {
-				t.Fatal(err)
-			}
-		})
-		// The floor: the same writev from Go with prebuilt iovecs.
-		timeit("raw", func(i int) {
-			pl[0] = byte(i)
-			if _, e := iunix.Writev(p.raw, iov); e != 0 {
-				t.Fatal(e)
-			}
-		})
-		out, err := exec.Command(cbin, dataPath, strconv.Itoa(n)).CombinedOutput()
+	runC := func(name string, args ...string) {
+		out, err := exec.Command(cbin, append([]string{dataPath, strconv.Itoa(n)}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", cbin, err, out)
 		}
@@ -161,17 +130,119 @@ func TestLabPerf(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("C output %q", out)
 		}
-		keep("c", cost{cw, cc})
+		samples[name] = append(samples[name], cost{cw, cc})
 	}
-	c := best["c"]
+	idx := ev.idx
+	var pl [12]byte
+	iov := []iunix.Iovec{{Base: (*byte)(unsafe.Pointer(&idx))}, {Base: &pl[0]}}
+	iov[0].SetLen(4)
+	iov[1].SetLen(12)
+	for round := 0; round < rounds; round++ {
+		runC("c_writev")
+		runC("c_writev_2threads", "writev", "2")
+		runC("c_pwritev", "pwritev")
+		timeit("go_raw_writev", func(n int) error { return rawLoop(p.raw, iov, &pl, n, false) })
+		timeit("go_raw_pwritev", func(n int) error { return rawLoop(p.raw, iov, &pl, n, true) })
+		timeit("typed", func(n int) error { return typedLoop(typed, n) })
+		timeit("write", func(n int) error { return writeLoop(ev, n) })
+	}
+	c := median(samples["c_writev"])
+	cmt := median(samples["c_writev_2threads"])
 	report := fmt.Sprintf("enabled_disabled_ns_per_check %.3f allocs %d\n", float64(en.T.Nanoseconds())/float64(en.N)/64, en.AllocsPerOp()) +
 		fmt.Sprintf("go_write_bench_ns_per_op %.1f allocs %d\n", float64(wr.T.Nanoseconds())/float64(wr.N), wr.AllocsPerOp()) +
 		fmt.Sprintf("go_typed_write_bench_ns_per_op %.1f allocs %d\n", float64(ty.T.Nanoseconds())/float64(ty.N), ty.AllocsPerOp()) +
-		fmt.Sprintf("%-28s %10s %10s %10s %10s\n", "loop (ns/op, best of 5)", "wall", "thread_cpu", "wall/C", "cpu/C")
-	for _, k := range []string{"c", "raw", "typed", "write"} {
-		b := best[k]
-		report += fmt.Sprintf("%-28s %10.1f %10.1f %10.3f %10.3f\n", k, b.wall, b.cpu, b.wall/c.wall, b.cpu/c.cpu)
+		fmt.Sprintf("meltdown: %s", readSys("/sys/devices/system/cpu/vulnerabilities/meltdown")) +
+		fmt.Sprintf("%d writes per loop, %d alternated rounds; ns/op median [min-max]; ratios of medians\n", n, rounds) +
+		fmt.Sprintf("%-18s %24s %24s %8s %8s %10s\n", "loop", "wall", "thread_cpu", "wall/C", "cpu/C", "cpu/C_2thr")
+	for _, k := range []string{"c_writev", "c_writev_2threads", "c_pwritev", "go_raw_writev", "go_raw_pwritev", "typed", "write"} {
+		m, lo, hi := median(samples[k]), minCost(samples[k]), maxCost(samples[k])
+		report += fmt.Sprintf("%-18s %8.1f [%6.1f-%6.1f] %8.1f [%6.1f-%6.1f] %8.3f %8.3f %10.3f\n", k,
+			m.wall, lo.wall, hi.wall, m.cpu, lo.cpu, hi.cpu, m.wall/c.wall, m.cpu/c.cpu, m.cpu/cmt.cpu)
 	}
 	t.Log("\n" + report)
 	saveOut(t, "perf.txt", []byte(report))
+}
+
+type perfCost = struct{ wall, cpu float64 }
+
+func median(s []perfCost) perfCost {
+	w := make([]float64, len(s))
+	c := make([]float64, len(s))
+	for i, x := range s {
+		w[i], c[i] = x.wall, x.cpu
+	}
+	slices.Sort(w)
+	slices.Sort(c)
+	return perfCost{w[len(w)/2], c[len(c)/2]}
+}
+
+func minCost(s []perfCost) perfCost {
+	m := s[0]
+	for _, x := range s {
+		m.wall, m.cpu = min(m.wall, x.wall), min(m.cpu, x.cpu)
+	}
+	return m
+}
+
+func maxCost(s []perfCost) perfCost {
+	m := s[0]
+	for _, x := range s {
+		m.wall, m.cpu = max(m.wall, x.wall), max(m.cpu, x.cpu)
+	}
+	return m
+}
+
+func readSys(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "unknown\n"
+	}
+	return string(b)
+}
+
+// rawLoop is the Go floor: the C program's loop, prebuilt iovecs, one raw
+// system call per write.
+//
+//go:noinline
+func rawLoop(fd int, iov []iunix.Iovec, pl *[12]byte, n int, positioned bool) error {
+	for i := 0; i < n; i++ {
+		pl[0] = byte(i)
+		var e syscall.Errno
+		if positioned {
+			_, e = iunix.Pwritev(fd, iov, 0)
+		} else {
+			_, e = iunix.Writev(fd, iov)
+		}
+		if e != 0 {
+			return e
+		}
+	}
+	return nil
+}
+
+type benchRec struct {
+	A uint32 `userevents:"a"`
+	B uint64 `userevents:"b"`
+}
+
+//go:noinline
+func typedLoop(ev *Typed[benchRec], n int) error {
+	var v benchRec
+	for i := 0; i < n; i++ {
+		v.A, v.B = uint32(i), uint64(i)
+		if err := ev.Write(&v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+//go:noinline
+func writeLoop(ev *Event, n int) error {
+	for i := 0; i < n; i++ {
+		if err := ev.Write(uint32(i), uint64(i)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,16 +3,22 @@
  *
  * Registers "iotap_bench u32 a; u64 b" on user_events_data and times N
  * writev(2) calls of (write_index, 12-byte payload), the same system call
- * Event.Write issues. The event must already be enabled by a tracer (the
- * Go benchmark harness enables it in a tracefs instance), otherwise the
- * kernel refuses the writes with EBADF.
+ * Event.Write issues, after N/100 untimed warm-up writes. The event must
+ * already be enabled by a tracer (the Go benchmark harness enables it in a
+ * tracefs instance), otherwise the kernel refuses the writes with EBADF.
  *
- * usage: writev USER_EVENTS_DATA ITERATIONS
+ * usage: writev USER_EVENTS_DATA ITERATIONS [writev|pwritev] [THREADS]
+ *   pwritev   issue pwritev(2) at offset 0 instead of writev(2)
+ *   THREADS   start THREADS-1 idle threads first (default 1: single
+ *             threaded). The kernel takes a file reference and the file's
+ *             f_pos mutex on every writev(2) of a multi-threaded process,
+ *             as every Go program is; a single-threaded one skips both.
  * prints: "c_writev_ns_per_op WALL THREAD_CPU" (nanoseconds per write, wall
  * clock and CPU time of the writing thread)
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +43,14 @@ struct ue_reg {
 
 static volatile uint32_t enabled;
 
+static void *idle(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static double now_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -46,11 +60,24 @@ static double now_ns(clockid_t id)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s USER_EVENTS_DATA ITERATIONS\n", argv[0]);
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: %s USER_EVENTS_DATA ITERATIONS [writev|pwritev] [THREADS]\n", argv[0]);
 		return 2;
 	}
 	long n = atol(argv[2]);
+	int pw = argc > 3 && strcmp(argv[3], "pwritev") == 0;
+	int threads = argc > 4 ? atoi(argv[4]) : 1;
+	if (n <= 0 || threads < 1 || (argc > 3 && !pw && strcmp(argv[3], "writev") != 0)) {
+		fprintf(stderr, "%s: bad arguments\n", argv[0]);
+		return 2;
+	}
+	for (int t = 1; t < threads; t++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, idle, NULL) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 1;
+		}
+	}
 	int fd = open(argv[1], O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		perror("open");
@@ -80,13 +107,30 @@ int main(int argc, char **argv)
 		{.iov_base = &idx, .iov_len = sizeof(idx)},
 		{.iov_base = &payload, .iov_len = sizeof(payload)},
 	};
-	double t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (long i = 0; i < n; i++) {
-		payload.a = (uint32_t)i;
-		payload.b = (uint64_t)i;
-		if (writev(fd, io, 2) < 0) {
-			fprintf(stderr, "writev: %s\n", strerror(errno));
+	for (long i = 0; i < n / 100; i++) { /* warm-up */
+		if ((pw ? pwritev(fd, io, 2, 0) : writev(fd, io, 2)) < 0) {
+			fprintf(stderr, "%s: %s\n", pw ? "pwritev" : "writev", strerror(errno));
 			return 1;
+		}
+	}
+	double t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (pw) {
+		for (long i = 0; i < n; i++) {
+			payload.a = (uint32_t)i;
+			payload.b = (uint64_t)i;
+			if (pwritev(fd, io, 2, 0) < 0) {
+				fprintf(stderr, "pwritev: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+	} else {
+		for (long i = 0; i < n; i++) {
+			payload.a = (uint32_t)i;
+			payload.b = (uint64_t)i;
+			if (writev(fd, io, 2) < 0) {
+				fprintf(stderr, "writev: %s\n", strerror(errno));
+				return 1;
+			}
 		}
 	}
 	double c1 = now_ns(CLOCK_THREAD_CPUTIME_ID), t1 = now_ns(CLOCK_MONOTONIC);

@@ -102,6 +102,18 @@ func Writev(fd int, iov []Iovec) (int, Errno) {
 	return int(n), e
 }
 
+// Pwritev issues pwritev(2) at offset off, as a raw system call like
+// Writev. On a file that ignores positions (user_events_data) it writes
+// what writev would, but the kernel skips the file's f_pos mutex, which
+// writev takes in every multi-threaded process.
+func Pwritev(fd int, iov []Iovec, off int64) (int, Errno) {
+	if len(iov) == 0 {
+		return 0, 0
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_PWRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)), uintptr(off), 0, 0)
+	return int(n), e
+}
+
 // MmapAnon maps length bytes of private anonymous memory, read-write.
 // The mapping is outside the Go heap: the garbage collector never moves
 // or frees it, and fork(2) gives the child its own copy.
