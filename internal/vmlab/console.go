@@ -2,6 +2,7 @@ package vmlab
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -62,4 +63,54 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Console lines of the guest's init (init.sh) that mark its stages.
+const (
+	scriptStartLine = "vmlab: script start"
+	scriptExitLine  = "vmlab: script exit "
+)
+
+// noExitError explains a guest that powered off without leaving the
+// script's exit status in /out/.exit, from its console: a boot that died
+// before the script (ErrBootFailed, which Run retries), a guest that
+// stopped while the script ran (a kernel panic, or init killed), or a
+// script that ended but whose status never reached the host (the 9p
+// share failed).
+func noExitError(console, stderr string) error {
+	why := panicLine(console)
+	ctx := "console tail:\n" + tail(console, 60)
+	if stderr != "" {
+		ctx = "qemu stderr:\n" + tail(stderr, 10) + "\n" + ctx
+	}
+	switch {
+	case !strings.Contains(console, scriptStartLine):
+		if why == "" {
+			why = "no kernel panic on the console"
+			if strings.Contains(console, "vmlab: cannot mount the 9p share") {
+				why = "init could not mount the 9p share at /out"
+			}
+		}
+		return fmt.Errorf("%w: the guest powered off without finishing its script, before it started (%s)\n%s", ErrBootFailed, why, ctx)
+	case !strings.Contains(console, scriptExitLine):
+		if why == "" {
+			why = "no kernel panic on the console: did the script power the guest off or kill init?"
+		}
+		return fmt.Errorf("vmlab: the guest powered off without finishing its script, while it ran (%s)\n%s", why, ctx)
+	default:
+		i := strings.LastIndex(console, scriptExitLine) + len(scriptExitLine)
+		status, _, _ := strings.Cut(console[i:], "\n")
+		return fmt.Errorf("vmlab: the guest's script exited %s but its status never reached /out/.exit on the host (the 9p share failed)\n%s", strings.TrimSpace(status), ctx)
+	}
+}
+
+// panicLine returns the console line saying why the guest kernel
+// panicked, or "".
+func panicLine(console string) string {
+	for _, l := range strings.Split(console, "\n") {
+		if i := strings.Index(l, "Kernel panic - not syncing"); i >= 0 {
+			return strings.TrimSpace(l[i:])
+		}
+	}
+	return ""
 }

@@ -1,7 +1,10 @@
 package vmlab
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -28,8 +31,71 @@ func TestLabKernelPanic(t *testing.T) {
 	if err == nil {
 		t.Fatal("run of a guest whose kernel crashed returned no error")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "without finishing its script") || !strings.Contains(msg, "Kernel panic") {
+	if msg := err.Error(); !strings.Contains(msg, "without finishing its script, while it ran (Kernel panic - not syncing: sysrq triggered crash") {
 		t.Errorf("error does not report the panic: %v", err)
+	}
+	if errors.Is(err, ErrBootFailed) {
+		t.Errorf("a panic during the script counts as a boot failure (retried): %v", err)
+	}
+}
+
+// logRecorder is a testing.TB that keeps what is logged.
+type logRecorder struct {
+	testing.TB
+	mu   sync.Mutex
+	logs []string
+}
+
+func (r *logRecorder) Logf(format string, args ...any) {
+	r.mu.Lock()
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+	r.TB.Logf(format, args...)
+}
+
+// A guest whose kernel dies before the script starts is booted again
+// MaxBootRetries times, each retry logged, then the run fails with
+// ErrBootFailed and the reason.
+func TestLabBootRetry(t *testing.T) {
+	r := &logRecorder{TB: t}
+	_, err := run(r, Machine{KernelArgs: "rdinit=/no-such-init", Script: "echo must-not-run"})
+	if !errors.Is(err, ErrBootFailed) {
+		t.Fatalf("run of a guest without init: %v, want ErrBootFailed", err)
+	}
+	if !strings.Contains(err.Error(), "before it started (Kernel panic - not syncing") {
+		t.Errorf("error does not say the guest panicked before the script: %v", err)
+	}
+	retries := 0
+	for _, l := range r.logs {
+		if strings.HasPrefix(l, "vmlab: RETRY ") {
+			retries++
+		}
+	}
+	if retries != MaxBootRetries {
+		t.Errorf("%d retries logged, want %d:\n%s", retries, MaxBootRetries, strings.Join(r.logs, "\n"))
+	}
+}
+
+func TestNoExitError(t *testing.T) {
+	boot := "[ 0.5] Linux version 6.12\n"
+	for _, c := range []struct {
+		name, console string
+		bootFailed    bool
+		want          string
+	}{
+		{"timer", boot + "[ 1.0] Kernel panic - not syncing: IO-APIC + timer doesn't work!  Boot with apic=debug\n", true,
+			"before it started (Kernel panic - not syncing: IO-APIC + timer doesn't work!  Boot with apic=debug)"},
+		{"no 9p", boot + "vmlab: cannot mount the 9p share at /out\n", true, "before it started (init could not mount the 9p share at /out)"},
+		{"silent", boot, true, "before it started (no kernel panic on the console)"},
+		{"oops", boot + scriptStartLine + "\n[ 9.0] Kernel panic - not syncing: Fatal exception in interrupt\n", false,
+			"while it ran (Kernel panic - not syncing: Fatal exception in interrupt)"},
+		{"poweroff", boot + scriptStartLine + "\nreboot: Power down\n", false, "while it ran (no kernel panic on the console: did the script power the guest off or kill init?)"},
+		{"9p lost", boot + scriptStartLine + "\n" + scriptExitLine + "0\n", false, "script exited 0 but its status never reached /out/.exit"},
+	} {
+		err := noExitError(c.console, "")
+		if errors.Is(err, ErrBootFailed) != c.bootFailed || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v (boot failed %v), want %q (boot failed %v)", c.name, err, errors.Is(err, ErrBootFailed), c.want, c.bootFailed)
+		}
 	}
 }
 

@@ -91,7 +91,9 @@ func TestLabGoTestHang(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		GoTest(r, Machine{Timeout: 75 * time.Second}, ".", "^TestLabGuestHangs$")
+		// 100 s: the guest test gets 40 s (a minute less) and the
+		// boot, on a loaded host, up to a minute.
+		GoTest(r, Machine{Timeout: 100 * time.Second}, ".", "^TestLabGuestHangs$")
 	}()
 	<-done
 	if r.skipped {

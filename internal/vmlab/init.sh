@@ -11,8 +11,17 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing
 mount -t tmpfs tmpfs /tmp
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /out ||
-	echo "vmlab: cannot mount the 9p share at /out"
+# Without /out the host gets nothing back: retry the mount for a while,
+# then power off before the script starts (the host boots again).
+n=0
+until mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out /out; do
+	n=$((n + 1))
+	if [ "$n" -ge 50 ]; then
+		echo "vmlab: cannot mount the 9p share at /out"
+		poweroff -f
+	fi
+	usleep 200000
+done
 hostname vmlab
 ip link set lo up 2>/dev/null
 if [ -e /lab/usb ]; then

@@ -86,12 +86,37 @@ func run(t testing.TB, m Machine) (*Result, error) {
 	if err != nil && fallback && errors.Is(err, errKVMFailed) {
 		t.Logf("vmlab: KVM failed, falling back to TCG: %v", err)
 		kvmBroken.Store(true)
-		res, err = boot(t, m, qemu, kernel, initrdPath, work, "tcg", false)
+		accel = "tcg"
+		res, err = boot(t, m, qemu, kernel, initrdPath, work, accel, false)
+	}
+	// A guest that died or hung before its script started is booted
+	// again: nothing of the test has run yet, so a retry hides no test
+	// failure. Every retry is logged with the failed boot's console.
+	for retry := 1; retry <= MaxBootRetries && err != nil && errors.Is(err, ErrBootFailed); retry++ {
+		if runTimeout(t, m, accel) < time.Minute {
+			break
+		}
+		t.Logf("vmlab: RETRY %d of %d: %v", retry, MaxBootRetries, err)
+		res, err = boot(t, m, qemu, kernel, initrdPath, work, accel, false)
 	}
 	return res, err
 }
 
 var errKVMFailed = errors.New("kvm failed")
+
+// ErrBootFailed wraps the errors of runs whose guest stopped or hung
+// before its script started (a kernel panic during boot, init unable to
+// mount the /out share, no script after BootTimeout). Run boots such a
+// guest again, up to MaxBootRetries times, and logs each retry.
+var ErrBootFailed = errors.New("vmlab: the guest failed before its script started")
+
+// MaxBootRetries is how many times Run boots a guest again after
+// ErrBootFailed. Failures after the script started are never retried.
+const MaxBootRetries = 2
+
+// BootTimeout is how long a TCG guest may take to start its script (4 to
+// 22 s is usual on a loaded 2-core host) before the boot counts as failed.
+const BootTimeout = 3 * time.Minute
 
 // boot runs one QEMU process to completion.
 // With probe set, a KVM guest that has not started its script within
@@ -128,7 +153,7 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 		return nil, err
 	}
 	defer consoleFile.Close()
-	con := &consoleWriter{start: time.Now(), marker: []byte("vmlab: script start")}
+	con := &consoleWriter{start: time.Now(), marker: []byte(scriptStartLine)}
 	var stdout io.Writer = io.MultiWriter(consoleFile, con)
 	if os.Getenv("IOTAP_VM_VERBOSE") == "1" {
 		stdout = io.MultiWriter(stdout, os.Stderr)
@@ -148,13 +173,17 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 	}
 
 	done := make(chan struct{})
+	bootLimit, bootErr := BootTimeout, ErrBootFailed
 	if accel == "kvm" && probe {
+		bootLimit, bootErr = kvmProbeTime, errKVMFailed
+	}
+	if bootLimit < timeout {
 		go func() {
 			select {
 			case <-done:
-			case <-time.After(kvmProbeTime):
+			case <-time.After(bootLimit):
 				if !con.marked() {
-					cancelCause(fmt.Errorf("%w: the guest did not start its script within %v", errKVMFailed, kvmProbeTime))
+					cancelCause(fmt.Errorf("%w: the guest did not start its script within %v", bootErr, bootLimit))
 				}
 			}
 		}()
@@ -171,12 +200,19 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 	elapsed := time.Since(start)
 
 	console := con.String()
+	started := con.marked()
 	res := &Result{Out: out, Console: console, Accel: accel, Elapsed: elapsed, Boot: con.markAt}
 	if cause := context.Cause(ctx); errors.Is(cause, errKVMFailed) {
 		return nil, cause
+	} else if errors.Is(cause, ErrBootFailed) {
+		return nil, fmt.Errorf("%w; QEMU killed after %v\nconsole tail:\n%s", cause, elapsed.Round(time.Second), tail(console, 60))
 	}
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("vmlab: guest did not finish within %v (accel %s); QEMU killed\nconsole tail:\n%s", timeout, accel, tail(console, 60))
+		err := fmt.Errorf("vmlab: guest did not finish within %v (accel %s); QEMU killed\nconsole tail:\n%s", timeout, accel, tail(console, 60))
+		if !started {
+			err = fmt.Errorf("%w: %w", ErrBootFailed, err)
+		}
+		return nil, err
 	}
 	if accel == "kvm" && (strings.Contains(stderr.String(), "KVM internal error") || waitErr != nil) {
 		return nil, fmt.Errorf("%w: %v: %s", errKVMFailed, waitErr, tail(stderr.String(), 10))
@@ -189,7 +225,7 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 		if accel == "kvm" {
 			return nil, fmt.Errorf("%w: guest left no exit status", errKVMFailed)
 		}
-		return nil, fmt.Errorf("vmlab: the guest powered off without finishing its script (kernel panic or init failure?)\n%s\nconsole tail:\n%s", stderr.String(), tail(console, 60))
+		return nil, noExitError(console, stderr.String())
 	}
 	res.ExitCode, err = strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil {

@@ -15,8 +15,10 @@ type Machine struct {
 	// <module root>/../shared/vm/bzImage when that is unset.
 	Kernel string
 	// MemoryMB is the guest memory (default 1024); CPUs the number of
-	// virtual CPUs (default 1: the host has few cores and TCG runs one
-	// thread per CPU).
+	// virtual CPUs (default 1: the host has few cores). Under TCG a guest
+	// with several vCPUs runs them all in one host thread
+	// (-accel tcg,thread=single): multi-threaded TCG let a vCPU hit
+	// another's half-done code patching (text_poke_bp) and oops.
 	MemoryMB int
 	CPUs     int
 	// USB adds a qemu-xhci controller (id xhci) with a usb-storage disk
@@ -40,11 +42,13 @@ type Machine struct {
 	// goes to the console.
 	Script string
 	// Timeout bounds the whole run, boot included (default 5 minutes under
-	// TCG, 2 under KVM, and never past the test's deadline). When it
+	// TCG, 2 under KVM, and never past the test's deadline); a boot that
+	// fails before the script starts is retried with a fresh Timeout. When it
 	// expires QEMU is killed and the test fails with the console tail.
 	Timeout time.Duration
 	// KernelArgs are appended to the kernel command line (which is
-	// "console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0").
+	// "console=ttyS0 quiet panic=-1 oops=panic no_timer_check
+	// usb-storage.delay_use=0").
 	KernelArgs string
 	// ExtraQEMUArgs are appended to the QEMU command line.
 	ExtraQEMUArgs []string

@@ -8,6 +8,13 @@ import (
 	"strings"
 )
 
+// bootArgs is the start of every guest's kernel command line.
+// no_timer_check: under TCG on a loaded host the IO-APIC timer check
+// (a few jiffies of busy waiting for timer interrupts) sometimes sees none
+// and the kernel panics with "IO-APIC + timer doesn't work!"; the check
+// only matters on broken real hardware.
+const bootArgs = "console=ttyS0 quiet panic=-1 oops=panic no_timer_check usb-storage.delay_use=0"
+
 // qemuArgs is the QEMU command line of m.
 func qemuArgs(m Machine, kernel, initrd, work, out, qmpSock, accel string) ([]string, error) {
 	mem := m.MemoryMB
@@ -18,17 +25,25 @@ func qemuArgs(m Machine, kernel, initrd, work, out, qmpSock, accel string) ([]st
 	if cpus == 0 {
 		cpus = 1
 	}
-	cpu := "max"
+	cpu, accelOpt := "max", accel
 	if accel == "kvm" {
 		cpu = "host"
 	}
+	if accel == "tcg" && cpus > 1 {
+		// Multi-threaded TCG runs each vCPU in its own host thread; a
+		// vCPU then sometimes executes the int3 of a text_poke_bp (a
+		// static key or tracepoint being enabled on another vCPU) and the
+		// guest oopses in __schedule. One thread for all vCPUs switches
+		// between them only at translation block ends.
+		accelOpt = "tcg,thread=single"
+	}
 	args := []string{
 		"-nodefaults", "-no-user-config", "-machine", "pc",
-		"-accel", accel, "-cpu", cpu,
+		"-accel", accelOpt, "-cpu", cpu,
 		"-m", strconv.Itoa(mem), "-smp", strconv.Itoa(cpus),
 		"-display", "none", "-serial", "stdio", "-no-reboot",
 		"-kernel", kernel, "-initrd", initrd,
-		"-append", strings.TrimSpace("console=ttyS0 quiet panic=-1 oops=panic usb-storage.delay_use=0 " + m.KernelArgs),
+		"-append", strings.TrimSpace(bootArgs + " " + m.KernelArgs),
 		"-qmp", "unix:" + qmpSock + ",server=on,wait=off",
 		"-fsdev", "local,id=out,path=" + out + ",security_model=none",
 		"-device", "virtio-9p-pci,fsdev=out,mount_tag=out,addr=06.0",
