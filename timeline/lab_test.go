@@ -23,31 +23,7 @@ import (
 // The merged timeline, aligned with the capture's clocks.json, must put the
 // marker after A's events and before B's on every source.
 func TestLabCaptureOrder(t *testing.T) {
-	res := vmlab.Run(t, vmlab.Machine{USB: true, NIC: true, Script: `
-disk=
-for d in /sys/block/sd*; do
-	case "$(readlink -f $d)" in *0000:00:04.0*) disk=$(basename $d);; esac
-done
-[ -n "$disk" ] || { echo "no xHCI disk"; ls -l /sys/block; exit 1; }
-echo 3 > /proc/sys/vm/drop_caches
-cat > /tmp/actions.sh <<EOS
-set -e
-dd if=/dev/$disk of=/dev/null bs=512 skip=800 count=8 2>/dev/null
-iotap events write lab_step n=1
-sleep 0.2
-echo 'lab: between' > /sys/kernel/tracing/trace_marker
-sleep 0.2
-ip link set eth0 up 2>/dev/null || ifconfig eth0 up
-dd if=/dev/$disk of=/dev/null bs=512 skip=20000 count=8 2>/dev/null
-iotap events write lab_step n=2
-sleep 0.2
-EOS
-iotap capture --usb --mmio --bind 0000:00:03.0 --events 'lab_step u32 n' -o /out/cap -- sh /tmp/actions.sh >/out/capture.out 2>/out/capture.err
-echo $? > /out/capture.rc
-ls -l /out/cap
-iotap report /out/cap -o /out/report.pftrace >/out/report.txt 2>/out/report.err
-echo $? > /out/report.rc
-`})
+	res := vmlab.Run(t, vmlab.Machine{USB: true, NIC: true, Script: captureOrderScript})
 	if res.ExitCode != 0 {
 		t.Fatalf("guest script exited %d:\n%s", res.ExitCode, res.Console)
 	}
@@ -74,10 +50,67 @@ echo $? > /out/report.rc
 			t.Errorf("clocks.json has no offset for %s: %+v\n%s", s, clocks, res.ReadOut(t, "capture.err"))
 		}
 	}
-	var buf bytes.Buffer
-	st, err := Export(context.Background(), &buf, []string{
+	tr := checkCaptureOrder(t, []string{
 		filepath.Join(dir, "usb.pcapng"), filepath.Join(dir, "mmio.log"), filepath.Join(dir, "events.ndjson"),
-	}, Options{Clocks: clocks})
+	}, clocks)
+
+	// iotap report on the capture directory finds clocks.json and writes
+	// the same timeline.
+	rep := string(res.ReadOut(t, "report.txt"))
+	if rc := strings.TrimSpace(string(res.ReadOut(t, "report.rc"))); rc != "0" {
+		t.Errorf("iotap report exited %s:\n%s\n%s", rc, rep, res.ReadOut(t, "report.err"))
+	}
+	if !strings.Contains(rep, "clocks: /out/cap/clocks.json") || strings.Contains(rep, "not aligned") {
+		t.Errorf("report did not align with the capture's clocks:\n%s", rep)
+	}
+	rtr := decodeTrace(t, res.ReadOut(t, "report.pftrace"))
+	if rtr.count(typeSliceBegin) != tr.count(typeSliceBegin) || rtr.count(typeInstant) != tr.count(typeInstant) {
+		t.Errorf("report's trace: %d slices, %d instants; timeline's: %d, %d",
+			rtr.count(typeSliceBegin), rtr.count(typeInstant), tr.count(typeSliceBegin), tr.count(typeInstant))
+	}
+	if t.Failed() {
+		t.Logf("capture stderr:\n%s", res.ReadOut(t, "capture.err"))
+	}
+}
+
+// captureOrderScript is the guest side of TestLabCaptureOrder and of
+// TestLabRecordCaptureSample: 'iotap capture' of USB, MMIO and a user
+// event into /out/cap around two actions with a marker between them, then
+// 'iotap report' on the capture in the guest.
+const captureOrderScript = `
+disk=
+for d in /sys/block/sd*; do
+	case "$(readlink -f $d)" in *0000:00:04.0*) disk=$(basename $d);; esac
+done
+[ -n "$disk" ] || { echo "no xHCI disk"; ls -l /sys/block; exit 1; }
+echo 3 > /proc/sys/vm/drop_caches
+cat > /tmp/actions.sh <<EOS
+set -e
+dd if=/dev/$disk of=/dev/null bs=512 skip=800 count=8 2>/dev/null
+iotap events write lab_step n=1
+sleep 0.2
+echo 'lab: between' > /sys/kernel/tracing/trace_marker
+sleep 0.2
+ip link set eth0 up 2>/dev/null || ifconfig eth0 up
+dd if=/dev/$disk of=/dev/null bs=512 skip=20000 count=8 2>/dev/null
+iotap events write lab_step n=2
+sleep 0.2
+EOS
+iotap capture --usb --mmio --bind 0000:00:03.0 --events 'lab_step u32 n' -o /out/cap -- sh /tmp/actions.sh >/out/capture.out 2>/out/capture.err
+echo $? > /out/capture.rc
+ls -l /out/cap
+iotap report /out/cap -o /out/report.pftrace >/out/report.txt 2>/out/report.err
+echo $? > /out/report.rc
+`
+
+// checkCaptureOrder exports files (usb, mmio and events of one capture)
+// aligned by clocks and checks that the marker "lab: between" lies after
+// action A's events and before action B's on every source. It returns the
+// decoded trace.
+func checkCaptureOrder(t *testing.T, files []string, clocks *Clocks) *dTrace {
+	t.Helper()
+	var buf bytes.Buffer
+	st, err := Export(context.Background(), &buf, files, Options{Clocks: clocks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,21 +181,5 @@ echo $? > /out/report.rc
 		t.Errorf("MMIO: %d mappings by the probe before the marker, %d writes by eth0 up after", len(mapA), len(mmioB))
 	}
 
-	// iotap report on the capture directory finds clocks.json and writes
-	// the same timeline.
-	rep := string(res.ReadOut(t, "report.txt"))
-	if rc := strings.TrimSpace(string(res.ReadOut(t, "report.rc"))); rc != "0" {
-		t.Errorf("iotap report exited %s:\n%s\n%s", rc, rep, res.ReadOut(t, "report.err"))
-	}
-	if !strings.Contains(rep, "clocks: /out/cap/clocks.json") || strings.Contains(rep, "not aligned") {
-		t.Errorf("report did not align with the capture's clocks:\n%s", rep)
-	}
-	rtr := decodeTrace(t, res.ReadOut(t, "report.pftrace"))
-	if rtr.count(typeSliceBegin) != tr.count(typeSliceBegin) || rtr.count(typeInstant) != tr.count(typeInstant) {
-		t.Errorf("report's trace: %d slices, %d instants; timeline's: %d, %d",
-			rtr.count(typeSliceBegin), rtr.count(typeInstant), tr.count(typeSliceBegin), tr.count(typeInstant))
-	}
-	if t.Failed() {
-		t.Logf("capture stderr:\n%s", res.ReadOut(t, "capture.err"))
-	}
+	return tr
 }

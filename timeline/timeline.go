@@ -76,6 +76,11 @@ type Options struct {
 	// Clocks maps every source onto one clock. Without it each source's
 	// first event is placed at time 0 (and Stats.Aligned is false).
 	Clocks *Clocks
+	// InputClocks gives some inputs (by the path passed to Export) their
+	// own clocks file, which replaces Clocks for them: 'iotap report'
+	// applies each capture directory's clocks.json to the files of that
+	// directory only. The markers of every clocks file are shown.
+	InputClocks map[string]*Clocks
 	// BandwidthWindowNS is the window of the USB bandwidth counters
 	// (default 100 ms).
 	BandwidthWindowNS int64
@@ -99,7 +104,9 @@ type InputStats struct {
 	// the timeline.
 	Clock    string `json:"clock"`
 	OffsetNS int64  `json:"offset_ns"`
-	Events   int64  `json:"events"`
+	// Aligned is true when a clocks file gave the input its offset.
+	Aligned bool  `json:"aligned"`
+	Events  int64 `json:"events"`
 	// Lost counts events the input itself records as lost (mmiotrace
 	// "Lost N events" marks, ...); Skipped counts input the reader could
 	// not decode and skipped.
@@ -209,7 +216,8 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 	if opt.BandwidthWindowNS <= 0 {
 		opt.BandwidthWindowNS = 100e6
 	}
-	st := &Stats{Aligned: opt.Clocks != nil}
+	anyClocks := opt.Clocks != nil || len(opt.InputClocks) > 0
+	st := &Stats{Aligned: anyClocks}
 	x := &exporter{w: NewWriter(out), opt: &opt, stats: st}
 	var srcs []source
 	defer func() {
@@ -227,8 +235,10 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 			st.Inputs = append(st.Inputs, s.stats())
 		}
 	}
-	if opt.Clocks != nil && len(opt.Clocks.Markers) > 0 {
-		srcs = append(srcs, &markerSource{m: opt.Clocks.Markers, st: &InputStats{Path: "clocks", Kind: "markers"}})
+	for _, c := range opt.allClocks(paths) {
+		if len(c.Markers) > 0 {
+			srcs = append(srcs, &markerSource{m: c.Markers, st: &InputStats{Path: "clocks", Kind: "markers"}})
+		}
 	}
 
 	// Read every source's first event to learn its clock's origin.
@@ -245,15 +255,19 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 			return st, fmt.Errorf("%s: %w", s.stats().Path, err)
 		}
 		in := s.stats()
-		if clk, ok := opt.Clocks.lookup(in.Path, in.Kind); ok {
+		if clk, ok := opt.clocksOf(in.Path).lookup(in.Path, in.Kind); ok {
 			offsets[i] = clk.OffsetNS
+			in.Aligned = true
 			if clk.Clock != "" {
 				in.Clock = clk.Clock
 			}
 		} else if in.Kind == "markers" {
 			offsets[i] = 0
 		} else {
-			if opt.Clocks != nil {
+			if anyClocks && opt.clocksOf(in.Path) == nil {
+				x.warn(in, "no clocks file for this input: its first event is placed at the start")
+				st.Aligned = false
+			} else if anyClocks {
 				x.warn(in, "no clock for this input in the clocks file: its first event is placed at the start")
 				st.Aligned = false
 			}
@@ -266,7 +280,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		}
 		h.items = append(h.items, mergeItem{t: t, idx: i})
 	}
-	if opt.Clocks == nil && len(paths) > 1 {
+	if !anyClocks && len(paths) > 1 {
 		x.warn(nil, "no clocks file: sources are not aligned, each starts at time 0 (capture with 'iotap capture' to record clocks.json)")
 	}
 	// Timeline time is the common clock's, shifted when some source
@@ -405,12 +419,12 @@ func openSource(path string, x *exporter) ([]source, error) {
 	case KindEvents:
 		s, err = newEventsSource(f, br, in)
 	case KindPT:
-		ss, err := newPTSources(f, br, in, x.opt.Clocks)
+		ss, err := newPTSources(f, br, in, x.opt.clocksOf(path))
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if clk, ok := x.opt.Clocks.lookup(path, kind); !ok || clk.TSC == nil {
+		if clk, ok := x.opt.clocksOf(path).lookup(path, kind); !ok || clk.TSC == nil {
 			x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
 		}
 		return ss, nil
@@ -465,3 +479,25 @@ func (m *markerSource) flush(*exporter, uint64)  {}
 func (m *markerSource) finish(*exporter, uint64) {}
 func (m *markerSource) close() error             { return nil }
 func (m *markerSource) stats() *InputStats       { return m.st }
+
+// clocksOf returns the clocks file of the input at path: its own
+// (InputClocks), else Clocks.
+func (o *Options) clocksOf(path string) *Clocks {
+	if c, ok := o.InputClocks[path]; ok {
+		return c
+	}
+	return o.Clocks
+}
+
+// allClocks returns the distinct clocks files the inputs at paths use.
+func (o *Options) allClocks(paths []string) []*Clocks {
+	var cs []*Clocks
+	seen := map[*Clocks]bool{nil: true}
+	for _, p := range paths {
+		if c := o.clocksOf(p); !seen[c] {
+			seen[c] = true
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
