@@ -32,6 +32,7 @@ const (
 	perfRecordAuxtraceInfo = 70
 	perfRecordAuxtrace     = 71
 	perfRecordAuxtraceErr  = 72
+	perfRecordTimeConv     = 79
 	perfRecordCompressed   = 81
 	perfRecordCompressed2  = 83
 )
@@ -81,6 +82,59 @@ type PerfTrace struct {
 	// Loss counters: PERF_RECORD_AUX flags and lost records.
 	AuxTruncated, AuxPartial, AuxCollision, AuxOverwrite int
 	Lost, LostSamples, AuxtraceErrors                    int
+	// TimeConv is the file's TSC to perf time conversion
+	// (PERF_RECORD_TIME_CONV), nil when the file has none.
+	TimeConv *PerfTimeConv
+}
+
+// PerfTimeConv is perf's conversion of TSC values to perf time (the
+// clock of the samples' time fields), from the perf_event_mmap_page
+// fields perf record saved in PERF_RECORD_TIME_CONV:
+//
+//	tsc' = Cycles + ((tsc - Cycles) & Mask)   only when UserTimeShort
+//	ns   = Zero + (tsc' >> Shift) * Mult + ((tsc' & (2^Shift - 1)) * Mult) >> Shift
+//
+// Records of older perf versions hold only Shift, Mult and Zero.
+type PerfTimeConv struct {
+	Shift, Mult, Zero uint64
+	Cycles, Mask      uint64
+	// UserTimeZero and UserTimeShort are the cap_user_time_zero and
+	// cap_user_time_short capabilities (false in the short record).
+	UserTimeZero, UserTimeShort bool
+}
+
+// ToNS converts a TSC value to perf time in nanoseconds.
+func (c *PerfTimeConv) ToNS(tsc uint64) uint64 {
+	if c.UserTimeShort {
+		tsc = c.Cycles + ((tsc - c.Cycles) & c.Mask)
+	}
+	quot := tsc >> c.Shift
+	rem := tsc & (1<<c.Shift - 1)
+	return c.Zero + quot*c.Mult + (rem*c.Mult)>>c.Shift
+}
+
+// Sizes of PERF_RECORD_TIME_CONV: shift, mult and zero; then cycles,
+// mask and the capability bytes (perf 5.11 and later).
+const (
+	perfTimeConvShort = perfEventHeaderSize + 3*8
+	perfTimeConvLong  = perfEventHeaderSize + 5*8 + 8
+)
+
+// parseTimeConv decodes a PERF_RECORD_TIME_CONV record at file offset off.
+func parseTimeConv(rec []byte, off int) (*PerfTimeConv, error) {
+	if len(rec) < perfTimeConvShort {
+		return nil, perfErr(off, "short TIME_CONV record (%d bytes)", len(rec))
+	}
+	le := binary.LittleEndian
+	c := &PerfTimeConv{Shift: le.Uint64(rec[8:]), Mult: le.Uint64(rec[16:]), Zero: le.Uint64(rec[24:])}
+	if c.Shift > 63 {
+		return nil, perfErr(off, "TIME_CONV time_shift %d > 63", c.Shift)
+	}
+	if len(rec) >= perfTimeConvLong {
+		c.Cycles, c.Mask = le.Uint64(rec[32:]), le.Uint64(rec[40:])
+		c.UserTimeZero, c.UserTimeShort = rec[48] != 0, rec[49] != 0
+	}
+	return c, nil
 }
 
 // Lossy reports whether perf recorded any loss.
@@ -186,6 +240,12 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 					t.AuxOverwrite++
 				}
 			}
+		case perfRecordTimeConv:
+			c, err := parseTimeConv(rec, int(off))
+			if err != nil {
+				return nil, err
+			}
+			t.TimeConv = c
 		case perfRecordLost:
 			t.Lost++
 		case perfRecordLostSamples:

@@ -122,10 +122,15 @@ func FuzzPerfDataPT(f *testing.F) {
 	w.auxtraceInfo(make([]uint64, 17))
 	w.auxtrace(0, 1, 0, []byte{0x02, 0x82})
 	f.Add(w.file(8, 0))
+	w.timeConv(PerfTimeConv{Shift: 31, Mult: 1 << 30, Zero: 1e9, Cycles: 5, Mask: 1<<32 - 1, UserTimeShort: true}, true)
+	f.Add(w.file(8, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := PerfDataPT(b)
 		if err != nil && !errors.Is(err, ErrPerfData) {
 			t.Fatalf("unwrapped error %v", err)
+		}
+		if err == nil && tr.TimeConv != nil {
+			tr.TimeConv.ToNS(^uint64(0)) // must not panic
 		}
 		if err == nil {
 			for _, s := range tr.Streams {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/iotap/iotap/intelpt"
@@ -72,6 +73,11 @@ func newPTSources(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) 
 	t, err := intelpt.PerfDataPT(b)
 	if err != nil {
 		return nil, err
+	}
+	if tc := t.TimeConv; conv == nil && tc != nil && tc.Mult <= math.MaxUint32 {
+		conv = &TSCConversion{Zero: tc.Zero, Mult: uint32(tc.Mult), Shift: uint16(tc.Shift),
+			Cycles: tc.Cycles, Mask: tc.Mask, Short: tc.UserTimeShort}
+		in.Clock = "perf time (TSC converted with the file's TIME_CONV)"
 	}
 	if len(t.Streams) == 0 {
 		return nil, fmt.Errorf("perf.data holds no Intel PT data")

@@ -139,3 +139,55 @@ func TestExportPTPerfData(t *testing.T) {
 		t.Errorf("instants %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// withRecords inserts perf records at the start of the data section of a
+// perf.data file made by perfDataPT.
+func withRecords(file, recs []byte) []byte {
+	le := binary.LittleEndian
+	off := le.Uint64(file[40:])
+	out := append(append(append([]byte{}, file[:off]...), recs...), file[off:]...)
+	le.PutUint64(out[48:], le.Uint64(file[48:])+uint64(len(recs)))
+	return out
+}
+
+// A perf.data file's PERF_RECORD_TIME_CONV converts its TSC values to
+// perf time when the clocks file has no TSC conversion.
+func TestExportPTPerfDataTimeConv(t *testing.T) {
+	cpu0 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 100},
+		intelpt.Packet{Kind: intelpt.KindOVF}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 400})
+	cpu1 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 200},
+		intelpt.Packet{Kind: intelpt.KindTraceStop})
+	le := binary.LittleEndian
+	rec := make([]byte, 8+48)
+	le.PutUint32(rec, 79) // PERF_RECORD_TIME_CONV
+	le.PutUint16(rec[6:], uint16(len(rec)))
+	le.PutUint64(rec[8:], 1)     // time_shift
+	le.PutUint64(rec[16:], 3)    // time_mult: ns = 1000 + tsc*3/2
+	le.PutUint64(rec[24:], 1000) // time_zero
+	p := filepath.Join(t.TempDir(), "perf.data")
+	if err := os.WriteFile(p, withRecords(perfDataPT(map[int32][]byte{0: cpu0, 1: cpu1}), rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A clocks file that aligns PT (offset 0) but has no TSC conversion.
+	clocks := &Clocks{Sources: map[string]SourceClock{"pt": {OffsetNS: 0}}}
+	st, out := export(t, []string{p}, Options{Clocks: clocks})
+	if len(st.Inputs) != 2 || !strings.HasPrefix(st.Inputs[0].Clock, "perf time") || !strings.HasPrefix(st.Inputs[1].Clock, "perf time") {
+		t.Fatalf("inputs %+v %+v", *st.Inputs[0], *st.Inputs[1])
+	}
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "TSC") {
+			t.Errorf("warning despite TIME_CONV: %s", w)
+		}
+	}
+	tr := decodeTrace(t, out)
+	var got []string
+	for _, e := range tr.events {
+		if e.typ == typeInstant {
+			got = append(got, tr.path(e.track)+"@"+strconv.FormatUint(e.ts, 10)+":"+e.name)
+		}
+	}
+	want := "Intel PT perf.data cpu 0@1150:overflow Intel PT perf.data cpu 1@1300:trace stop"
+	if strings.Join(got, " ") != want {
+		t.Errorf("instants %q, want %q", strings.Join(got, " "), want)
+	}
+}

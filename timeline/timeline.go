@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/iotap/iotap/regdb"
@@ -424,7 +425,7 @@ func openSource(path string, x *exporter) ([]source, error) {
 			f.Close()
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if clk, ok := x.opt.clocksOf(path).lookup(path, kind); !ok || clk.TSC == nil {
+		if clk, ok := x.opt.clocksOf(path).lookup(path, kind); (!ok || clk.TSC == nil) && !strings.HasPrefix(in.Clock, "perf time") {
 			x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
 		}
 		return ss, nil
