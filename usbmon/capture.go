@@ -1,6 +1,9 @@
 package usbmon
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Method is the kernel interface a live capture reads.
 type Method uint8
@@ -69,6 +72,24 @@ type CaptureOptions struct {
 	// clock modulo 4096 s) and the clocks at read time, for outputs that
 	// want one (pcap, pcapng). The text stamp itself is kept.
 	TextWallClock bool
+	// Queue, if > 0, decouples draining the kernel ring from the caller
+	// (MethodMmap only): a goroutine of its own, on a thread of its own,
+	// fetches events with MON_IOCX_MFETCH, copies each record out of the
+	// ring into a user-space queue of about Queue bytes and releases the
+	// ring space at once (the next MFETCH's nflush), so the kernel ring
+	// only has to hold what arrives while that one thread copies. ReadInto
+	// then reads from the queue; a full queue stops the draining (the
+	// kernel then drops and says so: never silent). 0: ReadInto fetches
+	// from the ring itself (zero copy; the ring is released only after the
+	// caller has consumed a batch).
+	Queue int
+	// Nice, if not 0, is the nice value of the thread that drains the ring
+	// (with Queue: the draining thread; else set it on the caller's thread
+	// yourself). NiceIfAllowed makes a refusal (no CAP_SYS_NICE) silent:
+	// the capture then runs at the caller's priority (Stats().Nice says
+	// which).
+	Nice          int
+	NiceIfAllowed bool
 	// OnBatch, if set, is called when a batch of events has been handed
 	// out and before the capture waits for more: the place to flush output
 	// so that a killed capture leaves complete records.
@@ -84,4 +105,11 @@ type CaptureStats struct {
 	Flushed  uint64 // events released from the ring (MFETCH nflush)
 	Batches  uint64 // MFETCH calls that returned events
 	RingSize int    // ring size in bytes (binary methods)
+
+	// How close the capture came to losing events (MethodMmap):
+	RingPeak  int           // most ring bytes in use seen by one MFETCH (records rounded as the kernel stores them)
+	BatchPeak int           // most events returned by one MFETCH
+	MaxStall  time.Duration // longest time from an MFETCH returning events to the next MFETCH (the ring is not drained meanwhile)
+	QueuePeak int           // most bytes waiting in the user-space queue (CaptureOptions.Queue)
+	Nice      int           // nice value of the draining thread (0: unchanged)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/iotap/iotap/internal/unix"
@@ -43,6 +44,13 @@ type Capture struct {
 	lostPath string
 	lost0    uint64
 
+	fetchedAt time.Time // when the last MFETCH returned events (zero when idle)
+
+	q   *queue // CaptureOptions.Queue
+	cur []byte // queued records being handed out
+	pos int
+
+	mu        sync.Mutex // guards stats and lastStats while a queue drains the ring
 	stats     CaptureStats
 	lastStats time.Time
 	sinceIdle int
@@ -66,6 +74,13 @@ func OpenCapture(ctx context.Context, opt CaptureOptions) (*Capture, error) {
 		err = c.openText()
 	} else {
 		err = c.openBinary()
+	}
+	if err == nil && opt.Queue > 0 {
+		if opt.Method != MethodMmap {
+			err = fmt.Errorf("usbmon: a capture queue needs the mmap method")
+		} else {
+			err = c.startQueue()
+		}
 	}
 	if err != nil {
 		c.Close()
@@ -193,10 +208,12 @@ func (c *Capture) ReadInto(ev *Event) error {
 	if c.closed {
 		return io.EOF
 	}
-	switch c.opt.Method {
-	case MethodMmap:
+	switch {
+	case c.q != nil:
+		return c.readQueued(ev)
+	case c.opt.Method == MethodMmap:
 		return c.readMmap(ev)
-	case MethodRead:
+	case c.opt.Method == MethodRead:
 		return c.readGetX(ev)
 	}
 	return c.readText(ev)
@@ -269,12 +286,17 @@ func (c *Capture) batchDone() {
 }
 
 func (c *Capture) maybeStats() {
-	if time.Since(c.lastStats) >= time.Second {
+	c.mu.Lock()
+	due := time.Since(c.lastStats) >= time.Second
+	c.mu.Unlock()
+	if due {
 		c.queryStats()
 	}
 }
 
 func (c *Capture) queryStats() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.lastStats = time.Now()
 	if c.fd == nil {
 		return
@@ -330,6 +352,9 @@ func (c *Capture) readMmap(ev *Event) error {
 		if c.stopNow() {
 			return io.EOF
 		}
+		if !c.fetchedAt.IsZero() {
+			c.stats.MaxStall = max(c.stats.MaxStall, time.Since(c.fetchedAt))
+		}
 		fetched, flushed, err := unix.UsbmonMfetch(c.fd.Int(), c.vec, c.pending)
 		c.stats.Flushed += uint64(flushed)
 		if flushed <= c.pending {
@@ -340,6 +365,8 @@ func (c *Capture) readMmap(ev *Event) error {
 		if err == nil && fetched > 0 {
 			c.n = int(fetched)
 			c.stats.Batches++
+			c.fetchedAt = time.Now()
+			c.notePeaks(c.vec[:c.n], c.pending)
 			if c.stopping {
 				c.n = min(c.n, c.drainLeft)
 				c.drainLeft -= c.n
@@ -354,6 +381,7 @@ func (c *Capture) readMmap(ev *Event) error {
 			}
 			return fmt.Errorf("usbmon: MON_IOCX_MFETCH: %w", err)
 		}
+		c.fetchedAt = time.Time{}
 		if !c.wait(true) {
 			return io.EOF
 		}
@@ -463,6 +491,8 @@ func (c *Capture) Stats() CaptureStats {
 	if !c.closed {
 		c.queryStats()
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.stats
 }
 
@@ -470,6 +500,9 @@ func (c *Capture) Stats() CaptureStats {
 func (c *Capture) Close() error {
 	if c.closed {
 		return nil
+	}
+	if c.q != nil {
+		c.q.stopAndWait()
 	}
 	c.queryStats()
 	c.closed = true

@@ -32,14 +32,17 @@ func (s *scanner) hexField() (uint64, bool) {
 		p++
 	}
 	st := p
+	end := min(len(b), p+17)
 	var v uint64
-	for p < len(b) && b[p] != ' ' {
+	var bad byte
+	for p < end && b[p] != ' ' {
 		h := hexTable[b[p]]
-		if h == 0xff || p-st >= 16 {
-			return 0, false
-		}
-		v = v<<4 | uint64(h)
+		bad |= h
+		v = v<<4 | uint64(h&0xf)
 		p++
+	}
+	if bad&0xf0 != 0 || p-st > 16 {
+		return 0, false
 	}
 	s.p = p
 	return v, p > st
@@ -386,6 +389,18 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 			break
 		}
 		st := p
+		// Fast path: a whole word of 8 valid hex digits (4 bytes), what
+		// the kernel prints for all but the last word of a line.
+		if p+8 <= len(b) && (p+8 == len(b) || b[p+8] == ' ') && len(data)+4 <= maxTextData {
+			w := b[p : p+8 : p+8]
+			h0, l0, h1, l1 := hexTable[w[0]], hexTable[w[1]], hexTable[w[2]], hexTable[w[3]]
+			h2, l2, h3, l3 := hexTable[w[4]], hexTable[w[5]], hexTable[w[6]], hexTable[w[7]]
+			if (h0|l0|h1|l1|h2|l2|h3|l3)&0xf0 == 0 {
+				data = append(data, h0<<4|l0, h1<<4|l1, h2<<4|l2, h3<<4|l3)
+				p += 8
+				continue
+			}
+		}
 		for p+1 < len(b) && b[p] != ' ' {
 			h, l := hexTable[b[p]], hexTable[b[p+1]]
 			if h|l == 0xff {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/internal/unix"
+	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -27,9 +28,16 @@ type usbCaptureOptions struct {
 	duration   time.Duration
 	allowLoss  bool
 	statsEvery time.Duration
-	nice       int
+	nice       string
+	queue      string
 	snaplen    int
+	vidpid     string
+	dev        int
 }
+
+// usbAutoNice is the nice value --nice auto gives the ring-draining thread
+// when the process may raise its priority (root, CAP_SYS_NICE).
+const usbAutoNice = -20
 
 func newUSBCaptureCmd(e *env) *cobra.Command {
 	var o usbCaptureOptions
@@ -46,13 +54,29 @@ Methods (--method):
   text  the deprecated text API (debugfs usb/usbmon/Nu): 32 data bytes at
         most, no wall clock
 
---ring-size sets the binary ring (kernel default 300K; 8K to 1200K). A small
-ring drops events under load: use the maximum for mass storage. Drops are
+With mmap, a thread of its own drains the kernel ring: it copies each event
+out into a queue in memory (--queue, default 32M) and releases the ring
+space at once, while the events are encoded and written on another thread.
+That thread runs at nice -20 when the process is allowed to raise its
+priority (--nice auto, the default; --nice 0 leaves it alone). --queue 0
+reads the ring in place instead (zero copy, the ring is released only once
+a batch is written).
+
+--ring-size sets the binary ring (default 1200K, the kernel's maximum; the
+kernel accepts 8K to 1200K). A small ring drops events under load. Drops are
 read from the kernel (MON_IOCG_STATS; text_lost for text) during and at the
 end of the capture, written to the pcapng file as interface statistics
 (ifdrop) and reported on stderr; the exit code is then 3 unless
---allow-loss. When the traced program competes with the capture for the
-CPU (a disk read at full speed), --nice -20 lets the capture keep up.
+--allow-loss. The end report also says how close the capture came to
+losing events (the fullest ring seen, the longest time the ring was not
+drained, the largest queue).
+
+--vidpid VVVV:PPPP keeps only the events of matching devices: those present
+at the start are identified from sysfs (/sys/bus/usb/devices), those that
+enumerate during the capture from their device descriptor as it is
+captured; the events of a device before its device descriptor was read do
+not match. --dev N keeps one device address. The kernel still queues every
+event of the bus: drop counts cover all of them.
 
 The output is flushed after every batch of events, so a capture killed even
 with SIGKILL leaves a file that reads back up to the last complete record.
@@ -61,8 +85,9 @@ written, then the statistics. Needs root (usbmon sees keystrokes); when
 usbmon is missing, load it (modprobe usbmon, CONFIG_USB_MON) and for the
 text method mount debugfs.`,
 		Example: `  iotap usb capture -o usb.pcapng                 # all buses until Ctrl-C
-  iotap usb capture --bus 3 --ring-size 1200K --duration 30s -o storage.pcapng
-  iotap usb capture --method text --format 1u -o - | head`,
+  iotap usb capture --bus 3 --duration 30s -o storage.pcapng
+  iotap usb capture --method text --format 1u -o - | head
+  iotap usb capture --vidpid 0627:0001 -o keyboard.pcapng`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUSBCapture(e, &o)
@@ -70,7 +95,8 @@ text method mount debugfs.`,
 	}
 	fl := c.Flags()
 	fl.IntVar(&o.bus, "bus", 0, "bus number (0 = all buses)")
-	fl.StringVar(&o.ringSize, "ring-size", "", "binary ring size in bytes, K or M suffix (8K..1200K; kernel default 300K)")
+	fl.StringVar(&o.ringSize, "ring-size", "1200K", "binary ring size in bytes, K or M suffix (8K..1200K)")
+	fl.StringVar(&o.queue, "queue", "32M", "mmap: memory queue between the ring-draining thread and the writer, K or M suffix (0: read the ring in place)")
 	fl.StringVar(&o.method, "method", "mmap", "kernel interface: mmap, read (MON_IOCX_GETX) or text")
 	fl.StringVar(&o.format, "format", "pcapng", "output format: pcapng, pcap, 1u or 1t")
 	fl.StringVarP(&o.out, "output", "o", "", "output file (created 0600), - for stdout")
@@ -78,7 +104,9 @@ text method mount debugfs.`,
 	fl.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
 	fl.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the kernel dropped events")
 	fl.IntVar(&o.snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
-	fl.IntVar(&o.nice, "nice", 0, "nice value of the capturing thread (-20..19; negative values help a busy machine keep up, root only)")
+	fl.StringVar(&o.nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
+	fl.StringVar(&o.vidpid, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
+	fl.IntVar(&o.dev, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
 	fl.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
 	return c
 }
@@ -121,11 +149,33 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 				ring, usbmon.RingSizeMin, usbmon.RingSizeMin/1024, usbmon.RingSizeMax, usbmon.RingSizeMax/1024)
 		}
 	}
+	queue := 0
+	if o.queue != "0" {
+		if queue, err = parseUSBSize(o.queue); err != nil {
+			return usageErrorf("--queue: %v", err)
+		}
+		if method != usbmon.MethodMmap {
+			queue = 0 // the other methods copy each event out already
+		}
+	}
+	nice, niceAuto := 0, o.nice == "auto"
+	if niceAuto {
+		nice = usbAutoNice
+	} else if nice, err = strconv.Atoi(o.nice); err != nil || nice < -20 || nice > 19 {
+		return usageErrorf("--nice %q: want -20..19 or auto", o.nice)
+	}
 	if o.snaplen < 0 {
 		return usageErrorf("--snaplen %d: want 0 (all) or more", o.snaplen)
 	}
 	if o.bus < 0 || o.bus > 255 {
 		return usageErrorf("--bus %d: want 0 (all buses) to 255", o.bus)
+	}
+	if o.dev < 0 || o.dev > 127 {
+		return usageErrorf("--dev %d: want a device address, 1 to 127", o.dev)
+	}
+	keep, err := usbCaptureFilter(o)
+	if err != nil {
+		return err
 	}
 	ctx := e.ctx
 	if o.duration > 0 {
@@ -155,8 +205,21 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			writeErr = err
 		}
 	}
-	capt, err = usbmon.OpenCapture(ctx, usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring, OnBatch: onBatch,
-		TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng})
+	copt := usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring, OnBatch: onBatch,
+		TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng, Queue: queue}
+	if method == usbmon.MethodText {
+		copt.RingSize = 0
+	}
+	if queue > 0 {
+		copt.Nice, copt.NiceIfAllowed = nice, niceAuto
+		// The draining thread must not wait for the writer's P to come
+		// back from the Go scheduler: give it one of its own, even on one
+		// CPU (the kernel then schedules the two threads by priority).
+		if runtime.GOMAXPROCS(0) < 2 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+		}
+	}
+	capt, err = usbmon.OpenCapture(ctx, copt)
 	if err != nil {
 		if errors.Is(err, usbmon.ErrNotSupported) {
 			return fmt.Errorf("%w (try 'iotap doctor')", err)
@@ -188,11 +251,12 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	progress := usbIsTerminal(e.stderr)
 	lastProgress := time.Now()
 
-	if o.nice != 0 {
+	if queue == 0 && nice != 0 {
+		// No draining thread: the capturing thread is this one.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := unix.SetThreadNice(o.nice); err != nil {
-			return fmt.Errorf("--nice %d: %w", o.nice, err)
+		if err := unix.SetThreadNice(nice); err != nil && !niceAuto {
+			return fmt.Errorf("--nice %d: %w", nice, err)
 		}
 	}
 	start := time.Now()
@@ -207,6 +271,9 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		if err != nil {
 			readErr = err
 			break
+		}
+		if keep != nil && !keep(&ev) {
+			continue
 		}
 		if o.snaplen > 0 && len(ev.Data) > o.snaplen {
 			cut++
@@ -246,6 +313,11 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	fmt.Fprintf(e.stderr, "iotap: %d events in %v; kernel dropped %d", n, elapsed, st.Dropped)
 	if method == usbmon.MethodMmap {
 		fmt.Fprintf(e.stderr, "; %d batches, %d filler records skipped, %d events flushed from the ring", st.Batches, st.Fillers, st.Flushed)
+		fmt.Fprintf(e.stderr, "; ring peak %dK of %dK (%d events in one fetch), ring undrained for at most %v",
+			(st.RingPeak+1023)/1024, st.RingSize/1024, st.BatchPeak, st.MaxStall.Round(10*time.Microsecond))
+		if queue > 0 {
+			fmt.Fprintf(e.stderr, ", queue peak %dK of %dK, draining thread at nice %d", (st.QueuePeak+1023)/1024, queue/1024, st.Nice)
+		}
 	}
 	fmt.Fprintln(e.stderr)
 	if l := w.Loss(); l.Total() > 0 {
@@ -261,7 +333,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		return readErr
 	}
 	if st.Dropped > 0 {
-		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; a larger --ring-size, up to %dK, and --nice -20 help)", st.Dropped, st.RingSize, usbmon.RingSizeMax/1024)
+		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; a larger --ring-size, up to %dK, a larger --queue and --nice -20 help)", st.Dropped, st.RingSize, usbmon.RingSizeMax/1024)
 		if method == usbmon.MethodText {
 			msg = fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", st.Dropped)
 		}
@@ -272,6 +344,41 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		return dataLostError("%s", msg)
 	}
 	return nil
+}
+
+// usbCaptureFilter returns the event filter of --vidpid and --dev, or nil.
+// It sees every event (pairing and identities learn from all of them).
+func usbCaptureFilter(o *usbCaptureOptions) (func(*usbmon.Event) bool, error) {
+	var fs []usb.Filter
+	var ids *usb.Identities
+	if o.vidpid != "" {
+		v, p, err := usb.ParseVIDPID(o.vidpid)
+		if err != nil {
+			return nil, usageErrorf("--vidpid: %v", err)
+		}
+		ids = usb.NewIdentities()
+		if err := ids.AddSysfs(usb.DefaultSysfsRoot); err != nil {
+			return nil, fmt.Errorf("--vidpid: %w", err)
+		}
+		fs = append(fs, usb.DeviceIDIs(ids, v, p))
+	}
+	if o.dev != 0 {
+		fs = append(fs, usb.DeviceIs(uint8(o.dev)))
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	f := usb.All(fs...)
+	if ids == nil {
+		return f.Match, nil
+	}
+	pairer := usb.NewPairer()
+	return func(ev *usbmon.Event) bool {
+		if p, ok := pairer.Add(ev); ok {
+			ids.Observe(p, ev)
+		}
+		return f.Match(ev)
+	}, nil
 }
 
 func busName(bus int) string {
