@@ -262,17 +262,28 @@ func reportTimeline(e *env, rows []reportRow, clocks []string, to *timelineOptio
 		return fmt.Errorf("report: no trace to put in %s", to.out)
 	}
 	o := *to
-	if o.clocks == "" {
-		switch len(clocks) {
-		case 0:
-		case 1:
-			o.clocks = clocks[0]
-		default:
-			return usageErrorf("report: several clocks files (%s): choose one with --clocks", strings.Join(clocks, " "))
-		}
-	}
 	if o.clocks != "" {
-		fmt.Fprintf(e.stdout, "clocks: %s\n", o.clocks)
+		fmt.Fprintf(e.stdout, "clocks: %s (all inputs)\n", o.clocks)
+	} else {
+		// A clocks.json aligns the traces of its own directory (an
+		// 'iotap capture' directory), not the others.
+		byDir := map[string]*timeline.Clocks{}
+		for _, p := range clocks {
+			c, err := timeline.LoadClocks(p)
+			if err != nil {
+				return err
+			}
+			byDir[filepath.Dir(p)] = c
+			fmt.Fprintf(e.stdout, "clocks: %s (the traces of %s)\n", p, filepath.Dir(p))
+		}
+		for _, in := range inputs {
+			if c, ok := byDir[filepath.Dir(in)]; ok {
+				if o.inputClocks == nil {
+					o.inputClocks = map[string]*timeline.Clocks{}
+				}
+				o.inputClocks[in] = c
+			}
+		}
 	}
 	st, err := exportTimeline(e, &o, inputs)
 	if err != nil {

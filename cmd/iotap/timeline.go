@@ -18,12 +18,15 @@ import (
 )
 
 type timelineOptions struct {
-	out       string
-	db        string
-	clocks    string
-	window    time.Duration
-	jsonOut   bool
-	allowLoss bool
+	out    string
+	db     string
+	clocks string
+	// inputClocks: clocks files of some inputs ('iotap report': each
+	// directory's clocks.json for the traces of that directory).
+	inputClocks map[string]*timeline.Clocks
+	window      time.Duration
+	jsonOut     bool
+	allowLoss   bool
 }
 
 func newTimelineCmd(e *env) *cobra.Command {
@@ -134,6 +137,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		}
 		opt.Clocks = c
 	}
+	opt.InputClocks = o.inputClocks
 	for _, in := range inputs {
 		if in == o.out {
 			return nil, usageErrorf("timeline: %s is both an input and the output", in)
@@ -228,15 +232,30 @@ func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
 	fmt.Fprintf(w, "wrote %s: %d tracks, %d slices, %d instants, %d counter values, %d bytes\n",
 		out, ws.Tracks, ws.Slices, ws.Instants, ws.Counters, ws.Bytes)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tINPUT\tEVENTS\tSPAN\tLOST\tCLOCK")
+	fmt.Fprintln(tw, "SOURCE\tINPUT\tEVENTS\tSPAN\tLOST\tCLOCK\tALIGNED")
+	aligned, inputs := 0, 0
 	for _, in := range st.Inputs {
 		span := time.Duration(in.LastNS - in.FirstNS)
 		lost := in.Lost + in.Skipped
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%d\t%s\n", in.Kind, in.Path, in.Events, span, lost, in.Clock)
+		a := "no"
+		if in.Aligned {
+			a = "ALIGNED"
+		}
+		if in.Kind != "markers" {
+			inputs++
+			if in.Aligned {
+				aligned++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%d\t%s\t%s\n", in.Kind, in.Path, in.Events, span, lost, in.Clock, a)
 	}
 	tw.Flush()
-	if !st.Aligned {
+	switch {
+	case st.Aligned:
+	case aligned == 0:
 		fmt.Fprintln(w, "sources not aligned: each starts at 0 (no --clocks)")
+	default:
+		fmt.Fprintf(w, "%d of %d inputs aligned by their clocks file; the others are not aligned: each starts at 0\n", aligned, inputs)
 	}
 }
 
