@@ -10,17 +10,14 @@ import (
 
 // benchEvent is an Event whose enable word is in anonymous mmap memory, as
 // Register makes it, writing to fd (no kernel user_events needed).
-func benchEvent(b *testing.B, cmd string, fd int) *Event {
+func benchEvent(b testing.TB, cmd string, fd int) *Event {
 	s := mustSchema(b, cmd)
 	page, err := iunix.MmapAnon(4096)
 	if err != nil {
 		b.Fatal(err)
 	}
 	p := &Producer{raw: fd, evs: map[*Event]struct{}{}}
-	e := &Event{p: p, schema: s, slot: (*uint32)(unsafe.Pointer(&page[0]))}
-	e.pool.New = func() any { return new(writeBuf) }
-	e.small = !s.HasDynamic() && s.FixedSize <= smallPayload
-	return e
+	return newEvent(p, s, 0, 0, (*uint32)(unsafe.Pointer(&page[0])))
 }
 
 // BenchmarkEnabledDisabled is Enabled on a disabled event: one atomic

@@ -388,7 +388,7 @@ func TestLabErrors(t *testing.T) {
 	if err := s.WriteRaw(payload); !errors.Is(err, ErrPayload) || errors.Is(err, syscall.EFAULT) {
 		t.Errorf("no NUL, checked: %v", err)
 	}
-	if err := s.writev(payload); !errors.Is(err, ErrPayload) || !errors.Is(err, syscall.EFAULT) {
+	if err := s.writeBytes(payload); !errors.Is(err, ErrPayload) || !errors.Is(err, syscall.EFAULT) {
 		t.Errorf("no NUL, unchecked: %v (want the kernel's EFAULT)", err)
 	}
 	if err := s.Write("a\x00b"); !errors.Is(err, ErrPayload) {

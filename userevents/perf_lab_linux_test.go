@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"unsafe"
 
@@ -134,15 +133,11 @@ func TestLabPerf(t *testing.T) {
 	}
 	idx := ev.idx
 	var pl [12]byte
-	iov := []iunix.Iovec{{Base: (*byte)(unsafe.Pointer(&idx))}, {Base: &pl[0]}}
-	iov[0].SetLen(4)
-	iov[1].SetLen(12)
+	iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: unsafe.Pointer(&pl[0]), Len: 12}}
 	for round := 0; round < rounds; round++ {
 		runC("c_writev")
 		runC("c_writev_2threads", "writev", "2")
-		runC("c_pwritev", "pwritev")
-		timeit("go_raw_writev", func(n int) error { return rawLoop(p.raw, iov, &pl, n, false) })
-		timeit("go_raw_pwritev", func(n int) error { return rawLoop(p.raw, iov, &pl, n, true) })
+		timeit("go_raw_writev", func(n int) error { return rawLoop(p.raw, &iov, &pl, n) })
 		timeit("typed", func(n int) error { return typedLoop(typed, n) })
 		timeit("write", func(n int) error { return writeLoop(ev, n) })
 	}
@@ -154,7 +149,7 @@ func TestLabPerf(t *testing.T) {
 		fmt.Sprintf("meltdown: %s", readSys("/sys/devices/system/cpu/vulnerabilities/meltdown")) +
 		fmt.Sprintf("%d writes per loop, %d alternated rounds; ns/op median [min-max]; ratios of medians\n", n, rounds) +
 		fmt.Sprintf("%-18s %24s %24s %8s %8s %10s\n", "loop", "wall", "thread_cpu", "wall/C", "cpu/C", "cpu/C_2thr")
-	for _, k := range []string{"c_writev", "c_writev_2threads", "c_pwritev", "go_raw_writev", "go_raw_pwritev", "typed", "write"} {
+	for _, k := range []string{"c_writev", "c_writev_2threads", "go_raw_writev", "typed", "write"} {
 		m, lo, hi := median(samples[k]), minCost(samples[k]), maxCost(samples[k])
 		report += fmt.Sprintf("%-18s %8.1f [%6.1f-%6.1f] %8.1f [%6.1f-%6.1f] %8.3f %8.3f %10.3f\n", k,
 			m.wall, lo.wall, hi.wall, m.cpu, lo.cpu, hi.cpu, m.wall/c.wall, m.cpu/c.cpu, m.cpu/cmt.cpu)
@@ -201,19 +196,13 @@ func readSys(path string) string {
 }
 
 // rawLoop is the Go floor: the C program's loop, prebuilt iovecs, one raw
-// system call per write.
+// system call per write, through the library's system call stub.
 //
 //go:noinline
-func rawLoop(fd int, iov []iunix.Iovec, pl *[12]byte, n int, positioned bool) error {
+func rawLoop(fd int, iov *iunix.IovecPair, pl *[12]byte, n int) error {
 	for i := 0; i < n; i++ {
 		pl[0] = byte(i)
-		var e syscall.Errno
-		if positioned {
-			_, e = iunix.Pwritev(fd, iov, 0)
-		} else {
-			_, e = iunix.Writev(fd, iov)
-		}
-		if e != 0 {
+		if e := iunix.WritevPair(fd, iov, 2); e != 0 {
 			return e
 		}
 	}

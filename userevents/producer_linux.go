@@ -1,6 +1,7 @@
 package userevents
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -169,9 +170,7 @@ func (p *Producer) RegisterSchema(s *Schema, flags Flags) (*Event, error) {
 		p.releaseWord(word)
 		return nil, kernelError("register", s.Name, err)
 	}
-	e := &Event{p: p, schema: s, idx: reg.WriteIndex, flags: Flags(reg.Flags), slot: word,
-		small: !s.HasDynamic() && s.FixedSize <= smallPayload}
-	e.pool.New = func() any { return new(writeBuf) }
+	e := newEvent(p, s, reg.WriteIndex, Flags(reg.Flags), word)
 	p.mu.Lock()
 	p.evs[e] = struct{}{}
 	p.mu.Unlock()
@@ -276,10 +275,18 @@ type Event struct {
 	slot   *uint32 // the enable word; zeroed and never reused after unregister
 	idx    uint32
 	flags  Flags
-	small  bool      // fixed-size payload that fits smallPayload
-	pool   sync.Pool // *writeBuf
+	small  bool       // fixed-size payload that fits smallPayload
+	ints   []intField // all fields integers (and small): Write's fast path
+	pool   sync.Pool  // *writeBuf
 	mu     sync.Mutex
 	gone   bool
+}
+
+func newEvent(p *Producer, s *Schema, idx uint32, flags Flags, slot *uint32) *Event {
+	e := &Event{p: p, schema: s, idx: idx, flags: flags, slot: slot,
+		small: !s.HasDynamic() && s.FixedSize <= smallPayload, ints: intFields(s)}
+	e.pool.New = func() any { return new(writeBuf) }
+	return e
 }
 
 // writeBuf is the scratch payload of events with dynamic fields.
@@ -312,6 +319,60 @@ func (e *Event) Write(args ...any) error {
 	if e.p.done.Load() {
 		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
 	}
+	if e.ints != nil && len(args) == len(e.ints) {
+		// Integer fields only: encode on the stack without calls.
+		var buf [smallPayload]byte
+		for i, f := range e.ints {
+			var x uint64
+			var neg bool
+			switch n := args[i].(type) {
+			case uint32:
+				x = uint64(n)
+			case uint64:
+				x = n
+			case int:
+				x, neg = uint64(n), n < 0
+			case int64:
+				x, neg = uint64(n), n < 0
+			case int32:
+				x, neg = uint64(n), n < 0
+			case uint16:
+				x = uint64(n)
+			case uint8:
+				x = uint64(n)
+			default:
+				var ok bool
+				if x, neg, ok = toInt(n); !ok {
+					return e.writeSlow(args)
+				}
+			}
+			if !fits(x, neg, int(f.size), f.signed) {
+				return e.writeSlow(args) // reports the field and value
+			}
+			switch f.size {
+			case 4:
+				binary.LittleEndian.PutUint32(buf[f.off:], uint32(x))
+			case 8:
+				binary.LittleEndian.PutUint64(buf[f.off:], x)
+			case 2:
+				binary.LittleEndian.PutUint16(buf[f.off:], uint16(x))
+			default:
+				buf[f.off] = byte(x)
+			}
+		}
+		// e.writev, inlined by hand (too big for the compiler to).
+		idx := e.idx
+		iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: unsafe.Pointer(&buf[0]), Len: uintptr(e.schema.FixedSize)}}
+		if errno := iunix.WritevPair(e.p.raw, &iov, 2); errno != 0 {
+			return e.writeError(errno)
+		}
+		return nil
+	}
+	return e.writeSlow(args)
+}
+
+// writeSlow is Write for every schema, through Schema.AppendPayload.
+func (e *Event) writeSlow(args []any) error {
 	if e.small {
 		// Fixed-size events of up to smallPayload bytes: encode on the stack.
 		var buf [smallPayload]byte
@@ -319,15 +380,39 @@ func (e *Event) Write(args ...any) error {
 		if err != nil {
 			return err
 		}
-		return e.writev(payload)
+		return e.writeBytes(payload)
 	}
 	b := e.pool.Get().(*writeBuf)
 	payload, err := e.schema.AppendPayload(b.data[:0], args...)
 	if err == nil {
-		err = e.writev(payload)
+		err = e.writeBytes(payload)
 	}
 	e.pool.Put(b)
 	return err
+}
+
+// intField is an integer field of an event whose fields are all
+// integers, for Write's fast path.
+type intField struct {
+	off    uint8 // < smallPayload
+	size   uint8
+	signed bool
+}
+
+// intFields returns s's fields when they are all integers of a payload
+// of at most smallPayload bytes, else nil.
+func intFields(s *Schema) []intField {
+	if s.HasDynamic() || s.FixedSize > smallPayload || len(s.Fields) == 0 {
+		return nil
+	}
+	out := make([]intField, len(s.Fields))
+	for i, f := range s.Fields {
+		if (f.Kind != KindInt && f.Kind != KindUint) || (f.Size != 1 && f.Size != 2 && f.Size != 4 && f.Size != 8) {
+			return nil
+		}
+		out[i] = intField{off: uint8(f.Offset), size: uint8(f.Size), signed: f.Kind == KindInt}
+	}
+	return out
 }
 
 // smallPayload is the largest fixed-size payload encoded on the stack.
@@ -342,27 +427,36 @@ func (e *Event) WriteRaw(payload []byte) error {
 	if err := e.schema.ValidatePayload(payload); err != nil {
 		return err
 	}
-	return e.writev(payload)
+	return e.writeBytes(payload)
 }
 
 // writev writes write_index and payload. Both iovecs and the index live on
-// the stack: the raw system call cannot move it.
-func (e *Event) writev(payload []byte) error {
+// the stack: the raw system call cannot move it. It inlines into the
+// writers, so that a write reaches the kernel through two calls only.
+func (e *Event) writev(payload unsafe.Pointer, size int) error {
 	idx := e.idx
-	var iov [2]iunix.Iovec
-	iov[0].Base = (*byte)(unsafe.Pointer(&idx))
-	iov[0].SetLen(4)
-	n := 1
-	if len(payload) > 0 {
-		iov[1].Base = &payload[0]
-		iov[1].SetLen(len(payload))
-		n = 2
+	iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: payload, Len: uintptr(size)}}
+	n := 2
+	if size == 0 {
+		n = 1
 	}
-	_, errno := iunix.Writev(e.p.raw, iov[:n])
-	if errno != 0 {
-		return kernelError("write", e.schema.Name, errno)
+	if errno := iunix.WritevPair(e.p.raw, &iov, n); errno != 0 {
+		return e.writeError(errno)
 	}
 	return nil
+}
+
+// writeBytes writes write_index and payload.
+func (e *Event) writeBytes(payload []byte) error {
+	return e.writev(unsafe.Pointer(unsafe.SliceData(payload)), len(payload))
+}
+
+// writeError maps a failed write's errno; kept out of line so that the
+// write path stays small.
+//
+//go:noinline
+func (e *Event) writeError(errno iunix.Errno) error {
+	return kernelError("write", e.schema.Name, errno)
 }
 
 // Unregister tells the kernel to stop updating the enable word

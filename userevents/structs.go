@@ -15,6 +15,17 @@ type StructLayout[T any] struct {
 	Schema *Schema
 	ops    []structOp
 	dense  bool // every payload byte is written by an op: no clearing needed
+	// runs copies a struct without dynamic fields, whose payload fits
+	// smallPayload, byte ranges at a time (Typed.Write's fast path).
+	runs []fixedRun
+}
+
+// fixedRun copies size bytes of the Go struct at goOff to the payload at
+// off. Integers keep their size (compatible checks it) and the payload is
+// little-endian like the machines Go runs user_events on (amd64, arm64,
+// riscv64, ppc64le, loong64).
+type fixedRun struct {
+	goOff, off, size uint32
 }
 
 type structOp struct {
@@ -78,7 +89,26 @@ func LayoutOf[T any](name string) (*StructLayout[T], error) {
 			}
 		}
 	}
-	return &StructLayout[T]{Schema: s, ops: ops, dense: !s.HasDynamic()}, nil
+	l := &StructLayout[T]{Schema: s, ops: ops, dense: !s.HasDynamic()}
+	if l.dense && s.FixedSize <= smallPayload && littleEndian() {
+		for _, op := range ops {
+			f := s.Fields[op.field]
+			r := fixedRun{goOff: uint32(op.goOff), off: uint32(f.Offset), size: uint32(f.Size)}
+			if n := len(l.runs); n > 0 {
+				if p := &l.runs[n-1]; p.goOff+p.size == r.goOff && p.off+p.size == r.off {
+					p.size += r.size // adjacent in both: one copy
+					continue
+				}
+			}
+			l.runs = append(l.runs, r)
+		}
+	}
+	return l, nil
+}
+
+func littleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
 func structFieldAt(t reflect.Type, off uintptr) reflect.Type {

@@ -1,5 +1,11 @@
 package userevents
 
+import (
+	"encoding/binary"
+	iunix "github.com/iotap/iotap/internal/unix"
+	"unsafe"
+)
+
 // Typed is an event registered from a Go struct (see LayoutOf).
 type Typed[T any] struct {
 	*Event
@@ -25,18 +31,46 @@ func (t *Typed[T]) Write(v *T) error {
 	if e.p.done.Load() {
 		return &Error{Op: "write", Event: e.schema.Name, Err: ErrClosed}
 	}
+	if runs := t.layout.runs; runs != nil {
+		// Fixed fields: copy them onto the stack, no calls.
+		var buf [smallPayload]byte
+		p := unsafe.Pointer(v)
+		for _, r := range runs {
+			src := unsafe.Add(p, r.goOff)
+			dst := buf[r.off:]
+			switch r.size {
+			case 4:
+				binary.LittleEndian.PutUint32(dst, *(*uint32)(src))
+			case 8:
+				binary.LittleEndian.PutUint64(dst, *(*uint64)(src))
+			case 2:
+				binary.LittleEndian.PutUint16(dst, *(*uint16)(src))
+			case 1:
+				dst[0] = *(*byte)(src)
+			default:
+				copy(dst[:r.size], unsafe.Slice((*byte)(src), r.size))
+			}
+		}
+		// e.writev, inlined by hand (too big for the compiler to).
+		idx := e.idx
+		iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: unsafe.Pointer(&buf[0]), Len: uintptr(e.schema.FixedSize)}}
+		if errno := iunix.WritevPair(e.p.raw, &iov, 2); errno != 0 {
+			return e.writeError(errno)
+		}
+		return nil
+	}
 	if e.small {
 		var buf [smallPayload]byte
 		payload, err := t.layout.Append(buf[:0], v)
 		if err != nil {
 			return err
 		}
-		return e.writev(payload)
+		return e.writeBytes(payload)
 	}
 	b := e.pool.Get().(*writeBuf)
 	payload, err := t.layout.Append(b.data[:0], v)
 	if err == nil {
-		err = e.writev(payload)
+		err = e.writeBytes(payload)
 	}
 	e.pool.Put(b)
 	return err

@@ -102,16 +102,21 @@ func Writev(fd int, iov []Iovec) (int, Errno) {
 	return int(n), e
 }
 
-// Pwritev issues pwritev(2) at offset off, as a raw system call like
-// Writev. On a file that ignores positions (user_events_data) it writes
-// what writev would, but the kernel skips the file's f_pos mutex, which
-// writev takes in every multi-threaded process.
-func Pwritev(fd int, iov []Iovec, off int64) (int, Errno) {
-	if len(iov) == 0 {
-		return 0, 0
-	}
-	n, _, e := syscall.RawSyscall6(syscall.SYS_PWRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)), uintptr(off), 0, 0)
-	return int(n), e
+// IovecPair is two struct iovec (base, size_t length), for a user_events
+// write: the write index, then the payload. Base is a pointer, not an
+// address, so that the garbage collector and stack copying see it.
+type IovecPair [2]struct {
+	Base unsafe.Pointer
+	Len  uintptr
+}
+
+// WritevPair issues writev(fd, iov, n) with n of 1 or 2 as a raw system
+// call (user_events writes never block). It is small enough to inline, so
+// a caller reaches the kernel through two calls (syscall.RawSyscall6 and
+// the runtime's SYSCALL stub), and never allocates.
+func WritevPair(fd int, iov *IovecPair, n int) Errno {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(iov)), uintptr(n), 0, 0, 0)
+	return e
 }
 
 // MmapAnon maps length bytes of private anonymous memory, read-write.
