@@ -64,6 +64,10 @@ func TestWriteIntsFastPath(t *testing.T) {
 		if got := readWrite(t, r); !bytes.Equal(got, wantWrite(7, want)) {
 			t.Errorf("%v:\n got %x\nwant %x", args, got, wantWrite(7, want))
 		}
+		// A pipe refuses pwrite (ESPIPE): the write went through writev.
+		if !e.p.noPwrite.Load() {
+			t.Error("ESPIPE from pwrite not noticed")
+		}
 	}
 	for _, args := range [][]any{
 		{256, 0, 0, 0, 0, 0, 0, 0},                  // u8 overflow

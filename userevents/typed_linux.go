@@ -33,11 +33,11 @@ func (t *Typed[T]) Write(v *T) error {
 	}
 	if runs := t.layout.runs; runs != nil {
 		// Fixed fields: copy them onto the stack, no calls.
-		var buf [smallPayload]byte
+		var buf [4 + smallPayload]byte // write_index, then the payload
 		p := unsafe.Pointer(v)
 		for _, r := range runs {
 			src := unsafe.Add(p, r.goOff)
-			dst := buf[r.off:]
+			dst := buf[4+r.off:]
 			switch r.size {
 			case 4:
 				binary.LittleEndian.PutUint32(dst, *(*uint32)(src))
@@ -51,11 +51,13 @@ func (t *Typed[T]) Write(v *T) error {
 				copy(dst[:r.size], unsafe.Slice((*byte)(src), r.size))
 			}
 		}
-		// e.writev, inlined by hand (too big for the compiler to).
-		idx := e.idx
-		iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: unsafe.Pointer(&buf[0]), Len: uintptr(e.schema.FixedSize)}}
-		if errno := iunix.WritevPair(e.p.raw, &iov, 2); errno != 0 {
-			return e.writeError(errno)
+		// writeOne, inlined by hand (too big for the compiler to).
+		binary.NativeEndian.PutUint32(buf[:4], e.idx)
+		if e.p.noPwrite.Load() {
+			return e.pwriteFailed(&buf, e.schema.FixedSize, 0)
+		}
+		if errno := iunix.Pwrite(e.p.raw, unsafe.Pointer(&buf), 4+e.schema.FixedSize); errno != 0 {
+			return e.pwriteFailed(&buf, e.schema.FixedSize, errno)
 		}
 		return nil
 	}

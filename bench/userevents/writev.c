@@ -7,8 +7,10 @@
  * already be enabled by a tracer (the Go benchmark harness enables it in a
  * tracefs instance), otherwise the kernel refuses the writes with EBADF.
  *
- * usage: writev USER_EVENTS_DATA ITERATIONS [writev|pwritev] [THREADS]
+ * usage: writev USER_EVENTS_DATA ITERATIONS [writev|pwritev|pwrite] [THREADS]
  *   pwritev   issue pwritev(2) at offset 0 instead of writev(2)
+ *   pwrite    issue pwrite(2) at offset 0 of one buffer holding the index
+ *             and the payload (no iovec, no f_pos mutex)
  *   THREADS   start THREADS-1 idle threads first (default 1: single
  *             threaded). The kernel takes a file reference and the file's
  *             f_pos mutex on every writev(2) of a multi-threaded process,
@@ -66,8 +68,9 @@ int main(int argc, char **argv)
 	}
 	long n = atol(argv[2]);
 	int pw = argc > 3 && strcmp(argv[3], "pwritev") == 0;
+	int p1 = argc > 3 && strcmp(argv[3], "pwrite") == 0;
 	int threads = argc > 4 ? atoi(argv[4]) : 1;
-	if (n <= 0 || threads < 1 || (argc > 3 && !pw && strcmp(argv[3], "writev") != 0)) {
+	if (n <= 0 || threads < 1 || (argc > 3 && !pw && !p1 && strcmp(argv[3], "writev") != 0)) {
 		fprintf(stderr, "%s: bad arguments\n", argv[0]);
 		return 2;
 	}
@@ -107,14 +110,33 @@ int main(int argc, char **argv)
 		{.iov_base = &idx, .iov_len = sizeof(idx)},
 		{.iov_base = &payload, .iov_len = sizeof(payload)},
 	};
-	for (long i = 0; i < n / 100; i++) { /* warm-up */
+	for (long i = 0; !p1 && i < n / 100; i++) { /* warm-up */
 		if ((pw ? pwritev(fd, io, 2, 0) : writev(fd, io, 2)) < 0) {
 			fprintf(stderr, "%s: %s\n", pw ? "pwritev" : "writev", strerror(errno));
 			return 1;
 		}
 	}
+	struct {
+		uint32_t idx, a;
+		uint64_t b;
+	} __attribute__((packed)) one = {idx, 1, 2};
+	for (long i = 0; p1 && i < n / 100; i++) { /* warm-up */
+		if (pwrite(fd, &one, sizeof(one), 0) < 0) {
+			fprintf(stderr, "pwrite: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	double t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (pw) {
+	if (p1) {
+		for (long i = 0; i < n; i++) {
+			one.a = (uint32_t)i;
+			one.b = (uint64_t)i;
+			if (pwrite(fd, &one, sizeof(one), 0) < 0) {
+				fprintf(stderr, "pwrite: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+	} else if (pw) {
 		for (long i = 0; i < n; i++) {
 			payload.a = (uint32_t)i;
 			payload.b = (uint64_t)i;

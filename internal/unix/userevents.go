@@ -119,6 +119,15 @@ func WritevPair(fd int, iov *IovecPair, n int) Errno {
 	return e
 }
 
+// Pwrite issues pwrite(2) at offset 0 as a raw system call: on
+// user_events_data, one buffer holding the write index and the payload.
+// Unlike writev(2) it needs no iovec and skips the file's f_pos mutex,
+// which the kernel takes for every write of a multi-threaded process.
+func Pwrite(fd int, b unsafe.Pointer, n int) Errno {
+	_, _, e := syscall.RawSyscall6(syscall.SYS_PWRITE64, uintptr(fd), uintptr(b), uintptr(n), 0, 0, 0)
+	return e
+}
+
 // MmapAnon maps length bytes of private anonymous memory, read-write.
 // The mapping is outside the Go heap: the garbage collector never moves
 // or frees it, and fork(2) gives the child its own copy.
