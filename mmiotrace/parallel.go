@@ -121,32 +121,44 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	var rec Record
 	data := j.data
 	out := j.out[:0]
+	// Without value or time criteria the value, PC and timestamp of R/W
+	// lines are validated but not converted.
+	full := f.ValueMask != 0 || f.HasStart || f.HasEnd
 	for len(data) > 0 {
 		j.lines++
-		var line, full []byte
+		var line, whole []byte
 		var fld string
 		// R and W lines (nearly all of a log) are parsed in place: the
 		// parse finds the end of the line, saving a separate newline scan.
 		if len(data) > 2 && data[1] == ' ' && (data[0] == 'R' || data[0] == 'W') {
-			if end, bad := parseRWFields(data, &rec); bad == "" && end < len(data) && data[end] == '\n' {
+			var end int
+			var ok bool
+			if full {
+				var bad string
+				end, bad = parseRWFields(data, &rec)
+				ok = bad == ""
+			} else {
+				end, ok = scanRWFields(data, &rec)
+			}
+			if ok && end < len(data) && data[end] == '\n' {
 				rec.Kind = KindRead
 				if data[0] == 'W' {
 					rec.Kind = KindWrite
 				}
 				rec.Line, rec.Text = data[:end], nil
-				full, data = data[:end+1], data[end+1:]
+				whole, data = data[:end+1], data[end+1:]
 				if f.Match(&rec) {
 					j.kept++
-					out = append(out, full...)
+					out = append(out, whole...)
 				}
 				continue
 			}
 		}
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			line, full, data = data, data, nil
+			line, whole, data = data, data, nil
 		} else {
-			line, full, data = data[:i], data[:i+1], data[i+1:]
+			line, whole, data = data[:i], data[:i+1], data[i+1:]
 		}
 		if fld = parseLine(line, &rec); fld != "" {
 			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: fld}
@@ -167,7 +179,7 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 		}
 		if f.Match(&rec) {
 			j.kept++
-			out = append(out, full...)
+			out = append(out, whole...)
 			if i < 0 {
 				out = append(out, '\n')
 			}

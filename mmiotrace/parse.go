@@ -2,6 +2,7 @@ package mmiotrace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -86,26 +87,65 @@ func hex0xAt(b []byte, i int) (uint64, int, bool) {
 				return v, j + 8, true
 			}
 		} else if b[j+16] == ' ' {
-			hi, ok1 := hex8At(b[j : j+8 : j+8])
-			lo, ok2 := hex8At(b[j+8 : j+16 : j+16])
-			if ok1 && ok2 {
-				return hi<<32 | lo, j + 16, true
+			if v, ok := hex16At(b[j : j+16 : j+16]); ok {
+				return v, j + 16, true
 			}
 		}
 	}
 	return hexAt(b, j)
 }
 
-// hex8At converts exactly eight hex digits.
+// hex8At converts exactly eight hex digits. Digits and lower-case letters
+// (what the kernel prints) are checked and converted eight at a time in
+// one 64-bit word; anything else takes the per-byte table.
 func hex8At(d []byte) (uint64, bool) {
 	if len(d) < 8 {
 		return 0, false
+	}
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(d)
+	// Per byte (all below 0x80): high bit of x+(0x80-lo) set iff b >= lo,
+	// of x+(0x7f-hi) set iff b > hi; no carry crosses bytes.
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	lower := (x + (0x80-'a')*ones) &^ (x + (0x7f-'f')*ones)
+	if x&high == 0 && (digit|lower)&high == high {
+		return hexWord(x), true
 	}
 	h0, h1, h2, h3 := hexVal[d[0]], hexVal[d[1]], hexVal[d[2]], hexVal[d[3]]
 	h4, h5, h6, h7 := hexVal[d[4]], hexVal[d[5]], hexVal[d[6]], hexVal[d[7]]
 	v := uint64(h0)<<28 | uint64(h1)<<24 | uint64(h2)<<20 | uint64(h3)<<16 |
 		uint64(h4)<<12 | uint64(h5)<<8 | uint64(h6)<<4 | uint64(h7)
 	return v, (h0|h1|h2|h3|h4|h5|h6|h7)&0xf0 == 0
+}
+
+// hex16At converts exactly sixteen digits and lower-case letters (the
+// kernel's 64-bit addresses) as two words; ok is false for anything else
+// (the caller then takes the per-byte path).
+func hex16At(d []byte) (uint64, bool) {
+	if len(d) < 16 {
+		return 0, false
+	}
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	x := binary.LittleEndian.Uint64(d)
+	y := binary.LittleEndian.Uint64(d[8:])
+	dx := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	lx := (x + (0x80-'a')*ones) &^ (x + (0x7f-'f')*ones)
+	dy := (y + (0x80-'0')*ones) &^ (y + (0x7f-'9')*ones)
+	ly := (y + (0x80-'a')*ones) &^ (y + (0x7f-'f')*ones)
+	if (x|y)&high != 0 || (dx|lx)&(dy|ly)&high != high {
+		return 0, false
+	}
+	return hexWord(x)<<32 | hexWord(y), true
+}
+
+// hexWord converts eight checked digits or lower-case letters, the first
+// in the low byte, to their value.
+func hexWord(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	v := x&(0x0f*ones) + (x>>6)&ones*9
+	v = (v&0x000f000f000f000f)<<4 | (v>>8)&0x000f000f000f000f
+	v = (v&0x000000ff000000ff)<<8 | (v>>16)&0x000000ff000000ff
+	return (v&0xffff)<<16 | (v>>32)&0xffff
 }
 
 // decAt parses unsigned decimal digits (at most 19).
@@ -441,4 +481,84 @@ func parsePCIDev(b []byte, r *Record) string {
 		return "resource"
 	}
 	return ""
+}
+
+// hexWordOK reports whether the eight bytes of x (first in the low byte)
+// are all digits or lower-case hex letters.
+func hexWordOK(x uint64) bool {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	lower := (x + (0x80-'a')*ones) &^ (x + (0x7f-'f')*ones)
+	return x&high == 0 && (digit|lower)&high == high
+}
+
+// hex0xSkip accepts exactly what hex0xAt accepts ("0x", 1 to 16 hex
+// digits) and returns the index after it, without converting.
+func hex0xSkip(b []byte, i int) (int, bool) {
+	if i+2 > len(b) || b[i] != '0' || b[i+1] != 'x' {
+		return i, false
+	}
+	j := i + 2
+	if j+16 < len(b) {
+		if b[j+8] == ' ' && hexWordOK(binary.LittleEndian.Uint64(b[j:])) {
+			return j + 8, true
+		}
+		if b[j+16] == ' ' && hexWordOK(binary.LittleEndian.Uint64(b[j:])) && hexWordOK(binary.LittleEndian.Uint64(b[j+8:])) {
+			return j + 16, true
+		}
+	}
+	_, j, ok := hexAt(b, j)
+	return j, ok
+}
+
+// tsSkip accepts exactly what tsAt accepts and returns the index after
+// it; the value is left unconverted.
+func tsSkip(b []byte, i int) (int, bool) {
+	sec, j, ok := decAt(b, i)
+	if !ok || sec > 18446744072 {
+		return j, false
+	}
+	if j+7 < len(b) && b[j] == '.' && b[j+7] == ' ' {
+		if x := binary.LittleEndian.Uint64(b[j:]); (x+(0x80-'0')*0x0001010101010100)&^(x+(0x7f-'9')*0x0001010101010100)&0x0080808080808000 == 0x0080808080808000 && x&0x0080808080808000 == 0 {
+			return j + 7, true
+		}
+	}
+	if j < len(b) && b[j] == '.' {
+		_, k, ok := decAt(b, j+1)
+		if !ok || k-(j+1) > 9 {
+			return k, false
+		}
+		j = k
+	}
+	return j, true
+}
+
+// scanRWFields validates an R/W record at the start of b exactly as
+// parseRWFields does but converts only the fields a filter without value
+// and time criteria needs (Width, MapID, Phys). On failure the caller
+// parses the line with parseLine for the error.
+func scanRWFields(b []byte, r *Record) (int, bool) {
+	i := 2
+	w, i, ok := decAt(b, i)
+	if !ok || (w != 1 && w != 2 && w != 4 && w != 8) || !sp(b, i) {
+		return i, false
+	}
+	r.Width = uint8(w)
+	if i, ok = tsSkip(b, i+1); !ok || !sp(b, i) {
+		return i, false
+	}
+	if r.MapID, i, ok = intAt(b, i+1); !ok || !sp(b, i) {
+		return i, false
+	}
+	if r.Phys, i, ok = hex0xAt(b, i+1); !ok || !sp(b, i) {
+		return i, false
+	}
+	if i, ok = hex0xSkip(b, i+1); !ok || !sp(b, i) {
+		return i, false
+	}
+	if i, ok = hex0xSkip(b, i+1); !ok || !sp(b, i) {
+		return i, false
+	}
+	_, i, ok = intAt(b, i+1)
+	return i, ok
 }
