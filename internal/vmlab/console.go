@@ -80,6 +80,10 @@ const (
 func noExitError(console, stderr string) error {
 	why := panicLine(console)
 	ctx := "console tail:\n" + tail(console, 60)
+	if k := kernelComplaints(console); k != "" {
+		// The oops or BUG that led to the panic, often far above the tail.
+		ctx = "guest kernel complaints:\n" + k + "\n" + ctx
+	}
 	if stderr != "" {
 		ctx = "qemu stderr:\n" + tail(stderr, 10) + "\n" + ctx
 	}

@@ -71,7 +71,12 @@
 // /dev/kvm opens, falling back to TCG when the KVM guest has not started
 // its script within 20 s). TCG is the default because nested KVM on the
 // project's machines opens but never boots the guest. Under TCG the guest
-// reaches its script in 4 to 20 s depending on host load.
+// reaches its script in 4 to 20 s depending on host load. For robustness
+// under load the kernel boots with no_timer_check, a guest with several
+// vCPUs runs them in one TCG thread (-accel tcg,thread=single), and a
+// guest that fails before its script starts (ErrBootFailed) is booted
+// again, up to MaxBootRetries times, with a logged "vmlab: RETRY" line.
+// Failures after the script started are never retried.
 //
 // IOTAP_VM_VERBOSE=1 copies the guest console to stderr as it runs.
 package vmlab
