@@ -36,10 +36,11 @@ type ReplayOptions struct {
 	// Device restricts the replay to the accesses of one device (zero
 	// value: every device the log's PCIDEV records describe).
 	Device *PCIAddr
-	// OnAccess, when set, is called before each access is executed.
-	OnAccess func(r *Record, loc Location)
+	// OnAccess, when set, is called before each access is executed, with
+	// the access's line number in the log.
+	OnAccess func(line int64, r *Record, loc Location)
 	// OnDivergence is called for a read whose value differs.
-	OnDivergence func(r *Record, loc Location, got uint64)
+	OnDivergence func(line int64, r *Record, loc Location, got uint64)
 	KeepGoing    bool // skip bad lines (counted in ReplayStats.Skipped)
 }
 
@@ -120,7 +121,7 @@ func Replay(ctx context.Context, in io.Reader, target ReplayTarget, opt ReplayOp
 		}
 		first, last = false, rec.Time.NS
 		if opt.OnAccess != nil {
-			opt.OnAccess(&rec, loc)
+			opt.OnAccess(rd.Line(), &rec, loc)
 		}
 		if rec.Kind == KindWrite {
 			if err := target.Write(loc.BAR.Index, loc.Offset, int(rec.Width), rec.Value); err != nil {
@@ -137,7 +138,7 @@ func Replay(ctx context.Context, in io.Reader, target ReplayTarget, opt ReplayOp
 		if got != rec.Value {
 			st.Divergences++
 			if opt.OnDivergence != nil {
-				opt.OnDivergence(&rec, loc, got)
+				opt.OnDivergence(rd.Line(), &rec, loc, got)
 			}
 		}
 	}

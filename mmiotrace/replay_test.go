@@ -44,7 +44,7 @@ func TestReplay(t *testing.T) {
 	var div []string
 	st, err := Replay(context.Background(), strings.NewReader(replayLog), tg, ReplayOptions{
 		StartMark: "go", StopMark: "stop", CheckReads: true,
-		OnDivergence: func(r *Record, loc Location, got uint64) {
+		OnDivergence: func(_ int64, r *Record, loc Location, got uint64) {
 			div = append(div, fmt.Sprintf("0x%x: got 0x%x want 0x%x", loc.Offset, got, r.Value))
 		},
 	})

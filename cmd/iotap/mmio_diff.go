@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -10,8 +11,8 @@ import (
 
 func newMMIODiffCmd(e *env) *cobra.Command {
 	var (
-		all      bool
-		maxEdits int
+		all, asJSON bool
+		maxEdits    int
 	)
 	c := &cobra.Command{
 		Use:   "diff [flags] A B",
@@ -25,7 +26,11 @@ by register (kind, width, location) with Myers' algorithm; the output shows
   + B:LINE ...        only in B
   ~ A:LINE B:LINE ... same register, other value or repeat count
 
-and, with --all, the identical accesses too. A summary ends the output.`,
+and, with --all, the identical accesses too. A summary ends the output.
+
+--json writes NDJSON: one {"type":"op"} object per line above ("op" is
+"same", "changed", "only_a" or "only_b") and a final {"type":"summary"}
+(fields: docs/mmio.md).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var seqs [2][]mmiotrace.Access
@@ -47,6 +52,43 @@ and, with --all, the identical accesses too. A summary ends the output.`,
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			var same, changed, onlyA, onlyB int
+			if asJSON {
+				enc := json.NewEncoder(w)
+				for _, op := range ops {
+					j := mmioDiffJSON{Type: "op"}
+					switch op.Op {
+					case ' ':
+						same++
+						j.Op = "same"
+					case '~':
+						changed++
+						j.Op = "changed"
+					case '-':
+						onlyA++
+						j.Op = "only_a"
+					case '+':
+						onlyB++
+						j.Op = "only_b"
+					}
+					if op.Op == ' ' && !all {
+						continue
+					}
+					acc := op.A
+					if acc == nil {
+						acc = op.B
+					}
+					j.Kind, j.Register, j.Width = acc.Kind.String(), acc.Key.String(), acc.Key.Width
+					if op.A != nil {
+						j.ALine, j.AValue, j.ACount = op.A.Line, mmioHex(op.A.Value), op.A.Count
+					}
+					if op.B != nil {
+						j.BLine, j.BValue, j.BCount = op.B.Line, mmioHex(op.B.Value), op.B.Count
+					}
+					enc.Encode(j)
+				}
+				return enc.Encode(map[string]any{"type": "summary", "a_accesses": len(seqs[0]), "b_accesses": len(seqs[1]),
+					"same": same, "changed": changed, "only_a": onlyA, "only_b": onlyB})
+			}
 			for _, op := range ops {
 				switch op.Op {
 				case ' ':
@@ -80,5 +122,22 @@ and, with --all, the identical accesses too. A summary ends the output.`,
 	}
 	c.Flags().BoolVar(&all, "all", false, "also print identical accesses")
 	c.Flags().IntVar(&maxEdits, "max-edits", 4000, "give up beyond this many insertions and deletions")
+	c.Flags().BoolVar(&asJSON, "json", false, "NDJSON output: one object per difference (with --all, per access), then a summary")
 	return c
+}
+
+// mmioDiffJSON is one alignment step of --json output; the a_ fields are
+// absent for "only_b", the b_ fields for "only_a".
+type mmioDiffJSON struct {
+	Type     string `json:"type"` // "op"
+	Op       string `json:"op"`   // same, changed, only_a, only_b
+	Kind     string `json:"kind"` // R or W
+	Register string `json:"register"`
+	Width    uint8  `json:"width"`
+	ALine    int64  `json:"a_line,omitempty"`
+	AValue   string `json:"a_value,omitempty"`
+	ACount   int64  `json:"a_count,omitempty"`
+	BLine    int64  `json:"b_line,omitempty"`
+	BValue   string `json:"b_value,omitempty"`
+	BCount   int64  `json:"b_count,omitempty"`
 }

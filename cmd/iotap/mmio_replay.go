@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -12,6 +14,7 @@ import (
 func newMMIOReplayCmd(e *env) *cobra.Command {
 	var (
 		dryRun, force, checkReads, keepGoing bool
+		asJSON                               bool
 		device, pace, startMark, stopMark    string
 		logDevice                            string
 		delay                                time.Duration
@@ -30,8 +33,13 @@ physical address than in the log.
 A device bound to a driver is refused unless --force. --check-reads also
 performs the recorded reads and reports values that differ.
 
+--json writes NDJSON instead: one {"type":"access"} object per access
+printed by --dry-run, one {"type":"divergence"} per differing read, and a
+final {"type":"summary"} (fields: docs/mmio.md).
+
 Examples:
   iotap mmio replay --dry-run e1000.log
+  iotap mmio replay --dry-run --json e1000.log | jq -r .offset
   iotap mmio replay --device 0000:00:03.0 --pace recorded --start-mark "probe" e1000.log
   iotap mmio replay --device 0000:00:03.0 --bar 0000:00:03.0/0+0x0..0x100 --check-reads e1000.log`,
 		Args: cobra.ExactArgs(1),
@@ -82,11 +90,17 @@ Examples:
 			defer in.Close()
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
+			enc := json.NewEncoder(out)
 			var target mmiotrace.ReplayTarget
 			if dryRun {
 				var last uint64
-				opt.OnAccess = func(r *mmiotrace.Record, loc mmiotrace.Location) {
+				opt.OnAccess = func(line int64, r *mmiotrace.Record, loc mmiotrace.Location) {
 					last = r.Value
+					if asJSON {
+						enc.Encode(mmioReplayJSON{Type: "access", Line: line, Kind: r.Kind.String(), Width: r.Width,
+							Device: loc.BAR.Addr.String(), BAR: loc.BAR.Index, Offset: mmioHex(loc.Offset), Phys: mmioHex(r.Phys), Value: mmioHex(r.Value)})
+						return
+					}
 					fmt.Fprintf(out, "%s %d %s/%d+0x%x 0x%x 0x%x\n", r.Kind, r.Width, loc.BAR.Addr, loc.BAR.Index, loc.Offset, r.Phys, r.Value)
 				}
 				target = dryTarget{last: &last}
@@ -106,13 +120,22 @@ Examples:
 					}
 					opt.Device = &a
 				}
-				opt.OnDivergence = func(r *mmiotrace.Record, loc mmiotrace.Location, got uint64) {
+				opt.OnDivergence = func(line int64, r *mmiotrace.Record, loc mmiotrace.Location, got uint64) {
+					if asJSON {
+						enc.Encode(mmioReplayJSON{Type: "divergence", Line: line, Kind: r.Kind.String(), Width: r.Width,
+							Device: loc.BAR.Addr.String(), BAR: loc.BAR.Index, Offset: mmioHex(loc.Offset), Phys: mmioHex(r.Phys), Value: mmioHex(r.Value), Got: mmioHex(got)})
+						return
+					}
 					fmt.Fprintf(out, "divergence: line %q: %s/%d+0x%x read 0x%x, recorded 0x%x\n", r.Line, loc.BAR.Addr, loc.BAR.Index, loc.Offset, got, r.Value)
 				}
 			}
 			st, err := mmiotrace.Replay(e.ctx, in, target, opt)
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				enc.Encode(map[string]any{"type": "summary", "writes": st.Writes, "reads": st.Reads, "divergences": st.Divergences,
+					"unmapped": st.Unmapped, "skipped": st.Skipped, "lost": st.Lost, "dry_run": dryRun})
 			}
 			fmt.Fprintf(e.stderr, "mmio replay: %d writes, %d reads checked, %d divergences, %d accesses outside known BARs\n", st.Writes, st.Reads, st.Divergences, st.Unmapped)
 			if st.Divergences > 0 {
@@ -135,8 +158,26 @@ Examples:
 	f.StringVar(&stopMark, "stop-mark", "", "stop at the MARK containing this text")
 	f.BoolVar(&checkReads, "check-reads", false, "also perform the recorded reads and report differing values")
 	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse")
+	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
 	return c
 }
+
+// mmioReplayJSON is one access (dry run) or divergence of --json output.
+type mmioReplayJSON struct {
+	Type   string `json:"type"` // "access" or "divergence"
+	Line   int64  `json:"line"`
+	Kind   string `json:"kind"` // "W", or "R" with --check-reads
+	Width  uint8  `json:"width"`
+	Device string `json:"device"`
+	BAR    int    `json:"bar"`
+	Offset string `json:"offset"`
+	Phys   string `json:"phys"`
+	Value  string `json:"value"`         // recorded value
+	Got    string `json:"got,omitempty"` // divergence: value read now
+}
+
+// mmioHex formats v as "0x…", the form the log uses.
+func mmioHex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
 // dryTarget executes nothing; reads return the recorded value.
 type dryTarget struct{ last *uint64 }
