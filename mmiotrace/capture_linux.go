@@ -29,9 +29,13 @@ type CaptureOptions struct {
 	OfflineCPUs bool        // take all CPUs but the first offline while tracing
 	Marks       []string    // markers written once tracing runs
 	MarkerFIFO  string      // named pipe: each line written to it becomes a marker
-	Bind        *PCIAddr    // unbind before tracing, bind while tracing
-	BindDriver  string      // driver to bind to; "" the one it had, or drivers_probe
-	Command     []string    // run while tracing (after Bind)
+	// MarkerSocket is a unix stream socket created (mode 0600) for the
+	// capture and removed afterwards: each line a client writes becomes
+	// a marker; several clients may connect, one after another or at once.
+	MarkerSocket string
+	Bind         *PCIAddr // unbind before tracing, bind while tracing
+	BindDriver   string   // driver to bind to; "" the one it had, or drivers_probe
+	Command      []string // run while tracing (after Bind)
 	// CommandStdout and CommandStderr receive the command's output.
 	CommandStdout, CommandStderr io.Writer
 	// Logf receives progress and warnings (nil: discarded).
@@ -231,6 +235,19 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 		opt.logf("markers: write lines to %s", opt.MarkerFIFO)
 	} else {
 		close(fifoDone)
+	}
+
+	if opt.MarkerSocket != "" {
+		stop, err := serveMarkerSocket(opt.MarkerSocket, func(t string) {
+			if err := fs.WriteMarker(t); err != nil {
+				opt.logf("warning: marker from %s: %v", opt.MarkerSocket, err)
+			}
+		}, opt.logf)
+		if err != nil {
+			return res, err
+		}
+		undo = append(undo, stop)
+		opt.logf("markers: write lines to the unix socket %s", opt.MarkerSocket)
 	}
 
 	if opt.Bind != nil {

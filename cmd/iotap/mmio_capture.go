@@ -11,6 +11,7 @@ import (
 func newMMIOCaptureCmd(e *env) *cobra.Command {
 	var (
 		out, bind, driver, fifo, bundle, tracefsDir string
+		sock                                        string
 		marks                                       []string
 		bufferKB                                    int
 		force, offline, allowLoss                   bool
@@ -37,6 +38,8 @@ suggested --buffer-kb.
 Examples:
   iotap mmio capture --bind 0000:00:03.0 --mark "probe" -o e1000.log
   iotap mmio capture --marker-fifo /tmp/marks -o x.log.zst -- modprobe nouveau
+  iotap mmio capture --marker-socket /run/marks.sock -o x.log -- ./test.sh
+      (in test.sh: echo "step 2" | socat - UNIX-CONNECT:/run/marks.sock)
   iotap mmio capture --bind 0000:01:00.0 --bundle report.tar.gz -o dump.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -50,7 +53,7 @@ Examples:
 			}
 			opt := mmiotrace.CaptureOptions{
 				BufferKB: bufferKB, Force: force, OfflineCPUs: offline, Marks: marks,
-				MarkerFIFO: fifo, BindDriver: driver, Command: args,
+				MarkerFIFO: fifo, MarkerSocket: sock, BindDriver: driver, Command: args,
 				CommandStdout: e.stderr, CommandStderr: e.stderr,
 				Logf: func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
 			}
@@ -104,6 +107,7 @@ Examples:
 	f.StringVar(&driver, "driver", "", "driver to bind --bind to (default: the one it had, else drivers_probe)")
 	f.StringArrayVar(&marks, "mark", nil, "marker written when tracing starts (repeatable)")
 	f.StringVar(&fifo, "marker-fifo", "", "named pipe (created 0600 if missing): each line becomes a marker")
+	f.StringVar(&sock, "marker-socket", "", "unix socket (created 0600, removed at the end): each line a client writes becomes a marker")
 	f.IntVar(&bufferKB, "buffer-kb", 0, "per-CPU ring buffer size in KiB (default: keep the current)")
 	f.BoolVar(&force, "force", false, "replace another active tracer")
 	f.BoolVar(&offline, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
