@@ -6,8 +6,13 @@
 // describes an event with a command such as "req u32 id; __rel_loc char[]
 // path" (or RegisterStruct from a Go struct) and returns an Event whose
 // Enabled is a single atomic load of an enable word the kernel updates,
-// and whose Write encodes the fields and issues one writev(2) without
-// allocating. Commands and payloads are validated before the kernel sees
+// and whose Write encodes the fields and issues one system call without
+// allocating: pwrite(2) of one stack buffer holding the write index and the
+// payload when every field is an integer (for Typed.Write: no strings or
+// slices) and the payload is at most 128 bytes, else writev(2) of the
+// index and the payload. (Every Go program is multi-threaded, and the
+// kernel takes the file's f_pos mutex on each write or writev of such a
+// process, not on pwrite.) Commands and payloads are validated before the kernel sees
 // them (ParseCommand, Schema.ValidatePayload); kernel errors wrap the
 // package's sentinels and the errno.
 //

@@ -315,7 +315,9 @@ func (e *Event) Flags() Flags { return e.flags }
 func (e *Event) WriteIndex() uint32 { return e.idx }
 
 // Write encodes one value per field (see Schema.AppendPayload) and writes
-// the event with a single writev(2): write_index, then the payload. It
+// the event with a single system call, write_index first: pwrite(2) of one
+// stack buffer when every field is an integer (see the fast path notes
+// above pwriteFailed), else writev(2) of the index and the payload. It
 // does not allocate. When nothing records the event the kernel refuses
 // the write with ErrNotEnabled: check Enabled first to skip the work.
 func (e *Event) Write(args ...any) error {
@@ -436,8 +438,7 @@ func (e *Event) WriteRaw(payload []byte) error {
 }
 
 // writev writes write_index and payload. Both iovecs and the index live on
-// the stack: the raw system call cannot move it. It inlines into the
-// writers, so that a write reaches the kernel through two calls only.
+// the stack: the raw system call cannot move it.
 func (e *Event) writev(payload unsafe.Pointer, size int) error {
 	idx := e.idx
 	iov := iunix.IovecPair{{Base: unsafe.Pointer(&idx), Len: 4}, {Base: payload, Len: uintptr(size)}}

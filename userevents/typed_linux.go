@@ -25,7 +25,10 @@ func RegisterStruct[T any](p *Producer, name string, flags Flags) (*Typed[T], er
 	return &Typed[T]{Event: e, layout: l}, nil
 }
 
-// Write encodes *v and writes it with one writev(2), without allocating.
+// Write encodes *v and writes it with one system call, without
+// allocating: for structs without strings or slices (payload up to 128
+// bytes) the fields are copied into one stack buffer after the write index
+// and written with pwrite(2), else encoded and written with writev(2).
 func (t *Typed[T]) Write(v *T) error {
 	e := t.Event
 	if e.p.done.Load() {
