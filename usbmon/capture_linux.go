@@ -50,13 +50,14 @@ type Capture struct {
 	cur []byte // queued records being handed out
 	pos int
 
-	mu        sync.Mutex // guards stats and lastStats while a queue drains the ring
-	stats     CaptureStats
-	lastStats time.Time
-	sinceIdle int
-	stopping  bool
-	drainLeft int // events still to deliver once stopping
-	closed    bool
+	mu         sync.Mutex // guards stats, statsFinal and lastStats while a queue drains the ring
+	stats      CaptureStats
+	statsFinal bool // the queue has read the drop counter at the stop
+	lastStats  time.Time
+	sinceIdle  int
+	stopping   bool
+	drainLeft  int // events still to deliver once stopping
+	closed     bool
 }
 
 // OpenCapture starts a live capture. Errors wrap ErrNotSupported with the
@@ -298,6 +299,9 @@ func (c *Capture) queryStats() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.lastStats = time.Now()
+	if c.statsFinal {
+		return
+	}
 	if c.fd == nil {
 		return
 	}

@@ -21,18 +21,29 @@ const ringAlign = 64
 // the other, as the kernel stored them (without the ring's padding).
 const queueChunk = 1 << 20
 
+// flushEvery is how many ring bytes the draining thread copies out before
+// it releases them, within a batch.
+const flushEvery = 128 << 10
+
+// prefault is how many queue chunks are touched when the capture starts.
+const prefault = 4
+
 // queue drains the kernel ring on a thread of its own into chunks that
 // ReadInto hands out (CaptureOptions.Queue).
 type queue struct {
-	full  chan []byte // filled chunks, in capture order
-	free  chan []byte // chunks handed back by ReadInto
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-	max   int   // chunks allowed
-	made  int   // chunks allocated (drainer only)
-	bytes int   // bytes queued (under Capture.mu)
-	err   error // why draining ended, read after done
+	full chan []byte // filled chunks, in capture order
+	// Free chunks, reused last in first out: the chunks in use stay few
+	// and their pages resident (a page touched for the first time costs a
+	// page fault while the ring waits).
+	freeMu  sync.Mutex
+	free    [][]byte
+	freeSig chan struct{} // a chunk was handed back
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	max     int   // chunks
+	bytes   int   // bytes queued (under Capture.mu)
+	err     error // why draining ended, read after done
 }
 
 // startQueue starts the draining goroutine and waits until it has set its
@@ -40,11 +51,25 @@ type queue struct {
 func (c *Capture) startQueue() error {
 	n := max(2, c.opt.Queue/queueChunk)
 	q := &queue{
-		full: make(chan []byte, n+1),
-		free: make(chan []byte, n+1),
-		stop: make(chan struct{}),
-		done: make(chan struct{}),
-		max:  n,
+		full:    make(chan []byte, n+1),
+		freeSig: make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		max:     n,
+	}
+	// All chunks up front, in one allocation: the draining thread never
+	// allocates, so it never helps the garbage collector nor waits for it
+	// to start (a stop-the-world needs the writer's thread, which may be
+	// waiting for the CPU behind the draining thread: priority inversion).
+	// Pages the queue never uses are never touched.
+	// The first prefault chunks are touched now (they serve steady
+	// traffic); pages the queue never uses are never touched.
+	mem := make([]byte, n*queueChunk)
+	for i := n - 1; i >= 0; i-- {
+		q.free = append(q.free, mem[i*queueChunk:i*queueChunk:(i+1)*queueChunk])
+	}
+	for i := 0; i < min(n, prefault)*queueChunk; i += 4096 {
+		mem[i] = 0
 	}
 	started := make(chan error, 1)
 	c.q = q
@@ -55,6 +80,30 @@ func (c *Capture) startQueue() error {
 		return err
 	}
 	return nil
+}
+
+// get returns a free chunk (emptied), or nil.
+func (q *queue) get() []byte {
+	q.freeMu.Lock()
+	defer q.freeMu.Unlock()
+	n := len(q.free)
+	if n == 0 {
+		return nil
+	}
+	b := q.free[n-1]
+	q.free = q.free[:n-1]
+	return b[:0]
+}
+
+// put hands a chunk back.
+func (q *queue) put(b []byte) {
+	q.freeMu.Lock()
+	q.free = append(q.free, b)
+	q.freeMu.Unlock()
+	select {
+	case q.freeSig <- struct{}{}:
+	default:
+	}
 }
 
 func (q *queue) stopAndWait() {
@@ -116,23 +165,15 @@ func (c *Capture) drainLoop() error {
 			return true
 		}
 		send()
-		select {
-		case chunk = <-q.free:
-			chunk = chunk[:0]
-			return true
-		default:
-		}
-		if q.made < q.max {
-			q.made++
-			chunk = make([]byte, 0, max(queueChunk, n))
-			return true
-		}
-		select {
-		case chunk = <-q.free:
-			chunk = chunk[:0]
-			return true
-		case <-q.stop:
-			return false
+		for {
+			if chunk = q.get(); chunk != nil {
+				return true
+			}
+			select {
+			case <-q.freeSig:
+			case <-q.stop:
+				return false
+			}
 		}
 	}
 	for {
@@ -151,6 +192,7 @@ func (c *Capture) drainLoop() error {
 		}
 		if stopping && left <= 0 {
 			send()
+			c.finalStats()
 			return nil
 		}
 		if !fetchedAt.IsZero() {
@@ -173,12 +215,28 @@ func (c *Capture) drainLoop() error {
 			vec := c.vec[:fetched]
 			c.notePeaks(vec, 0)
 			fillers := 0
-			for _, off32 := range vec {
+			pending += fetched
+			done, undone := 0, 0 // records taken from vec; ring bytes of them not yet released
+			for i, off32 := range vec {
+				// Release what has been copied every flushEvery ring bytes
+				// (MON_IOCH_MFLUSH): a large batch takes a while to copy, and
+				// the kernel can use the space meanwhile.
+				if undone >= flushEvery {
+					if n, err := unix.UsbmonMflush(fd, i-done); err == nil && n > 0 {
+						pending -= uint32(n)
+						done += n
+						c.mu.Lock()
+						c.stats.Flushed += uint64(n)
+						c.mu.Unlock()
+					}
+					undone = 0
+				}
 				off := int(off32)
 				if off+HeaderLen64 > len(c.ring) {
 					return fmt.Errorf("usbmon: ring offset %d outside the %d-byte ring: %w", off, len(c.ring), ErrFormat)
 				}
 				h := c.ring[off : off+HeaderLen64]
+				undone += (HeaderLen64 + int(native.Uint32(h[36:])) + ringAlign - 1) &^ (ringAlign - 1)
 				if EventType(h[8]) == Filler {
 					fillers++
 					continue
@@ -198,7 +256,6 @@ func (c *Capture) drainLoop() error {
 				}
 				chunk = append(chunk, c.ring[off:end]...)
 			}
-			pending += fetched
 			c.mu.Lock()
 			c.stats.Batches++
 			c.stats.Fillers += uint64(fillers)
@@ -220,11 +277,23 @@ func (c *Capture) drainLoop() error {
 		fetchedAt = time.Time{}
 		send()
 		if stopping {
+			c.finalStats()
 			return nil
 		}
 		c.maybeStats()
 		unix.UsbmonPollIn(fd, 50*time.Millisecond)
 	}
+}
+
+// finalStats reads the drop counter once the events queued at the stop
+// have been taken, and freezes it: the ring is no longer drained while the
+// queue is written out, and what the kernel drops then was never part of
+// the capture.
+func (c *Capture) finalStats() {
+	c.queryStats()
+	c.mu.Lock()
+	c.statsFinal = true
+	c.mu.Unlock()
 }
 
 // notePeaks records how full the ring was when MFETCH returned vec
@@ -268,7 +337,7 @@ func (c *Capture) readQueued(ev *Event) error {
 			c.mu.Lock()
 			q.bytes -= len(c.cur)
 			c.mu.Unlock()
-			q.free <- c.cur // never blocks
+			q.put(c.cur)
 			c.cur, c.pos = nil, 0
 			// A chunk handed out: the place to flush output.
 			if c.opt.OnBatch != nil {

@@ -96,6 +96,8 @@ ls -l /tmp/full.pcapng >/out/full.ls
 iotap usb stats /tmp/full.pcapng >/out/full.stats 2>&1 || true
 iotap usb convert --to pcapng /tmp/full.pcapng -o /tmp/full2.pcapng 2>/out/full.convert || echo $? >/out/full.convert.rc
 rm -f /tmp/full2.pcapng
+fullread full2
+fullread full3
 fullread full-nonice --nice 0
 fullread full-inplace --queue 0 --nice 0
 fullread full-inplace300 --queue 0 --nice 0 --ring-size 300K
@@ -334,6 +336,14 @@ func checkFullSpeed(t *testing.T, res *vmlab.Result, out func(string) string) {
 	if n := eventsIn(errs); n < 256*6 {
 		t.Errorf("full-speed capture: %d events for a 16 MiB read in 64 KiB requests (want at least %d)", n, 256*6)
 	}
+	// Twice more with default options: no lucky run.
+	for _, v := range []string{"full2", "full3"} {
+		rc, errs := captureSummary(t, res, v)
+		t.Logf("%s, default options: exit %s: %s", v, rc, strings.TrimSpace(errs))
+		if rc != "0" || !strings.Contains(errs, "kernel dropped 0") || eventsIn(errs) < 256*6 {
+			t.Errorf("%s: full-speed capture with default options: exit %s, stderr %q", v, rc, errs)
+		}
+	}
 	// The same read under other settings: numbers only (the lab's one
 	// CPU is shared with the host's load; these may lose events).
 	for _, v := range []string{"full-nonice", "full-inplace", "full-inplace300", "full-inplace-nice"} {
@@ -480,12 +490,18 @@ func checkVIDPID(t *testing.T, res *vmlab.Result, out func(string) string) {
 	if len(start) < 2 || plugged == [2]int{} {
 		t.Fatalf("0627:0001 devices at start %v, at the end %v: want the keyboard and tablet, then the plugged keyboard", start, end)
 	}
+	// The plugged keyboard answers at address 0 before it has its own:
+	// once its device descriptor is read there, those events match too.
+	match := map[[2]int]bool{{plugged[0], 0}: true}
+	for k := range end {
+		match[k] = true
+	}
 	vid := readAll(t, out("vid.pcapng"))
 	all := readAll(t, out("mmap.pcapng"))
 	seen := map[[2]int]int{}
 	for _, ev := range vid {
 		k := [2]int{int(ev.Bus), int(ev.Device)}
-		if !end[k] {
+		if !match[k] {
 			t.Fatalf("--vidpid capture holds an event of %d:%03d, not a 0627:0001 device: %+v", k[0], k[1], *ev)
 		}
 		seen[k]++
@@ -497,12 +513,13 @@ func checkVIDPID(t *testing.T, res *vmlab.Result, out func(string) string) {
 	}
 	var want []*Event
 	for _, ev := range all {
-		if end[[2]int{int(ev.Bus), int(ev.Device)}] {
+		if match[[2]int{int(ev.Bus), int(ev.Device)}] {
 			want = append(want, ev)
 		}
 	}
 	// Every event of those devices is there, but for the plugged keyboard's
-	// first ones (before its device descriptor was read).
+	// first ones (before its device descriptor was read) and what another
+	// device (a hub QEMU adds) did at address 0.
 	un, outside, gaps, _, _ := subsequence(asText(vid), asText(want))
 	t.Logf("--vidpid 0627:0001: %d events (%v) of %d in the all-device capture; %d unmatched, %d outside, %d missing inside", len(vid), seen, len(want), un, outside, gaps)
 	if un != 0 || outside > 5 || gaps > 10 {

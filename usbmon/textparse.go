@@ -49,17 +49,17 @@ func (s *scanner) hexField() (uint64, bool) {
 }
 
 // decUntil parses decimal digits up to the byte stop (not consumed) or the
-// end of the word, refusing values above max, in one pass.
+// end of the word, refusing values above max (at most 2^32-1), in one pass.
 func (s *scanner) decUntil(stop byte, max uint64) (uint64, bool) {
 	b, p := s.b, s.p
 	st := p
 	var v uint64
 	for p < len(b) && b[p] != stop && b[p] != ' ' {
 		c := b[p] - '0'
-		if c > 9 || v > (max-uint64(c))/10 {
+		v = v*10 + uint64(c) // no overflow: v <= max < 2^32 before
+		if c > 9 || v > max {
 			return 0, false
 		}
-		v = v*10 + uint64(c)
 		p++
 	}
 	s.p = p
@@ -105,21 +105,18 @@ func parseHex(w []byte) (uint64, bool) {
 	return v, true
 }
 
-// parseUint parses a decimal number that fits in max.
+// parseUint parses a decimal number that fits in max (at most 2^32-1).
 func parseUint(w []byte, max uint64) (uint64, bool) {
 	if len(w) == 0 || len(w) > 20 {
 		return 0, false
 	}
 	var v uint64
 	for _, c := range w {
-		if c < '0' || c > '9' {
+		d := c - '0'
+		v = v*10 + uint64(d) // no overflow: v <= max < 2^32 before
+		if d > 9 || v > max {
 			return 0, false
 		}
-		d := uint64(c - '0')
-		if v > (max-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
 	}
 	return v, true
 }
