@@ -98,7 +98,7 @@ func TestLabPerf(t *testing.T) {
 	// clock and the writing thread's CPU time; median, min and max.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	const n, rounds = 100000, 9
+	const n, rounds = 50000, 15
 	dataPath, _ := f.Path("user_events_data")
 	type cost = perfCost
 	samples := map[string][]cost{}
