@@ -180,6 +180,24 @@ func (f *Filter) Match(r *Record) bool {
 	if !k.IsAccess() {
 		return true
 	}
+	return f.matchAccess(r)
+}
+
+// matchRW is Match for an R or W record.
+func (f *Filter) matchRW(r *Record) bool {
+	if f.Kinds != 0 && !f.Kinds.Has(r.Kind) {
+		return false
+	}
+	if (f.HasStart && r.Time.NS < f.Start) || (f.HasEnd && r.Time.NS >= f.End) {
+		return false
+	}
+	return f.matchAccess(r)
+}
+
+// matchAccess applies the access criteria (width, value, map id,
+// address) to an R, W or UNKNOWN record.
+func (f *Filter) matchAccess(r *Record) bool {
+	k := r.Kind
 	if f.Widths != 0 && (k == KindUnknown || f.Widths&(1<<r.Width) == 0) {
 		return false
 	}

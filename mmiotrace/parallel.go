@@ -147,7 +147,7 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 				}
 				rec.Line, rec.Text = data[:end], nil
 				whole, data = data[:end+1], data[end+1:]
-				if f.Match(&rec) {
+				if f.matchRW(&rec) {
 					j.kept++
 					out = append(out, whole...)
 				}
