@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -203,5 +204,23 @@ func TestTextBadFirstLine(t *testing.T) {
 	}
 	if n != 2 || r.(Skipper).Skipped() != 1 {
 		t.Fatalf("%d events, %d skipped", n, r.(Skipper).Skipped())
+	}
+}
+
+// hex8 agrees with strconv on every 8-byte word built from interesting
+// bytes (all hex digits, their neighbours, high bytes) in every position.
+func TestHex8(t *testing.T) {
+	probe := []byte("0123456789abcdefABCDEF/:@G`g \xff\x80\x00")
+	base := []byte("9aF0b3c7")
+	for pos := 0; pos < 8; pos++ {
+		for _, c := range probe {
+			w := append([]byte(nil), base...)
+			w[pos] = c
+			v, ok := hex8(w)
+			want, err := strconv.ParseUint(string(w), 16, 32)
+			if ok != (err == nil) || ok && uint64(v) != want {
+				t.Errorf("hex8(%q) = %#x, %v; strconv: %#x, %v", w, v, ok, want, err)
+			}
+		}
 	}
 }

@@ -2,6 +2,37 @@ package usbmon
 
 // Text line parsing over bytes, without allocation on the good path.
 
+import "encoding/binary"
+
+// hex8 parses exactly 8 hex digits (either case) as a big-endian 32-bit
+// value, 8 bytes at a time (SWAR: no loop, no table, no dependency chain).
+// b must hold at least 8 bytes.
+func hex8(b []byte) (uint32, bool) {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	x := binary.LittleEndian.Uint64(b) // b[0] in the low byte
+	// Every byte below 0x80, so that adding at most 0x50 carries into no
+	// other byte; a byte's high bit then answers "is it at least ...".
+	if x&high != 0 {
+		return 0, false
+	}
+	digit := (x + 0x50*ones) &^ (x + 0x46*ones) // >= '0' and not >= ':'
+	l := x | 0x20*ones                          // letters to lower case
+	alpha := (l + 0x1f*ones) &^ (l + 0x19*ones) // >= 'a' and not >= 'g'
+	if (digit|alpha)&high != high {
+		return 0, false
+	}
+	// Nibbles: the low four bits, plus 9 for letters (bit 6 set).
+	n := x&(0x0f*ones) + (x>>6)&ones*9
+	// Pack: b[0] is the most significant nibble.
+	n = (n&0x000f000f000f000f)<<4 | (n>>8)&0x000f000f000f000f
+	n = (n&0x000000ff000000ff)<<8 | (n>>16)&0x000000ff000000ff
+	n = (n&0xffff)<<16 | (n>>32)&0xffff
+	return uint32(n), true
+}
+
 // scanner walks the space-separated words of one line.
 type scanner struct {
 	b []byte
@@ -30,6 +61,16 @@ func (s *scanner) hexField() (uint64, bool) {
 	b, p := s.b, s.p
 	for p < len(b) && b[p] == ' ' {
 		p++
+	}
+	// Fast path: 16 digits then a space, what the kernel prints for
+	// every URB tag on 64-bit machines (constant bounds: no checks).
+	if p+16 < len(b) && b[p+16] == ' ' {
+		hi, ok1 := hex8(b[p:])
+		lo, ok2 := hex8(b[p+8:])
+		if ok1 && ok2 {
+			s.p = p + 16
+			return uint64(hi)<<32 | uint64(lo), true
+		}
 	}
 	st := p
 	end := min(len(b), p+17)
@@ -170,11 +211,17 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 		return "bad timestamp"
 	}
 	ev.TextStamp = uint32(ts)
-	w := s.word()
-	if len(w) != 1 || (w[0] != 'S' && w[0] != 'C' && w[0] != 'E') {
-		return "bad event type (want S, C or E)"
+	var w []byte
+	if p := s.p; p+2 < len(line) && line[p] == ' ' && line[p+2] == ' ' && (line[p+1] == 'S' || line[p+1] == 'C' || line[p+1] == 'E') {
+		ev.Type = EventType(line[p+1]) // fast path: one space, the type, one space
+		s.p = p + 3
+	} else {
+		w = s.word()
+		if len(w) != 1 || (w[0] != 'S' && w[0] != 'C' && w[0] != 'E') {
+			return "bad event type (want S, C or E)"
+		}
+		ev.Type = EventType(w[0])
 	}
-	ev.Type = EventType(w[0])
 
 	// Address word: Ci:1:001:0 (1u) or Ci:001:0 (1t).
 	for s.p < len(line) && line[s.p] == ' ' {
@@ -389,11 +436,8 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 		// Fast path: a whole word of 8 valid hex digits (4 bytes), what
 		// the kernel prints for all but the last word of a line.
 		if p+8 <= len(b) && (p+8 == len(b) || b[p+8] == ' ') && len(data)+4 <= maxTextData {
-			w := b[p : p+8 : p+8]
-			h0, l0, h1, l1 := hexTable[w[0]], hexTable[w[1]], hexTable[w[2]], hexTable[w[3]]
-			h2, l2, h3, l3 := hexTable[w[4]], hexTable[w[5]], hexTable[w[6]], hexTable[w[7]]
-			if (h0|l0|h1|l1|h2|l2|h3|l3)&0xf0 == 0 {
-				data = append(data, h0<<4|l0, h1<<4|l1, h2<<4|l2, h3<<4|l3)
+			if v, ok := hex8(b[p:]); ok {
+				data = binary.BigEndian.AppendUint32(data, v)
 				p += 8
 				continue
 			}
