@@ -1,10 +1,12 @@
 #!/bin/sh
-# User_events write cost: Go (Event.Write, Typed.Write, a bare writev from
-# Go) against the C reference bench/userevents/writev.c, all writing the
-# same enabled event in ONE lab guest run (QEMU, Linux 6.12, one vCPU), alternated
-# five times, best of each; prints ns/op and the Go/C ratios. Then the
-# host microbenchmarks (the host kernel has no user_events: /dev/null
-# stands in for user_events_data).
+# User_events write cost: Go (Event.Write, Typed.Write, raw writev and
+# pwrite loops from Go) against the C reference bench/userevents/writev.c
+# (writev and pwrite, single-threaded and with a second idle thread), all
+# writing the same enabled event in ONE lab guest run (QEMU, Linux 6.12, one
+# vCPU), 15 alternated rounds of 50000 writes after 500 untimed ones; prints
+# median [min-max] ns/op of wall clock and of the writing thread's CPU time,
+# and the ratios. Then the host microbenchmarks (the host kernel has no
+# user_events: /dev/null stands in for user_events_data).
 set -e
 cd "$(dirname "$0")/../.."
 out=$(mktemp -d)
