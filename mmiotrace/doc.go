@@ -42,6 +42,22 @@
 // [Writer] formats records exactly as the kernel does. [NewCompressWriter]
 // adds gzip, xz or zstd compression.
 //
+// # Filtering
+//
+// [FilterLog] copies the lines that pass a [Filter] byte for byte, keeping
+// the records needed to interpret them. Without a marker window it cuts
+// the input into chunks that all cores parse. Every line is validated,
+// kept or not, exactly as [Reader] validates it: a bad line is a
+// [*ParseError] with its line number in the whole input, or, with
+// FilterOptions.KeepGoing, skipped and counted (FilterStats.Skipped).
+//
+// # Capture
+//
+// [Capture] (Linux) runs the tracer and streams trace_pipe. Markers come
+// from CaptureOptions.Marks, a named pipe (MarkerFIFO) or a unix socket
+// (MarkerSocket, created 0600 for the capture and removed afterwards):
+// each line written to them becomes a MARK record.
+//
 // # PCI BARs
 //
 // [BARMap] learns BARs from PCIDEV records and mappings from MAP/UNMAP
