@@ -107,6 +107,38 @@ func (s *scanner) decUntil(stop byte, max uint64) (uint64, bool) {
 	return v, p > st
 }
 
+// int32Field parses the next word as a signed decimal int32 in one pass.
+// On any doubt (not a plain number) it reports false and consumes
+// nothing: the caller then takes the general path, with its errors.
+func (s *scanner) int32Field() (int32, bool) {
+	b, p := s.b, s.p
+	for p < len(b) && b[p] == ' ' {
+		p++
+	}
+	neg := p < len(b) && b[p] == '-'
+	if neg {
+		p++
+	}
+	st := p
+	var v uint64
+	for p < len(b) && b[p] != ' ' {
+		c := b[p] - '0'
+		v = v*10 + uint64(c)
+		if c > 9 || p-st >= 10 {
+			return 0, false
+		}
+		p++
+	}
+	if p == st || v > 1<<31 || v == 1<<31 && !neg {
+		return 0, false
+	}
+	s.p = p
+	if neg {
+		return int32(-int64(v)), true
+	}
+	return int32(v), true
+}
+
 // hexTable maps an ASCII byte to its hex value, or 0xff. Read-only.
 var hexTable = func() (t [256]byte) {
 	for i := range t {
@@ -351,6 +383,10 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 			return "bad number in interrupt status word"
 		}
 	default:
+		if v, ok := s.int32Field(); ok {
+			ev.Status = v // fast path: a plain number
+			break
+		}
 		w = s.word()
 		if len(w) == 0 {
 			return "missing status"
@@ -391,10 +427,11 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 		}
 	}
 
-	w = s.word()
-	length, ok := parseInt32(w)
+	length, ok := s.int32Field()
 	if !ok {
-		return "bad data length"
+		if length, ok = parseInt32(s.word()); !ok {
+			return "bad data length"
+		}
 	}
 	ev.Length = uint32(length)
 	ev.DataFlag = 'L'
