@@ -3,6 +3,7 @@ package usbmon
 import (
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"testing"
 )
 
@@ -96,6 +97,35 @@ func FuzzReader(f *testing.F) {
 			if r.ReadInto(&ev) != nil {
 				return
 			}
+		}
+	})
+}
+
+// FuzzTextFastPaths: the text parser's one-pass fast paths agree with the
+// general ones: hex8 with strconv, int32Field with word + parseInt32
+// (when it answers at all).
+func FuzzTextFastPaths(f *testing.F) {
+	for _, s := range []string{"ff1fd9fc", "9AbC0d1E", "-115 31", "0", "2147483648", "-2147483648", "4294967295", "12x", "-", "1:2"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) >= 8 {
+			v, ok := hex8(b)
+			want, err := strconv.ParseUint(string(b[:8]), 16, 32)
+			if ok != (err == nil) || ok && uint64(v) != want {
+				t.Fatalf("hex8(%q) = %#x, %v; strconv: %#x, %v", b[:8], v, ok, want, err)
+			}
+		}
+		s := scanner{b: b}
+		v, ok := s.int32Field()
+		g := scanner{b: b}
+		w := g.word()
+		want, wok := parseInt32(w)
+		if ok && (!wok || v != want || s.p != g.p) {
+			t.Fatalf("int32Field(%q) = %d at %d; word + parseInt32: %d, %v at %d", b, v, s.p, want, wok, g.p)
+		}
+		if !ok && s.p != 0 {
+			t.Fatalf("int32Field(%q) failed but consumed %d bytes", b, s.p)
 		}
 	})
 }
