@@ -251,11 +251,14 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	progress := usbIsTerminal(e.stderr)
 	lastProgress := time.Now()
 
+	appliedNice := 0 // of the one capturing thread (--queue 0)
 	if queue == 0 && nice != 0 {
 		// No draining thread: the capturing thread is this one.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := unix.SetThreadNice(nice); err != nil && !niceAuto {
+		if err := unix.SetThreadNice(nice); err == nil {
+			appliedNice = nice
+		} else if !niceAuto {
 			return fmt.Errorf("--nice %d: %w", nice, err)
 		}
 	}
@@ -333,7 +336,23 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		return readErr
 	}
 	if st.Dropped > 0 {
-		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; a larger --ring-size, up to %dK, a larger --queue and --nice -20 help)", st.Dropped, st.RingSize, usbmon.RingSizeMax/1024)
+		var help []string
+		if st.RingSize < usbmon.RingSizeMax {
+			help = append(help, fmt.Sprintf("a larger --ring-size (up to %dK)", usbmon.RingSizeMax/1024))
+		}
+		if queue == 0 && method == usbmon.MethodMmap {
+			help = append(help, "--queue (drains the ring on a thread of its own)")
+		} else if queue > 0 && st.QueuePeak+usbmon.RingSizeMax > queue {
+			help = append(help, "a larger --queue")
+		}
+		if st.Nice == 0 && appliedNice == 0 && method != usbmon.MethodText {
+			help = append(help, "--nice -20 as root")
+		}
+		if len(help) == 0 {
+			help = append(help, "--snaplen (less data per event) or --bus (fewer events)")
+		}
+		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; ring peak %dK, undrained for at most %v; try %s)",
+			st.Dropped, st.RingSize, (st.RingPeak+1023)/1024, st.MaxStall.Round(10*time.Microsecond), strings.Join(help, ", "))
 		if method == usbmon.MethodText {
 			msg = fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", st.Dropped)
 		}
