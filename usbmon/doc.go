@@ -20,5 +20,11 @@
 //
 // Live capture (Linux only) is in capture_linux.go: [Capture] opens
 // /dev/usbmonN with mmap + MON_IOCX_MFETCH (default), read/MON_IOCX_GETX, or
-// the text file, and is itself a Reader.
+// the text file, and is itself a Reader. With CaptureOptions.Queue, a
+// goroutine on a thread of its own (at a raised priority when allowed:
+// CaptureOptions.Nice) copies the records out of the mmap ring into a
+// bounded queue and releases the ring space at once, so encoding and
+// writing never hold the kernel ring; CaptureStats says how close the
+// capture came to losing events (RingPeak, MaxStall, QueuePeak) and how
+// many the kernel dropped (MON_IOCG_STATS, never hidden).
 package usbmon
