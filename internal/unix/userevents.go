@@ -257,3 +257,9 @@ func WaitExit(pid int) (int, error) {
 // calling thread, which benchmarks compare between Go and C so that the
 // Go runtime's other threads (sysmon) are not billed to the write.
 const ClockThreadCPU = unix.CLOCK_THREAD_CPUTIME_ID
+
+// Perf constants for reading tracepoints (user events) through perf rings.
+const (
+	PerfTypeTracepoint = unix.PERF_TYPE_TRACEPOINT
+	PerfSampleRaw      = unix.PERF_SAMPLE_RAW
+)
