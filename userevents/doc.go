@@ -26,9 +26,10 @@
 // Consumer side, pure and kernel-free: ParseStatus (user_events_status),
 // ParseFormat (an event's format file), Format.Decode (a raw record),
 // DecodePage (the per-CPU trace_pipe_raw ring-buffer page format, with
-// lost events counted), TextReader (trace_pipe text), AppendJSON. On
-// Linux, Recorder enables events in a private ftrace instance and reads
-// them back from the per-CPU binary buffers.
+// lost events counted), DecodePerfRecord (perf ring records), TextReader
+// (trace_pipe text), AppendJSON. On Linux, Recorder enables events in a
+// private ftrace instance and reads them back from the per-CPU binary
+// buffers; PerfReader reads them through perf rings instead.
 //
 // Fork and exec: a child created by fork(2) from the producer's thread
 // inherits the registrations (the kernel duplicates them; the child's copy
