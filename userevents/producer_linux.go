@@ -365,7 +365,7 @@ func (e *Event) Write(args ...any) error {
 				buf[4+int(f.off)] = byte(x)
 			}
 		}
-		// writeOne, inlined by hand (too big for the compiler to).
+		// One pwrite of index and payload (see the notes above pwriteFailed).
 		binary.NativeEndian.PutUint32(buf[:4], e.idx)
 		if e.p.noPwrite.Load() {
 			return e.pwriteFailed(&buf, e.schema.FixedSize, 0)

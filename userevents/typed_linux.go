@@ -54,7 +54,7 @@ func (t *Typed[T]) Write(v *T) error {
 				copy(dst[:r.size], unsafe.Slice((*byte)(src), r.size))
 			}
 		}
-		// writeOne, inlined by hand (too big for the compiler to).
+		// One pwrite of index and payload (see the notes above pwriteFailed).
 		binary.NativeEndian.PutUint32(buf[:4], e.idx)
 		if e.p.noPwrite.Load() {
 			return e.pwriteFailed(&buf, e.schema.FixedSize, 0)
