@@ -43,6 +43,11 @@ bus=$(d=$(readlink -f $xdisk); while [ ! -e $d/busnum ]; do d=${d%/*}; done; cat
 echo $bus >/out/bus
 iotap usb capture --bus $bus --method mmap -o /tmp/bus.pcapng 2>/out/bus.err &
 B=$!
+# One device only: the xHCI disk.
+dev=$(d=$(readlink -f $xdisk); while [ ! -e $d/devnum ]; do d=${d%/*}; done; cat $d/devnum)
+echo $dev >/out/dev
+iotap usb capture --bus $bus --dev $dev -o /tmp/dev.pcapng 2>/out/dev.err &
+DV=$!
 # Only the QEMU keyboards and tablet (0627:0001): those present now are
 # identified from sysfs, the keyboard plugged later from its enumeration.
 usbdevs() { for d in /sys/bus/usb/devices/*; do [ -e $d/idVendor ] && echo $(cat $d/busnum $d/devnum $d/idVendor $d/idProduct); done; }
@@ -64,16 +69,17 @@ sleep 2
 kill $(cat /tmp/inputs)
 sleep 2
 kill $K
-kill -INT $M $R $T $B $TT $V
+kill -INT $M $R $T $B $TT $V $DV
 usbdevs >/out/devs.end
 status $V vid
+status $DV dev
 status $M mmap
 status $R read
 status $T text
 status $B bus
 status $TT textts
 cat /sys/kernel/debug/usb/usbmon/0s >/out/0s
-cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /tmp/bus.pcapng /tmp/textts.pcapng /tmp/vid.pcapng /out/
+cp /tmp/kernel.0u /tmp/mmap.pcapng /tmp/read.pcapng /tmp/text.1u /tmp/bus.pcapng /tmp/textts.pcapng /tmp/vid.pcapng /tmp/dev.pcapng /out/
 
 # Phase 2: full-speed direct reads of the 16 MiB disk (the guest has one
 # CPU, shared by dd, the kernel and the capture) under a capture with
@@ -163,7 +169,7 @@ func TestLabCapture(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"mmap", "read", "text", "bus", "textts", "vid"} {
+	for _, m := range []string{"mmap", "read", "text", "bus", "textts", "vid", "dev"} {
 		if rc := strings.TrimSpace(string(res.ReadOut(t, m+".rc"))); rc != "0" {
 			t.Errorf("%s capture exited %s: %s", m, rc, res.ReadOut(t, m+".err"))
 		}
@@ -435,18 +441,35 @@ func checkKilled(t *testing.T, res *vmlab.Result, out func(string) string) {
 }
 
 // checkBus: a capture of one bus holds exactly the all-bus capture's events
-// of that bus.
+// of that bus, and a capture of one device (--bus --dev) exactly those of
+// that device.
 func checkBus(t *testing.T, res *vmlab.Result, out func(string) string) {
-	var bus int
+	var bus, dev int
 	fmt.Sscan(string(res.ReadOut(t, "bus")), &bus)
+	fmt.Sscan(string(res.ReadOut(t, "dev")), &dev)
 	all := readAll(t, out("mmap.pcapng"))
 	one := readAll(t, out("bus.pcapng"))
-	var want []*Event
+	var want, wantDev []*Event
 	for _, ev := range all {
 		if int(ev.Bus) == bus {
 			want = append(want, ev)
+			if int(ev.Device) == dev {
+				wantDev = append(wantDev, ev)
+			}
 		}
 	}
+	onedev := readAll(t, out("dev.pcapng"))
+	if len(onedev) == 0 || len(onedev) != len(wantDev) {
+		t.Errorf("--bus %d --dev %d capture: %d events, the all-bus capture has %d of that device", bus, dev, len(onedev), len(wantDev))
+	}
+	for i := 0; i < len(onedev) && i < len(wantDev); i++ {
+		a, b := *wantDev[i], *onedev[i]
+		a.Sec, a.Usec, b.Sec, b.Usec = 0, 0, 0, 0
+		if !sameEvent(&a, &b) {
+			t.Fatalf("event %d of %d:%03d differs:\n%+v\n%+v", i+1, bus, dev, a, b)
+		}
+	}
+	t.Logf("--bus %d --dev %d: %d events", bus, dev, len(onedev))
 	if len(one) == 0 || len(want) != len(one) {
 		t.Fatalf("bus %d capture: %d events, the all-bus capture has %d on that bus", bus, len(one), len(want))
 	}
