@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ func newEventsRecordCmd(e *env) *cobra.Command {
 		allowLoss bool
 		duration  time.Duration
 		count     uint64
+		perf      bool
 	)
 	c := &cobra.Command{
 		Use:   "record NAME|'NAME FIELDS'... -o FILE",
@@ -34,8 +36,13 @@ be registered.
 
 Output: one line per event; with --json one object per line:
 {"name":…,"ts":…,"cpu":…,"pid":…,"fields":{…}} (ts: trace clock in ns).
-Lost events are counted (ring-buffer page flags and per-CPU overruns) and
-reported; the exit status is 3 when any were lost, unless --allow-loss.`,
+With --perf the events are read through perf rings instead (perf_event_open
+on each event's tracepoint, one ring of --buffer-kb per event and CPU, rounded
+up to a power of two pages), as perf record does; ftrace is not touched.
+
+Lost events are counted (ring-buffer page flags and per-CPU overruns; with
+--perf, the kernel's lost-sample counts) and reported; the exit status is 3
+when any were lost, unless --allow-loss.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if out == "" {
@@ -75,9 +82,19 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 					}
 				}
 			}
-			r, err := userevents.NewRecorder(fs, bufferKB)
-			if err != nil {
-				return explain(err)
+			var r eventSource
+			if perf {
+				pr, err := userevents.NewPerfReader(fs, perfPages(bufferKB))
+				if err != nil {
+					return explain(err)
+				}
+				r = perfSource{pr}
+			} else {
+				fr, err := userevents.NewRecorder(fs, bufferKB)
+				if err != nil {
+					return explain(err)
+				}
+				r = ftraceSource{fr}
 			}
 			defer r.Close()
 			for _, t := range targets {
@@ -135,11 +152,11 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 			if runErr != nil {
 				return runErr
 			}
-			st := r.Stats()
-			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", st.Events, st.Lost())
-			if st.Bad > 0 || st.Lost() > 0 {
+			events, lost, bad := r.counts()
+			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", events, lost)
+			if bad > 0 || lost > 0 {
 				if !allowLoss {
-					return dataLostError("events record: %d event(s) lost, %d undecodable (grow --buffer-kb; --allow-loss to accept)", st.Lost(), st.Bad)
+					return dataLostError("events record: %d event(s) lost, %d undecodable (grow --buffer-kb; --allow-loss to accept)", lost, bad)
 				}
 			}
 			return nil
@@ -152,5 +169,39 @@ reported; the exit status is 3 when any were lost, unless --allow-loss.`,
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
 	fl.DurationVar(&duration, "duration", 0, "stop after this long")
 	fl.Uint64Var(&count, "count", 0, "stop after this many events")
+	fl.BoolVar(&perf, "perf", false, "read through perf rings instead of an ftrace instance")
 	return c
+}
+
+// eventSource is what record reads from: an ftrace instance or perf rings.
+type eventSource interface {
+	Add(system, name string) (*userevents.Format, error)
+	Start() error
+	Run(ctx context.Context, fn func(*userevents.Recorded) error) error
+	Close() error
+	counts() (events, lost, bad uint64)
+}
+
+type ftraceSource struct{ *userevents.Recorder }
+
+func (s ftraceSource) counts() (uint64, uint64, uint64) {
+	st := s.Stats()
+	return st.Events, st.Lost(), st.Bad
+}
+
+type perfSource struct{ *userevents.PerfReader }
+
+func (s perfSource) counts() (uint64, uint64, uint64) {
+	st := s.Stats()
+	return st.Events, st.Lost, st.Bad
+}
+
+// perfPages is the ring size in pages for kb KiB: a power of two, at
+// least one.
+func perfPages(kb int) int {
+	n := 1
+	for n*4 < kb && n < 1<<20 {
+		n *= 2
+	}
+	return n
 }
