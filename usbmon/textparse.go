@@ -6,31 +6,39 @@ import "encoding/binary"
 
 // hex8 parses exactly 8 hex digits (either case) as a big-endian 32-bit
 // value, 8 bytes at a time (SWAR: no loop, no table, no dependency chain).
-// b must hold at least 8 bytes.
+// b must hold at least 8 bytes. The hot paths call its two halves, which
+// the compiler inlines (hex8 itself is over the inlining budget).
 func hex8(b []byte) (uint32, bool) {
-	const (
-		ones = 0x0101010101010101
-		high = 0x8080808080808080
-	)
 	x := binary.LittleEndian.Uint64(b) // b[0] in the low byte
+	if !swarHex(x) {
+		return 0, false
+	}
+	return swarHexValue(x), true
+}
+
+const (
+	swarOnes = 0x0101010101010101
+	swarHigh = 0x8080808080808080
+)
+
+// swarHex reports whether the 8 bytes of x are all hex digits.
+func swarHex(x uint64) bool {
 	// Every byte below 0x80, so that adding at most 0x50 carries into no
 	// other byte; a byte's high bit then answers "is it at least ...".
-	if x&high != 0 {
-		return 0, false
-	}
-	digit := (x + 0x50*ones) &^ (x + 0x46*ones) // >= '0' and not >= ':'
-	l := x | 0x20*ones                          // letters to lower case
-	alpha := (l + 0x1f*ones) &^ (l + 0x19*ones) // >= 'a' and not >= 'g'
-	if (digit|alpha)&high != high {
-		return 0, false
-	}
+	l := x | 0x20*swarOnes // letters to lower case
+	digit := (x + 0x50*swarOnes) &^ (x + 0x46*swarOnes)
+	alpha := (l + 0x1f*swarOnes) &^ (l + 0x19*swarOnes)
+	return x&swarHigh == 0 && (digit|alpha)&swarHigh == swarHigh
+}
+
+// swarHexValue is the value of 8 hex digits (checked by swarHex), the
+// lowest byte of x the most significant digit.
+func swarHexValue(x uint64) uint32 {
 	// Nibbles: the low four bits, plus 9 for letters (bit 6 set).
-	n := x&(0x0f*ones) + (x>>6)&ones*9
-	// Pack: b[0] is the most significant nibble.
+	n := x&(0x0f*swarOnes) + (x>>6)&swarOnes*9
 	n = (n&0x000f000f000f000f)<<4 | (n>>8)&0x000f000f000f000f
 	n = (n&0x000000ff000000ff)<<8 | (n>>16)&0x000000ff000000ff
-	n = (n&0xffff)<<16 | (n>>32)&0xffff
-	return uint32(n), true
+	return uint32((n&0xffff)<<16 | (n>>32)&0xffff)
 }
 
 // scanner walks the space-separated words of one line.
@@ -65,11 +73,11 @@ func (s *scanner) hexField() (uint64, bool) {
 	// Fast path: 16 digits then a space, what the kernel prints for
 	// every URB tag on 64-bit machines (constant bounds: no checks).
 	if p+16 < len(b) && b[p+16] == ' ' {
-		hi, ok1 := hex8(b[p:])
-		lo, ok2 := hex8(b[p+8:])
-		if ok1 && ok2 {
+		hi := binary.LittleEndian.Uint64(b[p:])
+		lo := binary.LittleEndian.Uint64(b[p+8:])
+		if swarHex(hi) && swarHex(lo) {
 			s.p = p + 16
-			return uint64(hi)<<32 | uint64(lo), true
+			return uint64(swarHexValue(hi))<<32 | uint64(swarHexValue(lo)), true
 		}
 	}
 	st := p
@@ -473,8 +481,8 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 		// Fast path: a whole word of 8 valid hex digits (4 bytes), what
 		// the kernel prints for all but the last word of a line.
 		if p+8 <= len(b) && (p+8 == len(b) || b[p+8] == ' ') && len(data)+4 <= maxTextData {
-			if v, ok := hex8(b[p:]); ok {
-				data = binary.BigEndian.AppendUint32(data, v)
+			if x := binary.LittleEndian.Uint64(b[p:]); swarHex(x) {
+				data = binary.BigEndian.AppendUint32(data, swarHexValue(x))
 				p += 8
 				continue
 			}
