@@ -456,7 +456,7 @@ func parseTextLine(line []byte, f Format, ev *Event) string {
 	if length <= 0 {
 		return "unexpected words after a zero data length"
 	}
-	if len(w) != 1 {
+	if len(w) != 1 || w[0] <= ' ' || w[0] >= 0x7f { // a tag is a printable character
 		return "bad data tag"
 	}
 	if w[0] != '=' {
