@@ -89,9 +89,27 @@ func TestLabMarkerSocket(t *testing.T) {
 	start, bound := pos(" lab: start\n"), pos(" iotap: bound "+vmlab.E1000PCI)
 	s1, s2 := pos(" lab: from socket 1\n"), pos(" lab: from socket 2\n")
 	if !(start < bound && bound < s1 && s1 < s2) {
-		t.Errorf("markers out of order: start %d, bound %d, socket 1 %d, socket 2 %d", start, bound, s1, s2)
+		t.Errorf("markers out of order: start %d, bound %d, socket 1 %d, socket 2 %d (byte offsets)\n%s", start, bound, s1, s2, markerContext(log))
 	}
 	if !strings.Contains(log[:bound], "\nW 4 ") || !strings.Contains(log, "\nMARK ") {
 		t.Errorf("no e1000 writes before the bind marker")
 	}
+}
+
+// markerContext returns the log's MARK lines and the record lines next to
+// them, with line numbers, to show how a failing log is ordered.
+func markerContext(log string) string {
+	lines := strings.Split(log, "\n")
+	var b strings.Builder
+	last := -1
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "MARK ") {
+			continue
+		}
+		for j := max(i-2, last+1); j <= min(i+2, len(lines)-1); j++ {
+			fmt.Fprintf(&b, "%7d %s\n", j+1, lines[j])
+			last = j
+		}
+	}
+	return b.String()
 }
