@@ -3,7 +3,6 @@
 package mmiotrace
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -211,7 +210,18 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 			return res, err
 		}
 	}
-	fifoDone := make(chan struct{})
+	// Marker sources are drained (every line written before the command
+	// ended is in the log, before "iotap: command done") and closed before
+	// tracing stops; stopMarkers also runs on early returns.
+	var markerStops []func()
+	var markersOnce sync.Once
+	stopMarkers := func() {
+		markersOnce.Do(func() {
+			for i := len(markerStops) - 1; i >= 0; i-- {
+				markerStops[i]()
+			}
+		})
+	}
 	if opt.MarkerFIFO != "" {
 		f, created, err := openFIFO(opt.MarkerFIFO)
 		if err != nil {
@@ -220,21 +230,13 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 		if created {
 			undo = append(undo, func() { os.Remove(opt.MarkerFIFO) })
 		}
-		undo = append(undo, func() { f.Close(); <-fifoDone })
-		go func() {
-			defer close(fifoDone)
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				if t := sc.Text(); t != "" {
-					if err := fs.WriteMarker(t); err != nil {
-						opt.logf("warning: marker from %s: %v", opt.MarkerFIFO, err)
-					}
-				}
+		markerStops = append(markerStops, serveMarkerFIFO(f, func(t string) {
+			if err := fs.WriteMarker(t); err != nil {
+				opt.logf("warning: marker from %s: %v", opt.MarkerFIFO, err)
 			}
-		}()
+		}, opt.logf))
+		undo = append(undo, stopMarkers)
 		opt.logf("markers: write lines to %s", opt.MarkerFIFO)
-	} else {
-		close(fifoDone)
 	}
 
 	if opt.MarkerSocket != "" {
@@ -246,7 +248,8 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 		if err != nil {
 			return res, err
 		}
-		undo = append(undo, stop)
+		markerStops = append(markerStops, stop)
+		undo = append(undo, stopMarkers)
 		opt.logf("markers: write lines to the unix socket %s", opt.MarkerSocket)
 	}
 
@@ -268,12 +271,14 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 		cmd.Stdout, cmd.Stderr = opt.CommandStdout, opt.CommandStderr
 		fs.WriteMarker("iotap: run " + opt.Command[0])
 		res.CommandErr = cmd.Run()
+		stopMarkers()
 		fs.WriteMarker("iotap: command done")
 	}
 	if opt.Bind == nil && len(opt.Command) == 0 {
 		opt.logf("tracing; stop with Ctrl-C")
 		<-ctx.Done()
 	}
+	stopMarkers()
 
 	// Stop recording, drain what the buffer holds, read the loss counters,
 	// then switch to nop (which clears the buffer).

@@ -63,7 +63,8 @@ func TestLabMarkerSocket(t *testing.T) {
 		fmt.Fprintf(c, "lab: from socket %d\n", i)
 		c.Close()
 	}
-	time.Sleep(500 * time.Millisecond)
+	// No pause: iotap drains the socket when the command ends, so lines
+	// sent before that are in the log, before "iotap: command done".
 	os.WriteFile(done, nil, 0o600)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("capture: %v\n%s", err, stderr.String())
@@ -86,10 +87,14 @@ func TestLabMarkerSocket(t *testing.T) {
 		}
 		return i
 	}
-	start, bound := pos(" lab: start\n"), pos(" iotap: bound "+vmlab.E1000PCI)
-	s1, s2 := pos(" lab: from socket 1\n"), pos(" lab: from socket 2\n")
-	if !(start < bound && bound < s1 && s1 < s2) {
-		t.Errorf("markers out of order: start %d, bound %d, socket 1 %d, socket 2 %d (byte offsets)\n%s", start, bound, s1, s2, markerContext(log))
+	// The socket exists from before the bind (markers may be sent during
+	// the probe), but these are sent once the command runs, so after the
+	// bind and the command's start, and before its end.
+	start, bound, run := pos(" lab: start\n"), pos(" iotap: bound "+vmlab.E1000PCI), pos(" iotap: run sh\n")
+	s1, s2, end := pos(" lab: from socket 1\n"), pos(" lab: from socket 2\n"), pos(" iotap: command done\n")
+	if !(start < bound && bound < run && run < s1 && s1 < s2 && s2 < end) {
+		t.Errorf("markers out of order: start %d, bound %d, run %d, socket 1 %d, socket 2 %d, command done %d (byte offsets)\n%s",
+			start, bound, run, s1, s2, end, markerContext(log))
 	}
 	if !strings.Contains(log[:bound], "\nW 4 ") || !strings.Contains(log, "\nMARK ") {
 		t.Errorf("no e1000 writes before the bind marker")

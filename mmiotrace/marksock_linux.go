@@ -2,6 +2,8 @@ package mmiotrace
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -15,9 +17,15 @@ import (
 // for every non-empty line a client writes. The socket is created with
 // mode 0600 before anyone can connect: it is bound in a private (0700)
 // directory beside path, made 0600, then renamed to path. A stale socket
-// at path is replaced; any other file there is an error. stop closes the
-// listener, gives open connections a moment to deliver what they already
-// wrote, closes them and removes the socket.
+// at path is replaced; any other file there is an error.
+//
+// stop delivers every line clients wrote before it was called, without
+// depending on how fast this process runs: it connects to the socket
+// itself and sends a random drain token (the listen backlog is FIFO, so
+// once the token arrives every earlier client has been accepted), then
+// shuts the read side of every open connection (the kernel hands over
+// what is buffered, then EOF), waits for the readers, closes the listener
+// and removes the socket. Lines clients write after stop are refused.
 func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)) (stop func(), err error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
@@ -53,17 +61,22 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 		return nil, fmt.Errorf("mmiotrace: marker socket: %w", err)
 	}
 
+	var tok [16]byte
+	rand.Read(tok[:])
+	token := "iotap-drain-" + hex.EncodeToString(tok[:])
 	var (
-		mu     sync.Mutex
-		conns  = map[net.Conn]bool{}
-		closed bool
-		wg     sync.WaitGroup
+		mu       sync.Mutex
+		conns    = map[*net.UnixConn]bool{}
+		closed   bool
+		wg       sync.WaitGroup
+		seen     = make(chan struct{})
+		seenOnce sync.Once
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		for {
-			c, err := ln.Accept()
+			c, err := ln.AcceptUnix()
 			if err != nil {
 				return // closed by stop
 			}
@@ -71,7 +84,7 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 			if closed {
 				mu.Unlock()
 				c.Close()
-				return
+				continue
 			}
 			conns[c] = true
 			wg.Add(1)
@@ -80,11 +93,15 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 				defer wg.Done()
 				sc := bufio.NewScanner(c)
 				for sc.Scan() {
-					if t := sc.Text(); t != "" {
+					switch t := sc.Text(); t {
+					case "":
+					case token:
+						seenOnce.Do(func() { close(seen) })
+					default:
 						mark(t)
 					}
 				}
-				if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) {
 					logf("warning: marker socket %s: %v", path, err)
 				}
 				mu.Lock()
@@ -95,10 +112,21 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 		}
 	}()
 	return func() {
+		if c, err := net.Dial("unix", path); err == nil {
+			fmt.Fprintf(c, "%s\n", token)
+			c.Close()
+			select {
+			case <-seen:
+			case <-time.After(10 * time.Second):
+				logf("warning: marker socket %s: not drained after 10 s; lines sent just before the end may be missing", path)
+			}
+		} else {
+			logf("warning: marker socket %s: drain: %v", path, err)
+		}
 		mu.Lock()
 		closed = true
 		for c := range conns {
-			c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			c.CloseRead()
 		}
 		mu.Unlock()
 		ln.Close()

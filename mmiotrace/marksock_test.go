@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 func TestMarkerSocket(t *testing.T) {
@@ -51,21 +50,22 @@ func TestMarkerSocket(t *testing.T) {
 		go func() { defer wg.Done(); send(fmt.Sprintf("client %d", i)) }()
 	}
 	wg.Wait()
-	// A client still connected when the capture stops: what it wrote is
-	// delivered.
+	// A client still connected when the capture stops and one that
+	// connected, wrote and hung up just before: what they wrote is
+	// delivered, however late this process gets to read it.
 	c, err := net.Dial("unix", p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprint(c, "last words\n")
-	time.Sleep(50 * time.Millisecond)
+	send("just before the end")
 	stop()
 	c.Close()
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
 		t.Errorf("socket not removed: %v", err)
 	}
 	sort.Strings(got)
-	want := []string{"client 0", "client 1", "client 2", "client 3", "first", "last words", "second"}
+	want := []string{"client 0", "client 1", "client 2", "client 3", "first", "just before the end", "last words", "second"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("markers %q, want %q", got, want)
 	}
@@ -88,5 +88,32 @@ func TestMarkerSocket(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "x" {
 		t.Error("regular file clobbered")
+	}
+}
+
+// TestMarkerFIFODrain checks that stop delivers every line written to the
+// pipe before it, in order, and then closes the pipe.
+func TestMarkerFIFODrain(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "marks")
+	f, _, err := openFIFO(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	stop := serveMarkerFIFO(f, func(s string) { got = append(got, s) }, t.Logf)
+	w, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(w, "line %d\n\n", i)
+	}
+	w.Close()
+	stop()
+	if len(got) != 100 || got[0] != "line 0" || got[99] != "line 99" {
+		t.Errorf("%d markers (%q ... ), want line 0 ... line 99", len(got), got[:min(len(got), 3)])
+	}
+	if _, err := f.Write([]byte("x")); err == nil {
+		t.Error("fifo still open after stop")
 	}
 }

@@ -28,6 +28,12 @@ tracer, drain the buffer and report lost events.
 
 Without --bind and COMMAND the capture runs until Ctrl-C.
 
+Markers from --marker-fifo and --marker-socket go through trace_marker, so
+they sit among the MMIO records in the kernel's order. The socket and the
+fifo exist from before the bind (a marker can land inside the probe); when
+COMMAND ends they are drained: every line written before then is in the
+log, before the "iotap: command done" marker.
+
 mmiotrace only sees mappings created while it runs: trace a driver's
 probe with --bind, not with ftrace=mmiotrace on the kernel command line
 (the kernel refuses that).
