@@ -19,13 +19,18 @@ import (
 // directory beside path, made 0600, then renamed to path. A stale socket
 // at path is replaced; any other file there is an error.
 //
+// Clients are served one at a time, in the order they connected, so lines
+// sent by clients one after another are marked in that order; a client
+// that keeps its connection open holds back those that connect after it
+// until it closes (or the capture ends).
+//
 // stop delivers every line clients wrote before it was called, without
 // depending on how fast this process runs: it connects to the socket
-// itself and sends a random drain token (the listen backlog is FIFO, so
-// once the token arrives every earlier client has been accepted), then
-// shuts the read side of every open connection (the kernel hands over
-// what is buffered, then EOF), waits for the readers, closes the listener
-// and removes the socket. Lines clients write after stop are refused.
+// itself from a random address (the listen backlog is FIFO, so once that
+// connection is accepted every earlier client has been), then shuts the
+// read side of every open connection (the kernel hands over what is
+// buffered, then EOF), waits for the reader, closes the listener and
+// removes the socket. Lines clients write after stop are refused.
 func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)) (stop func(), err error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
@@ -61,24 +66,37 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 		return nil, fmt.Errorf("mmiotrace: marker socket: %w", err)
 	}
 
+	// The drain connection binds to a random abstract address, so the
+	// accept loop knows it without reading from it.
 	var tok [16]byte
 	rand.Read(tok[:])
-	token := "iotap-drain-" + hex.EncodeToString(tok[:])
+	drainAddr := &net.UnixAddr{Name: "@iotap-drain-" + hex.EncodeToString(tok[:]), Net: "unix"}
 	var (
-		mu       sync.Mutex
-		conns    = map[*net.UnixConn]bool{}
-		closed   bool
-		wg       sync.WaitGroup
-		seen     = make(chan struct{})
-		seenOnce sync.Once
+		mu     sync.Mutex
+		open   = map[*net.UnixConn]bool{} // accepted, not yet served to EOF
+		closed bool
+		queue  = make(chan *net.UnixConn, 256)
+		seen   = make(chan struct{})
+		wg     sync.WaitGroup
 	)
-	wg.Add(1)
+	// Connections are served one at a time in the order they were
+	// accepted: lines from a client that connected (and wrote) before
+	// another are marked first, whatever the goroutine scheduling.
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
+		defer close(queue)
+		drained := false
 		for {
 			c, err := ln.AcceptUnix()
 			if err != nil {
 				return // closed by stop
+			}
+			if a := c.RemoteAddr(); !drained && a != nil && a.String() == drainAddr.Name {
+				drained = true
+				c.Close()
+				close(seen)
+				continue
 			}
 			mu.Lock()
 			if closed {
@@ -86,34 +104,31 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 				c.Close()
 				continue
 			}
-			conns[c] = true
-			wg.Add(1)
+			open[c] = true
 			mu.Unlock()
-			go func() {
-				defer wg.Done()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					switch t := sc.Text(); t {
-					case "":
-					case token:
-						seenOnce.Do(func() { close(seen) })
-					default:
-						mark(t)
-					}
+			queue <- c
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for c := range queue {
+			sc := bufio.NewScanner(c)
+			for sc.Scan() {
+				if t := sc.Text(); t != "" {
+					mark(t)
 				}
-				if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) {
-					logf("warning: marker socket %s: %v", path, err)
-				}
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-				c.Close()
-			}()
+			}
+			if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) {
+				logf("warning: marker socket %s: %v", path, err)
+			}
+			mu.Lock()
+			delete(open, c)
+			mu.Unlock()
+			c.Close()
 		}
 	}()
 	return func() {
-		if c, err := net.Dial("unix", path); err == nil {
-			fmt.Fprintf(c, "%s\n", token)
+		if c, err := net.DialUnix("unix", drainAddr, &net.UnixAddr{Name: path, Net: "unix"}); err == nil {
 			c.Close()
 			select {
 			case <-seen:
@@ -123,9 +138,12 @@ func serveMarkerSocket(path string, mark func(string), logf func(string, ...any)
 		} else {
 			logf("warning: marker socket %s: drain: %v", path, err)
 		}
+		// Every client that connected before the drain connection is
+		// accepted: shut their read sides (the kernel hands over what
+		// they wrote, then EOF) and serve them to the end.
 		mu.Lock()
 		closed = true
-		for c := range conns {
+		for c := range open {
 			c.CloseRead()
 		}
 		mu.Unlock()

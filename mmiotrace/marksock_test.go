@@ -117,3 +117,29 @@ func TestMarkerFIFODrain(t *testing.T) {
 		t.Error("fifo still open after stop")
 	}
 }
+
+// TestMarkerSocketOrder checks that lines from clients that connect one
+// after another are marked in that order, also when a client that
+// connected earlier is still open.
+func TestMarkerSocketOrder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "marks.sock")
+	var got []string
+	stop, err := serveMarkerSocket(p, func(s string) { got = append(got, s) }, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := 0; i < 50; i++ {
+		c, err := net.Dial("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "step %d\n", i)
+		c.Close()
+		want = append(want, fmt.Sprintf("step %d", i))
+	}
+	stop()
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("markers in the order %q, want %q", got, want)
+	}
+}

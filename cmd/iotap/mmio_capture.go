@@ -32,7 +32,10 @@ Markers from --marker-fifo and --marker-socket go through trace_marker, so
 they sit among the MMIO records in the kernel's order. The socket and the
 fifo exist from before the bind (a marker can land inside the probe); when
 COMMAND ends they are drained: every line written before then is in the
-log, before the "iotap: command done" marker.
+log, before the "iotap: command done" marker. Socket clients are served one
+at a time in the order they connect, so markers sent by clients one after
+another keep their order; a client that stays connected holds back the
+clients that connect after it until it closes.
 
 mmiotrace only sees mappings created while it runs: trace a driver's
 probe with --bind, not with ftrace=mmiotrace on the kernel command line
