@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -230,6 +231,34 @@ func FuzzParseMountinfo(f *testing.F) {
 				if m.FSType == "" {
 					t.Fatalf("empty fstype from %q", data)
 				}
+			}
+		}
+	})
+}
+
+func FuzzParseCPUStats(f *testing.F) {
+	f.Add([]byte("entries: 10\noverrun: 2\ncommit overrun: 0\nbytes: 4000\ndropped events: 3\nread events: 7\n"))
+	f.Add([]byte("overrun: x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseCPUStats(data)
+		if err != nil && !strings.HasPrefix(err.Error(), "stats line ") {
+			t.Fatalf("error without its line: %v", err)
+		}
+		_ = s.Lost()
+	})
+}
+
+func FuzzParseCPUList(f *testing.F) {
+	f.Add("0-3,5,7-8")
+	f.Add("3-1")
+	f.Fuzz(func(t *testing.T, s string) {
+		cpus, err := ParseCPUList(s)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(cpus); i++ {
+			if cpus[i] < 0 {
+				t.Fatalf("negative cpu from %q", s)
 			}
 		}
 	})
