@@ -131,9 +131,10 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 		// R and W lines (nearly all of a log) are parsed in place: the
 		// parse finds the end of the line, saving a separate newline scan.
 		if len(data) > 2 && data[1] == ' ' && (data[0] == 'R' || data[0] == 'W') {
-			var end int
-			var ok bool
-			if full {
+			end, ok := parseRWFast(data, &rec)
+			if ok {
+				// The kernel's shape, parsed and checked in full.
+			} else if full {
 				var bad string
 				end, bad = parseRWFields(data, &rec)
 				ok = bad == ""

@@ -151,7 +151,13 @@ func (r *Reader) ReadInto(rec *Record) error {
 		// R and W lines (nearly all of a log) are parsed in the buffer
 		// directly: the parse finds the newline, saving a separate scan.
 		if rest := r.buf[r.r:r.w]; len(rest) > 2 && rest[1] == ' ' && (rest[0] == 'R' || rest[0] == 'W') {
-			if end, f := parseRWFields(rest, rec); f == "" && end < len(rest) && rest[end] == '\n' {
+			end, ok := parseRWFast(rest, rec)
+			if !ok {
+				var f string
+				end, f = parseRWFields(rest, rec)
+				ok = f == "" && end < len(rest) && rest[end] == '\n'
+			}
+			if ok {
 				rec.Kind = KindRead
 				if rest[0] == 'W' {
 					rec.Kind = KindWrite

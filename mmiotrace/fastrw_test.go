@@ -1,0 +1,165 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"math/rand"
+	"os"
+	"testing"
+)
+
+// checkRWFast compares the fixed-shape fast path with the reference
+// parser on one input: whenever the fast path accepts, the reference
+// accepts too, ends at the same newline and fills the same fields. It
+// returns whether the fast path accepted.
+func checkRWFast(t testing.TB, b []byte) bool {
+	t.Helper()
+	if len(b) < rwFastLen {
+		pad := make([]byte, rwFastLen-len(b))
+		for i := range pad {
+			pad[i] = '0'
+		}
+		b = append(b[:len(b):len(b)], pad...)
+	}
+	r1 := Record{Kind: KindRead}
+	r2 := r1
+	end, ok := parseRWFast(b, &r1)
+	if !ok {
+		return false
+	}
+	end2, bad := parseRWFields(b, &r2)
+	if bad != "" || end2 != end || b[end] != '\n' {
+		t.Fatalf("%q: fast path accepts (end %d), reference: end %d, bad %q", b, end, end2, bad)
+	}
+	r1.Line, r2.Line = nil, nil
+	if r1.String() != r2.String() || r1.Width != r2.Width || r1.Time != r2.Time || r1.MapID != r2.MapID ||
+		r1.Phys != r2.Phys || r1.Value != r2.Value || r1.PC != r2.PC || r1.PID != r2.PID {
+		t.Fatalf("%q: fast %+v, reference %+v", b, r1, r2)
+	}
+	return true
+}
+
+// rwShapes are R/W lines of the kernel's shape (which the fast path must
+// take) followed by ones it leaves to the reference parser.
+var rwShapes = []struct {
+	line string
+	fast bool
+}{
+	{"R 4 8.288891 1 0xfebc0008 0x80080783 0x0 0\n", true},
+	{"W 4 2.000132 1 0xfebc5404 0xae10a901 0xffffffff819044bf 0\n", true},
+	{"R 8 1234567.999999 9999999 0xfebc0000fe 0xdeadbeefdeadbeef 0xffffffff8190ae24 1234567\n", true},
+	{"W 1 0.000000 0 0x0 0x0 0x0 0\n", true},
+	{"R 2 12.000003 12 0x123456789abcdef 0xffff 0x1234567 42\n", true},
+	{"R 4 1.000001 1 0xffffffffffffffff 0xffffffffffffffff 0xffffffffffffffff 0\n", true},
+	{"R 4 0012.000001 01 0x0000000000000001 0x000000000000000 0x00000000 00\n", true},
+	{"W 1 1.5 2 0xfebc0001 0x5 0xffffffff81024d75 0\n", false},
+	{"R 2 100.000000000 1 0xABCDEF01 0xAbCd 0xFFFFFFFF8190AE24 0\n", false},
+	{"R 8 12.123456 -1 0xfebc0000fe 0xdeadbeefdeadbeef 0xffffffff8190ae24 12345\n", false},
+	{"R 4 12345678.000001 1 0x1 0x2 0x3 0\n", false},
+	{"R 4 1.000001 12345678 0x1 0x2 0x3 0\n", false},
+	{"R 4 1.000001 1 0x1 0x2 0x3 12345678\n", false},
+	{"R 4 1.000001 1 0x1 0x2 0x3 0", false},
+	{"R 4 1.000001 1 0x1 0x2 0x3 0 \n", false},
+	{"R 4 1.000001 1 0x11111111111111111 0x2 0x3 0\n", false},
+	{"R 3 1.000001 1 0x1 0x2 0x3 0\n", false},
+	{"R 04 1.000001 1 0x1 0x2 0x3 0\n", false},
+	{"R 4 1 1 0x1 0x2 0x3 0\n", false},
+}
+
+// TestRWFastMatchesParse: on kernel-shaped lines with every byte value in
+// every position, and with random multi-byte mutations, the fast path
+// never accepts what the reference rejects and agrees on every field.
+func TestRWFastMatchesParse(t *testing.T) {
+	for _, s := range rwShapes {
+		if got := checkRWFast(t, []byte(s.line)); got != s.fast {
+			t.Errorf("%q: fast path taken %v, want %v", s.line, got, s.fast)
+		}
+	}
+	for _, s := range rwShapes {
+		b := []byte(s.line)
+		for pos := 2; pos < len(b); pos++ {
+			orig := b[pos]
+			for c := 0; c < 256; c++ {
+				b[pos] = byte(c)
+				checkRWFast(t, b)
+			}
+			b[pos] = orig
+		}
+	}
+	rnd := rand.New(rand.NewSource(5))
+	const alpha = "0123456789abcdefABCDEFx. -\n\x80\xff/:`@G"
+	for iter := 0; iter < 300000; iter++ {
+		b := []byte(rwShapes[rnd.Intn(len(rwShapes))].line)
+		for k := rnd.Intn(4); k >= 0; k-- {
+			b[2+rnd.Intn(len(b)-2)] = alpha[rnd.Intn(len(alpha))]
+		}
+		if rnd.Intn(4) == 0 { // drop or duplicate a byte: fields of other lengths
+			p := 2 + rnd.Intn(len(b)-2)
+			if rnd.Intn(2) == 0 {
+				b = append(b[:p], b[p+1:]...)
+			} else {
+				b = append(b[:p+1], b[p:]...)
+			}
+		}
+		checkRWFast(t, b)
+	}
+}
+
+// TestRWFastTakesKernelLines: every R/W line of the recorded e1000 logs
+// and of the synthetic benchmark log takes the fast path (a shape it
+// misses would still parse, only slower).
+func TestRWFastTakesKernelLines(t *testing.T) {
+	logs := [][]byte{[]byte(genLog(5000, 9))}
+	for _, p := range []string{"testdata/e1000-bind.log", "../testdata/mmiotrace/e1000-probe.log"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, b)
+	}
+	for _, log := range logs {
+		n := 0
+		for _, l := range bytes.SplitAfter(log, []byte("\n")) {
+			if len(l) > 2 && (l[0] == 'R' || l[0] == 'W') && l[1] == ' ' {
+				n++
+				if !checkRWFast(t, l) {
+					t.Errorf("%q: not taken by the fast path", l)
+				}
+			}
+		}
+		if n == 0 {
+			t.Fatal("no R/W lines")
+		}
+	}
+}
+
+// FuzzRWFast: the fast path agrees with the reference parser on any
+// input it accepts.
+func FuzzRWFast(f *testing.F) {
+	for _, s := range rwShapes {
+		f.Add([]byte(s.line))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 2 {
+			return
+		}
+		checkRWFast(t, b)
+	})
+}
+
+// TestDec8 checks the word-at-a-time decimal conversion against the
+// obvious loop for every length and random digits.
+func TestDec8(t *testing.T) {
+	rnd := rand.New(rand.NewSource(6))
+	for iter := 0; iter < 100000; iter++ {
+		n := rnd.Intn(9)
+		var x, want uint64
+		for k := 0; k < n; k++ {
+			d := uint64(rnd.Intn(10))
+			want = want*10 + d
+			x |= ('0' + d) << (8 * (8 - n + k))
+		}
+		if got := dec8(x); got != want {
+			t.Fatalf("%#x: got %d, want %d", x, got, want)
+		}
+	}
+}
