@@ -21,6 +21,9 @@ type textReader struct {
 	skipped int
 	data    []byte
 	iso     []ISODesc
+	// pad holds a line for the fast parser when fewer than fastPad bytes
+	// follow it in the bufio buffer.
+	pad [fastMaxLine + fastPad]byte
 }
 
 // NewTextReader returns a reader of '1u' (f = Format1u) or '1t' text.
@@ -84,6 +87,17 @@ func (r *textReader) ReadInto(ev *Event) error {
 		}
 		if len(body) == 0 {
 			return io.EOF
+		}
+		if len(body) <= fastMaxLine {
+			b := line[:cap(line)] // the bytes after the line, if enough: read, never used
+			if len(b) < len(body)+fastPad {
+				b = r.pad[:]
+				copy(b, body)
+			}
+			if parseTextFast(b, len(body), r.f, ev, r.data, r.iso) {
+				r.data = ev.Data[:0]
+				return nil
+			}
 		}
 		ev.reset()
 		ev.Data = r.data[:0]
