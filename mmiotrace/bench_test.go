@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -105,4 +106,61 @@ func cpuRate(b *testing.B, size int, fn func()) {
 	if err == nil && err1 == nil && c1 > c0 {
 		b.ReportMetric(float64(size)*float64(b.N)/(float64(c1-c0)/1e9)/1e6, "cpu-MB/s")
 	}
+}
+
+// benchFile returns up to the first 64 MiB (whole lines) of the log named
+// by $IOTAP_MMIO_BENCH_LOG, e.g. one written by mmiotrace/internal/mmiogen.
+func benchFile(b *testing.B) []byte {
+	b.Helper()
+	p := os.Getenv("IOTAP_MMIO_BENCH_LOG")
+	if p == "" {
+		b.Skip("set IOTAP_MMIO_BENCH_LOG to a log file")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	data := make([]byte, 64<<20)
+	n, _ := io.ReadFull(f, data)
+	data = data[:n]
+	return data[:bytes.LastIndexByte(data, '\n')+1]
+}
+
+// BenchmarkReadIntoFile is BenchmarkReadInto on benchFile's data.
+func BenchmarkReadIntoFile(b *testing.B) {
+	data := benchFile(b)
+	b.SetBytes(int64(len(data)))
+	var rec Record
+	cpuRate(b, len(data), func() {
+		rd := &Reader{buf: data, w: len(data), eof: true, started: true, maxLine: DefaultMaxLine}
+		for {
+			err := rd.ReadInto(&rec)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkFilterChunkFile is BenchmarkFilterChunk on benchFile's data
+// with bench/mmio.sh's criteria.
+func BenchmarkFilterChunkFile(b *testing.B) {
+	data := benchFile(b)
+	var kw KindSet
+	kw.Add(KindWrite)
+	f := &Filter{Kinds: kw, Widths: 1 << 4, Ranges: []AddrRange{{0xfebc0000, 0xfebc0100}}}
+	b.SetBytes(int64(len(data)))
+	j := &chunkJob{data: data}
+	cpuRate(b, len(data), func() {
+		j.lines, j.kept = 0, 0
+		j.out = j.out[:0]
+		j.run(f, false)
+		if j.err != nil {
+			b.Fatal(j.err)
+		}
+	})
 }

@@ -103,6 +103,9 @@ func dec8(x uint64) uint64 {
 // decSpFast parses 1 to 7 decimal digits at b[i:] followed by the byte
 // end and returns the value and the index after end. It reads b[i:i+8].
 func decSpFast(b []byte, i int, end byte) (uint64, int, bool) {
+	if c := b[i] - '0'; c <= 9 && b[i+1] == end { // map ids and PIDs
+		return uint64(c), i + 2, true
+	}
 	x := binary.LittleEndian.Uint64(b[i:])
 	n := bits.TrailingZeros64(nonDigitMask(x)) >> 3
 	if n == 0 || n == 8 || byte(x>>(8*n)) != end {
@@ -120,25 +123,37 @@ func hex0xSpFast(b []byte, i int) (uint64, int, bool) {
 	}
 	j := i + 2
 	x := binary.LittleEndian.Uint64(b[j:])
-	if m := nonHexMask(x); m != 0 {
+	if m := nonHexMask(x); m != 0 { // 1 to 7 digits
 		n := bits.TrailingZeros64(m) >> 3
 		if n == 0 || byte(x>>(8*n)) != ' ' {
 			return 0, i, false
 		}
-		return hexWord(x << (64 - 8*n)), j + n + 1, true
+		return hexWordMul(x << (64 - 8*n)), j + n + 1, true
+	}
+	if b[j+8] == ' ' { // 8 digits: 32-bit addresses and values
+		return hexWordMul(x), j + 9, true
 	}
 	y := binary.LittleEndian.Uint64(b[j+8:])
 	m := nonHexMask(y)
-	if m == 0 {
+	if m == 0 { // 16 digits: kernel text addresses, 64-bit values
 		if b[j+16] != ' ' {
 			return 0, i, false
 		}
-		return hexWord(x)<<32 | hexWord(y), j + 17, true
+		return hexWordMul(x)<<32 | hexWordMul(y), j + 17, true
 	}
-	n := bits.TrailingZeros64(m) >> 3
+	n := bits.TrailingZeros64(m) >> 3 // 9 to 15 digits (n = 0 fails below)
 	if byte(y>>(8*n)) != ' ' {
 		return 0, i, false
 	}
-	// n == 0: y<<64 is 0 in Go.
-	return hexWord(x)<<(4*n) | hexWord(y<<(64-8*n)), j + 8 + n + 1, true
+	return hexWordMul(x)<<(4*n) | hexWordMul(y<<(64-8*n)), j + 8 + n + 1, true
+}
+
+// hexWordMul is hexWord with the digits gathered by multiplications:
+// digit values per byte, then pairs, quadruples and the eight digits
+// combined in place (no partial sum overflows its lane).
+func hexWordMul(x uint64) uint64 {
+	v := x&0x0f0f0f0f0f0f0f0f + (x>>6)&0x0101010101010101*9
+	v = v * (1 + 16<<8) >> 8 & 0x00ff00ff00ff00ff
+	v = v * (1 + 1<<24) >> 16 & 0x0000ffff0000ffff
+	return v * (1 + 1<<48) >> 32
 }
