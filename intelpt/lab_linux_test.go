@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -49,6 +50,11 @@ func TestLabCapture(t *testing.T) {
 		Sample_type: unix.PerfSampleTID | unix.PerfSampleTime,
 		Bits:        unix.PerfBitDisabled | unix.PerfBitInherit | unix.PerfBitMmap2 | unix.PerfBitComm | unix.PerfBitTask | unix.PerfBitSampleIDAll,
 	}
+	// pid 0 is this OS thread, and inherit follows only the children it
+	// forks: keep the goroutine (which forks /bin/true below) on it, or a
+	// fork from another thread of the runtime goes unrecorded.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	// Inherited per-task events cannot be mapped with cpu -1: use cpu 0
 	// (the guest has one CPU).
 	fd, err := unix.PerfEventOpen(attr, 0, 0)
