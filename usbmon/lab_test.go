@@ -225,6 +225,26 @@ func asText(evs []*Event) []string {
 	return out
 }
 
+// matches returns, for each line of sub, the index of the line of full it
+// matches in order as subsequence does, or -1.
+func matches(sub, full []string) []int {
+	m := make([]int, len(sub))
+	j := 0
+	for i, s := range sub {
+		k := j
+		for k < len(full) && full[k] != s {
+			k++
+		}
+		if k == len(full) {
+			m[i] = -1
+			continue
+		}
+		m[i] = k
+		j = k + 1
+	}
+	return m
+}
+
 // subsequence matches every line of sub, in order, to a line of full. It
 // returns the number of sub lines that had no match between the first and
 // the last matched line (outside is where the readers' start and stop
@@ -609,9 +629,15 @@ func checkTextWallClock(t *testing.T, res *vmlab.Result, out func(string) string
 	if un != 0 || outside > 5 || gaps != 0 || first < 0 {
 		t.Fatalf("text pcapng vs binary: %d unmatched, %d outside, %d gaps", un, outside, gaps)
 	}
+	// Compare each text event with the binary event it matched: text
+	// events outside the binary capture (it started or stopped at another
+	// moment) have none.
 	worst := int64(0)
-	for i, ev := range txt {
-		ref := bin[first+i]
+	for i, k := range matches(a, b) {
+		if k < 0 {
+			continue
+		}
+		ev, ref := txt[i], bin[k]
 		d := (ev.Sec*1e6 + int64(ev.Usec)) - (ref.Sec*1e6 + int64(ref.Usec))
 		if d < 0 {
 			d = -d
