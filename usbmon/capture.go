@@ -85,7 +85,10 @@ type CaptureOptions struct {
 	Queue int
 	// Nice, if not 0, is the nice value of the thread that drains the ring
 	// (with Queue: the draining thread; else set it on the caller's thread
-	// yourself). NiceIfAllowed makes a refusal (no CAP_SYS_NICE) silent:
+	// yourself). With Queue, run the goroutine that calls ReadInto at the
+	// same priority (runtime.LockOSThread, setpriority on its thread): the
+	// two threads share the queue, and a reader starved by the process
+	// that makes the traffic holds the draining thread up too. NiceIfAllowed makes a refusal (no CAP_SYS_NICE) silent:
 	// the capture then runs at the caller's priority (Stats().Nice says
 	// which).
 	Nice          int
@@ -110,6 +113,7 @@ type CaptureStats struct {
 	RingPeak  int           // most ring bytes in use seen by one MFETCH (records rounded as the kernel stores them)
 	BatchPeak int           // most events returned by one MFETCH
 	MaxStall  time.Duration // longest time from an MFETCH returning events to the next MFETCH (the ring is not drained meanwhile)
+	MaxWait   time.Duration // longest time an event waited in the ring: MFETCH's return time minus the oldest fetched event's kernel stamp
 	QueuePeak int           // most bytes waiting in the user-space queue (CaptureOptions.Queue)
 	Nice      int           // nice value of the draining thread (0: unchanged)
 }

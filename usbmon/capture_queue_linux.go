@@ -301,6 +301,18 @@ func (c *Capture) finalStats() {
 // the batch only, the best estimate the offsets give).
 func (c *Capture) notePeaks(vec []uint32, _ uint32) {
 	used := 0
+	// How long the oldest fetched event waited: its kernel stamp is the
+	// wall clock, like time.Now.
+	var wait time.Duration
+	for _, off := range vec {
+		if int(off)+HeaderLen64 > len(c.ring) {
+			break
+		}
+		if h := c.ring[off:]; EventType(h[8]) != Filler {
+			wait = time.Since(time.Unix(int64(native.Uint64(h[16:])), int64(int32(native.Uint32(h[24:])))*1000))
+			break
+		}
+	}
 	for _, off := range vec {
 		if int(off)+HeaderLen64 > len(c.ring) {
 			continue
@@ -311,6 +323,7 @@ func (c *Capture) notePeaks(vec []uint32, _ uint32) {
 	c.mu.Lock()
 	c.stats.RingPeak = max(c.stats.RingPeak, min(used, len(c.ring)))
 	c.stats.BatchPeak = max(c.stats.BatchPeak, len(vec))
+	c.stats.MaxWait = max(c.stats.MaxWait, wait)
 	c.mu.Unlock()
 }
 

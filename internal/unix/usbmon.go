@@ -114,6 +114,17 @@ func UsbmonPollIn(fd int, timeout time.Duration) (bool, error) {
 	return n > 0 && p[0].Revents&unix.POLLIN != 0, nil
 }
 
+// ThreadNice returns the nice value of the calling thread.
+func ThreadNice() (int, error) {
+	// The raw syscall returns 20 - nice (never negative); x/sys/unix
+	// returns it unchanged.
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
+	if err != nil {
+		return 0, os.NewSyscallError("getpriority", err)
+	}
+	return 20 - p, nil
+}
+
 // SetThreadNice sets the nice value of the calling thread (Linux nice
 // values are per thread; lock the goroutine to its thread first).
 func SetThreadNice(n int) error {
