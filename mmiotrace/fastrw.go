@@ -1,15 +1,31 @@
 package mmiotrace
 
 import (
-	"encoding/binary"
 	"math/bits"
 )
 
-// rwFastLen is how many bytes parseRWFast may read from the start of a
-// line (the longest line it accepts, 92 bytes with the newline, plus the
-// word loads past the last field). Callers with less left in the buffer
-// use parseRWFields.
-const rwFastLen = 96
+// rwFastLen is how many bytes from the start of a line parseRWFast needs
+// in the buffer. It reads at most the first 92 (the longest line it
+// accepts is 86 bytes with the newline; word loads reach past it), but
+// every index it uses is masked to 0..127 so that the compiler can drop
+// the bounds checks: the array it reads through must hold 127+8 bytes.
+// Callers with less left in the buffer use parseRWFields.
+const rwFastLen = 136
+
+// rwWindow is the part of the buffer parseRWFast reads.
+type rwWindow = [rwFastLen]byte
+
+// le64 loads the eight bytes at a[i:], the first in the low byte. i is
+// always below 92 (see rwFastLen): the mask changes nothing but lets the
+// compiler prove the load in bounds.
+func le64(a *rwWindow, i int) uint64 {
+	i &= 127
+	return uint64(a[i]) | uint64(a[i+1])<<8 | uint64(a[i+2])<<16 | uint64(a[i+3])<<24 |
+		uint64(a[i+4])<<32 | uint64(a[i+5])<<40 | uint64(a[i+6])<<48 | uint64(a[i+7])<<56
+}
+
+// at returns a[i] (i below 92, masked as in le64).
+func at(a *rwWindow, i int) byte { return a[i&127] }
 
 // parseRWFast parses an R/W line of the kernel's fixed shape, "R|W <w>
 // <sec>.<6 digits> <id> 0x<hex> 0x<hex> 0x<hex> <pid>\n" (1 to 7 digits
@@ -19,51 +35,57 @@ const rwFastLen = 96
 // filling r exactly as parseRWFields would; false means "not this shape",
 // not "bad line": the caller then parses the line with parseRWFields,
 // which accepts a superset (upper-case hex, other timestamp forms, signs,
-// long numbers) and names the bad field. len(b) must be at least
-// rwFastLen; b[0:2] is not looked at.
+// long numbers) and names the bad field. b[0:2] is not looked at.
+//
+// Field by field, the farthest it reads: width b[2:4]; seconds word at 4
+// (at most 7 digits, so '.' at 11 or before); microseconds word at 11 or
+// before; map id word at 19 or before (at most 7 digits and a space);
+// each hex field "0x", a word, a second word and the byte after it, 19
+// bytes from its start, the next field at most 19 bytes on (27, 46, 65,
+// 84); the PID word at 84 or before: bytes 0..91.
 func parseRWFast(b []byte, r *Record) (int, bool) {
 	if len(b) < rwFastLen {
 		return 0, false
 	}
+	a := (*rwWindow)(b)
 	// Width: one of the digits 1, 2, 4, 8, then a space.
-	w := b[2] - '0'
-	if w > 8 || (0x116>>w)&1 == 0 || b[3] != ' ' {
+	w := a[2] - '0'
+	if w > 8 || (0x116>>w)&1 == 0 || a[3] != ' ' {
 		return 0, false
 	}
 	// Seconds: 1 to 7 digits, then '.'.
-	x := binary.LittleEndian.Uint64(b[4:])
-	m := nonDigitMask(x)
-	n := bits.TrailingZeros64(m) >> 3 // digits before the first non-digit
+	x := le64(a, 4)
+	n := bits.TrailingZeros64(nonDigitMask(x)) >> 3 // digits before the first non-digit
 	if n == 0 || n == 8 || byte(x>>(8*n)) != '.' {
 		return 0, false
 	}
 	sec := dec8(x << (64 - 8*n))
 	// ".dddddd " (the kernel's %06lu microseconds), read as one word.
 	i := 4 + n
-	x = binary.LittleEndian.Uint64(b[i:])
+	x = le64(a, i)
 	if byte(x) != '.' || byte(x>>56) != ' ' || nonDigitMask(x)&0x0080808080808000 != 0 {
 		return 0, false
 	}
 	us := dec8(x << 8 & 0xffffffffffff0000)
 	// Map id: unsigned decimal, then a space.
-	id, i, ok := decSpFast(b, i+8, ' ')
-	if !ok {
+	id, i := decSpFast(a, i+8, ' ')
+	if i == 0 {
 		return 0, false
 	}
-	phys, i, ok := hex0xSpFast(b, i)
-	if !ok {
+	phys, i := hex0xSpFast(a, i)
+	if i == 0 {
 		return 0, false
 	}
-	val, i, ok := hex0xSpFast(b, i)
-	if !ok {
+	val, i := hex0xSpFast(a, i)
+	if i == 0 {
 		return 0, false
 	}
-	pc, i, ok := hex0xSpFast(b, i)
-	if !ok {
+	pc, i := hex0xSpFast(a, i)
+	if i == 0 {
 		return 0, false
 	}
-	pid, i, ok := decSpFast(b, i, '\n')
-	if !ok {
+	pid, i := decSpFast(a, i, '\n')
+	if i == 0 {
 		return 0, false
 	}
 	r.Width = w
@@ -100,57 +122,59 @@ func dec8(x uint64) uint64 {
 	return (x & 0x0000ffff0000ffff) * (1 + 10000<<32) >> 32
 }
 
-// decSpFast parses 1 to 7 decimal digits at b[i:] followed by the byte
-// end and returns the value and the index after end. It reads b[i:i+8].
-func decSpFast(b []byte, i int, end byte) (uint64, int, bool) {
-	if c := b[i] - '0'; c <= 9 && b[i+1] == end { // map ids and PIDs
-		return uint64(c), i + 2, true
+// decSpFast parses 1 to 7 decimal digits at a[i:] followed by the byte
+// end and returns the value and the index after end, or 0 for anything
+// else. It reads a[i:i+8].
+func decSpFast(a *rwWindow, i int, end byte) (uint64, int) {
+	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == end { // map ids and PIDs
+		return uint64(c), i + 2
 	}
-	x := binary.LittleEndian.Uint64(b[i:])
+	x := le64(a, i)
 	n := bits.TrailingZeros64(nonDigitMask(x)) >> 3
 	if n == 0 || n == 8 || byte(x>>(8*n)) != end {
-		return 0, i, false
+		return 0, 0
 	}
-	return dec8(x << (64 - 8*n)), i + n + 1, true
+	return dec8(x << (64 - 8*n)), i + n + 1
 }
 
 // hex0xSpFast parses "0x", 1 to 16 digits or lower-case hex letters and a
-// space at b[i:] and returns the value and the index after the space. It
-// reads b[i:i+19].
-func hex0xSpFast(b []byte, i int) (uint64, int, bool) {
-	if binary.LittleEndian.Uint16(b[i:]) != 'x'<<8|'0' {
-		return 0, i, false
+// space at a[i:] and returns the value and the index after the space, or
+// 0 for anything else. It reads a[i:i+19].
+func hex0xSpFast(a *rwWindow, i int) (uint64, int) {
+	if at(a, i) != '0' || at(a, i+1) != 'x' {
+		return 0, 0
 	}
 	j := i + 2
-	x := binary.LittleEndian.Uint64(b[j:])
+	x := le64(a, j)
 	if m := nonHexMask(x); m != 0 { // 1 to 7 digits
 		n := bits.TrailingZeros64(m) >> 3
 		if n == 0 || byte(x>>(8*n)) != ' ' {
-			return 0, i, false
+			return 0, 0
 		}
-		return hexWordMul(x << (64 - 8*n)), j + n + 1, true
+		return hexWordMul(x << (64 - 8*n)), j + n + 1
 	}
-	if b[j+8] == ' ' { // 8 digits: 32-bit addresses and values
-		return hexWordMul(x), j + 9, true
+	y := le64(a, j+8)
+	if byte(y) == ' ' { // 8 digits: 32-bit addresses and values
+		return hexWordMul(x), j + 9
 	}
-	y := binary.LittleEndian.Uint64(b[j+8:])
 	m := nonHexMask(y)
 	if m == 0 { // 16 digits: kernel text addresses, 64-bit values
-		if b[j+16] != ' ' {
-			return 0, i, false
+		if at(a, j+16) != ' ' {
+			return 0, 0
 		}
-		return hexWordMul(x)<<32 | hexWordMul(y), j + 17, true
+		return hexWordMul(x)<<32 | hexWordMul(y), j + 17
 	}
 	n := bits.TrailingZeros64(m) >> 3 // 9 to 15 digits (n = 0 fails below)
 	if byte(y>>(8*n)) != ' ' {
-		return 0, i, false
+		return 0, 0
 	}
-	return hexWordMul(x)<<(4*n) | hexWordMul(y<<(64-8*n)), j + 8 + n + 1, true
+	return hexWordMul(x)<<(4*n) | hexWordMul(y<<(64-8*n)), j + 8 + n + 1
 }
 
-// hexWordMul is hexWord with the digits gathered by multiplications:
+// hexWordMul converts eight digits or lower-case hex letters, the first
+// in the low byte (zero bytes count as leading zeros), to their value:
 // digit values per byte, then pairs, quadruples and the eight digits
-// combined in place (no partial sum overflows its lane).
+// gathered by multiplications (no partial sum overflows its lane).
 func hexWordMul(x uint64) uint64 {
 	v := x&0x0f0f0f0f0f0f0f0f + (x>>6)&0x0101010101010101*9
 	v = v * (1 + 16<<8) >> 8 & 0x00ff00ff00ff00ff
