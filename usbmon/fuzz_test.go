@@ -3,6 +3,7 @@ package usbmon
 import (
 	"bytes"
 	"encoding/binary"
+	"os"
 	"strconv"
 	"testing"
 )
@@ -127,5 +128,33 @@ func FuzzTextFastPaths(f *testing.F) {
 		if !ok && s.p != 0 {
 			t.Fatalf("int32Field(%q) failed but consumed %d bytes", b, s.p)
 		}
+	})
+}
+
+// FuzzTextFastLine: the fast parser (textfast.go) never accepts a line the
+// general parser refuses, decodes every line it accepts as the general
+// parser does, takes exactly the line and its '\n', and does not depend
+// on the bytes after the line (fastAgrees).
+func FuzzTextFastLine(f *testing.F) {
+	for _, l := range kernelLines1u {
+		f.Add([]byte(l), true)
+	}
+	for _, l := range kernelLines1t {
+		f.Add([]byte(l), false)
+	}
+	if lab, err := os.ReadFile(labFile("lab-0u.txt")); err == nil {
+		for _, l := range bytes.Split(lab, []byte("\n"))[:40] {
+			f.Add(l, true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, line []byte, u bool) {
+		format := Format1t
+		if u {
+			format = Format1u
+		}
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		fastAgrees(t, line, format)
 	})
 }

@@ -57,8 +57,7 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	if n == 0 {
 		return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
 	}
-	all := io.MultiReader(bytes.NewReader(head), r)
-	switch {
+	switch all := io.MultiReader(bytes.NewReader(head), r); {
 	case isPcapMagic(head):
 		pr, err := newPcapReader(bufio.NewReaderSize(all, 1<<16))
 		if err != nil {
@@ -77,7 +76,7 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	if err != nil {
 		return nil, FormatUnknown, err
 	}
-	return newTextReader(bufio.NewReaderSize(all, 1<<16), f, opt), f, nil
+	return newTextReader(r, head, f, opt), f, nil
 }
 
 // sniffText decides between 1u and 1t from the address word of the first

@@ -1,12 +1,14 @@
 package usbmon
 
 // A fast parser for text lines exactly as the kernel prints them
-// (mon_text.c: one space between words, 8 or 16 digit URB tags, at most
-// 32 data bytes in whole 4-byte words but the last). It reads the line 8
-// bytes at a time and answers only when it is sure; on anything else it
-// reports false and the reader parses the line with parseTextLine, which
-// accepts more and words the errors. FuzzTextFastLine checks that both
-// agree on every line the fast parser accepts.
+// (mon_text.c: one space between words, 8 or 16 digit URB tags, '\n' at
+// the end, at most 32 data bytes in whole 4-byte words but the last). It
+// parses the line in the reader's buffer, 8 bytes at a time, finds its end
+// on the way (no separate search for '\n') and answers only when it is
+// sure; on anything else it returns 0 and the reader parses the line with
+// parseTextLine, which accepts more and words the errors.
+// FuzzTextFastLine checks that both agree on every line the fast parser
+// accepts.
 
 import (
 	"encoding/binary"
@@ -14,11 +16,9 @@ import (
 )
 
 const (
-	// fastPad is how many bytes past the end of the line the fast parser
-	// may read (it never looks at their values).
-	fastPad = 16
-	// fastMaxLine is the longest line the fast parser takes.
-	fastMaxLine = 256
+	// fastPad is how many bytes past its input's sentinel the fast
+	// parser may read (it never accepts them).
+	fastPad = 32
 	// fastMaxData is the most data bytes the fast parser takes (the
 	// kernel prints at most 32).
 	fastMaxData = 32
@@ -53,6 +53,14 @@ func swarHexBytes(x uint64) uint32 {
 	return uint32(n | n>>16)
 }
 
+// swarHexMask has the high bit of each byte of x set that is a hex digit.
+func swarHexMask(x uint64) uint64 {
+	l := x | 0x20*swarOnes // letters to lower case
+	digit := (x + 0x50*swarOnes) &^ (x + 0x46*swarOnes)
+	alpha := (l + 0x1f*swarOnes) &^ (l + 0x19*swarOnes)
+	return (digit | alpha) &^ x & swarHigh
+}
+
 // le64 reads 8 bytes, the first in the low byte.
 func le64(b []byte, p int) uint64 { return binary.LittleEndian.Uint64(b[p:]) }
 
@@ -68,20 +76,24 @@ func init() {
 	}
 }
 
-// parseTextFast parses the line b[:n] into ev when it is in the kernel's
-// exact form and reports whether it did; otherwise it leaves ev alone.
-// len(b) must be at least n+fastPad: the bytes past n are read but never
-// decide anything. data and iso are the buffers ev.Data and ev.ISO get
-// (empty; ev.Data filled with up to fastMaxData bytes).
+// parseTextFast parses the line that starts at b[p0] when it is in the
+// kernel's exact form and ends with '\n', and returns its length with the
+// '\n'; otherwise it returns 0 and leaves ev alone. b must hold a 0 byte
+// (the reader's sentinel after its data) and at least fastPad bytes after
+// it: every byte the parser accepts is checked against what the kernel
+// prints there (a digit, a separator, ...), so it stops at the sentinel at
+// the latest and reads at most fastPad bytes further. data and iso are
+// the buffers ev.Data and ev.ISO get (empty; ev.Data filled with up to
+// fastMaxData bytes).
 //
 // Each number is read 8 bytes at a time: its digits counted and valued
-// with swarDigits/swarDecValue, the byte after them checked to be the
-// separator the kernel prints, inside the line (so digits past n never
-// count).
-func parseTextFast(b []byte, n int, f Format, ev *Event, data []byte, iso []ISODesc) bool {
-	if n < 24 || n > fastMaxLine || len(b) < n+fastPad || cap(data) < fastMaxData+4 {
-		return false
+// with swarDigits/swarDecValue, then the byte after them checked to be
+// the separator the kernel prints.
+func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISODesc) int {
+	if cap(data) < fastMaxData+4 || len(b)-p0 < 24+fastPad {
+		return 0
 	}
+	b = b[p0:]
 	// URB tag: 16 hex digits (64-bit kernels) or 8.
 	var id uint64
 	p := 17
@@ -91,7 +103,7 @@ func parseTextFast(b []byte, n int, f Format, ev *Event, data []byte, iso []ISOD
 	} else if b[8] == ' ' && swarHex(hi) {
 		id, p = uint64(swarHexValue(hi)), 9
 	} else {
-		return false
+		return 0
 	}
 	// Timestamp: 1 to 10 digits.
 	k, d := swarDigits(le64(b, p))
@@ -103,74 +115,100 @@ func parseTextFast(b []byte, n int, f Format, ev *Event, data []byte, iso []ISOD
 			ts = ts*pow10[k2] + swarDecValue(d2, k2)
 			k += k2
 		default:
-			return false
+			return 0
 		}
 	}
 	p += k
 	// " S Bo:": type, transfer letter, direction.
-	if k == 0 || ts > 1<<32-1 || p+6 >= n || b[p] != ' ' || b[p+2] != ' ' || b[p+5] != ':' {
-		return false
+	if k == 0 || ts > 1<<32-1 || b[p] != ' ' || b[p+2] != ' ' || b[p+5] != ':' {
+		return 0
 	}
 	typ := EventType(b[p+1])
 	tt := xferLetter[b[p+3]]
 	in := b[p+4] == 'i'
 	if typ != Submission && typ != Callback && typ != SubmitError || tt == 0xff || !in && b[p+4] != 'o' {
-		return false
+		return 0
 	}
 	p += 6
 	fields := HasTextStamp
-	var bus uint64
-	if f == Format1u {
+	var bus, dev, ep uint64
+	// The usual 1u address, a one-digit bus, the device in three digits
+	// and a one or two digit endpoint (1:002:2), is checked and valued as
+	// one 8-byte word.
+	const (
+		colonMask  = 0x0000_ff00_0000_ff00 // bytes 1 and 5
+		colons     = 0x0000_3a00_0000_3a00
+		digitBytes = 0x0080_0080_8080_0080 // bytes 0, 2, 3, 4 and 6
+	)
+	w := le64(b, p)
+	d = w ^ 0x30*swarOnes
+	nonDigit := (d&(0x7f*swarOnes) + 0x76*swarOnes | d) & swarHigh
+	if f == Format1u && w&colonMask == colons && nonDigit&digitBytes == 0 && (w>>56 == ' ' || nonDigit>>63 == 0 && b[p+8] == ' ') {
+		bus = d & 0xff
+		dev = (d>>16&0xff)*100 + (d>>24&0xff)*10 + d>>32&0xff
+		ep = d >> 48 & 0xff
+		p += 8
+		if w>>56 != ' ' {
+			ep = ep*10 + d>>56
+			p++
+		}
+		if dev > 255 {
+			return 0
+		}
+		fields |= HasBus
+	} else {
+		if f == Format1u {
+			k, d = swarDigits(w)
+			bus = swarDecValue(d, k)
+			p += k
+			if k == 0 || bus > 1<<16-1 || b[p] != ':' {
+				return 0
+			}
+			p++
+			fields |= HasBus
+		} else if f != Format1t {
+			return 0
+		}
 		k, d = swarDigits(le64(b, p))
-		bus = swarDecValue(d, k)
+		dev = swarDecValue(d, k)
 		p += k
-		if k == 0 || bus > 1<<16-1 || p >= n || b[p] != ':' {
-			return false
+		if k == 0 || dev > 255 || b[p] != ':' {
+			return 0
+		}
+		k, d = swarDigits(le64(b, p+1))
+		ep = swarDecValue(d, k)
+		p += 1 + k
+		if k == 0 || ep > 127 || b[p] != ' ' {
+			return 0
 		}
 		p++
-		fields |= HasBus
-	} else if f != Format1t {
-		return false
 	}
-	k, d = swarDigits(le64(b, p))
-	dev := swarDecValue(d, k)
-	p += k
-	if k == 0 || dev > 255 || p+1 >= n || b[p] != ':' {
-		return false
-	}
-	k, d = swarDigits(le64(b, p+1))
-	ep := swarDecValue(d, k)
-	p += 1 + k
-	if k == 0 || ep > 127 || p+1 >= n || b[p] != ' ' {
-		return false
-	}
-	p++
-	// Status word (p < n).
+	// Status word.
 	var status, interval int32
 	setupFlag := SetupNone
 	var setup [8]byte
 	switch {
 	case f == Format1u && typ != SubmitError && TransferType(tt) == Isochronous:
-		return false // rare: the general parser
+		return 0 // rare: the general parser
 	case f == Format1u && typ != SubmitError && TransferType(tt) == Interrupt:
 		fields |= HasTextExt
-		if status, p = intAt(b, p, n, ':'); p < 0 {
-			return false
+		if status, p = intAt(b, p, ':'); p < 0 {
+			return 0
 		}
-		if interval, p = intAt(b, p+1, n, ' '); p < 0 {
-			return false
+		if interval, p = intAt(b, p+1, ' '); p < 0 {
+			return 0
 		}
 	case b[p] == 's' && b[p+1] == ' ':
 		// s 80 06 0100 0000 0040: the five setup fields, as two words
 		// of 8 hex digits: wValue wIndex, then wLength bRequestType bRequest.
-		if p+22 >= n || b[p+4] != ' ' || b[p+7] != ' ' || b[p+12] != ' ' || b[p+17] != ' ' || b[p+22] != ' ' {
-			return false
+		if b[p+4] != ' ' || b[p+7] != ' ' || b[p+12] != ' ' || b[p+17] != ' ' || b[p+22] != ' ' {
+			return 0
 		}
 		x := uint64(binary.LittleEndian.Uint32(b[p+8:])) | uint64(binary.LittleEndian.Uint32(b[p+13:]))<<32
 		y := uint64(binary.LittleEndian.Uint32(b[p+18:])) | uint64(binary.LittleEndian.Uint16(b[p+2:]))<<32 |
 			uint64(binary.LittleEndian.Uint16(b[p+5:]))<<48
 		if !swarHex(x) || !swarHex(y) {
-			return false
+			return 0
 		}
 		vi, lr := swarHexValue(x), swarHexValue(y)
 		setup = [8]byte{byte(lr >> 8), byte(lr), byte(vi >> 16), byte(vi >> 24), byte(vi), byte(vi >> 8), byte(lr >> 16), byte(lr >> 24)}
@@ -178,58 +216,63 @@ func parseTextFast(b []byte, n int, f Format, ev *Event, data []byte, iso []ISOD
 		status = -115
 		p += 22
 	default:
-		if status, p = intAt(b, p, n, ' '); p < 0 {
-			return false
+		if status, p = intAt(b, p, ' '); p < 0 {
+			return 0
 		}
 	}
 	// Data length (b[p] is the space before it), then the end of the
 	// line, a data tag, or '=' and the data words.
 	k, d = swarDigits(le64(b, p+1))
-	k = min(k, n-p-1) // the last word of the line: digits past n do not count
 	length := swarDecValue(d, k)
 	p += 1 + k
-	if k == 0 || p < n && b[p] != ' ' {
-		return false // also a length of more than 8 digits
+	if k == 0 {
+		return 0
 	}
 	dataFlag := byte('L')
 	if typ == SubmitError {
 		dataFlag = 'E'
 	}
 	nd := 0
-	switch {
-	case p == n:
+	switch c := b[p+1]; {
+	case b[p] == '\n':
 		if length > 0 {
-			return false // missing data tag
+			return 0 // missing data tag
 		}
-	case p+1 >= n || length == 0:
-		return false
-	case b[p+1] != '=':
-		dataFlag = b[p+1]
-		if p+2 != n || dataFlag <= ' ' || dataFlag >= 0x7f {
-			return false
+	case b[p] != ' ' || length == 0:
+		return 0
+	case c != '=':
+		dataFlag = c
+		if b[p+2] != '\n' || c <= ' ' || c >= 0x7f {
+			return 0
 		}
+		p += 2
 	default:
 		// Words of 8 digits, each after one space; the last one may have
 		// 2, 4 or 6.
 		dataFlag = DataPresent
 		dd := data[:fastMaxData+4]
-		for p += 2; p+9 <= n; p += 9 {
+		for p += 2; b[p] == ' '; {
 			x := le64(b, p+1)
-			if b[p] != ' ' || !swarHex(x) || nd == fastMaxData {
-				return false
+			if e := b[p+9]; swarHex(x) && (e == ' ' || e == '\n') {
+				if nd == fastMaxData {
+					return 0
+				}
+				binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x))
+				nd += 4
+				p += 9
+				continue
 			}
-			binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x))
-			nd += 4
+			k := bits.TrailingZeros64(^swarHexMask(x)&swarHigh) >> 3
+			if k != 2 && k != 4 && k != 6 || nd+k/2 > fastMaxData || b[p+1+k] != '\n' {
+				return 0
+			}
+			keep := uint64(1)<<(8*k) - 1 // digits past the word become '0'
+			binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x&keep|0x30*swarOnes&^keep))
+			nd += k / 2
+			p += 1 + k
 		}
-		if r := n - p; r > 0 {
-			// Digits past the end of the line are replaced by '0'.
-			keep := uint64(1)<<(8*(r-1)) - 1
-			x := le64(b, p+1)&keep | 0x30*swarOnes&^keep
-			if r&1 == 0 || b[p] != ' ' || !swarHex(x) || nd+r/2 > fastMaxData {
-				return false
-			}
-			binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x))
-			nd += r / 2
+		if b[p] != '\n' {
+			return 0
 		}
 	}
 	*ev = Event{
@@ -252,13 +295,12 @@ func parseTextFast(b []byte, n int, f Format, ev *Event, data []byte, iso []ISOD
 		Fields:    fields,
 		Format:    f,
 	}
-	return true
+	return p + 1
 }
 
 // intAt parses a signed decimal of 1 to 7 digits at b[p:] followed by the
-// byte sep (before n). It returns the value and the position of sep, or
-// -1.
-func intAt(b []byte, p, n int, sep byte) (int32, int) {
+// byte sep. It returns the value and the position of sep, or -1.
+func intAt(b []byte, p int, sep byte) (int32, int) {
 	neg := b[p] == '-'
 	if neg {
 		p++
@@ -266,7 +308,7 @@ func intAt(b []byte, p, n int, sep byte) (int32, int) {
 	k, d := swarDigits(le64(b, p))
 	v := int32(swarDecValue(d, k))
 	p += k
-	if k == 0 || k > 7 || p >= n || b[p] != sep {
+	if k == 0 || k > 7 || b[p] != sep {
 		return 0, -1
 	}
 	if neg {

@@ -12,34 +12,49 @@ import (
 )
 
 // fastAgrees parses line with parseTextLine and with parseTextFast (the
-// line followed by fastPad bytes of each of several fillers, which must
-// not matter) and fails t when the fast parser accepts a line the general
-// one refuses or decodes it differently. It reports whether the fast
-// parser accepted the line.
-func fastAgrees(t *testing.T, line []byte, f Format) bool {
+// line and its '\n' followed by bytes that must not matter, the reader's
+// 0 sentinel and its padding) and fails t when the fast parser accepts a
+// line the general one refuses or decodes it differently. It reports
+// whether the fast parser accepted the line. line holds no '\n'.
+func fastAgrees(t testing.TB, line []byte, f Format) bool {
 	t.Helper()
 	want := Event{Data: make([]byte, 0, maxTextData), ISO: make([]ISODesc, 0, 5)}
 	msg := parseTextLine(line, f, &want)
 	accepted := false
 	for i, fill := range []byte("0f :\n=") {
-		b := append(append([]byte(nil), line...), bytes.Repeat([]byte{fill}, fastPad)...)
-		got := Event{ID: 1, Status: 7, Data: make([]byte, 3, maxTextData)}
-		ok := parseTextFast(b, len(line), f, &got, make([]byte, 0, maxTextData), make([]ISODesc, 0, 5))
-		if i > 0 && ok != accepted {
-			t.Fatalf("%s %q: the bytes after the line changed the fast parser's answer", f, line)
-		}
-		accepted = ok
-		if !ok {
-			if got.ID != 1 || got.Status != 7 || len(got.Data) != 3 {
-				t.Fatalf("%s %q: the fast parser refused the line but changed the event: %+v", f, line, got)
+		after := bytes.Repeat([]byte{fill}, fastPad)
+		for _, prefix := range []string{"", "ffff888004a1cc00 1 C Bi:1:002:1 0 0\n"} {
+			b := append(append(append(append(append([]byte(prefix), line...), '\n'), after...), 0), after...)
+			got := Event{ID: 1, Status: 7, Data: make([]byte, 3, maxTextData)}
+			n := parseTextFast(b, len(prefix), f, &got, make([]byte, 0, maxTextData), make([]ISODesc, 0, 5))
+			ok := n > 0
+			if i > 0 && ok != accepted {
+				t.Fatalf("%s %q: the bytes after the line changed the fast parser's answer", f, line)
 			}
-			continue
+			accepted = ok
+			if !ok {
+				if got.ID != 1 || got.Status != 7 || len(got.Data) != 3 {
+					t.Fatalf("%s %q: the fast parser refused the line but changed the event: %+v", f, line, got)
+				}
+				continue
+			}
+			if n != len(line)+1 {
+				t.Fatalf("%s %q: fast parser took %d bytes, want %d", f, line, n, len(line)+1)
+			}
+			if msg != "" {
+				t.Fatalf("%s %q: the fast parser accepted a line the general parser refuses (%s): %+v", f, line, msg, got)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s %q: fast and general parsers differ:\nfast    %+v\ngeneral %+v", f, line, got, want)
+			}
 		}
-		if msg != "" {
-			t.Fatalf("%s %q: the fast parser accepted a line the general parser refuses (%s): %+v", f, line, msg, got)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s %q: fast and general parsers differ:\nfast    %+v\ngeneral %+v", f, line, got, want)
+	}
+	// Without its '\n' (the sentinel right after it: a line the reader
+	// has not read to its end) the line is never taken.
+	for _, fill := range []byte("0 \n") {
+		b := append(append(append([]byte(nil), line...), 0), bytes.Repeat([]byte{fill}, fastPad)...)
+		if n := parseTextFast(b, 0, f, &Event{}, make([]byte, 0, maxTextData), nil); n != 0 {
+			t.Fatalf("%s %q: the fast parser took %d bytes of a line cut by the sentinel", f, line, n)
 		}
 	}
 	return accepted
@@ -104,6 +119,15 @@ func TestTextFastNearMisses(t *testing.T) {
 		"d5ea89a0 1 S Co:65536:127:0 0 0",
 		"d5ea89a0 1 S Co:65535:255:127 0 0",
 		"d5ea89a0 1 S Co:1:256:0 0 0",
+		"d5ea89a0 1 C Bi:1:002:15 0 0",
+		"d5ea89a0 1 C Bi:1:002:150 0 0",
+		"d5ea89a0 1 C Bi:1:999:1 0 0",
+		"d5ea89a0 1 C Bi:1:255:99 0 0",
+		"d5ea89a0 1 C Bi:12:255:9 0 0",
+		"d5ea89a0 1 C Bi:1:0025:9 0 0",
+		"d5ea89a0 1 C Bi:1:02:9 0 0",
+		"d5ea89a0 1 C Bi:1:002:9  0 0",
+		"d5ea89a0 1 C Bi:1:002: 0 0",
 		"d5ea89a0 1 S Co:1:1:128 0 0",
 		"d5ea89a0 1 S Co:1:1:1 -9999999 99999999 <",
 		"d5ea89a0 1 S Co:1:1:1 -9999999 999999999 <",
@@ -213,7 +237,8 @@ func BenchmarkTextLine(b *testing.B) {
 	}
 	var lines [][]byte
 	for _, l := range bytes.Split(bytes.TrimSuffix(one, []byte("\n")), []byte("\n")) {
-		lines = append(lines, append(l, make([]byte, fastPad)...)[:len(l)])
+		// The line, its '\n', the sentinel and the padding.
+		lines = append(lines, append(append(l, '\n', 0), make([]byte, fastPad)...)[:len(l)])
 	}
 	ev := Event{Data: make([]byte, 0, maxTextData), ISO: make([]ISODesc, 0, 5)}
 	data, iso := ev.Data, ev.ISO
@@ -227,7 +252,7 @@ func BenchmarkTextLine(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			l := lines[i%len(lines)]
-			if !parseTextFast(l[:cap(l)], len(l), Format1u, &ev, data, iso) {
+			if parseTextFast(l[:cap(l)], 0, Format1u, &ev, data, iso) == 0 {
 				b.Fatalf("%q: not taken", l)
 			}
 		}
