@@ -24,6 +24,12 @@ func le64(a *rwWindow, i int) uint64 {
 		uint64(a[i+4])<<32 | uint64(a[i+5])<<40 | uint64(a[i+6])<<48 | uint64(a[i+7])<<56
 }
 
+// le16 loads the two bytes at a[i:] as le64 does.
+func le16(a *rwWindow, i int) uint16 {
+	i &= 127
+	return uint16(a[i]) | uint16(a[i+1])<<8
+}
+
 // at returns a[i] (i below 92, masked as in le64).
 func at(a *rwWindow, i int) byte { return a[i&127] }
 
@@ -35,7 +41,12 @@ func at(a *rwWindow, i int) byte { return a[i&127] }
 // filling r exactly as parseRWFields would; false means "not this shape",
 // not "bad line": the caller then parses the line with parseRWFields,
 // which accepts a superset (upper-case hex, other timestamp forms, signs,
-// long numbers) and names the bad field. b[0:2] is not looked at.
+// long numbers) and names the bad field. It sets r.Kind (KindRead or
+// KindWrite) but not r.Line or r.Text.
+//
+// With conv false it checks every field just as strictly but converts
+// only those a filter without value or time criteria looks at (Kind,
+// Width, MapID, Phys); Time, Value, PC and PID are left as they were.
 //
 // Field by field, the farthest it reads: width b[2:4]; seconds word at 4
 // (at most 7 digits, so '.' at 11 or before); microseconds word at 11 or
@@ -43,14 +54,22 @@ func at(a *rwWindow, i int) byte { return a[i&127] }
 // each hex field "0x", a word, a second word and the byte after it, 19
 // bytes from its start, the next field at most 19 bytes on (27, 46, 65,
 // 84); the PID word at 84 or before: bytes 0..91.
-func parseRWFast(b []byte, r *Record) (int, bool) {
+func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	if len(b) < rwFastLen {
 		return 0, false
 	}
 	a := (*rwWindow)(b)
+	kind := KindRead
+	switch a[0] {
+	case 'R':
+	case 'W':
+		kind = KindWrite
+	default:
+		return 0, false
+	}
 	// Width: one of the digits 1, 2, 4, 8, then a space.
 	w := a[2] - '0'
-	if w > 8 || (0x116>>w)&1 == 0 || a[3] != ' ' {
+	if a[1] != ' ' || w > 8 || (0x116>>w)&1 == 0 || a[3] != ' ' {
 		return 0, false
 	}
 	// Seconds: 1 to 7 digits, then '.'.
@@ -59,28 +78,27 @@ func parseRWFast(b []byte, r *Record) (int, bool) {
 	if n == 0 || n == 8 || byte(x>>(8*n)) != '.' {
 		return 0, false
 	}
-	sec := dec8(x << (64 - 8*n))
+	secs := x << (64 - 8*n)
 	// ".dddddd " (the kernel's %06lu microseconds), read as one word.
 	i := 4 + n
-	x = le64(a, i)
-	if byte(x) != '.' || byte(x>>56) != ' ' || nonDigitMask(x)&0x0080808080808000 != 0 {
+	us := le64(a, i)
+	if byte(us) != '.' || byte(us>>56) != ' ' || nonDigitMask(us)&0x0080808080808000 != 0 {
 		return 0, false
 	}
-	us := dec8(x << 8 & 0xffffffffffff0000)
 	// Map id: unsigned decimal, then a space.
 	id, i := decSpFast(a, i+8, ' ')
 	if i == 0 {
 		return 0, false
 	}
-	phys, i := hex0xSpFast(a, i)
+	phys, i := hex0xSpFast(a, i, true)
 	if i == 0 {
 		return 0, false
 	}
-	val, i := hex0xSpFast(a, i)
+	val, i := hex0xSpFast(a, i, conv)
 	if i == 0 {
 		return 0, false
 	}
-	pc, i := hex0xSpFast(a, i)
+	pc, i := hex0xSpFast(a, i, conv)
 	if i == 0 {
 		return 0, false
 	}
@@ -88,11 +106,11 @@ func parseRWFast(b []byte, r *Record) (int, bool) {
 	if i == 0 {
 		return 0, false
 	}
-	r.Width = w
-	r.Time = Timestamp{NS: sec*1e9 + us*1000, Digits: 6}
-	r.MapID = int32(id)
-	r.Phys, r.Value, r.PC = phys, val, pc
-	r.PID = int32(pid)
+	r.Kind, r.Width, r.MapID, r.Phys = kind, w, int32(id), phys
+	if conv {
+		r.Time = Timestamp{NS: dec8(secs)*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
+		r.Value, r.PC, r.PID = val, pc, int32(pid)
+	}
 	return i - 1, true
 }
 
@@ -138,10 +156,10 @@ func decSpFast(a *rwWindow, i int, end byte) (uint64, int) {
 }
 
 // hex0xSpFast parses "0x", 1 to 16 digits or lower-case hex letters and a
-// space at a[i:] and returns the value and the index after the space, or
-// 0 for anything else. It reads a[i:i+19].
-func hex0xSpFast(a *rwWindow, i int) (uint64, int) {
-	if at(a, i) != '0' || at(a, i+1) != 'x' {
+// space at a[i:] and returns the value (0 unless conv) and the index
+// after the space, or 0 for anything else. It reads a[i:i+19].
+func hex0xSpFast(a *rwWindow, i int, conv bool) (uint64, int) {
+	if le16(a, i) != 'x'<<8|'0' {
 		return 0, 0
 	}
 	j := i + 2
@@ -151,10 +169,16 @@ func hex0xSpFast(a *rwWindow, i int) (uint64, int) {
 		if n == 0 || byte(x>>(8*n)) != ' ' {
 			return 0, 0
 		}
+		if !conv {
+			return 0, j + n + 1
+		}
 		return hexWordMul(x << (64 - 8*n)), j + n + 1
 	}
 	y := le64(a, j+8)
 	if byte(y) == ' ' { // 8 digits: 32-bit addresses and values
+		if !conv {
+			return 0, j + 9
+		}
 		return hexWordMul(x), j + 9
 	}
 	m := nonHexMask(y)
@@ -162,11 +186,17 @@ func hex0xSpFast(a *rwWindow, i int) (uint64, int) {
 		if at(a, j+16) != ' ' {
 			return 0, 0
 		}
+		if !conv {
+			return 0, j + 17
+		}
 		return hexWordMul(x)<<32 | hexWordMul(y), j + 17
 	}
 	n := bits.TrailingZeros64(m) >> 3 // 9 to 15 digits (n = 0 fails below)
 	if byte(y>>(8*n)) != ' ' {
 		return 0, 0
+	}
+	if !conv {
+		return 0, j + 8 + n + 1
 	}
 	return hexWordMul(x)<<(4*n) | hexWordMul(y<<(64-8*n)), j + 8 + n + 1
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand"
 	"os"
+	"reflect"
 	"testing"
 )
 
@@ -20,20 +21,28 @@ func checkRWFast(t testing.TB, b []byte) bool {
 		}
 		b = append(b[:len(b):len(b)], pad...)
 	}
-	r1 := Record{Kind: KindRead}
-	r2 := r1
-	end, ok := parseRWFast(b, &r1)
+	var r1, r3 Record
+	end, ok := parseRWFast(b, &r1, true)
+	end3, ok3 := parseRWFast(b, &r3, false)
+	if ok3 != ok || end3 != end {
+		t.Fatalf("%q: fast path with conversion %v (end %d), without %v (end %d)", b, ok, end, ok3, end3)
+	}
 	if !ok {
 		return false
 	}
+	r2 := Record{Kind: KindRead}
+	if b[0] == 'W' {
+		r2.Kind = KindWrite
+	}
 	end2, bad := parseRWFields(b, &r2)
-	if bad != "" || end2 != end || b[end] != '\n' {
+	if bad != "" || end2 != end || b[end] != '\n' || b[1] != ' ' || (b[0] != 'R' && b[0] != 'W') {
 		t.Fatalf("%q: fast path accepts (end %d), reference: end %d, bad %q", b, end, end2, bad)
 	}
-	r1.Line, r2.Line = nil, nil
-	if r1.String() != r2.String() || r1.Width != r2.Width || r1.Time != r2.Time || r1.MapID != r2.MapID ||
-		r1.Phys != r2.Phys || r1.Value != r2.Value || r1.PC != r2.PC || r1.PID != r2.PID {
+	if !reflect.DeepEqual(r1, r2) {
 		t.Fatalf("%q: fast %+v, reference %+v", b, r1, r2)
+	}
+	if r3.Kind != r2.Kind || r3.Width != r2.Width || r3.MapID != r2.MapID || r3.Phys != r2.Phys {
+		t.Fatalf("%q: fast without conversion %+v, reference %+v", b, r3, r2)
 	}
 	return true
 }
@@ -76,7 +85,7 @@ func TestRWFastMatchesParse(t *testing.T) {
 	}
 	for _, s := range rwShapes {
 		b := []byte(s.line)
-		for pos := 2; pos < len(b); pos++ {
+		for pos := 0; pos < len(b); pos++ {
 			orig := b[pos]
 			for c := 0; c < 256; c++ {
 				b[pos] = byte(c)
@@ -86,14 +95,14 @@ func TestRWFastMatchesParse(t *testing.T) {
 		}
 	}
 	rnd := rand.New(rand.NewSource(5))
-	const alpha = "0123456789abcdefABCDEFx. -\n\x80\xff/:`@G"
+	const alpha = "0123456789abcdefABCDEFx. -\n\x80\xff/:`@GRW"
 	for iter := 0; iter < 300000; iter++ {
 		b := []byte(rwShapes[rnd.Intn(len(rwShapes))].line)
 		for k := rnd.Intn(4); k >= 0; k-- {
-			b[2+rnd.Intn(len(b)-2)] = alpha[rnd.Intn(len(alpha))]
+			b[rnd.Intn(len(b))] = alpha[rnd.Intn(len(alpha))]
 		}
 		if rnd.Intn(4) == 0 { // drop or duplicate a byte: fields of other lengths
-			p := 2 + rnd.Intn(len(b)-2)
+			p := rnd.Intn(len(b))
 			if rnd.Intn(2) == 0 {
 				b = append(b[:p], b[p+1:]...)
 			} else {

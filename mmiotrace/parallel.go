@@ -125,16 +125,23 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	// lines are validated but not converted.
 	full := f.ValueMask != 0 || f.HasStart || f.HasEnd
 	for len(data) > 0 {
+		// R and W lines of the kernel's shape (nearly all of a log) are
+		// parsed in place, in a loop of their own.
+		var lines, kept int64
+		data, out, lines, kept = filterRWFast(f, data, out, full)
+		j.lines += lines
+		j.kept += kept
+		if len(data) == 0 {
+			break
+		}
 		j.lines++
 		var line, whole []byte
 		var fld string
-		// R and W lines (nearly all of a log) are parsed in place: the
-		// parse finds the end of the line, saving a separate newline scan.
+		// Other R and W lines are parsed in place too.
 		if len(data) > 2 && data[1] == ' ' && (data[0] == 'R' || data[0] == 'W') {
-			end, ok := parseRWFast(data, &rec)
-			if ok {
-				// The kernel's shape, parsed and checked in full.
-			} else if full {
+			var end int
+			var ok bool
+			if full {
 				var bad string
 				end, bad = parseRWFields(data, &rec)
 				ok = bad == ""
@@ -187,6 +194,28 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 		}
 	}
 	j.out = out
+}
+
+// filterRWFast filters the lines at the start of data that parseRWFast
+// takes, appending those f keeps to out, and returns the rest of data
+// from the first line it does not take, the output, and the numbers of
+// lines read and kept. With full false the R/W fields f does not look
+// at are checked but not converted.
+func filterRWFast(f *Filter, data, out []byte, full bool) ([]byte, []byte, int64, int64) {
+	var rec Record
+	var lines, kept int64
+	for {
+		end, ok := parseRWFast(data, &rec, full)
+		if !ok {
+			return data, out, lines, kept
+		}
+		lines++
+		if (f.Kinds == 0 || f.Kinds.Has(rec.Kind)) && f.matchRW(&rec) {
+			kept++
+			out = append(out, data[:end+1]...)
+		}
+		data = data[end+1:]
+	}
 }
 
 // filterParallel filters src, or mapped when it is not nil.

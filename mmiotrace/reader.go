@@ -142,22 +142,26 @@ func (r *Reader) nextLine() ([]byte, error) {
 // the end of the input and a *ParseError (with the line number) for a bad
 // line unless keep-going is set.
 func (r *Reader) ReadInto(rec *Record) error {
-	if !r.started {
-		if err := r.start(); err != nil {
-			return err
-		}
-	}
 	for {
-		// R and W lines (nearly all of a log) are parsed in the buffer
-		// directly: the parse finds the newline, saving a separate scan.
-		if rest := r.buf[r.r:r.w]; len(rest) > 2 && rest[1] == ' ' && (rest[0] == 'R' || rest[0] == 'W') {
-			end, ok := parseRWFast(rest, rec)
-			if !ok {
-				var f string
-				end, f = parseRWFields(rest, rec)
-				ok = f == "" && end < len(rest) && rest[end] == '\n'
+		// R and W lines of the kernel's shape (nearly all of a log) are
+		// parsed in the buffer directly: the parse finds the newline.
+		if r.w-r.r >= rwFastLen {
+			rest := r.buf[r.r:r.w]
+			if end, ok := parseRWFast(rest, rec, true); ok {
+				rec.Line, rec.Text = rest[:end], nil
+				r.r += end + 1
+				r.line++
+				return nil
 			}
-			if ok {
+		}
+		if !r.started {
+			if err := r.start(); err != nil {
+				return err
+			}
+		}
+		// Other R and W lines are parsed in the buffer too.
+		if rest := r.buf[r.r:r.w]; len(rest) > 2 && rest[1] == ' ' && (rest[0] == 'R' || rest[0] == 'W') {
+			if end, f := parseRWFields(rest, rec); f == "" && end < len(rest) && rest[end] == '\n' {
 				rec.Kind = KindRead
 				if rest[0] == 'W' {
 					rec.Kind = KindWrite
