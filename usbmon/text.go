@@ -17,7 +17,8 @@ const textBufSize = 1 << 16
 // textReader reads kernel text lines ('1u' or '1t'). It buffers its input
 // itself (as bufio.Reader.ReadSlice would) so that the fast parser can
 // work in the buffer: buf[r:w] is unread, buf[w] is a 0 byte (a sentinel
-// no line has) and fastPad bytes follow it.
+// no line has) and the fast parser's window fits after any position up
+// to it.
 type textReader struct {
 	rd      io.Reader
 	buf     []byte
@@ -40,7 +41,7 @@ func NewTextReader(r io.Reader, f Format, opt ReaderOptions) Reader {
 
 // newTextReader reads head, then r.
 func newTextReader(r io.Reader, head []byte, f Format, opt ReaderOptions) *textReader {
-	t := &textReader{rd: r, buf: make([]byte, textBufSize+1+fastPad), f: f, keep: opt.KeepGoing, onSkip: opt.OnSkip,
+	t := &textReader{rd: r, buf: make([]byte, textBufSize+len(fastWindow{})), f: f, keep: opt.KeepGoing, onSkip: opt.OnSkip,
 		data: make([]byte, 0, maxTextData), iso: make([]ISODesc, 0, 5)}
 	t.w = copy(t.buf[:textBufSize], head)
 	t.buf[t.w] = 0

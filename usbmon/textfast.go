@@ -16,9 +16,6 @@ import (
 )
 
 const (
-	// fastPad is how many bytes past its input's sentinel the fast
-	// parser may read (it never accepts them).
-	fastPad = 32
 	// fastMaxData is the most data bytes the fast parser takes (the
 	// kernel prints at most 32).
 	fastMaxData = 32
@@ -61,8 +58,23 @@ func swarHexMask(x uint64) uint64 {
 	return (digit | alpha) &^ x & swarHigh
 }
 
-// le64 reads 8 bytes, the first in the low byte.
-func le64(b []byte, p int) uint64 { return binary.LittleEndian.Uint64(b[p:]) }
+// fastWindow is what the fast parser sees of the buffer: fastWindowLen
+// bytes from the start of the line, and 8 more so that le64 reads 8 bytes
+// anywhere. Positions are taken modulo fastWindowLen (no bounds checks);
+// parseTextFast refuses lines whose end is too close to it for that to
+// matter.
+type fastWindow = [fastWindowLen + 8]byte
+
+const fastWindowLen = 256
+
+// at is the byte at position i of the window.
+func at(a *fastWindow, i int) byte { return a[i&(fastWindowLen-1)] }
+
+// le64 reads 8 bytes at position i of the window, the first in the low
+// byte.
+func le64(a *fastWindow, i int) uint64 {
+	return binary.LittleEndian.Uint64(a[i&(fastWindowLen-1):])
+}
 
 // xferLetter maps the transfer letter of an address word to its type
 // (0xff: not one).
@@ -79,37 +91,36 @@ func init() {
 // parseTextFast parses the line that starts at b[p0] when it is in the
 // kernel's exact form and ends with '\n', and returns its length with the
 // '\n'; otherwise it returns 0 and leaves ev alone. b must hold a 0 byte
-// (the reader's sentinel after its data) and at least fastPad bytes after
-// it: every byte the parser accepts is checked against what the kernel
-// prints there (a digit, a separator, ...), so it stops at the sentinel at
-// the latest and reads at most fastPad bytes further. data and iso are
-// the buffers ev.Data and ev.ISO get (empty; ev.Data filled with up to
-// fastMaxData bytes).
+// after the data (the reader's sentinel: the parser checks every byte it
+// accepts against what the kernel prints there, a digit, a separator...,
+// so it never accepts what follows) and len(fastWindow{}) bytes from p0
+// on. data and iso are the buffers ev.Data and ev.ISO get (empty; ev.Data
+// filled with up to fastMaxData bytes).
 //
 // Each number is read 8 bytes at a time: its digits counted and valued
 // with swarDigits/swarDecValue, then the byte after them checked to be
 // the separator the kernel prints.
 func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISODesc) int {
-	if cap(data) < fastMaxData+4 || len(b)-p0 < 24+fastPad {
+	if cap(data) < fastMaxData+4 || len(b)-p0 < len(fastWindow{}) {
 		return 0
 	}
-	b = b[p0:]
+	a := (*fastWindow)(b[p0 : p0+len(fastWindow{})])
 	// URB tag: 16 hex digits (64-bit kernels) or 8.
 	var id uint64
 	p := 17
-	hi, lo := le64(b, 0), le64(b, 8)
-	if b[16] == ' ' && swarHex(hi) && swarHex(lo) {
+	hi, lo := le64(a, 0), le64(a, 8)
+	if at(a, 16) == ' ' && swarHex(hi) && swarHex(lo) {
 		id = uint64(swarHexValue(hi))<<32 | uint64(swarHexValue(lo))
-	} else if b[8] == ' ' && swarHex(hi) {
+	} else if at(a, 8) == ' ' && swarHex(hi) {
 		id, p = uint64(swarHexValue(hi)), 9
 	} else {
 		return 0
 	}
 	// Timestamp: 1 to 10 digits.
-	k, d := swarDigits(le64(b, p))
+	k, d := swarDigits(le64(a, p))
 	ts := swarDecValue(d, k)
 	if k == 8 {
-		switch k2, d2 := swarDigits(le64(b, p+8)); k2 {
+		switch k2, d2 := swarDigits(le64(a, p+8)); k2 {
 		case 0:
 		case 1, 2:
 			ts = ts*pow10[k2] + swarDecValue(d2, k2)
@@ -120,13 +131,13 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 	}
 	p += k
 	// " S Bo:": type, transfer letter, direction.
-	if k == 0 || ts > 1<<32-1 || b[p] != ' ' || b[p+2] != ' ' || b[p+5] != ':' {
+	if k == 0 || ts > 1<<32-1 || at(a, p) != ' ' || at(a, p+2) != ' ' || at(a, p+5) != ':' {
 		return 0
 	}
-	typ := EventType(b[p+1])
-	tt := xferLetter[b[p+3]]
-	in := b[p+4] == 'i'
-	if typ != Submission && typ != Callback && typ != SubmitError || tt == 0xff || !in && b[p+4] != 'o' {
+	typ := EventType(at(a, p+1))
+	tt := xferLetter[at(a, p+3)]
+	in := at(a, p+4) == 'i'
+	if typ != Submission && typ != Callback && typ != SubmitError || tt == 0xff || !in && at(a, p+4) != 'o' {
 		return 0
 	}
 	p += 6
@@ -140,10 +151,10 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		colons     = 0x0000_3a00_0000_3a00
 		digitBytes = 0x0080_0080_8080_0080 // bytes 0, 2, 3, 4 and 6
 	)
-	w := le64(b, p)
+	w := le64(a, p)
 	d = w ^ 0x30*swarOnes
 	nonDigit := (d&(0x7f*swarOnes) + 0x76*swarOnes | d) & swarHigh
-	if f == Format1u && w&colonMask == colons && nonDigit&digitBytes == 0 && (w>>56 == ' ' || nonDigit>>63 == 0 && b[p+8] == ' ') {
+	if f == Format1u && w&colonMask == colons && nonDigit&digitBytes == 0 && (w>>56 == ' ' || nonDigit>>63 == 0 && at(a, p+8) == ' ') {
 		bus = d & 0xff
 		dev = (d>>16&0xff)*100 + (d>>24&0xff)*10 + d>>32&0xff
 		ep = d >> 48 & 0xff
@@ -161,7 +172,7 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 			k, d = swarDigits(w)
 			bus = swarDecValue(d, k)
 			p += k
-			if k == 0 || bus > 1<<16-1 || b[p] != ':' {
+			if k == 0 || bus > 1<<16-1 || at(a, p) != ':' {
 				return 0
 			}
 			p++
@@ -169,16 +180,16 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		} else if f != Format1t {
 			return 0
 		}
-		k, d = swarDigits(le64(b, p))
+		k, d = swarDigits(le64(a, p))
 		dev = swarDecValue(d, k)
 		p += k
-		if k == 0 || dev > 255 || b[p] != ':' {
+		if k == 0 || dev > 255 || at(a, p) != ':' {
 			return 0
 		}
-		k, d = swarDigits(le64(b, p+1))
+		k, d = swarDigits(le64(a, p+1))
 		ep = swarDecValue(d, k)
 		p += 1 + k
-		if k == 0 || ep > 127 || b[p] != ' ' {
+		if k == 0 || ep > 127 || at(a, p) != ' ' {
 			return 0
 		}
 		p++
@@ -192,21 +203,20 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		return 0 // rare: the general parser
 	case f == Format1u && typ != SubmitError && TransferType(tt) == Interrupt:
 		fields |= HasTextExt
-		if status, p = intAt(b, p, ':'); p < 0 {
+		if status, p = intAt(a, p, ':'); p < 0 {
 			return 0
 		}
-		if interval, p = intAt(b, p+1, ' '); p < 0 {
+		if interval, p = intAt(a, p+1, ' '); p < 0 {
 			return 0
 		}
-	case b[p] == 's' && b[p+1] == ' ':
+	case at(a, p) == 's' && at(a, p+1) == ' ':
 		// s 80 06 0100 0000 0040: the five setup fields, as two words
 		// of 8 hex digits: wValue wIndex, then wLength bRequestType bRequest.
-		if b[p+4] != ' ' || b[p+7] != ' ' || b[p+12] != ' ' || b[p+17] != ' ' || b[p+22] != ' ' {
+		if at(a, p+4) != ' ' || at(a, p+7) != ' ' || at(a, p+12) != ' ' || at(a, p+17) != ' ' || at(a, p+22) != ' ' {
 			return 0
 		}
-		x := uint64(binary.LittleEndian.Uint32(b[p+8:])) | uint64(binary.LittleEndian.Uint32(b[p+13:]))<<32
-		y := uint64(binary.LittleEndian.Uint32(b[p+18:])) | uint64(binary.LittleEndian.Uint16(b[p+2:]))<<32 |
-			uint64(binary.LittleEndian.Uint16(b[p+5:]))<<48
+		x := le64(a, p+8)&0xffffffff | le64(a, p+13)<<32
+		y := le64(a, p+18)&0xffffffff | le64(a, p+2)&0xffff<<32 | le64(a, p+5)<<48
 		if !swarHex(x) || !swarHex(y) {
 			return 0
 		}
@@ -216,13 +226,13 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		status = -115
 		p += 22
 	default:
-		if status, p = intAt(b, p, ' '); p < 0 {
+		if status, p = intAt(a, p, ' '); p < 0 {
 			return 0
 		}
 	}
-	// Data length (b[p] is the space before it), then the end of the
+	// Data length (at(a, p) is the space before it), then the end of the
 	// line, a data tag, or '=' and the data words.
-	k, d = swarDigits(le64(b, p+1))
+	k, d = swarDigits(le64(a, p+1))
 	length := swarDecValue(d, k)
 	p += 1 + k
 	if k == 0 {
@@ -233,16 +243,16 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		dataFlag = 'E'
 	}
 	nd := 0
-	switch c := b[p+1]; {
-	case b[p] == '\n':
+	switch c := at(a, p+1); {
+	case at(a, p) == '\n':
 		if length > 0 {
 			return 0 // missing data tag
 		}
-	case b[p] != ' ' || length == 0:
+	case at(a, p) != ' ' || length == 0:
 		return 0
 	case c != '=':
 		dataFlag = c
-		if b[p+2] != '\n' || c <= ' ' || c >= 0x7f {
+		if at(a, p+2) != '\n' || c <= ' ' || c >= 0x7f {
 			return 0
 		}
 		p += 2
@@ -250,65 +260,72 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		// Words of 8 digits, each after one space; the last one may have
 		// 2, 4 or 6.
 		dataFlag = DataPresent
-		dd := data[:fastMaxData+4]
-		for p += 2; b[p] == ' '; {
-			x := le64(b, p+1)
-			if e := b[p+9]; swarHex(x) && (e == ' ' || e == '\n') {
+		dd := (*[fastMaxData + 4]byte)(data[:fastMaxData+4])
+		for p += 2; at(a, p) == ' '; {
+			x := le64(a, p+1)
+			if e := at(a, p+9); swarHex(x) && (e == ' ' || e == '\n') {
 				if nd == fastMaxData {
 					return 0
 				}
-				binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x))
+				binary.LittleEndian.PutUint32(dd[nd&(fastMaxData-1):], swarHexBytes(x))
 				nd += 4
 				p += 9
 				continue
 			}
 			k := bits.TrailingZeros64(^swarHexMask(x)&swarHigh) >> 3
-			if k != 2 && k != 4 && k != 6 || nd+k/2 > fastMaxData || b[p+1+k] != '\n' {
+			if k != 2 && k != 4 && k != 6 || nd+k/2 > fastMaxData || at(a, p+1+k) != '\n' {
 				return 0
 			}
 			keep := uint64(1)<<(8*k) - 1 // digits past the word become '0'
-			binary.LittleEndian.PutUint32(dd[nd:], swarHexBytes(x&keep|0x30*swarOnes&^keep))
+			binary.LittleEndian.PutUint32(dd[nd&(fastMaxData-1):], swarHexBytes(x&keep|0x30*swarOnes&^keep))
 			nd += k / 2
 			p += 1 + k
 		}
-		if b[p] != '\n' {
+		if at(a, p) != '\n' {
 			return 0
 		}
 	}
-	*ev = Event{
-		ID:        id,
-		Type:      typ,
-		Transfer:  TransferType(tt),
-		In:        in,
-		Bus:       uint16(bus),
-		Device:    uint8(dev),
-		Endpoint:  uint8(ep),
-		Status:    status,
-		SetupFlag: setupFlag,
-		Setup:     setup,
-		Interval:  interval,
-		ISO:       iso[:0],
-		Length:    uint32(length),
-		DataFlag:  dataFlag,
-		Data:      data[:nd],
-		TextStamp: uint32(ts),
-		Fields:    fields,
-		Format:    f,
+	if p+16 >= fastWindowLen {
+		return 0 // never for a kernel line: reads past the window's end wrapped around
 	}
+	// Field by field: cheaper than a composite literal (a temporary, then
+	// a copy). The fields text does not carry are zeroed.
+	ev.ID = id
+	ev.Type = typ
+	ev.Transfer = TransferType(tt)
+	ev.In = in
+	ev.Bus = uint16(bus)
+	ev.Device = uint8(dev)
+	ev.Endpoint = uint8(ep)
+	ev.Status = status
+	ev.SetupFlag = setupFlag
+	ev.Setup = setup
+	ev.Interval = interval
+	ev.StartFrame, ev.ErrorCount, ev.NumDesc, ev.NDesc = 0, 0, 0, 0
+	ev.ISO = iso[:0]
+	ev.Length = uint32(length)
+	ev.CapLen = 0
+	ev.DataFlag = dataFlag
+	ev.Data = data[:nd]
+	ev.XferFlags = 0
+	ev.Sec, ev.Usec = 0, 0
+	ev.TextStamp = uint32(ts)
+	ev.Fields = fields
+	ev.Format = f
 	return p + 1
 }
 
 // intAt parses a signed decimal of 1 to 7 digits at b[p:] followed by the
 // byte sep. It returns the value and the position of sep, or -1.
-func intAt(b []byte, p int, sep byte) (int32, int) {
-	neg := b[p] == '-'
+func intAt(a *fastWindow, p int, sep byte) (int32, int) {
+	neg := at(a, p) == '-'
 	if neg {
 		p++
 	}
-	k, d := swarDigits(le64(b, p))
+	k, d := swarDigits(le64(a, p))
 	v := int32(swarDecValue(d, k))
 	p += k
-	if k == 0 || k > 7 || b[p] != sep {
+	if k == 0 || k > 7 || at(a, p) != sep {
 		return 0, -1
 	}
 	if neg {
