@@ -25,7 +25,7 @@ cat "$tmp/big.log" > /dev/null   # same page-cache state for both tools
 now() { date +%s.%N; }
 mbps() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
 
-echo "log: $bytes bytes, $(wc -l < "$tmp/big.log") lines; cores: $(nproc)"
+echo "log: $bytes bytes, $(wc -l < "$tmp/big.log") lines; cores: $(nproc); $(date -u +%H:%M:%S) UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # 1. The seed's awk filter, with gawk.
 t0=$(now)
