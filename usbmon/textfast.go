@@ -50,7 +50,9 @@ func swarHexBytes(x uint64) uint32 {
 	return uint32(n | n>>16)
 }
 
-// swarHexMask has the high bit of each byte of x set that is a hex digit.
+// swarHexMask has the high bit set of each byte of x that is a hex digit,
+// up to the first byte that is not one (a byte of 0x80 or more can carry
+// into the next ones: past it the mask means nothing).
 func swarHexMask(x uint64) uint64 {
 	l := x | 0x20*swarOnes // letters to lower case
 	digit := (x + 0x50*swarOnes) &^ (x + 0x46*swarOnes)
@@ -111,10 +113,22 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 	hi, lo := le64(a, 0), le64(a, 8)
 	if at(a, 16) == ' ' && swarHex(hi) && swarHex(lo) {
 		id = uint64(swarHexValue(hi))<<32 | uint64(swarHexValue(lo))
-	} else if at(a, 8) == ' ' && swarHex(hi) {
-		id, p = uint64(swarHexValue(hi)), 9
 	} else {
-		return 0
+		// Fewer digits: %lx prints no leading zeros (and 32-bit kernels
+		// have 8-digit tags).
+		k := bits.TrailingZeros64(^swarHexMask(hi)&swarHigh) >> 3
+		if k == 8 {
+			k += bits.TrailingZeros64(^swarHexMask(lo)&swarHigh) >> 3
+		}
+		if k == 0 || k >= 16 || at(a, k) != ' ' {
+			return 0
+		}
+		if k <= 8 { // the digits moved up, zero bytes (value 0) below
+			id = uint64(swarHexValue(hi << ((64 - 8*uint(k)) & 63)))
+		} else {
+			id = uint64(swarHexValue(hi))<<(4*(k-8)) | uint64(swarHexValue(lo<<(8*(16-uint(k)))))
+		}
+		p = k + 1
 	}
 	// Timestamp: 1 to 10 digits.
 	k, d := swarDigits(le64(a, p))
@@ -203,7 +217,7 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		return 0 // rare: the general parser
 	case f == Format1u && typ != SubmitError && TransferType(tt) == Interrupt:
 		fields |= HasTextExt
-		if status, p = intAt(a, p, ':'); p < 0 {
+		if status, p = statusAt(a, p, ':'); p < 0 {
 			return 0
 		}
 		if interval, p = intAt(a, p+1, ' '); p < 0 {
@@ -226,7 +240,7 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 		status = -115
 		p += 22
 	default:
-		if status, p = intAt(a, p, ' '); p < 0 {
+		if status, p = statusAt(a, p, ' '); p < 0 {
 			return 0
 		}
 	}
@@ -313,6 +327,19 @@ func parseTextFast(b []byte, p0 int, f Format, ev *Event, data []byte, iso []ISO
 	ev.Fields = fields
 	ev.Format = f
 	return p + 1
+}
+
+// statusAt is intAt for a status: the two usual ones, 0 and -115
+// (-EINPROGRESS, every submission), compared as one word.
+func statusAt(a *fastWindow, p int, sep byte) (int32, int) {
+	w := le64(a, p)
+	if w&0xffff == uint64(sep)<<8|'0' {
+		return 0, p + 1
+	}
+	if w&0xff_ffff_ffff == uint64(sep)<<32|'5'<<24|'1'<<16|'1'<<8|'-' {
+		return -115, p + 4
+	}
+	return intAt(a, p, sep)
 }
 
 // intAt parses a signed decimal of 1 to 7 digits at b[p:] followed by the
