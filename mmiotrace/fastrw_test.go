@@ -172,3 +172,51 @@ func TestDec8(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReaderMatchesParseLine: the Reader (whose fast path takes the
+// kernel's R/W lines in the buffer) gives, line for line, what ParseLine
+// gives on each line alone: the same records, the same lines skipped with
+// keep-going.
+func FuzzReaderMatchesParseLine(f *testing.F) {
+	f.Add([]byte(genLog(40, 8)))
+	f.Add([]byte(sample))
+	var long bytes.Buffer
+	for _, s := range rwShapes {
+		long.WriteString(s.line)
+	}
+	f.Add(long.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if DetectCompression(data) != None {
+			return
+		}
+		var want []string
+		var bad int64
+		lines := bytes.Split(data, []byte("\n"))
+		if len(lines[len(lines)-1]) == 0 {
+			lines = lines[:len(lines)-1]
+		}
+		for _, l := range lines {
+			var r Record
+			if err := ParseLine(l, &r); err != nil {
+				bad++
+				continue
+			}
+			want = append(want, r.Kind.String()+"|"+r.String()+"|"+string(r.Line))
+		}
+		rd := NewReader(bytes.NewReader(data))
+		rd.SetKeepGoing(true)
+		var got []string
+		var rec Record
+		for rd.ReadInto(&rec) == nil {
+			got = append(got, rec.Kind.String()+"|"+rec.String()+"|"+string(rec.Line))
+		}
+		if rd.Skipped() != bad || len(got) != len(want) || rd.Line() != int64(len(lines)) {
+			t.Fatalf("reader: %d records, %d skipped, %d lines; ParseLine: %d, %d, %d", len(got), rd.Skipped(), rd.Line(), len(want), bad, len(lines))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("record %d: reader %q, ParseLine %q", i, got[i], want[i])
+			}
+		}
+	})
+}
