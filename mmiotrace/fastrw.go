@@ -78,40 +78,65 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	if n == 0 || n == 8 || byte(x>>(8*n)) != '.' {
 		return 0, false
 	}
-	secs := x << (64 - 8*n)
 	// ".dddddd " (the kernel's %06lu microseconds), read as one word.
 	i := 4 + n
 	us := le64(a, i)
 	if byte(us) != '.' || byte(us>>56) != ' ' || nonDigitMask(us)&0x0080808080808000 != 0 {
 		return 0, false
 	}
-	// Map id: unsigned decimal, then a space.
-	id, i := decSpFast(a, i+8, ' ')
-	if i == 0 {
-		return 0, false
-	}
-	phys, i := hex0xSpFast(a, i, true)
-	if i == 0 {
-		return 0, false
-	}
-	val, i := hex0xSpFast(a, i, conv)
-	if i == 0 {
-		return 0, false
-	}
-	pc, i := hex0xSpFast(a, i, conv)
-	if i == 0 {
-		return 0, false
-	}
-	pid, i := decSpFast(a, i, '\n')
-	if i == 0 {
-		return 0, false
-	}
-	r.Kind, r.Width, r.MapID, r.Phys = kind, w, int32(id), phys
+	// The fields are stored as they are parsed (fewer values to keep
+	// across the calls below); on failure the caller parses the line
+	// again and overwrites them.
+	r.Kind, r.Width = kind, w
 	if conv {
-		r.Time = Timestamp{NS: dec8(secs)*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
-		r.Value, r.PC, r.PID = val, pc, int32(pid)
+		r.Time = Timestamp{NS: dec8(x<<(64-8*n))*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
 	}
-	return i - 1, true
+	// Map id: unsigned decimal, then a space.
+	i += 8
+	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == ' ' {
+		r.MapID = int32(c)
+		i += 2
+	} else {
+		x = le64(a, i)
+		n = bits.TrailingZeros64(nonDigitMask(x)) >> 3
+		if n == 0 || n == 8 || byte(x>>(8*n)) != ' ' {
+			return 0, false
+		}
+		r.MapID = int32(dec8(x << (64 - 8*n)))
+		i += n + 1
+	}
+	var v uint64
+	if r.Phys, i = hex0xSpFast(a, i, true); i == 0 {
+		return 0, false
+	}
+	if v, i = hex0xSpFast(a, i, conv); i == 0 {
+		return 0, false
+	}
+	if conv {
+		r.Value = v
+	}
+	if v, i = hex0xSpFast(a, i, conv); i == 0 {
+		return 0, false
+	}
+	if conv {
+		r.PC = v
+	}
+	// PID: unsigned decimal, then the newline.
+	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == '\n' {
+		if conv {
+			r.PID = int32(c)
+		}
+		return i + 1, true
+	}
+	x = le64(a, i)
+	n = bits.TrailingZeros64(nonDigitMask(x)) >> 3
+	if n == 0 || n == 8 || byte(x>>(8*n)) != '\n' {
+		return 0, false
+	}
+	if conv {
+		r.PID = int32(dec8(x << (64 - 8*n)))
+	}
+	return i + n, true
 }
 
 // nonDigitMask returns 0x80 in each byte of x that is not an ASCII digit,
@@ -138,21 +163,6 @@ func dec8(x uint64) uint64 {
 	x = x * (1 + 10<<8) >> 8
 	x = (x & 0x00ff00ff00ff00ff) * (1 + 100<<16) >> 16
 	return (x & 0x0000ffff0000ffff) * (1 + 10000<<32) >> 32
-}
-
-// decSpFast parses 1 to 7 decimal digits at a[i:] followed by the byte
-// end and returns the value and the index after end, or 0 for anything
-// else. It reads a[i:i+8].
-func decSpFast(a *rwWindow, i int, end byte) (uint64, int) {
-	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == end { // map ids and PIDs
-		return uint64(c), i + 2
-	}
-	x := le64(a, i)
-	n := bits.TrailingZeros64(nonDigitMask(x)) >> 3
-	if n == 0 || n == 8 || byte(x>>(8*n)) != end {
-		return 0, 0
-	}
-	return dec8(x << (64 - 8*n)), i + n + 1
 }
 
 // hex0xSpFast parses "0x", 1 to 16 digits or lower-case hex letters and a
