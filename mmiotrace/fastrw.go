@@ -42,11 +42,12 @@ func at(a *rwWindow, i int) byte { return a[i&127] }
 // not "bad line": the caller then parses the line with parseRWFields,
 // which accepts a superset (upper-case hex, other timestamp forms, signs,
 // long numbers) and names the bad field. It sets r.Kind (KindRead or
-// KindWrite) but not r.Line or r.Text.
+// KindWrite), r.Line (the line without its newline) and r.Text (nil).
 //
 // With conv false it checks every field just as strictly but converts
 // only those a filter without value or time criteria looks at (Kind,
-// Width, MapID, Phys); Time, Value, PC and PID are left as they were.
+// Width, MapID, Phys); Time, Value, PC, PID, Line and Text are left as
+// they were.
 //
 // Field by field, the farthest it reads: width b[2:4]; seconds word at 4
 // (at most 7 digits, so '.' at 11 or before); microseconds word at 11 or
@@ -89,6 +90,7 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	// again and overwrites them.
 	r.Kind, r.Width = kind, w
 	if conv {
+		r.Text = nil
 		r.Time = Timestamp{NS: dec8(x<<(64-8*n))*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
 	}
 	// Map id: unsigned decimal, then a space.
@@ -125,6 +127,7 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == '\n' {
 		if conv {
 			r.PID = int32(c)
+			r.Line = b[:i+1]
 		}
 		return i + 1, true
 	}
@@ -135,6 +138,7 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	}
 	if conv {
 		r.PID = int32(dec8(x << (64 - 8*n)))
+		r.Line = b[:i+n]
 	}
 	return i + n, true
 }

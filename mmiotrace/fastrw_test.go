@@ -30,7 +30,7 @@ func checkRWFast(t testing.TB, b []byte) bool {
 	if !ok {
 		return false
 	}
-	r2 := Record{Kind: KindRead}
+	r2 := Record{Kind: KindRead, Line: b[:end]}
 	if b[0] == 'W' {
 		r2.Kind = KindWrite
 	}

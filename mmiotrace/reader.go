@@ -145,14 +145,10 @@ func (r *Reader) ReadInto(rec *Record) error {
 	for {
 		// R and W lines of the kernel's shape (nearly all of a log) are
 		// parsed in the buffer directly: the parse finds the newline.
-		if r.w-r.r >= rwFastLen {
-			rest := r.buf[r.r:r.w]
-			if end, ok := parseRWFast(rest, rec, true); ok {
-				rec.Line, rec.Text = rest[:end], nil
-				r.r += end + 1
-				r.line++
-				return nil
-			}
+		if end, ok := parseRWFast(r.buf[r.r:r.w], rec, true); ok {
+			r.r += end + 1
+			r.line++
+			return nil
 		}
 		if !r.started {
 			if err := r.start(); err != nil {
