@@ -50,16 +50,6 @@ func swarHexBytes(x uint64) uint32 {
 	return uint32(n | n>>16)
 }
 
-// swarHexMask has the high bit set of each byte of x that is a hex digit,
-// up to the first byte that is not one (a byte of 0x80 or more can carry
-// into the next ones: past it the mask means nothing).
-func swarHexMask(x uint64) uint64 {
-	l := x | 0x20*swarOnes // letters to lower case
-	digit := (x + 0x50*swarOnes) &^ (x + 0x46*swarOnes)
-	alpha := (l + 0x1f*swarOnes) &^ (l + 0x19*swarOnes)
-	return (digit | alpha) &^ x & swarHigh
-}
-
 // fastWindow is what the fast parser sees of the buffer: fastWindowLen
 // bytes from the start of the line, and 8 more so that le64 reads 8 bytes
 // anywhere. Positions are taken modulo fastWindowLen (no bounds checks);

@@ -22,13 +22,18 @@ const (
 )
 
 // swarHex reports whether the 8 bytes of x are all hex digits.
-func swarHex(x uint64) bool {
-	// Every byte below 0x80, so that adding at most 0x50 carries into no
-	// other byte; a byte's high bit then answers "is it at least ...".
+func swarHex(x uint64) bool { return swarHexMask(x) == swarHigh }
+
+// swarHexMask has the high bit set of each byte of x that is a hex digit,
+// up to the first byte that is not one.
+func swarHexMask(x uint64) uint64 {
+	// A byte below 0x80 plus at most 0x50 carries into no other byte, and
+	// its high bit then answers "is it at least ..."; a byte of 0x80 or
+	// more is no digit (&^ x) but its carry garbles the bytes after it.
 	l := x | 0x20*swarOnes // letters to lower case
 	digit := (x + 0x50*swarOnes) &^ (x + 0x46*swarOnes)
 	alpha := (l + 0x1f*swarOnes) &^ (l + 0x19*swarOnes)
-	return x&swarHigh == 0 && (digit|alpha)&swarHigh == swarHigh
+	return (digit | alpha) &^ x & swarHigh
 }
 
 // swarHexValue is the value of 8 hex digits (checked by swarHex), the
