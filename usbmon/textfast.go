@@ -41,15 +41,6 @@ func swarDecValue(d uint64, n int) uint64 {
 	return (d*10000 + d>>32) & 0xffffffff
 }
 
-// swarHexBytes is the 4 bytes that 8 hex digits (checked by swarHex)
-// stand for, in their order (the first in the low byte).
-func swarHexBytes(x uint64) uint32 {
-	n := x&(0x0f*swarOnes) + (x>>6)&swarOnes*9
-	n = (n<<4 | n>>8) & 0x00ff00ff00ff00ff // byte 2i holds digits 2i, 2i+1
-	n = (n | n>>8) & 0x0000ffff0000ffff
-	return uint32(n | n>>16)
-}
-
 // fastWindow is what the fast parser sees of the buffer: fastWindowLen
 // bytes from the start of the line, and 8 more so that le64 reads 8 bytes
 // anywhere. Positions are taken modulo fastWindowLen (no bounds checks);

@@ -2,7 +2,10 @@ package usbmon
 
 // Text line parsing over bytes, without allocation on the good path.
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // hex8 parses exactly 8 hex digits (either case) as a big-endian 32-bit
 // value, 8 bytes at a time (SWAR: no loop, no table, no dependency chain).
@@ -38,12 +41,16 @@ func swarHexMask(x uint64) uint64 {
 
 // swarHexValue is the value of 8 hex digits (checked by swarHex), the
 // lowest byte of x the most significant digit.
-func swarHexValue(x uint64) uint32 {
+func swarHexValue(x uint64) uint32 { return bits.ReverseBytes32(swarHexBytes(x)) }
+
+// swarHexBytes is the 4 bytes that 8 hex digits (checked by swarHex)
+// stand for, in their order (the first in the low byte).
+func swarHexBytes(x uint64) uint32 {
 	// Nibbles: the low four bits, plus 9 for letters (bit 6 set).
 	n := x&(0x0f*swarOnes) + (x>>6)&swarOnes*9
-	n = (n&0x000f000f000f000f)<<4 | (n>>8)&0x000f000f000f000f
-	n = (n&0x000000ff000000ff)<<8 | (n>>16)&0x000000ff000000ff
-	return uint32((n&0xffff)<<16 | (n>>32)&0xffff)
+	n = (n<<4 | n>>8) & 0x00ff00ff00ff00ff // byte 2i holds digits 2i, 2i+1
+	n = (n | n>>8) & 0x0000ffff0000ffff
+	return uint32(n | n>>16)
 }
 
 // scanner walks the space-separated words of one line.
