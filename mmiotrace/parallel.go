@@ -228,8 +228,13 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 	free := make(chan []byte, nbuf)
 	freeOut := make(chan []byte, nbuf)
 	for i := 0; i < nbuf; i++ {
-		free <- make([]byte, opt.ChunkSize)
-		freeOut <- make([]byte, 0, opt.ChunkSize)
+		if mapped == nil { // a mapped input is cut in place
+			free <- make([]byte, opt.ChunkSize)
+		}
+		// Output buffers start small (filters usually keep little) and
+		// keep what they grow to: less to allocate, and to collect,
+		// at the start.
+		freeOut <- make([]byte, 0, min(opt.ChunkSize, 64<<10))
 	}
 	jobs := make(chan *chunkJob, nbuf)
 	order := make(chan *chunkJob, nbuf)
