@@ -118,8 +118,7 @@ func (r *textReader) ReadInto(ev *Event) error {
 		if n := parseTextFast(r.buf, r.r, r.f, ev, r.data, r.iso); n > 0 {
 			r.line++
 			r.off += int64(n)
-			r.r += n
-			r.data = ev.Data[:0]
+			r.r += n // ev.Data is in r.data's array: nothing to keep
 			return nil
 		}
 		line, err := r.readSlice()
