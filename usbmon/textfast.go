@@ -60,16 +60,14 @@ func le64(a *fastWindow, i int) uint64 {
 }
 
 // xferLetter maps the transfer letter of an address word to its type
-// (0xff: not one).
-var xferLetter = [256]byte{'Z': byte(Isochronous), 'I': byte(Interrupt), 'C': byte(Control), 'B': byte(Bulk)}
-
-func init() {
-	for i := range xferLetter {
-		if i != 'Z' && i != 'I' && i != 'C' && i != 'B' {
-			xferLetter[i] = 0xff
-		}
+// (0xff: not one). Read-only.
+var xferLetter = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-}
+	t['Z'], t['I'], t['C'], t['B'] = byte(Isochronous), byte(Interrupt), byte(Control), byte(Bulk)
+	return t
+}()
 
 // parseTextFast parses the line that starts at b[p0] when it is in the
 // kernel's exact form and ends with '\n', and returns its length with the
