@@ -94,12 +94,14 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 		r.Time = Timestamp{NS: dec8(x<<(64-8*n))*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
 	}
 	// Map id: unsigned decimal, then a space.
+	// (The word is loaded first: testing single bytes first would stop
+	// the compiler from combining the word's byte loads.)
 	i += 8
-	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == ' ' {
+	x = le64(a, i)
+	if c := byte(x) - '0'; c <= 9 && byte(x>>8) == ' ' {
 		r.MapID = int32(c)
 		i += 2
 	} else {
-		x = le64(a, i)
 		n = bits.TrailingZeros64(nonDigitMask(x)) >> 3
 		if n == 0 || n == 8 || byte(x>>(8*n)) != ' ' {
 			return 0, false
@@ -124,14 +126,14 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 		r.PC = v
 	}
 	// PID: unsigned decimal, then the newline.
-	if c := at(a, i) - '0'; c <= 9 && at(a, i+1) == '\n' {
+	x = le64(a, i)
+	if c := byte(x) - '0'; c <= 9 && byte(x>>8) == '\n' {
 		if conv {
 			r.PID = int32(c)
 			r.Line = b[:i+1]
 		}
 		return i + 1, true
 	}
-	x = le64(a, i)
 	n = bits.TrailingZeros64(nonDigitMask(x)) >> 3
 	if n == 0 || n == 8 || byte(x>>(8*n)) != '\n' {
 		return 0, false

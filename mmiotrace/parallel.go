@@ -202,19 +202,31 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 // lines read and kept. With full false the R/W fields f does not look
 // at are checked but not converted.
 func filterRWFast(f *Filter, data, out []byte, full bool) ([]byte, []byte, int64, int64) {
-	var rec Record
-	var lines, kept int64
+	s := rwScan{data: data, out: out}
+	s.filter(f, full)
+	return s.data, s.out, s.lines, s.kept
+}
+
+// rwScan is filterRWFast's state, kept in memory rather than in
+// registers that every call would save and restore.
+type rwScan struct {
+	data, out   []byte
+	lines, kept int64
+	rec         Record
+}
+
+func (s *rwScan) filter(f *Filter, full bool) {
 	for {
-		end, ok := parseRWFast(data, &rec, full)
+		end, ok := parseRWFast(s.data, &s.rec, full)
 		if !ok {
-			return data, out, lines, kept
+			return
 		}
-		lines++
-		if (f.Kinds == 0 || f.Kinds.Has(rec.Kind)) && f.matchRW(&rec) {
-			kept++
-			out = append(out, data[:end+1]...)
+		s.lines++
+		if (f.Kinds == 0 || f.Kinds.Has(s.rec.Kind)) && f.matchRW(&s.rec) {
+			s.kept++
+			s.out = append(s.out, s.data[:end+1]...)
 		}
-		data = data[end+1:]
+		s.data = s.data[end+1:]
 	}
 }
 
