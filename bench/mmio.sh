@@ -5,6 +5,9 @@
 #
 #   bench/mmio.sh [SIZE_BYTES]      (default 1100000000)
 #
+# With IOTAP_BASE=/path/to/another/iotap (e.g. built from an older commit)
+# that binary is measured too, right after iotap, in the same run.
+#
 # The log is synthetic but shaped like a real e1000 probe capture
 # (mmiotrace/internal/mmiogen). It lives in a temporary directory that is
 # removed at the end, also on error or Ctrl-C.
@@ -41,6 +44,15 @@ t0=$(now)
 t1=$(now)
 iotap_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 
+if [ -n "${IOTAP_BASE:-}" ]; then
+  t0=$(now)
+  /usr/bin/time -f '%U %S' -o "$tmp/base.cpu" \
+    "$IOTAP_BASE" mmio filter --write --width 4 --addr "$LO-$HI" "$tmp/big.log" -o "$tmp/base.out"
+  t1=$(now)
+  base_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+  cmp "$tmp/iotap.out" "$tmp/base.out"
+fi
+
 # 3. Same output: iotap = awk's lines plus the structural records it keeps.
 struct='^(VERSION|PCIDEV|LSPCI|MAP|UNMAP) '
 grep -Ev "$struct" "$tmp/iotap.out" | cmp - "$tmp/awk.out"
@@ -55,6 +67,10 @@ awk -v a="$awk_s" -v b="$iotap_s" 'BEGIN { printf "ratio (wall): %.1fx\n", a / b
 # CPU ratio does not (iotap uses every core, so on an idle machine the wall
 # ratio is up to the core count times it).
 awk -v a="$(cpu "$tmp/awk.cpu")" -v b="$(cpu "$tmp/iotap.cpu")" 'BEGIN { printf "ratio (CPU): %.1fx\n", a / b }'
+if [ -n "${IOTAP_BASE:-}" ]; then
+  echo "base:  $base_s s wall ($(mbps "$base_s") MB/s), $(cpu "$tmp/base.cpu") s CPU"
+  awk -v a="$awk_s" -v b="$base_s" 'BEGIN { printf "base ratio (wall): %.1fx\n", a / b }'
+fi
 
 # 4. Full parse of every record on one core.
 t0=$(now)
@@ -64,3 +80,12 @@ t1=$(now)
 parse_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
 parse_cpu=$(cpu "$tmp/parse.cpu")
 echo "full parse, one core: $parse_s s wall ($(mbps "$parse_s") MB/s), $parse_cpu s CPU ($(mbps "$parse_cpu") MB/s of CPU time)"
+if [ -n "${IOTAP_BASE:-}" ]; then
+  t0=$(now)
+  /usr/bin/time -f '%U %S' -o "$tmp/bparse.cpu" \
+    taskset -c 0 env GOMAXPROCS=1 "$IOTAP_BASE" mmio read --check "$tmp/big.log" > "$tmp/bparse.out"
+  t1=$(now)
+  bparse_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+  cmp "$tmp/parse.out" "$tmp/bparse.out"
+  echo "base full parse, one core: $bparse_s s wall ($(mbps "$bparse_s") MB/s), $(cpu "$tmp/bparse.cpu") s CPU"
+fi
