@@ -109,20 +109,34 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 		r.MapID = int32(dec8(x << (64 - 8*n)))
 		i += n + 1
 	}
+	// The physical address: 8 digits (a 32-bit BAR) here, else the call.
 	var v uint64
-	if r.Phys, i = hex0xSpFast(a, i, true); i == 0 {
+	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x) == 0 && byte(y) == ' ' {
+		r.Phys = hexWordMul(x)
+		i += 11
+	} else if r.Phys, i = hex0xSpFast(a, i, true); i == 0 {
 		return 0, false
 	}
-	if v, i = hex0xSpFast(a, i, conv); i == 0 {
+	// The value: 8 digits here, else the call.
+	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x) == 0 && byte(y) == ' ' {
+		if conv {
+			r.Value = hexWordMul(x)
+		}
+		i += 11
+	} else if v, i = hex0xSpFast(a, i, conv); i == 0 {
 		return 0, false
-	}
-	if conv {
+	} else if conv {
 		r.Value = v
 	}
-	if v, i = hex0xSpFast(a, i, conv); i == 0 {
+	// The PC: 16 digits (kernel text) here, else the call.
+	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x)|nonHexMask(y) == 0 && at(a, i+18) == ' ' {
+		if conv {
+			r.PC = hexWordMul(x)<<32 | hexWordMul(y)
+		}
+		i += 19
+	} else if v, i = hex0xSpFast(a, i, conv); i == 0 {
 		return 0, false
-	}
-	if conv {
+	} else if conv {
 		r.PC = v
 	}
 	// PID: unsigned decimal, then the newline.
