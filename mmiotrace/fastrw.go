@@ -33,15 +33,6 @@ func le16(a *rwWindow, i int) uint16 {
 // at returns a[i] (i below 92, masked as in le64).
 func at(a *rwWindow, i int) byte { return a[i&127] }
 
-// rwConv says which fields parseRWFast converts.
-type rwConv uint8
-
-const (
-	rwCheck rwConv = iota // Kind, Width, MapID
-	rwAddr                // and Phys
-	rwAll                 // every field, Line and Text
-)
-
 // parseRWFast parses an R/W line of the kernel's fixed shape, "R|W <w>
 // <sec>.<6 digits> <id> 0x<hex> 0x<hex> 0x<hex> <pid>\n" (1 to 7 digits
 // of seconds, map id and PID without sign and of at most 7 digits, 1 to
@@ -53,11 +44,10 @@ const (
 // long numbers) and names the bad field. It sets r.Kind (KindRead or
 // KindWrite), r.Line (the line without its newline) and r.Text (nil).
 //
-// conv says what to convert: with rwAll everything; with rwAddr it checks
-// every field just as strictly but converts only those a filter without
-// value or time criteria looks at (Kind, Width, MapID, Phys), and with
-// rwCheck not Phys either; the fields not converted are left as they
-// were.
+// With conv false it checks every field just as strictly but converts
+// only those a filter without value or time criteria looks at (Kind,
+// Width, MapID, Phys); Time, Value, PC, PID, Line and Text are left as
+// they were.
 //
 // Field by field, the farthest it reads: width b[2:4]; seconds word at 4
 // (at most 7 digits, so '.' at 11 or before); microseconds word at 11 or
@@ -65,7 +55,7 @@ const (
 // each hex field "0x", a word, a second word and the byte after it, 19
 // bytes from its start, the next field at most 19 bytes on (27, 46, 65,
 // 84); the PID word at 84 or before: bytes 0..91.
-func parseRWFast(b []byte, r *Record, conv rwConv) (int, bool) {
+func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 	if len(b) < rwFastLen {
 		return 0, false
 	}
@@ -99,7 +89,7 @@ func parseRWFast(b []byte, r *Record, conv rwConv) (int, bool) {
 	// across the calls below); on failure the caller parses the line
 	// again and overwrites them.
 	r.Kind, r.Width = kind, w
-	if conv == rwAll {
+	if conv {
 		r.Text = nil
 		r.Time = Timestamp{NS: dec8(x<<(64-8*n))*1e9 + dec8(us<<8&0xffffffffffff0000)*1000, Digits: 6}
 	}
@@ -122,41 +112,37 @@ func parseRWFast(b []byte, r *Record, conv rwConv) (int, bool) {
 	// The physical address: 8 digits (a 32-bit BAR) here, else the call.
 	var v uint64
 	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x) == 0 && byte(y) == ' ' {
-		if conv != rwCheck {
-			r.Phys = hexWordMul(x)
-		}
+		r.Phys = hexWordMul(x)
 		i += 11
-	} else if v, i = hex0xSpFast(a, i, conv != rwCheck); i == 0 {
+	} else if r.Phys, i = hex0xSpFast(a, i, true); i == 0 {
 		return 0, false
-	} else if conv != rwCheck {
-		r.Phys = v
 	}
 	// The value: 8 digits here, else the call.
 	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x) == 0 && byte(y) == ' ' {
-		if conv == rwAll {
+		if conv {
 			r.Value = hexWordMul(x)
 		}
 		i += 11
-	} else if v, i = hex0xSpFast(a, i, conv == rwAll); i == 0 {
+	} else if v, i = hex0xSpFast(a, i, conv); i == 0 {
 		return 0, false
-	} else if conv == rwAll {
+	} else if conv {
 		r.Value = v
 	}
 	// The PC: 16 digits (kernel text) here, else the call.
 	if x, y := le64(a, i+2), le64(a, i+10); le16(a, i) == 'x'<<8|'0' && nonHexMask(x)|nonHexMask(y) == 0 && at(a, i+18) == ' ' {
-		if conv == rwAll {
+		if conv {
 			r.PC = hexWordMul(x)<<32 | hexWordMul(y)
 		}
 		i += 19
-	} else if v, i = hex0xSpFast(a, i, conv == rwAll); i == 0 {
+	} else if v, i = hex0xSpFast(a, i, conv); i == 0 {
 		return 0, false
-	} else if conv == rwAll {
+	} else if conv {
 		r.PC = v
 	}
 	// PID: unsigned decimal, then the newline.
 	x = le64(a, i)
 	if c := byte(x) - '0'; c <= 9 && byte(x>>8) == '\n' {
-		if conv == rwAll {
+		if conv {
 			r.PID = int32(c)
 			r.Line = b[:i+1]
 		}
@@ -166,7 +152,7 @@ func parseRWFast(b []byte, r *Record, conv rwConv) (int, bool) {
 	if n == 0 || n == 8 || byte(x>>(8*n)) != '\n' {
 		return 0, false
 	}
-	if conv == rwAll {
+	if conv {
 		r.PID = int32(dec8(x << (64 - 8*n)))
 		r.Line = b[:i+n]
 	}

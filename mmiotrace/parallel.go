@@ -200,8 +200,7 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 // takes, appending those f keeps to out, and returns the rest of data
 // from the first line it does not take, the output, and the numbers of
 // lines read and kept. With full false the R/W fields f does not look
-// at are checked but not converted; the lines of a kind f drops are
-// only checked.
+// at are checked but not converted.
 func filterRWFast(f *Filter, data, out []byte, full bool) ([]byte, []byte, int64, int64) {
 	s := rwScan{data: data, out: out}
 	s.filter(f, full)
@@ -217,26 +216,13 @@ type rwScan struct {
 }
 
 func (s *rwScan) filter(f *Filter, full bool) {
-	conv := rwAddr
-	if full {
-		conv = rwAll
-	}
-	// Which of R and W the criteria keep; the other is only checked.
-	var keepR, keepW = true, true
-	if f.Kinds != 0 {
-		keepR, keepW = f.Kinds.Has(KindRead), f.Kinds.Has(KindWrite)
-	}
-	for len(s.data) >= rwFastLen {
-		c := conv
-		if s.data[0] == 'W' && !keepW || s.data[0] != 'W' && !keepR {
-			c = rwCheck
-		}
-		end, ok := parseRWFast(s.data, &s.rec, c)
+	for {
+		end, ok := parseRWFast(s.data, &s.rec, full)
 		if !ok {
 			return
 		}
 		s.lines++
-		if c != rwCheck && f.matchRW(&s.rec) {
+		if (f.Kinds == 0 || f.Kinds.Has(s.rec.Kind)) && f.matchRW(&s.rec) {
 			s.kept++
 			s.out = append(s.out, s.data[:end+1]...)
 		}

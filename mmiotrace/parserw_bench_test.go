@@ -29,7 +29,7 @@ func BenchmarkParseRWFast(b *testing.B) {
 	var r Record
 	cpuPerLine(b, len(ls), func() {
 		for _, l := range ls {
-			parseRWFast(l, &r, rwAll)
+			parseRWFast(l, &r, true)
 		}
 	})
 }

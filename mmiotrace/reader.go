@@ -145,7 +145,7 @@ func (r *Reader) ReadInto(rec *Record) error {
 	for {
 		// R and W lines of the kernel's shape (nearly all of a log) are
 		// parsed in the buffer directly: the parse finds the newline.
-		if end, ok := parseRWFast(r.buf[r.r:r.w], rec, rwAll); ok {
+		if end, ok := parseRWFast(r.buf[r.r:r.w], rec, true); ok {
 			r.r += end + 1
 			r.line++
 			return nil
