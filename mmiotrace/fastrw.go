@@ -162,18 +162,23 @@ func parseRWFast(b []byte, r *Record, conv bool) (int, bool) {
 // nonDigitMask returns 0x80 in each byte of x that is not an ASCII digit,
 // 0 in the others. A byte >= 0x80 may carry into the bytes above it, but
 // it is itself marked, so the lowest marked byte is always right.
+//
+// Per byte b below 0x80, the high bit of b+(0x80-lo) is set iff b >= lo
+// and no carry leaves the byte. b is a digit iff it passes the threshold
+// '0' but not the one above '9': exactly one of the two high bits is set.
 func nonDigitMask(x uint64) uint64 {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
-	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	digit := (x + (0x80-'0')*ones) ^ (x + (0x7f-'9')*ones)
 	return (^digit | x) & high
 }
 
-// nonHexMask is nonDigitMask for digits and lower-case hex letters.
+// nonHexMask is nonDigitMask for digits and lower-case hex letters. The
+// thresholds '0', '9'+1, 'a', 'f'+1 are in increasing order, so b is in
+// one of the two ranges iff it passes an odd number of them.
 func nonHexMask(x uint64) uint64 {
 	const ones, high = 0x0101010101010101, 0x8080808080808080
-	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
-	lower := (x + (0x80-'a')*ones) &^ (x + (0x7f-'f')*ones)
-	return (^(digit | lower) | x) & high
+	in := (x + (0x80-'0')*ones) ^ (x + (0x7f-'9')*ones) ^ (x + (0x80-'a')*ones) ^ (x + (0x7f-'f')*ones)
+	return (^in | x) & high
 }
 
 // dec8 converts eight bytes that are ASCII digits or zero bytes (leading

@@ -2,6 +2,7 @@ package mmiotrace
 
 import (
 	"bytes"
+	"math/bits"
 	"math/rand"
 	"os"
 	"reflect"
@@ -219,4 +220,58 @@ func FuzzReaderMatchesParseLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNonDigitHexMask checks the word-at-a-time classifiers against a
+// byte loop: the lowest marked byte is the first byte outside the class
+// (none marked: all in it), for every byte value in every position of
+// words of class bytes and for random words.
+func TestNonDigitHexMask(t *testing.T) {
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	isHex := func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+	check := func(b []byte) {
+		x := uint64(0)
+		for k := 7; k >= 0; k-- {
+			x = x<<8 | uint64(b[k])
+		}
+		for _, c := range []struct {
+			name string
+			mask func(uint64) uint64
+			in   func(byte) bool
+		}{{"digit", nonDigitMask, isDigit}, {"hex", nonHexMask, isHex}} {
+			want := 8
+			for k := 0; k < 8; k++ {
+				if !c.in(b[k]) {
+					want = k
+					break
+				}
+			}
+			if got := bits.TrailingZeros64(c.mask(x)) >> 3; got != want {
+				t.Fatalf("%s mask of %q: first outside at %d, want %d", c.name, b, got, want)
+			}
+		}
+	}
+	rnd := rand.New(rand.NewSource(7))
+	const class = "0123456789abcdef"
+	for iter := 0; iter < 2000; iter++ {
+		b := make([]byte, 8)
+		for k := range b {
+			b[k] = class[rnd.Intn(len(class))]
+			if iter%2 == 0 {
+				b[k] = class[rnd.Intn(10)]
+			}
+		}
+		for pos := 0; pos < 8; pos++ {
+			orig := b[pos]
+			for v := 0; v < 256; v++ {
+				b[pos] = byte(v)
+				check(b)
+			}
+			b[pos] = orig
+		}
+		for k := range b {
+			b[k] = byte(rnd.Intn(256))
+		}
+		check(b)
+	}
 }
