@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -62,13 +63,74 @@ type Recorder struct {
 	cpus    []int
 	stats   RecorderStats
 	started bool
+	stale   []string
+}
+
+// RemovedStale returns the instances of dead recorders that NewRecorder
+// removed.
+func (r *Recorder) RemovedStale() []string { return r.stale }
+
+// removeStaleInstances removes instances/iotap-PID-N whose process no
+// longer exists and returns their names. An instance whose PID is alive
+// is kept, even if the PID now belongs to another program: removing a
+// live recorder's instance would be worse than leaving one behind.
+func removeStaleInstances(top *tracefs.FS) []string {
+	dir, err := top.Path("instances")
+	if err != nil {
+		return nil
+	}
+	if _, err := os.Stat("/proc/self"); err != nil {
+		return nil // no procfs: no way to tell the dead from the living
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range ents {
+		pid, ok := instancePID(e.Name())
+		if !ok || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed
+}
+
+// instancePID returns PID of an instance name "iotap-PID-N".
+func instancePID(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "iotap-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 0 || strconv.Itoa(pid) != p {
+		return 0, false
+	}
+	if seq, err := strconv.ParseUint(n, 10, 64); err != nil || strconv.FormatUint(seq, 10) != n {
+		return 0, false
+	}
+	return pid, true
 }
 
 var instanceSeq atomic.Uint64
 
 // NewRecorder creates a tracefs instance with bufferKB of ring buffer per
 // CPU (0: the kernel default).
+//
+// Instances left behind by recorders whose process died without Close
+// (SIGKILL) are removed first; RemovedStale names them.
 func NewRecorder(top *tracefs.FS, bufferKB int) (*Recorder, error) {
+	stale := removeStaleInstances(top)
 	name := fmt.Sprintf("iotap-%d-%d", os.Getpid(), instanceSeq.Add(1))
 	dir, err := top.Path("instances", name)
 	if err != nil {
@@ -80,7 +142,7 @@ func NewRecorder(top *tracefs.FS, bufferKB int) (*Recorder, error) {
 		}
 		return nil, &Error{Op: "record", Err: ErrPermission, Errno: err, Hint: "creating a tracefs instance needs root"}
 	}
-	r := &Recorder{top: top, inst: tracefs.New(dir), instDir: dir, formats: map[uint16]*Format{}, systems: map[uint16]string{}, layout: DefaultPageLayout}
+	r := &Recorder{top: top, inst: tracefs.New(dir), instDir: dir, formats: map[uint16]*Format{}, systems: map[uint16]string{}, layout: DefaultPageLayout, stale: stale}
 	if b, err := top.ReadFile("events", "header_page"); err == nil {
 		if l, err := ParseHeaderPage(b); err == nil {
 			r.layout = l

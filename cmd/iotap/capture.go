@@ -325,6 +325,7 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 			wg.Wait()
 			return fmt.Errorf("capture: %w", explain(err))
 		}
+		reportStale(e, r)
 		defer r.Close()
 		for _, name := range append([]string{timeline.MarkerEvent}, func() []string {
 			var n []string

@@ -94,6 +94,7 @@ when any were lost, unless --allow-loss.`,
 				if err != nil {
 					return explain(err)
 				}
+				reportStale(e, fr)
 				r = ftraceSource{fr}
 			}
 			defer r.Close()
@@ -204,4 +205,12 @@ func perfPages(kb int) int {
 		n *= 2
 	}
 	return n
+}
+
+// reportStale says which tracefs instances of killed recorders were
+// removed.
+func reportStale(e *env, r *userevents.Recorder) {
+	for _, n := range r.RemovedStale() {
+		fmt.Fprintf(e.stderr, "iotap: removed tracefs instance %s, left by a recorder that was killed\n", n)
+	}
 }
