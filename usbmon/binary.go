@@ -202,7 +202,8 @@ type binaryReader struct {
 
 // NewBinaryReader reads a raw stream of usbmon records, e.g. a copy of
 // /dev/usbmon0 made with cat (hdrLen 48, host byte order). Such a stream has
-// no file header, so NewReader cannot detect it.
+// no file header: NewReader recognises one with 48-byte records from the
+// plausibility of its first records.
 func NewBinaryReader(r io.Reader, hdrLen int, bo binary.ByteOrder) (Reader, error) {
 	if hdrLen != HeaderLen48 && hdrLen != HeaderLen64 {
 		return nil, fmt.Errorf("usbmon: header length %d (want 48 or 64): %w", hdrLen, ErrFormat)

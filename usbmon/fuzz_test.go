@@ -88,6 +88,7 @@ func FuzzReader(f *testing.F) {
 	w.Write(&ev)
 	w.Flush()
 	f.Add(buf.Bytes())
+	f.Add(kernelHeader64(binary.LittleEndian)[:48]) // raw /dev/usbmonN stream
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, _, err := NewReaderOptions(bytes.NewReader(b), ReaderOptions{KeepGoing: true})
 		if err != nil {

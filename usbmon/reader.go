@@ -39,7 +39,8 @@ type LinkTyper interface {
 }
 
 // NewReader detects the format of r from its first bytes (pcap in either
-// byte order, pcapng, text 1u or 1t) and returns a reader for it.
+// byte order, pcapng, text 1u or 1t, or a raw copy of /dev/usbmonN: 48-byte
+// records as read(2) returns them) and returns a reader for it.
 func NewReader(r io.Reader) (Reader, Format, error) {
 	return NewReaderOptions(r, ReaderOptions{})
 }
@@ -72,6 +73,10 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 		}
 		return pr, FormatPcapng, nil
 	}
+	if bo, ok := sniffBinary(head); ok {
+		br, err := NewBinaryReader(io.MultiReader(bytes.NewReader(head), r), HeaderLen48, bo)
+		return br, FormatBinary, err
+	}
 	f, err := sniffText(head)
 	if err != nil {
 		return nil, FormatUnknown, err
@@ -103,5 +108,5 @@ func sniffText(head []byte) (Format, error) {
 			return Format1t, nil
 		}
 	}
-	return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng or usbmon text file", Err: ErrFormat}
+	return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng, usbmon text or raw /dev/usbmonN file", Err: ErrFormat}
 }

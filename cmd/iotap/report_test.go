@@ -20,6 +20,7 @@ func TestReportBundledSamples(t *testing.T) {
 		"== ../../testdata/usbmon/lab-capture.pcapng: usb (usbmon pcapng)",
 		"== ../../testdata/usbmon/lab-0u.txt: usb (usbmon 1u)",
 		"== ../../testdata/usbmon/lab-hidbus-t.txt: usb (usbmon 1t)",
+		"== ../../testdata/usbmon/lab-usbmon0.bin: usb (usbmon binary)",
 		"== ../../testdata/capture/usb.pcapng: usb (usbmon pcapng)",
 		"== ../../testdata/capture/mmio.log.zst: mmio (mmiotrace log)",
 		"== ../../testdata/capture/events.ndjson: events (user_events NDJSON)",
