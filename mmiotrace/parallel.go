@@ -124,11 +124,28 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 	// Without value or time criteria the value, PC and timestamp of R/W
 	// lines are validated but not converted.
 	full := f.ValueMask != 0 || f.HasStart || f.HasEnd
+	var sh lineShapes
 	for len(data) > 0 {
 		// R and W lines of the kernel's shape (nearly all of a log) are
 		// parsed in place, in a loop of their own.
 		var lines, kept int64
-		data, out, lines, kept = filterRWFast(f, data, out, full)
+		if !full {
+			// Without value or time criteria: checkRW, and the lines
+			// it leaves one at a time through parseRWFast.
+			data, out, lines, kept = checkRW(f, data, out, &sh)
+			if end, ok := parseRWFast(data, &rec, false); ok {
+				j.lines += lines + 1
+				j.kept += kept
+				if f.matchRW(&rec) {
+					j.kept++
+					out = append(out, data[:end+1]...)
+				}
+				data = data[end+1:]
+				continue
+			}
+		} else {
+			data, out, lines, kept = filterRWFast(f, data, out, full)
+		}
 		j.lines += lines
 		j.kept += kept
 		if len(data) == 0 {
