@@ -219,11 +219,17 @@ type lineShapes struct {
 	hits  [4]int64
 	order [4]uint8
 	init  bool
+	// Lines no shape matched; off: more than one in nine lines (a log
+	// whose lines change shape all the time, where building shapes costs
+	// more than they save): the caller then checks the rest of its data
+	// field by field (filterRWFast).
+	misses int64
+	off    bool
 }
 
 // find returns the shape of sh other than the first that the line at a
 // matches, after building it (in place of the last) if none does, or nil
-// if the line has none.
+// if the line has none or sh is now off.
 func (sh *lineShapes) find(a *rwWindow) *rwShape {
 	if !sh.init {
 		sh.order, sh.init = [4]uint8{0, 1, 2, 3}, true
@@ -236,6 +242,10 @@ func (sh *lineShapes) find(a *rwWindow) *rwShape {
 			}
 			return &sh.s[j]
 		}
+	}
+	if sh.misses++; sh.misses >= 64 && 8*sh.misses > sh.hits[0]+sh.hits[1]+sh.hits[2]+sh.hits[3] {
+		sh.off = true
+		return nil
 	}
 	j := sh.order[len(sh.order)-1] & 3
 	if sh.s[sh.order[0]&3].nv == 0 {

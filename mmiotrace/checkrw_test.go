@@ -3,6 +3,7 @@ package mmiotrace
 import (
 	"bytes"
 	"math/rand"
+	"os"
 	"testing"
 )
 
@@ -140,21 +141,28 @@ func TestCheckRWMatchesParse(t *testing.T) {
 	}
 }
 
-// TestCheckRWLog: on the recorded e1000 logs and a synthetic one, the
-// filter's loop (checkRW, then the other paths) keeps and counts what
-// the reference filter (one worker, Reader) does; checked in
-// filter_test.go's terms by FuzzFilterMatchesReader too.
+// TestCheckRWTakesKernelLines: nearly every R/W line of the two
+// recorded e1000 logs is taken by the shape check, and the shapes stay on.
 func TestCheckRWTakesKernelLines(t *testing.T) {
-	log := []byte(genLog(5000, 9))
-	sh := new(lineShapes)
-	taken := 0
-	for _, l := range bytes.SplitAfter(log, []byte("\n")) {
-		if len(l) > 2 && (l[0] == 'R' || l[0] == 'W') && l[1] == ' ' && checkShapeLine(t, l, sh) {
-			taken++
+	for _, p := range []string{"testdata/e1000-bind.log", "../testdata/mmiotrace/e1000-probe.log"} {
+		log, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if taken < 4000 {
-		t.Errorf("%d of 5000 lines taken by the shape check", taken)
+		sh := new(lineShapes)
+		rw, taken := 0, 0
+		for _, l := range bytes.SplitAfter(log, []byte("\n")) {
+			if len(l) > 2 && (l[0] == 'R' || l[0] == 'W') && l[1] == ' ' {
+				rw++
+				if checkShapeLine(t, l, sh) {
+					taken++
+				}
+			}
+		}
+		t.Logf("%s: %d of %d R/W lines taken; %d lines no shape matched, hits %v", p, taken, rw, sh.misses, sh.hits)
+		if rw == 0 || taken < rw*9/10 || sh.off {
+			t.Errorf("%s: %d of %d R/W lines taken, shapes off %v", p, taken, rw, sh.off)
+		}
 	}
 }
 
@@ -166,4 +174,37 @@ func FuzzCheckRW(f *testing.F) {
 		checkShapeLine(t, b, nil)
 		checkShapeLine(t, b, shapesOf(t, rwShapes[0].line, rwShapes[1].line, rwShapes[3].line))
 	})
+}
+
+// TestCheckRWShapesOff: on a log whose lines change shape all the time
+// (genLog: values of every length) the shapes turn themselves off; on
+// lines of a few shapes they stay on. Either way the filter keeps what
+// the one-worker reference filter keeps (filter tests, FuzzFilterMatchesReader).
+func TestCheckRWShapesOff(t *testing.T) {
+	var f Filter
+	f.Kinds.Add(KindWrite)
+	run := func(data []byte) *lineShapes {
+		sh := new(lineShapes)
+		for len(data) > rwFastLen && !sh.off {
+			data, _, _, _ = checkRW(&f, data, nil, sh)
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				data = data[i+1:]
+			}
+		}
+		return sh
+	}
+	if sh := run([]byte(genLog(5000, 9))); !sh.off {
+		t.Errorf("shapes still on for genLog: %d misses, hits %v", sh.misses, sh.hits)
+	}
+	var b []byte
+	for i := 0; i < 2000; i++ {
+		l := rwShapes[0].line
+		if i%10 == 0 {
+			l = rwShapes[1+i%3].line
+		}
+		b = append(b, l...)
+	}
+	if sh := run(b); sh.off {
+		t.Errorf("shapes off for lines mostly of one shape: %d misses, hits %v", sh.misses, sh.hits)
+	}
 }

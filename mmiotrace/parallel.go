@@ -129,9 +129,10 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 		// R and W lines of the kernel's shape (nearly all of a log) are
 		// parsed in place, in a loop of their own.
 		var lines, kept int64
-		if !full {
+		if !full && !sh.off {
 			// Without value or time criteria: checkRW, and the lines
-			// it leaves one at a time through parseRWFast.
+			// it leaves one at a time through parseRWFast (all of them
+			// once the shapes miss too often: sh.off).
 			data, out, lines, kept = checkRW(f, data, out, &sh)
 			if end, ok := parseRWFast(data, &rec, false); ok {
 				j.lines += lines + 1
