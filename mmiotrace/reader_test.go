@@ -335,3 +335,30 @@ func TestOpen(t *testing.T) {
 		t.Error("missing file opened")
 	}
 }
+
+// TestRecordLostMarks: only "Lost N events." is a loss mark; the text
+// "Lost events." (prefix and suffix overlapping) is not, and does not
+// panic (found by FuzzFilterMatchesReader).
+func TestRecordLostMarks(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		n    uint64
+		ok   bool
+	}{
+		{"Lost 42 events.", 42, true},
+		{"Lost 0 events.", 0, true},
+		{"Lost events.", 0, false},
+		{"Lost  events.", 0, false},
+		{"Lost x events.", 0, false},
+		{"Lost 3 events", 0, false},
+		{"lost 3 events.", 0, false},
+	} {
+		var r Record
+		if err := ParseLine([]byte("MARK 0.000001 "+c.text), &r); err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := r.Lost(); n != c.n || ok != c.ok {
+			t.Errorf("%q: Lost() = %d, %v; want %d, %v", c.text, n, ok, c.n, c.ok)
+		}
+	}
+}

@@ -171,7 +171,9 @@ var lostPrefix = []byte("Lost ")
 // Lost returns N for the kernel's "Lost N events." marker and ok=false for
 // any other record.
 func (r *Record) Lost() (n uint64, ok bool) {
-	if r.Kind != KindMark || !bytes.HasPrefix(r.Text, lostPrefix) || !bytes.HasSuffix(r.Text, []byte(" events.")) {
+	// "Lost events." has both the prefix and the suffix, overlapping.
+	if r.Kind != KindMark || len(r.Text) < len(lostPrefix)+len(" events.") ||
+		!bytes.HasPrefix(r.Text, lostPrefix) || !bytes.HasSuffix(r.Text, []byte(" events.")) {
 		return 0, false
 	}
 	num := r.Text[len(lostPrefix) : len(r.Text)-len(" events.")]
