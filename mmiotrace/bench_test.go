@@ -25,17 +25,21 @@ func BenchmarkReadInto(b *testing.B) {
 	b.ReportAllocs()
 	var rec Record
 	cpuRate(b, len(data), func() {
-		rd := NewReader(bytes.NewReader(data))
-		for {
-			err := rd.ReadInto(&rec)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
+		readRecords(b, NewReader(bytes.NewReader(data)), &rec)
 	})
+}
+
+// readRecords reads rd to its end into rec.
+func readRecords(b *testing.B, rd *Reader, rec *Record) {
+	for {
+		err := rd.ReadInto(rec)
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkFilterLog measures the parallel awk-like filter.
@@ -133,16 +137,7 @@ func BenchmarkReadIntoFile(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	var rec Record
 	cpuRate(b, len(data), func() {
-		rd := &Reader{buf: data, w: len(data), eof: true, started: true, maxLine: DefaultMaxLine}
-		for {
-			err := rd.ReadInto(&rec)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
+		readRecords(b, &Reader{buf: data, w: len(data), eof: true, started: true, maxLine: DefaultMaxLine}, &rec)
 	})
 }
 

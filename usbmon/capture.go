@@ -88,9 +88,9 @@ type CaptureOptions struct {
 	// yourself). With Queue, run the goroutine that calls ReadInto at the
 	// same priority (runtime.LockOSThread, setpriority on its thread): the
 	// two threads share the queue, and a reader starved by the process
-	// that makes the traffic holds the draining thread up too. NiceIfAllowed makes a refusal (no CAP_SYS_NICE) silent:
-	// the capture then runs at the caller's priority (Stats().Nice says
-	// which).
+	// that makes the traffic holds the draining thread up too.
+	// NiceIfAllowed makes a refusal (no CAP_SYS_NICE) silent: the capture
+	// then runs at the caller's priority (Stats().Nice says which).
 	Nice          int
 	NiceIfAllowed bool
 	// OnBatch, if set, is called when a batch of events has been handed

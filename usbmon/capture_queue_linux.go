@@ -301,21 +301,14 @@ func (c *Capture) finalStats() {
 // the batch only, the best estimate the offsets give).
 func (c *Capture) notePeaks(vec []uint32, _ uint32) {
 	used := 0
-	// How long the oldest fetched event waited: its kernel stamp is the
-	// wall clock, like time.Now.
-	var wait time.Duration
-	for _, off := range vec {
-		if int(off)+HeaderLen64 > len(c.ring) {
-			break
-		}
-		if h := c.ring[off:]; EventType(h[8]) != Filler {
-			wait = time.Since(time.Unix(int64(native.Uint64(h[16:])), int64(int32(native.Uint32(h[24:])))*1000))
-			break
-		}
-	}
+	var wait time.Duration // of the oldest event fetched
 	for _, off := range vec {
 		if int(off)+HeaderLen64 > len(c.ring) {
 			continue
+		}
+		if h := c.ring[off:]; wait == 0 && EventType(h[8]) != Filler {
+			// The kernel stamp is the wall clock, like time.Now.
+			wait = time.Since(time.Unix(int64(native.Uint64(h[16:])), int64(int32(native.Uint32(h[24:])))*1000))
 		}
 		n := HeaderLen64 + int(native.Uint32(c.ring[off+36:]))
 		used += (n + ringAlign - 1) &^ (ringAlign - 1)

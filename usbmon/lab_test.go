@@ -226,7 +226,7 @@ func asText(evs []*Event) []string {
 }
 
 // matches returns, for each line of sub, the index of the line of full it
-// matches in order as subsequence does, or -1.
+// matches, in order (the first match after the previous one), or -1.
 func matches(sub, full []string) []int {
 	m := make([]int, len(sub))
 	j := 0
@@ -251,15 +251,10 @@ func matches(sub, full []string) []int {
 // times differ), those outside, and the number of full lines skipped
 // between the first and the last match.
 func subsequence(sub, full []string) (unmatched, outside, gaps, first, last int) {
-	j := 0
 	first, last = -1, -1
 	pending := 0 // unmatched since the last match
-	for _, s := range sub {
-		k := j
-		for k < len(full) && full[k] != s {
-			k++
-		}
-		if k == len(full) {
+	for _, k := range matches(sub, full) {
+		if k < 0 {
 			pending++
 			continue
 		}
@@ -267,12 +262,11 @@ func subsequence(sub, full []string) (unmatched, outside, gaps, first, last int)
 			first = k
 			outside += pending
 		} else {
-			gaps += k - j
+			gaps += k - last - 1
 			unmatched += pending
 		}
 		pending = 0
 		last = k
-		j = k + 1
 	}
 	outside += pending
 	return
@@ -356,6 +350,11 @@ func checkFullSpeed(t *testing.T, res *vmlab.Result, out func(string) string) {
 	t.Logf("full speed, default options: exit %s: %s; dd: %s; %s", rc, strings.TrimSpace(errs), strings.TrimSpace(string(res.ReadOut(t, "full.dd"))), res.ReadOut(t, "full.ls"))
 	if rc != "0" || !strings.Contains(errs, "kernel dropped 0") {
 		t.Errorf("full-speed capture with default options: exit %s, stderr %q", rc, errs)
+	}
+	// How close it came: the end report gives the ring's peak and how
+	// long events waited there (from their kernel stamps).
+	if !strings.Contains(errs, "events waited in the ring up to ") || !strings.Contains(errs, "ring peak ") {
+		t.Errorf("no ring-latency report: %q", errs)
 	}
 	// 256 direct 64 KiB reads: each a CBW, a data and a CSW transfer,
 	// each a submission and a completion.

@@ -58,7 +58,8 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	if n == 0 {
 		return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
 	}
-	switch all := io.MultiReader(bytes.NewReader(head), r); {
+	all := io.MultiReader(bytes.NewReader(head), r)
+	switch {
 	case isPcapMagic(head):
 		pr, err := newPcapReader(bufio.NewReaderSize(all, 1<<16))
 		if err != nil {
@@ -74,7 +75,7 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 		return pr, FormatPcapng, nil
 	}
 	if bo, ok := sniffBinary(head); ok {
-		br, err := NewBinaryReader(io.MultiReader(bytes.NewReader(head), r), HeaderLen48, bo)
+		br, err := NewBinaryReader(all, HeaderLen48, bo)
 		return br, FormatBinary, err
 	}
 	f, err := sniffText(head)

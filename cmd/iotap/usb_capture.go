@@ -276,10 +276,8 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	// also the one that drains the ring. With a queue it must run at the
 	// draining thread's priority all the same: the two share the queue's
 	// locks, and a writer starved by the traffic it records (the process
-	// reading the disk) holds the draining thread up behind it (lab, one
-	// CPU, writer at nice 0: events waited up to 100 ms in the ring and
-	// 9 to 90 of 1584 were dropped in each of three reads of a disk at
-	// full speed; at nice -20: none, ring peak 104K to 297K).
+	// reading the disk) holds the draining thread up behind it: on one
+	// CPU that lost events (docs/performance.md, USB, session 2).
 	appliedNice := 0
 	if nice != 0 && (queue == 0 || capt.Stats().Nice != 0) {
 		restore, err := usbThreadNice(nice)
