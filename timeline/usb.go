@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -34,6 +35,7 @@ type usbSource struct {
 	decoder *usb.Decoder
 	buses   map[uint16]uint64
 	devices map[devKey]*usbDevice
+	devList []*usbDevice // devices in order of appearance: output is deterministic
 	pending map[usb.Key]*lane
 	max     int
 	window  int64
@@ -143,6 +145,7 @@ func (s *usbSource) device(x *exporter, ev *usbmon.Event, ts uint64) *usbDevice 
 	})
 	d.winStart = ts
 	s.devices[k] = d
+	s.devList = append(s.devList, d)
 	return d
 }
 
@@ -277,7 +280,7 @@ func (s *usbSource) count(d *usbDevice, ev *usbmon.Event, ts uint64) {
 // start of each window with traffic, and a 0 after the last one.
 func (s *usbSource) flush(x *exporter, now uint64) {
 	w := uint64(x.opt.BandwidthWindowNS)
-	for _, d := range s.devices {
+	for _, d := range s.devList {
 		for d.winStart+w <= now {
 			if d.bytes > 0 || d.active {
 				x.w.Counter(d.counter, d.winStart, float64(d.bytes)*1e9/float64(w))
@@ -297,9 +300,15 @@ func (s *usbSource) flush(x *exporter, now uint64) {
 }
 
 func (s *usbSource) finish(x *exporter, ts uint64) {
+	// In track order, so that the output does not depend on map order.
+	ls := make([]*lane, 0, len(s.pending))
 	for k, l := range s.pending {
-		x.w.End(l.track, ts, Str("completion", "none: in flight at the end of the capture"))
+		ls = append(ls, l)
 		delete(s.pending, k)
+	}
+	sort.Slice(ls, func(i, j int) bool { return ls[i].track < ls[j].track })
+	for _, l := range ls {
+		x.w.End(l.track, ts, Str("completion", "none: in flight at the end of the capture"))
 		s.in.Unmatched++
 	}
 }

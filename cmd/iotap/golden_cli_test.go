@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// cliGoldens are command lines over the bundled testdata whose complete
+// output (exit status, stdout, stderr and any file written) is kept in
+// testdata/golden/NAME.golden. They pin the CLI's behaviour byte for byte
+// while its logic moves into the packages (issue 11): a change of output
+// is a test failure. IOTAP_UPDATE_GOLDEN=1 rewrites the files; review the
+// diff before committing.
+//
+// OUT in an argument stands for a file in a temporary directory; its
+// bytes are part of the golden (as a SHA-256 when binary).
+var cliGoldens = []struct {
+	name string
+	args []string
+}{
+	// USB: text 1u, pcapng and binary usbmon captures; read, stats, pair.
+	{"usb-read-0u", []string{"usb", "read", "../../testdata/usbmon/lab-0u.txt"}},
+	{"usb-read-0u-json", []string{"usb", "read", "--json", "../../testdata/usbmon/lab-0u.txt"}},
+	{"usb-read-0u-hex", []string{"usb", "read", "-x", "../../testdata/usbmon/lab-capture.0u"}},
+	{"usb-read-pcapng", []string{"usb", "read", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-read-pcapng-json", []string{"usb", "read", "--json", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-read-bin-json", []string{"usb", "read", "--json", "../../testdata/usbmon/lab-usbmon0.bin"}},
+	{"usb-read-hidbus", []string{"usb", "read", "../../testdata/usbmon/lab-hidbus-t.txt"}},
+	{"usb-read-filter-json", []string{"usb", "read", "--json", "--type", "ctrl", "--dir", "in", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-stats-0u", []string{"usb", "stats", "../../testdata/usbmon/lab-capture.0u"}},
+	{"usb-stats-0u-json", []string{"usb", "stats", "--json", "../../testdata/usbmon/lab-capture.0u"}},
+	{"usb-stats-pcapng", []string{"usb", "stats", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-stats-pcapng-json", []string{"usb", "stats", "--json", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-pair-0u", []string{"usb", "pair", "--unmatched", "../../testdata/usbmon/lab-capture.0u"}},
+	{"usb-pair-0u-json", []string{"usb", "pair", "--json", "--unmatched", "../../testdata/usbmon/lab-capture.0u"}},
+	{"usb-pair-pcapng", []string{"usb", "pair", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-pair-pcapng-json", []string{"usb", "pair", "--json", "../../testdata/usbmon/lab-capture.pcapng"}},
+	{"usb-read-capture-dir", []string{"usb", "read", "--json", "../../testdata/capture/usb.pcapng"}},
+
+	// MMIO: register names and statistics of the lab logs.
+	{"mmio-names-probe", []string{"mmio", "names", "../../testdata/mmiotrace/e1000-probe.log"}},
+	{"mmio-names-probe-json", []string{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"}},
+	{"mmio-names-bind", []string{"mmio", "names", "../../mmiotrace/testdata/e1000-bind.log"}},
+	{"mmio-stats-probe", []string{"mmio", "stats", "../../testdata/mmiotrace/e1000-probe.log"}},
+	{"mmio-stats-probe-json", []string{"mmio", "stats", "--json", "../../testdata/mmiotrace/e1000-probe.log"}},
+	{"mmio-stats-bind", []string{"mmio", "stats", "../../mmiotrace/testdata/e1000-bind.log"}},
+	{"mmio-stats-capture", []string{"mmio", "stats", "--json", "../../testdata/capture/mmio.log.zst"}},
+
+	// A capture directory: clocks.json aligns the sources.
+	{"timeline-capture-dir", []string{"timeline", "../../testdata/capture", "-o", "OUT"}},
+	{"timeline-capture-dir-json", []string{"timeline", "--json", "../../testdata/capture", "-o", "OUT"}},
+	{"timeline-capture-files-clocks", []string{"timeline", "--json", "--clocks", "../../testdata/capture/clocks.json",
+		"../../testdata/capture/usb.pcapng", "../../testdata/capture/mmio.log.zst", "../../testdata/capture/events.ndjson", "-o", "OUT"}},
+	{"timeline-unaligned", []string{"timeline", "../../testdata/usbmon/lab-capture.pcapng", "../../testdata/mmiotrace/e1000-probe.log", "-o", "OUT"}},
+	{"timeline-mmio-db", []string{"timeline", "--db", "e1000", "../../mmiotrace/testdata/e1000-bind.log", "-o", "OUT"}},
+}
+
+func TestCLIGolden(t *testing.T) {
+	update := os.Getenv("IOTAP_UPDATE_GOLDEN") != ""
+	for _, tc := range cliGoldens {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			args := make([]string, len(tc.args))
+			for i, a := range tc.args {
+				if a == "OUT" {
+					a = out
+				}
+				args[i] = a
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), args, &stdout, &stderr)
+			code := exitCode(err, &stderr)
+			var b strings.Builder
+			fmt.Fprintf(&b, "# iotap %s\nexit %d\n", strings.Join(tc.args, " "), code)
+			goldenSection(&b, "stdout", strings.ReplaceAll(stdout.String(), dir, "TMP"))
+			goldenSection(&b, "stderr", strings.ReplaceAll(stderr.String(), dir, "TMP"))
+			if data, err := os.ReadFile(out); err == nil {
+				goldenSection(&b, "OUT", string(data))
+			}
+			got := b.String()
+			path := filepath.Join("testdata", "golden", tc.name+".golden")
+			if update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 writes it)", err)
+			}
+			if string(want) != got {
+				t.Errorf("iotap %s: output differs from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it):\n%s",
+					strings.Join(tc.args, " "), path, lineDiff(string(want), got))
+			}
+		})
+	}
+}
+
+// goldenSection appends one output: as text when it is valid UTF-8 without
+// NUL bytes, else as its size and SHA-256. Text over 64 KiB is kept as its
+// SHA-256 and first 8 KiB of lines, to keep the repository small.
+func goldenSection(b *strings.Builder, name, s string) {
+	if len(s) > 64<<10 && utf8.ValidString(s) {
+		head := s[:8<<10]
+		head = head[:strings.LastIndexByte(head, '\n')+1]
+		fmt.Fprintf(b, "--- %s (%d bytes, %d lines, the first %d lines shown) sha256 %x\n",
+			name, len(s), strings.Count(s, "\n"), strings.Count(head, "\n"), sha256.Sum256([]byte(s)))
+		b.WriteString(head)
+		return
+	}
+	if utf8.ValidString(s) && !strings.ContainsRune(s, 0) {
+		fmt.Fprintf(b, "--- %s (%d bytes)\n%s", name, len(s), s)
+		if s != "" && !strings.HasSuffix(s, "\n") {
+			b.WriteString("\n--- (no newline at the end)\n")
+		}
+		return
+	}
+	fmt.Fprintf(b, "--- %s (%d bytes, binary) sha256 %x\n", name, len(s), sha256.Sum256([]byte(s)))
+}
