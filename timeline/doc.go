@@ -3,9 +3,21 @@
 // writes a driver made while a USB transfer was pending, and the user_events
 // a program emitted around them, are seen together.
 //
+// # Sources
+//
+// A Source is one input: events in time order on its own clock, which it
+// draws on a Canvas (the Writer and its top-level track). Merge merges any
+// sources; the source packages' readers are adapted by NewUSBSource
+// (usbmon.Reader: a file or a live capture), NewMMIOSource
+// (mmiotrace.Reader), NewEventsSource (user_events NDJSON), NewPTSource and
+// NewPerfDataSources (Intel PT). Open makes the sources of a file, its
+// format detected by Detect; a library user merges its own events by
+// implementing Source (see ExampleMerge).
+//
 // # Export
 //
-// Export reads its inputs (files whose format is detected from their
+// Export opens its inputs with Open and merges them with Merge. It reads
+// its inputs (files whose format is detected from their
 // content: usbmon text, pcap or pcapng; mmiotrace logs, plain or compressed;
 // user_events NDJSON as written by 'iotap events record --json') through the
 // source packages' streaming readers, merges them by timestamp (a k-way merge:

@@ -19,11 +19,10 @@ const MarkerEvent = "iotap_marker"
 // one track per event name, every record an instant with its fields as
 // arguments.
 type eventsSource struct {
-	f    *os.File
-	sc   *bufio.Scanner
-	in   *InputStats
-	top  uint64
-	line int64
+	closer io.Closer
+	sc     *bufio.Scanner
+	in     *InputStats
+	line   int64
 
 	rec    eventRecord
 	tracks map[string]uint64
@@ -42,19 +41,36 @@ type eventRecord struct {
 // maxEventTracks bounds the tracks made for distinct event names.
 const maxEventTracks = 4096
 
-func newEventsSource(f *os.File, br *bufio.Reader, in *InputStats) (*eventsSource, error) {
-	sc := bufio.NewScanner(br)
+// NewEventsSource adapts a stream of user_events records as NDJSON (one
+// object per line with name, system, ts, cpu, pid and fields, as written
+// by 'iotap events record --json' and userevents.AppendJSON) to a
+// timeline Source named name. Close closes r when it is an io.Closer.
+func NewEventsSource(name string, r io.Reader) Source {
+	s := newEventsSource(r, &InputStats{Path: name, Kind: KindEvents})
+	if c, ok := r.(io.Closer); ok {
+		s.closer = c
+	}
+	return s
+}
+
+func openEvents(f *os.File, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
+	s := newEventsSource(br, in)
+	s.closer = f
+	return []Source{s}, nil
+}
+
+func newEventsSource(r io.Reader, in *InputStats) *eventsSource {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	in.Format = "user_events NDJSON"
 	in.Clock = "tracefs trace clock ('local' by default: ns since boot)"
-	return &eventsSource{f: f, sc: sc, in: in, tracks: map[string]uint64{}}, nil
+	return &eventsSource{sc: sc, in: in, tracks: map[string]uint64{}}
 }
 
-func (s *eventsSource) setTop(t uint64)    { s.top = t }
-func (s *eventsSource) stats() *InputStats { return s.in }
-func (s *eventsSource) close() error       { return s.f.Close() }
+func (s *eventsSource) Info() *InputStats { return s.in }
+func (s *eventsSource) Close() error      { return closeIf(s.closer) }
 
-func (s *eventsSource) next() (int64, error) {
+func (s *eventsSource) Next() (int64, error) {
 	for s.sc.Scan() {
 		s.line++
 		b := bytes.TrimSpace(s.sc.Bytes())
@@ -79,7 +95,7 @@ func (s *eventsSource) next() (int64, error) {
 	return 0, io.EOF
 }
 
-func (s *eventsSource) emit(x *exporter, ts uint64) {
+func (s *eventsSource) Draw(c *Canvas, ts uint64) {
 	r := &s.rec
 	a := s.args[:0]
 	a = append(a, Int("cpu", r.CPU), Int("pid", r.PID))
@@ -127,24 +143,24 @@ func (s *eventsSource) emit(x *exporter, ts uint64) {
 		if markerText == nil {
 			markerText = []byte(r.Name)
 		}
-		x.marker(ts, "events", markerText)
+		c.Marker(ts, "events", markerText)
 		return
 	}
 	track, ok := s.tracks[r.Name]
 	if !ok {
 		if len(s.tracks) >= maxEventTracks {
-			track = s.top
+			track = c.Top
 		} else {
 			name := r.Name
 			if r.System != "" {
 				name = r.System + ":" + name
 			}
-			track = x.w.Track(s.top, name, TrackOptions{})
+			track = c.W.Track(c.Top, name, TrackOptions{})
 			s.tracks[r.Name] = track
 		}
 	}
-	x.w.Instant(track, ts, "user_events", r.Name, a...)
+	c.W.Instant(track, ts, "user_events", r.Name, a...)
 }
 
-func (s *eventsSource) flush(*exporter, uint64)  {}
-func (s *eventsSource) finish(*exporter, uint64) {}
+func (s *eventsSource) Flush(*Canvas, uint64)  {}
+func (s *eventsSource) Finish(*Canvas, uint64) {}

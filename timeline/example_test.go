@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/iotap/iotap/timeline"
+	"github.com/iotap/iotap/usbmon"
 )
 
 func ExampleWriter() {
@@ -34,4 +36,57 @@ func ExampleExport() {
 	in := st.Inputs[0]
 	fmt.Printf("%s: %d events, %d accesses, %d named, %d markers\n", in.Kind, in.Events, in.Accesses, in.Named, in.Markers)
 	// Output: mmio: 11950 events, 11946 accesses, 11946 named, 2 markers
+}
+
+// heartbeat is a library user's own source: an instant every second on
+// its own clock.
+type heartbeat struct {
+	in *timeline.InputStats
+	n  int64
+}
+
+func (h *heartbeat) Info() *timeline.InputStats { return h.in }
+func (h *heartbeat) Next() (int64, error) {
+	if h.n == 3 {
+		return 0, io.EOF
+	}
+	h.n++
+	return h.n * 1e9, nil
+}
+func (h *heartbeat) Draw(c *timeline.Canvas, ts uint64) {
+	c.W.Instant(c.Top, ts, "app", "beat", timeline.Int("n", h.n))
+}
+func (h *heartbeat) Flush(*timeline.Canvas, uint64)  {}
+func (h *heartbeat) Finish(*timeline.Canvas, uint64) {}
+func (h *heartbeat) Close() error                    { return nil }
+
+func ExampleMerge() {
+	f, err := os.Open("../testdata/usbmon/lab-0u.txt")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rd, _, err := usbmon.NewReader(f) // a live usbmon.Capture works the same
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srcs := []timeline.Source{
+		timeline.NewUSBSource("usb", rd),
+		&heartbeat{in: &timeline.InputStats{Path: "app", Kind: "app", Clock: "app clock"}},
+	}
+	clocks := &timeline.Clocks{Sources: map[string]timeline.SourceClock{
+		"usb": {OffsetNS: 0}, "app": {OffsetNS: 0}}}
+	st, err := timeline.Merge(context.Background(), io.Discard, srcs, timeline.Options{Clocks: clocks})
+	f.Close()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, in := range st.Inputs {
+		fmt.Printf("%s: %d events, aligned %v\n", in.Kind, in.Events, in.Aligned)
+	}
+	// Output:
+	// usb: 138 events, aligned true
+	// app: 3 events, aligned true
 }

@@ -16,11 +16,10 @@ import (
 // MAP/UNMAP and unknown opcodes are instants; MARK records are markers
 // shown on every source; "Lost N events" marks are counted as lost.
 type mmioSource struct {
-	f   *os.File
-	rd  *mmiotrace.Reader
-	in  *InputStats
-	rec mmiotrace.Record
-	top uint64
+	closer io.Closer
+	rd     *mmiotrace.Reader
+	in     *InputStats
+	rec    mmiotrace.Record
 
 	db       *regdb.DB
 	bars     *mmiotrace.BARMap
@@ -41,22 +40,34 @@ type barTrack struct {
 // maxNameCache bounds the register names cached per BAR.
 const maxNameCache = 4096
 
-func newMMIOSource(f *os.File, br *bufio.Reader, in *InputStats, db *regdb.DB) (*mmioSource, error) {
-	rd := mmiotrace.NewReader(br)
+// NewMMIOSource adapts an mmiotrace reader to a timeline Source named
+// name; db names the registers (nil: the shipped databases of the devices
+// they declare). The reader is set to keep going over lines that do not
+// parse (counted in Skipped). Close closes r.
+func NewMMIOSource(name string, r *mmiotrace.Reader, db *regdb.DB) Source {
+	return newMMIOSource(r, &InputStats{Path: name, Kind: KindMMIO}, db)
+}
+
+func openMMIO(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
+	s := newMMIOSource(mmiotrace.NewReader(br), in, opt.DB)
+	s.closer = f
+	return []Source{s}, nil
+}
+
+func newMMIOSource(rd *mmiotrace.Reader, in *InputStats, db *regdb.DB) *mmioSource {
 	rd.SetKeepGoing(true)
 	in.Format = "mmiotrace log"
 	in.Clock = "ftrace trace clock (trace_clock, 'local' by default)"
-	return &mmioSource{f: f, rd: rd, in: in, db: db, bars: mmiotrace.NewBARMap(), tracks: map[*mmiotrace.BAR]*barTrack{}}, nil
+	return &mmioSource{rd: rd, in: in, db: db, bars: mmiotrace.NewBARMap(), tracks: map[*mmiotrace.BAR]*barTrack{}}
 }
 
-func (s *mmioSource) setTop(t uint64)    { s.top = t }
-func (s *mmioSource) stats() *InputStats { return s.in }
-func (s *mmioSource) close() error {
+func (s *mmioSource) Info() *InputStats { return s.in }
+func (s *mmioSource) Close() error {
 	s.rd.Close()
-	return s.f.Close()
+	return closeIf(s.closer)
 }
 
-func (s *mmioSource) next() (int64, error) {
+func (s *mmioSource) Next() (int64, error) {
 	for {
 		err := s.rd.ReadInto(&s.rec)
 		s.in.Skipped = s.rd.Skipped()
@@ -85,7 +96,7 @@ func (s *mmioSource) next() (int64, error) {
 	}
 }
 
-func (s *mmioSource) bar(x *exporter, b *mmiotrace.BAR) *barTrack {
+func (s *mmioSource) bar(c *Canvas, b *mmiotrace.BAR) *barTrack {
 	if t, ok := s.tracks[b]; ok {
 		return t
 	}
@@ -106,45 +117,45 @@ func (s *mmioSource) bar(x *exporter, b *mmiotrace.BAR) *barTrack {
 	if t.dom != nil {
 		desc += ", registers from domain " + t.dom.Name
 	}
-	t.track = x.w.Track(s.top, name, TrackOptions{Description: desc})
+	t.track = c.W.Track(c.Top, name, TrackOptions{Description: desc})
 	s.tracks[b] = t
 	return t
 }
 
-func (s *mmioSource) otherTrack(x *exporter) uint64 {
+func (s *mmioSource) otherTrack(c *Canvas) uint64 {
 	if s.other == 0 {
-		s.other = x.w.Track(s.top, "outside known BARs", TrackOptions{})
+		s.other = c.W.Track(c.Top, "outside known BARs", TrackOptions{})
 	}
 	return s.other
 }
 
-func (s *mmioSource) emit(x *exporter, ts uint64) {
+func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 	r := &s.rec
 	a := s.args[:0]
 	switch r.Kind {
 	case mmiotrace.KindMark:
 		if n, ok := r.Lost(); ok {
 			s.in.Lost += int64(n)
-			x.w.DataLost()
-			x.w.Instant(s.top, ts, "mmio", "events lost", Uint("lost", n))
+			c.W.DataLost()
+			c.W.Instant(c.Top, ts, "mmio", "events lost", Uint("lost", n))
 			return
 		}
 		s.in.Markers++
-		x.marker(ts, "mmio", r.Text)
+		c.Marker(ts, "mmio", r.Text)
 		return
 	case mmiotrace.KindMap:
-		track := s.otherTrack(x)
+		track := s.otherTrack(c)
 		if loc, ok := s.bars.Lookup(r.Phys); ok {
-			track = s.bar(x, loc.BAR).track
+			track = s.bar(c, loc.BAR).track
 		}
-		x.w.Instant(track, ts, "mmio", "map", Int("map", int64(r.MapID)), Hex("phys", r.Phys), Hex("len", r.Len))
+		c.W.Instant(track, ts, "mmio", "map", Int("map", int64(r.MapID)), Hex("phys", r.Phys), Hex("len", r.Len))
 		return
 	case mmiotrace.KindUnmap:
-		track := s.top
+		track := c.Top
 		if loc, ok := s.bars.Lookup(s.unmapped); ok && s.unmapped != 0 {
-			track = s.bar(x, loc.BAR).track
+			track = s.bar(c, loc.BAR).track
 		}
-		x.w.Instant(track, ts, "mmio", "unmap", Int("map", int64(r.MapID)))
+		c.W.Instant(track, ts, "mmio", "unmap", Int("map", int64(r.MapID)))
 		return
 	}
 	// R, W, UNKNOWN
@@ -152,15 +163,15 @@ func (s *mmioSource) emit(x *exporter, ts uint64) {
 	track := uint64(0)
 	var bt *barTrack
 	if ok {
-		bt = s.bar(x, loc.BAR)
+		bt = s.bar(c, loc.BAR)
 		track = bt.track
 		a = append(a, Hex("offset", loc.Offset))
 	} else {
-		track = s.otherTrack(x)
+		track = s.otherTrack(c)
 		a = append(a, Hex("phys", r.Phys))
 	}
 	if r.Kind == mmiotrace.KindUnknown {
-		x.w.Instant(track, ts, "mmio", "unknown opcode", append(a, Str("opcode", fmt.Sprintf("% x", r.Opcode[:])))...)
+		c.W.Instant(track, ts, "mmio", "unknown opcode", append(a, Str("opcode", fmt.Sprintf("% x", r.Opcode[:])))...)
 		return
 	}
 	s.in.Accesses++
@@ -203,8 +214,8 @@ func (s *mmioSource) emit(x *exporter, ts uint64) {
 		a = append(a, Hex("pc", r.PC))
 	}
 	s.args = a
-	x.w.Instant(track, ts, "mmio", name, a...)
+	c.W.Instant(track, ts, "mmio", name, a...)
 }
 
-func (s *mmioSource) flush(*exporter, uint64)  {}
-func (s *mmioSource) finish(*exporter, uint64) {}
+func (s *mmioSource) Flush(*Canvas, uint64)  {}
+func (s *mmioSource) Finish(*Canvas, uint64) {}

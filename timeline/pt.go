@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/iotap/iotap/intelpt"
 )
@@ -24,10 +25,10 @@ const maxPerfData = 1 << 30
 // before the first TSC have no time: they are counted in NotTimed. Times
 // have the granularity of TSC packets (MTC/CYC are not used).
 type ptSource struct {
-	f   *os.File
-	br  io.Reader
-	in  *InputStats
-	top uint64
+	closer   io.Closer
+	warnings []string // found when opened
+	br       io.Reader
+	in       *InputStats
 
 	buf  []byte
 	dec  *intelpt.Decoder
@@ -44,32 +45,44 @@ type ptSource struct {
 	counter  uint64
 }
 
-// newPTSources opens a raw PT stream (one source, decoded in chunks) or a
-// perf.data file (read whole; one source per CPU or thread stream).
-func newPTSources(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) ([]source, error) {
-	var conv *TSCConversion
-	in.Clock = "TSC ticks (no conversion in the clocks file: shown as ns)"
-	if clk, ok := clocks.lookup(in.Path, KindPT); ok && clk.TSC != nil {
-		conv = clk.TSC
-		in.Clock = "TSC, converted with the clocks file"
+// NewPTSource adapts a raw Intel PT packet stream (one CPU's or thread's,
+// as 'iotap pt capture' writes cpuN.pt) to a timeline Source named name,
+// decoded in chunks. conv converts its TSC to nanoseconds (nil: TSC ticks
+// are shown as nanoseconds). Close closes r when it is an io.Closer.
+func NewPTSource(name string, r io.Reader, conv *TSCConversion) Source {
+	in := &InputStats{Path: name, Kind: KindPT, Clock: "TSC ticks (no conversion: shown as ns)"}
+	if conv != nil {
+		in.Clock = "TSC, converted"
 	}
-	head, _ := br.Peek(8)
-	if !intelpt.IsPerfData(head) {
-		in.Format = "raw Intel PT"
-		s := &ptSource{f: f, br: br, in: in, conv: conv}
-		s.buf = make([]byte, 0, ptChunk+64)
-		s.dec = intelpt.NewDecoder(nil, intelpt.Config{})
-		return []source{s}, nil
+	s := newRawPTSource(r, in, conv)
+	if c, ok := r.(io.Closer); ok {
+		s.closer = c
 	}
+	return s
+}
+
+func newRawPTSource(r io.Reader, in *InputStats, conv *TSCConversion) *ptSource {
+	in.Format = "raw Intel PT"
+	s := &ptSource{br: r, in: in, conv: conv}
+	s.buf = make([]byte, 0, ptChunk+64)
+	s.dec = intelpt.NewDecoder(nil, intelpt.Config{})
+	return s
+}
+
+// NewPerfDataSources adapts the Intel PT streams of a perf.data file (one
+// source per CPU or thread stream) to timeline sources named name. conv
+// converts the TSC to nanoseconds; nil takes the file's TIME_CONV record.
+// perf's loss counters, for the whole file, are on the first source.
+func NewPerfDataSources(name string, data []byte, conv *TSCConversion) ([]Source, error) {
+	in := &InputStats{Path: name, Kind: KindPT, Clock: "TSC ticks (no conversion: shown as ns)"}
+	if conv != nil {
+		in.Clock = "TSC, converted"
+	}
+	return newPerfDataSources(data, in, conv)
+}
+
+func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source, error) {
 	in.Format = "perf.data (Intel PT)"
-	b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxPerfData {
-		return nil, fmt.Errorf("perf.data larger than %d bytes: extract the PT streams first", maxPerfData)
-	}
 	t, err := intelpt.PerfDataPT(b)
 	if err != nil {
 		return nil, err
@@ -82,7 +95,7 @@ func newPTSources(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) 
 	if len(t.Streams) == 0 {
 		return nil, fmt.Errorf("perf.data holds no Intel PT data")
 	}
-	var srcs []source
+	var srcs []Source
 	for i, ps := range t.Streams {
 		sin := in
 		if i > 0 {
@@ -102,14 +115,47 @@ func newPTSources(f *os.File, br *bufio.Reader, in *InputStats, clocks *Clocks) 
 	return srcs, nil
 }
 
-func (s *ptSource) setTop(t uint64)    { s.top = t }
-func (s *ptSource) stats() *InputStats { return s.in }
-func (s *ptSource) close() error {
-	if s.f == nil {
-		return nil
+// openPT opens a raw PT stream (one source, decoded in chunks) or a
+// perf.data file (read whole; one source per CPU or thread stream). The
+// TSC conversion comes from the clocks file, else from the perf.data
+// file's TIME_CONV.
+func openPT(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
+	var conv *TSCConversion
+	in.Clock = "TSC ticks (no conversion in the clocks file: shown as ns)"
+	clk, ok := opt.clocksOf(in.Path).lookup(in.Path, KindPT)
+	if ok && clk.TSC != nil {
+		conv = clk.TSC
+		in.Clock = "TSC, converted with the clocks file"
 	}
-	return s.f.Close()
+	var srcs []Source
+	head, _ := br.Peek(8)
+	if !intelpt.IsPerfData(head) {
+		s := newRawPTSource(br, in, conv)
+		s.closer = f
+		srcs = []Source{s}
+	} else {
+		b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > maxPerfData {
+			return nil, fmt.Errorf("perf.data larger than %d bytes: extract the PT streams first", maxPerfData)
+		}
+		if srcs, err = newPerfDataSources(b, in, conv); err != nil {
+			return nil, err
+		}
+	}
+	if (!ok || clk.TSC == nil) && !strings.HasPrefix(in.Clock, "perf time") {
+		srcs[0].(*ptSource).warnings = []string{"no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds"}
+	}
+	return srcs, nil
 }
+
+func (s *ptSource) openWarnings() []string { return s.warnings }
+
+func (s *ptSource) Info() *InputStats { return s.in }
+func (s *ptSource) Close() error      { return closeIf(s.closer) }
 
 // refill keeps the undecoded tail of the buffer and reads more.
 func (s *ptSource) refill() error {
@@ -133,7 +179,7 @@ func (s *ptSource) time() int64 {
 	return int64(s.conv.ToNS(s.tsc))
 }
 
-func (s *ptSource) next() (int64, error) {
+func (s *ptSource) Next() (int64, error) {
 	for {
 		err := s.dec.Next(&s.pkt)
 		if err == io.EOF || errors.Is(err, intelpt.ErrTruncated) && !s.eof {
@@ -196,30 +242,30 @@ func (s *ptSource) next() (int64, error) {
 	}
 }
 
-func (s *ptSource) emit(x *exporter, ts uint64) {
+func (s *ptSource) Draw(c *Canvas, ts uint64) {
 	switch s.cur {
 	case intelpt.KindTSC:
 		if s.counter == 0 {
-			s.counter = x.w.Track(s.top, "PT bandwidth", TrackOptions{Counter: true, Unit: UnitSizeBytes, UnitName: "B/s",
+			s.counter = c.W.Track(c.Top, "PT bandwidth", TrackOptions{Counter: true, Unit: UnitSizeBytes, UnitName: "B/s",
 				Description: "bytes of PT packets per second between consecutive TSC packets"})
 		}
 		dt := int64(s.conv.ToNS(s.tsc)) - int64(s.conv.ToNS(s.prevTSC))
 		if s.winBytes > 0 && dt > 0 {
-			x.w.Counter(s.counter, ts, float64(s.winBytes)*1e9/float64(dt))
+			c.W.Counter(s.counter, ts, float64(s.winBytes)*1e9/float64(dt))
 		}
 	case intelpt.KindOVF:
-		x.w.DataLost()
-		x.w.Instant(s.top, ts, "pt", "overflow", Str("meaning", "the CPU dropped trace packets"))
+		c.W.DataLost()
+		c.W.Instant(c.Top, ts, "pt", "overflow", Str("meaning", "the CPU dropped trace packets"))
 	case intelpt.KindTraceStop:
-		x.w.Instant(s.top, ts, "pt", "trace stop")
+		c.W.Instant(c.Top, ts, "pt", "trace stop")
 	case intelpt.KindPwrE:
-		x.w.Instant(s.top, ts, "pt", "power entry", Uint("cstate", uint64(s.pkt.Type)), Uint("substate", uint64(s.pkt.Sub)))
+		c.W.Instant(c.Top, ts, "pt", "power entry", Uint("cstate", uint64(s.pkt.Type)), Uint("substate", uint64(s.pkt.Sub)))
 	case intelpt.KindPwrX:
-		x.w.Instant(s.top, ts, "pt", "power exit", Uint("last_cstate", uint64(s.pkt.Type)), Uint("deepest_cstate", uint64(s.pkt.Sub)))
+		c.W.Instant(c.Top, ts, "pt", "power exit", Uint("last_cstate", uint64(s.pkt.Type)), Uint("deepest_cstate", uint64(s.pkt.Sub)))
 	case intelpt.KindMWait:
-		x.w.Instant(s.top, ts, "pt", "mwait", Hex("hints", s.pkt.Payload), Hex("extensions", uint64(s.pkt.Aux)))
+		c.W.Instant(c.Top, ts, "pt", "mwait", Hex("hints", s.pkt.Payload), Hex("extensions", uint64(s.pkt.Aux)))
 	}
 }
 
-func (s *ptSource) flush(*exporter, uint64)  {}
-func (s *ptSource) finish(*exporter, uint64) {}
+func (s *ptSource) Flush(*Canvas, uint64)  {}
+func (s *ptSource) Finish(*Canvas, uint64) {}

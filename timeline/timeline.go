@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/regdb"
@@ -153,18 +152,62 @@ func (s *Stats) Lost() int64 {
 	return n
 }
 
-// source is one input being merged. next reads the next event and
-// returns its time on the source's own clock in nanoseconds; emit writes
-// the event read last at ts (timeline time); finish ends what is still
-// open at the end.
-type source interface {
-	next() (int64, error)
-	emit(x *exporter, ts uint64)
-	flush(x *exporter, now uint64)
-	finish(x *exporter, ts uint64)
-	close() error
-	stats() *InputStats
+// Source is one input of a timeline: events in time order on the source's
+// own clock, which the source draws itself. The source packages' readers
+// are adapted by NewUSBSource (usbmon), NewMMIOSource (mmiotrace),
+// NewEventsSource (user_events NDJSON) and NewPTSource/NewPerfDataSources
+// (Intel PT); Open makes them from a file. A live capture, or a library
+// user's own data, is merged by implementing Source.
+//
+// Merge calls Next until io.EOF; after each event it calls Flush with the
+// timeline time reached so far (by any source) and Draw with the event's
+// timeline time. At the end it calls Flush with math.MaxUint64 and
+// Finish with the time of the source's last event.
+type Source interface {
+	// Info describes the source. Path names it (a file name, or any name
+	// for a live or custom source: the clocks file is looked up by its
+	// base name, then by Kind). Merge fills in Events, FirstNS, LastNS,
+	// OffsetNS and Aligned; the source maintains its own counters (Lost,
+	// Skipped, Truncated...).
+	Info() *InputStats
+	// Next reads the next event and returns its time in nanoseconds on
+	// the source's own clock, or io.EOF at the end.
+	Next() (int64, error)
+	// Draw writes the event Next read last on the canvas, at timeline
+	// time ts.
+	Draw(c *Canvas, ts uint64)
+	// Flush is called when the timeline reaches now (counters over time
+	// windows end there).
+	Flush(c *Canvas, now uint64)
+	// Finish ends what is still open at the end of the input; ts is the
+	// time of the source's last event.
+	Finish(c *Canvas, ts uint64)
+	// Close releases the source's resources.
+	Close() error
 }
+
+// Canvas is where a Source draws: the Perfetto writer and the source's own
+// top-level track, under which it creates its tracks.
+type Canvas struct {
+	W   *Writer
+	Top uint64
+	x   *exporter
+	in  *InputStats
+	opt *Options
+}
+
+// Marker shows a marker (origin: the kind of source it comes from) on
+// every input's track and on the markers track.
+func (c *Canvas) Marker(ts uint64, origin string, text []byte) { c.x.marker(ts, origin, text) }
+
+// Warn records a warning about the source (Stats.Warnings, Options.Warn).
+func (c *Canvas) Warn(format string, args ...any) { c.x.warn(c.in, format, args...) }
+
+// BandwidthWindowNS is the window of bandwidth counters (Options).
+func (c *Canvas) BandwidthWindowNS() int64 { return c.opt.BandwidthWindowNS }
+
+// openWarner is a source with warnings found when it was opened.
+type openWarner interface{ openWarnings() []string }
 
 // exporter is the state shared by the sources while exporting.
 type exporter struct {
@@ -173,8 +216,6 @@ type exporter struct {
 	stats   *Stats
 	tops    []uint64 // every input's top track, for markers
 	markers uint64   // the markers track
-	read    int64    // input bytes read so far (regular files)
-	total   int64    // input bytes in all
 }
 
 // countingReader counts the bytes read through it.
@@ -212,30 +253,67 @@ func (x *exporter) marker(ts uint64, origin string, text []byte) {
 
 // Export reads the traces at paths, merges their events on one clock and
 // writes them to out as a Perfetto trace. Each input is streamed: memory
-// does not grow with the inputs' size.
+// does not grow with the inputs' size. It is Open of every path, then
+// Merge.
 func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*Stats, error) {
+	var prog progress
+	var srcs []Source
+	defer func() {
+		for _, s := range srcs {
+			s.Close()
+		}
+	}()
+	for _, p := range paths {
+		ss, err := open(p, &opt, &prog)
+		if err != nil {
+			st := &Stats{Aligned: opt.Clocks != nil || len(opt.InputClocks) > 0}
+			for _, s := range srcs {
+				st.Inputs = append(st.Inputs, s.Info())
+			}
+			return st, err
+		}
+		srcs = append(srcs, ss...)
+	}
+	return merge(ctx, out, srcs, opt, &prog)
+}
+
+// Merge merges the events of srcs on one clock and writes them to out as
+// a Perfetto trace. Each source's clock is mapped by opt's clocks files
+// (looked up by the base name of its Info().Path, then by its Kind); the
+// markers of the clocks files are shown. It does not close the sources.
+func Merge(ctx context.Context, out io.Writer, srcs []Source, opt Options) (*Stats, error) {
+	return merge(ctx, out, srcs, opt, nil)
+}
+
+// progress counts the input bytes read, for Options.Progress.
+type progress struct{ read, total int64 }
+
+func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog *progress) (*Stats, error) {
 	if opt.BandwidthWindowNS <= 0 {
 		opt.BandwidthWindowNS = 100e6
+	}
+	if prog == nil {
+		prog = &progress{}
 	}
 	anyClocks := opt.Clocks != nil || len(opt.InputClocks) > 0
 	st := &Stats{Aligned: anyClocks}
 	x := &exporter{w: NewWriter(out), opt: &opt, stats: st}
-	var srcs []source
-	defer func() {
-		for _, s := range srcs {
-			s.close()
+	var paths []string
+	seen := map[string]bool{}
+	for _, s := range srcs {
+		in := s.Info()
+		st.Inputs = append(st.Inputs, in)
+		if !seen[in.Path] {
+			seen[in.Path] = true
+			paths = append(paths, in.Path)
 		}
-	}()
-	for _, p := range paths {
-		ss, err := openSource(p, x)
-		if err != nil {
-			return st, err
-		}
-		for _, s := range ss {
-			srcs = append(srcs, s)
-			st.Inputs = append(st.Inputs, s.stats())
+		if w, ok := s.(openWarner); ok {
+			for _, m := range w.openWarnings() {
+				x.warn(in, "%s", m)
+			}
 		}
 	}
+	srcs = append([]Source(nil), srcs...)
 	for _, c := range opt.allClocks(paths) {
 		if len(c.Markers) > 0 {
 			srcs = append(srcs, &markerSource{m: c.Markers, st: &InputStats{Path: "clocks", Kind: "markers"}})
@@ -247,15 +325,15 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 	offsets := make([]int64, len(srcs))
 	min := int64(math.MaxInt64)
 	for i, s := range srcs {
-		raw, err := s.next()
+		raw, err := s.Next()
 		if err == io.EOF {
-			x.warn(s.stats(), "no events")
+			x.warn(s.Info(), "no events")
 			continue
 		}
 		if err != nil {
-			return st, fmt.Errorf("%s: %w", s.stats().Path, err)
+			return st, fmt.Errorf("%s: %w", s.Info().Path, err)
 		}
-		in := s.stats()
+		in := s.Info()
 		if clk, ok := opt.clocksOf(in.Path).lookup(in.Path, in.Kind); ok {
 			offsets[i] = clk.OffsetNS
 			in.Aligned = true
@@ -293,17 +371,17 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 	heap.Init(h)
 
 	x.markers = x.w.Track(0, "markers", TrackOptions{Rank: -1})
-	for _, s := range srcs {
+	canvases := make([]*Canvas, len(srcs))
+	for i, s := range srcs {
+		c := &Canvas{W: x.w, x: x, in: s.Info(), opt: &opt}
+		canvases[i] = c
 		if ms, ok := s.(*markerSource); ok {
+			c.Top = x.markers
 			ms.track = x.markers
 			continue
 		}
-		x.tops = append(x.tops, topTrack(x, s.stats()))
-	}
-	for i, s := range srcs {
-		if t, ok := s.(trackSetter); ok {
-			t.setTop(x.tops[i])
-		}
+		c.Top = topTrack(x, s.Info())
+		x.tops = append(x.tops, c.Top)
 	}
 
 	var now uint64
@@ -319,7 +397,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 			}
 			if opt.Progress != nil && time.Since(lastProgress) >= 500*time.Millisecond {
 				lastProgress = time.Now()
-				opt.Progress(x.read, x.total)
+				opt.Progress(prog.read, prog.total)
 			}
 		}
 		it := &h.items[0]
@@ -327,18 +405,18 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		ts := timelineTime(it.t, shift)
 		if ts > now {
 			now = ts
-			for _, o := range srcs {
-				o.flush(x, now)
+			for i, o := range srcs {
+				o.Flush(canvases[i], now)
 			}
 		}
-		in := s.stats()
+		in := s.Info()
 		if in.Events == 0 {
 			in.FirstNS = ts
 		}
 		in.Events++
 		in.LastNS = ts
-		s.emit(x, ts)
-		raw, err := s.next()
+		s.Draw(canvases[it.idx], ts)
+		raw, err := s.Next()
 		if err == io.EOF {
 			heap.Pop(h)
 			continue
@@ -349,9 +427,9 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		it.t = raw + offsets[it.idx]
 		heap.Fix(h, 0)
 	}
-	for _, s := range srcs {
-		s.flush(x, math.MaxUint64)
-		s.finish(x, s.stats().LastNS)
+	for i, s := range srcs {
+		s.Flush(canvases[i], math.MaxUint64)
+		s.Finish(canvases[i], s.Info().LastNS)
 	}
 	st.Writer = x.w.Stats()
 	if err := x.w.Close(); err != nil {
@@ -369,10 +447,11 @@ func timelineTime(t, shift int64) uint64 {
 	return uint64(t)
 }
 
-type trackSetter interface{ setTop(uint64) }
-
 func topTrack(x *exporter, in *InputStats) uint64 {
-	name := map[Kind]string{KindUSB: "USB", KindMMIO: "MMIO", KindEvents: "user_events", KindPT: "Intel PT"}[in.Kind]
+	name, ok := map[Kind]string{KindUSB: "USB", KindMMIO: "MMIO", KindEvents: "user_events", KindPT: "Intel PT"}[in.Kind]
+	if !ok {
+		name = string(in.Kind)
+	}
 	name += " " + baseName(in.Path)
 	if in.Stream != "" {
 		name += " " + in.Stream
@@ -391,17 +470,35 @@ func baseName(p string) string {
 	return p
 }
 
-// openSource detects the input's format and opens its sources (several
-// for a perf.data file with several PT streams).
-func openSource(path string, x *exporter) ([]source, error) {
+// Open opens the trace at path as timeline sources (several for a
+// perf.data file with several PT streams), its format detected from its
+// content (Detect). opt gives the MMIO register database and the clocks
+// (a PT stream's TSC conversion). The caller closes the sources.
+func Open(path string, opt Options) ([]Source, error) {
+	return open(path, &opt, nil)
+}
+
+// opener opens the sources of one kind of input, read from br (a
+// buffered f). When it returns an error, f is closed by open.
+type opener func(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error)
+
+// openers are the file formats Open reads, by the kind Detect returns.
+var openers = map[Kind]opener{
+	KindUSB:    openUSB,
+	KindMMIO:   openMMIO,
+	KindEvents: openEvents,
+	KindPT:     openPT,
+}
+
+func open(path string, opt *Options, prog *progress) ([]Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	var r io.Reader = f
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		x.total += fi.Size()
-		r = &countingReader{r: f, n: &x.read}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && prog != nil {
+		prog.total += fi.Size()
+		r = &countingReader{r: f, n: &prog.read}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(4096)
@@ -410,31 +507,19 @@ func openSource(path string, x *exporter) ([]source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in := &InputStats{Path: path, Kind: kind}
-	var s source
-	switch kind {
-	case KindUSB:
-		s, err = newUSBSource(f, br, in)
-	case KindMMIO:
-		s, err = newMMIOSource(f, br, in, x.opt.DB)
-	case KindEvents:
-		s, err = newEventsSource(f, br, in)
-	case KindPT:
-		ss, err := newPTSources(f, br, in, x.opt.clocksOf(path))
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if clk, ok := x.opt.clocksOf(path).lookup(path, kind); (!ok || clk.TSC == nil) && !strings.HasPrefix(in.Clock, "perf time") {
-			x.warn(in, "no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds")
-		}
-		return ss, nil
-	}
+	ss, err := openers[kind](f, br, &InputStats{Path: path, Kind: kind}, opt)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return []source{s}, nil
+	return ss, nil
+}
+
+func closeIf(c io.Closer) error {
+	if c == nil {
+		return nil
+	}
+	return c.Close()
 }
 
 type mergeItem struct {
@@ -465,7 +550,7 @@ type markerSource struct {
 	st    *InputStats
 }
 
-func (m *markerSource) next() (int64, error) {
+func (m *markerSource) Next() (int64, error) {
 	if m.i >= len(m.m) {
 		return 0, io.EOF
 	}
@@ -473,13 +558,13 @@ func (m *markerSource) next() (int64, error) {
 	return m.m[m.i-1].NS, nil
 }
 
-func (m *markerSource) emit(x *exporter, ts uint64) {
-	x.marker(ts, "clocks", []byte(m.m[m.i-1].Name))
+func (m *markerSource) Draw(c *Canvas, ts uint64) {
+	c.Marker(ts, "clocks", []byte(m.m[m.i-1].Name))
 }
-func (m *markerSource) flush(*exporter, uint64)  {}
-func (m *markerSource) finish(*exporter, uint64) {}
-func (m *markerSource) close() error             { return nil }
-func (m *markerSource) stats() *InputStats       { return m.st }
+func (m *markerSource) Flush(*Canvas, uint64)  {}
+func (m *markerSource) Finish(*Canvas, uint64) {}
+func (m *markerSource) Close() error           { return nil }
+func (m *markerSource) Info() *InputStats      { return m.st }
 
 // clocksOf returns the clocks file of the input at path: its own
 // (InputClocks), else Clocks.

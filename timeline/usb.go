@@ -20,11 +20,10 @@ const textWrapUS = 4096 * 1000000
 // arguments; submission errors and orphan completions are instants; the
 // bytes completed per device are a bandwidth counter.
 type usbSource struct {
-	f   *os.File
-	rd  usbmon.Reader
-	in  *InputStats
-	ev  usbmon.Event
-	top uint64
+	closer io.Closer
+	rd     usbmon.Reader
+	in     *InputStats
+	ev     usbmon.Event
 
 	// text timestamp unwrapping
 	lastStamp uint32
@@ -75,27 +74,42 @@ type lane struct {
 	index int
 }
 
-func newUSBSource(f *os.File, br *bufio.Reader, in *InputStats) (*usbSource, error) {
+// NewUSBSource adapts a usbmon reader (a file's, or a live capture's) to
+// a timeline Source named name. Close closes r when it is an io.Closer.
+func NewUSBSource(name string, r usbmon.Reader) Source {
+	s := newUSBSource(r, &InputStats{Path: name, Kind: KindUSB}, r.Format())
+	if c, ok := r.(io.Closer); ok {
+		s.closer = c
+	}
+	return s
+}
+
+func openUSB(f *os.File, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
 	rd, format, err := usbmon.NewReader(br)
 	if err != nil {
 		return nil, err
 	}
+	s := newUSBSource(rd, in, format)
+	s.closer = f
+	return []Source{s}, nil
+}
+
+func newUSBSource(rd usbmon.Reader, in *InputStats, format usbmon.Format) *usbSource {
 	in.Format = "usbmon " + format.String()
 	in.Clock = "usbmon wall clock (CLOCK_REALTIME)"
 	return &usbSource{
-		f: f, rd: rd, in: in,
+		rd: rd, in: in,
 		pairer:  usb.NewPairer(),
 		decoder: usb.NewDecoder(usb.NewIdentities()),
 		buses:   map[uint16]uint64{},
 		devices: map[devKey]*usbDevice{},
 		pending: map[usb.Key]*lane{},
 		max:     usb.DefaultMaxPending,
-	}, nil
+	}
 }
 
-func (s *usbSource) setTop(t uint64)    { s.top = t }
-func (s *usbSource) stats() *InputStats { return s.in }
-func (s *usbSource) close() error       { return s.f.Close() }
+func (s *usbSource) Info() *InputStats { return s.in }
+func (s *usbSource) Close() error      { return closeIf(s.closer) }
 func (s *usbSource) skipped() int64 {
 	if sk, ok := s.rd.(usbmon.Skipper); ok {
 		return int64(sk.Skipped())
@@ -103,7 +117,7 @@ func (s *usbSource) skipped() int64 {
 	return 0
 }
 
-func (s *usbSource) next() (int64, error) {
+func (s *usbSource) Next() (int64, error) {
 	err := s.rd.ReadInto(&s.ev)
 	s.in.Skipped = s.skipped()
 	if err == io.ErrUnexpectedEOF {
@@ -127,19 +141,19 @@ func (s *usbSource) next() (int64, error) {
 	return (s.wraps*textWrapUS + int64(st)) * 1000, nil
 }
 
-func (s *usbSource) device(x *exporter, ev *usbmon.Event, ts uint64) *usbDevice {
+func (s *usbSource) device(c *Canvas, ev *usbmon.Event, ts uint64) *usbDevice {
 	k := devKey{ev.Bus, ev.Device}
 	if d, ok := s.devices[k]; ok {
 		return d
 	}
 	bus, ok := s.buses[ev.Bus]
 	if !ok {
-		bus = x.w.Track(s.top, fmt.Sprintf("bus %d", ev.Bus), TrackOptions{})
+		bus = c.W.Track(c.Top, fmt.Sprintf("bus %d", ev.Bus), TrackOptions{})
 		s.buses[ev.Bus] = bus
 	}
 	d := &usbDevice{endpoints: map[epKey]*endpoint{}}
-	d.track = x.w.Track(bus, fmt.Sprintf("device %d:%03d", ev.Bus, ev.Device), TrackOptions{})
-	d.counter = x.w.Track(d.track, fmt.Sprintf("%d:%03d bandwidth", ev.Bus, ev.Device), TrackOptions{
+	d.track = c.W.Track(bus, fmt.Sprintf("device %d:%03d", ev.Bus, ev.Device), TrackOptions{})
+	d.counter = c.W.Track(d.track, fmt.Sprintf("%d:%03d bandwidth", ev.Bus, ev.Device), TrackOptions{
 		Counter: true, Unit: UnitSizeBytes, UnitName: "B/s",
 		Description: "bytes completed per second, averaged over the bandwidth window",
 	})
@@ -149,7 +163,7 @@ func (s *usbSource) device(x *exporter, ev *usbmon.Event, ts uint64) *usbDevice 
 	return d
 }
 
-func (s *usbSource) endpoint(x *exporter, d *usbDevice, ev *usbmon.Event) *endpoint {
+func (s *usbSource) endpoint(c *Canvas, d *usbDevice, ev *usbmon.Event) *endpoint {
 	k := epKey{ev.EndpointAddress(), ev.Transfer}
 	if ev.Transfer == usbmon.Control {
 		k.addr = ev.Endpoint // one track for both directions
@@ -171,7 +185,7 @@ func (s *usbSource) endpoint(x *exporter, d *usbDevice, ev *usbmon.Event) *endpo
 }
 
 // freeLane returns the endpoint's first idle lane, creating one.
-func (e *endpoint) freeLane(x *exporter) *lane {
+func (e *endpoint) freeLane(c *Canvas) *lane {
 	for _, l := range e.lanes {
 		if !l.busy {
 			return l
@@ -181,7 +195,7 @@ func (e *endpoint) freeLane(x *exporter) *lane {
 	if len(e.lanes) > 0 {
 		name = fmt.Sprintf("%s #%d", e.name, len(e.lanes)+1)
 	}
-	l := &lane{track: x.w.Track(e.dev, name, TrackOptions{}), ep: e, index: len(e.lanes)}
+	l := &lane{track: c.W.Track(e.dev, name, TrackOptions{}), ep: e, index: len(e.lanes)}
 	e.lanes = append(e.lanes, l)
 	return l
 }
@@ -194,10 +208,10 @@ func transferName(ev *usbmon.Event) string {
 	return ev.Transfer.String() + " " + dir
 }
 
-func (s *usbSource) emit(x *exporter, ts uint64) {
+func (s *usbSource) Draw(c *Canvas, ts uint64) {
 	ev := &s.ev
 	s.lastTS = ts
-	d := s.device(x, ev, ts)
+	d := s.device(c, ev, ts)
 	pair, paired := s.pairer.Add(ev)
 	dec := s.decoder.Decode(ev, pair, paired)
 	key := usb.KeyOf(ev)
@@ -206,7 +220,7 @@ func (s *usbSource) emit(x *exporter, ts uint64) {
 		if old, ok := s.pending[key]; ok {
 			// The kernel cannot submit a URB twice: the completion of the
 			// first was lost.
-			x.w.End(old.track, ts, Str("completion", "lost: URB id submitted again"))
+			c.W.End(old.track, ts, Str("completion", "lost: URB id submitted again"))
 			old.busy = false
 			delete(s.pending, key)
 			s.in.Unmatched++
@@ -215,8 +229,8 @@ func (s *usbSource) emit(x *exporter, ts uint64) {
 			s.in.Overflow++
 			return
 		}
-		e := s.endpoint(x, d, ev)
-		l := e.freeLane(x)
+		e := s.endpoint(c, d, ev)
+		l := e.freeLane(c)
 		l.busy = true
 		s.pending[key] = l
 		name := transferName(ev)
@@ -234,18 +248,18 @@ func (s *usbSource) emit(x *exporter, ts uint64) {
 		if ev.Interval != 0 {
 			args = append(args, Int("interval", int64(ev.Interval)))
 		}
-		x.w.Begin(l.track, ts, "usb", name, args...)
+		c.W.Begin(l.track, ts, "usb", name, args...)
 		s.in.Slices++
 	case usbmon.Callback:
 		s.count(d, ev, ts)
 		l, ok := s.pending[key]
 		if !ok {
 			s.in.Orphans++
-			e := s.endpoint(x, d, ev)
+			e := s.endpoint(c, d, ev)
 			if len(e.lanes) == 0 {
-				e.freeLane(x)
+				e.freeLane(c)
 			}
-			x.w.Instant(e.lanes[0].track, ts, "usb", "orphan completion",
+			c.W.Instant(e.lanes[0].track, ts, "usb", "orphan completion",
 				Hex("urb", ev.ID), Str("status", usb.StatusName(ev.Status)), Uint("actual", uint64(ev.Length)))
 			return
 		}
@@ -259,13 +273,13 @@ func (s *usbSource) emit(x *exporter, ts uint64) {
 		if paired {
 			args = append(args, Int("latency_us", pair.Latency))
 		}
-		x.w.End(l.track, ts, args...)
+		c.W.End(l.track, ts, args...)
 	default: // submission error
-		e := s.endpoint(x, d, ev)
+		e := s.endpoint(c, d, ev)
 		if len(e.lanes) == 0 {
-			e.freeLane(x)
+			e.freeLane(c)
 		}
-		x.w.Instant(e.lanes[0].track, ts, "usb", "submission error",
+		c.W.Instant(e.lanes[0].track, ts, "usb", "submission error",
 			Hex("urb", ev.ID), Str("status", usb.StatusName(ev.Status)))
 	}
 }
@@ -278,12 +292,12 @@ func (s *usbSource) count(d *usbDevice, ev *usbmon.Event, ts uint64) {
 // flush writes the bandwidth of every device whose window ended by now
 // (now is ^uint64(0) at the end of the input). A value is written at the
 // start of each window with traffic, and a 0 after the last one.
-func (s *usbSource) flush(x *exporter, now uint64) {
-	w := uint64(x.opt.BandwidthWindowNS)
+func (s *usbSource) Flush(c *Canvas, now uint64) {
+	w := uint64(c.opt.BandwidthWindowNS)
 	for _, d := range s.devList {
 		for d.winStart+w <= now {
 			if d.bytes > 0 || d.active {
-				x.w.Counter(d.counter, d.winStart, float64(d.bytes)*1e9/float64(w))
+				c.W.Counter(d.counter, d.winStart, float64(d.bytes)*1e9/float64(w))
 				d.active = d.bytes > 0
 			}
 			d.bytes = 0
@@ -299,7 +313,7 @@ func (s *usbSource) flush(x *exporter, now uint64) {
 	}
 }
 
-func (s *usbSource) finish(x *exporter, ts uint64) {
+func (s *usbSource) Finish(c *Canvas, ts uint64) {
 	// In track order, so that the output does not depend on map order.
 	ls := make([]*lane, 0, len(s.pending))
 	for k, l := range s.pending {
@@ -308,7 +322,7 @@ func (s *usbSource) finish(x *exporter, ts uint64) {
 	}
 	sort.Slice(ls, func(i, j int) bool { return ls[i].track < ls[j].track })
 	for _, l := range ls {
-		x.w.End(l.track, ts, Str("completion", "none: in flight at the end of the capture"))
+		c.W.End(l.track, ts, Str("completion", "none: in flight at the end of the capture"))
 		s.in.Unmatched++
 	}
 }
