@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
-	"github.com/iotap/iotap/regdb"
+	"github.com/iotap/iotap/report"
 	"github.com/spf13/cobra"
 )
 
@@ -61,35 +61,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "name": name(l.Key), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
 				}
 			} else {
-				fmt.Fprintf(w, "lines %d", st.Lines)
-				for k, n := range st.Kinds {
-					if n > 0 {
-						fmt.Fprintf(w, ", %s %d", mmiotrace.Kind(k), n)
-					}
-				}
-				fmt.Fprintf(w, "\nlost events %d, skipped lines %d\n\nmaps:\n", st.Lost, st.Skipped)
-				for _, m := range st.Maps {
-					fmt.Fprintf(w, "  map %-4d 0x%x+0x%x  reads %d  writes %d\n", m.ID, m.Phys, m.Len, m.Reads, m.Writes)
-				}
-				fmt.Fprintf(w, "\nhot registers (%d of %d):\n", min(top, len(st.Regs)), len(st.Regs))
-				for i, r := range st.Regs {
-					if i >= top {
-						break
-					}
-					fmt.Fprintf(w, "  %-24s %-10s w%d  reads %-8d writes %-8d last 0x%x", r.Key, name(r.Key), r.Key.Width, r.Reads, r.Writes, r.LastValue)
-					if r.PollLoops > 0 {
-						fmt.Fprintf(w, "  (%d polling loops, %d reads)", r.PollLoops, r.PollReads)
-					}
-					fmt.Fprintln(w)
-				}
-				fmt.Fprintf(w, "\npolling loops: %d\n", st.LoopCount)
-				for _, l := range st.Loops {
-					reg := l.Key.String()
-					if n := name(l.Key); n != "" {
-						reg = n + " (" + reg + ")"
-					}
-					fmt.Fprintf(w, "  line %d: read %s %d times %s (%s..%s)\n", l.Line, reg, l.Count, l.Describe(), l.StartTime, l.EndTime)
-				}
+				report.WriteMMIOText(w, st, name, report.MMIOTextOptions{Top: top})
 			}
 			w.Flush()
 			return mmioLossCheck(st.Lost, st.Skipped, nil, allowLoss)
@@ -107,41 +79,10 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 }
 
 // mmioRegNamer names registers with the register database shipped for
-// their device's PCI id (regdb), "" when there is none.
+// their device's PCI id (regdb), "" when there is none or off.
 func mmioRegNamer(st *mmiotrace.Stats, off bool) func(mmiotrace.RegKey) string {
-	bars := map[mmiotrace.RegKey]*mmiotrace.BAR{}
-	for _, r := range st.Regs {
-		bars[r.Key] = r.BAR
+	if off {
+		return func(mmiotrace.RegKey) string { return "" }
 	}
-	type dbKey struct {
-		id  regdb.PCIID
-		bar int
-	}
-	type dbDom struct {
-		db  *regdb.DB
-		dom string
-	}
-	dbs := map[dbKey]*dbDom{}
-	return func(k mmiotrace.RegKey) string {
-		b := bars[k]
-		if off || b == nil {
-			return ""
-		}
-		key := dbKey{regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index}
-		d, seen := dbs[key]
-		if !seen {
-			if db, dom, ok := regdb.BuiltinForPCI(key.id, key.bar); ok {
-				d = &dbDom{db, dom.Name}
-			}
-			dbs[key] = d
-		}
-		if d == nil {
-			return ""
-		}
-		m, ok := d.db.Lookup(d.dom, k.Offset, uint(k.Width)*8)
-		if !ok {
-			return ""
-		}
-		return m.Name()
-	}
+	return report.NameRegisters(st)
 }

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/report"
 )
 
 func newPTStatsCmd(e *env) *cobra.Command {
@@ -87,7 +87,7 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 				return err
 			}
 		} else {
-			ptStatsText(e, it.name, &it.s)
+			report.WritePTText(e.stdout, it.name, &it.s)
 		}
 		if it.s.Overflows > 0 {
 			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", it.name, it.s.Overflows))
@@ -103,39 +103,6 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 		return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
 	}
 	return nil
-}
-
-func ptStatsText(e *env, name string, s *intelpt.Stats) {
-	w := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(w, "trace\t%s\n", name)
-	fmt.Fprintf(w, "bytes\t%d\n", s.Bytes)
-	fmt.Fprintf(w, "packets\t%d\n", s.Packets)
-	fmt.Fprintf(w, "psb\t%d", s.PSBs)
-	if s.PSBs > 1 {
-		fmt.Fprintf(w, " (spacing min %d, mean %d, max %d bytes)", s.PSBGapMin, s.PSBGapMean, s.PSBGapMax)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "overflows\t%d\n", s.Overflows)
-	fmt.Fprintf(w, "errors\t%d", s.Errors)
-	if len(s.ErrorOffsets) > 0 {
-		fmt.Fprintf(w, " (first at %#x)", s.ErrorOffsets[0])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "skipped bytes\t%d\n", s.SkippedBytes)
-	if s.Truncated {
-		fmt.Fprintf(w, "truncated\tyes\n")
-	}
-	if s.HaveTime {
-		fmt.Fprintf(w, "tsc\t%#x .. %#x (%d ticks)\n", s.FirstTSC, s.LastTSC, s.LastTSC-s.FirstTSC)
-	} else {
-		fmt.Fprintf(w, "tsc\tnone\n")
-	}
-	for _, k := range intelpt.Kinds() {
-		if n := s.Count(k); n > 0 {
-			fmt.Fprintf(w, "  %s\t%d\n", k, n)
-		}
-	}
-	w.Flush()
 }
 
 type ptStatsJSONOut struct {

@@ -13,6 +13,7 @@ import (
 
 	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/regdb"
+	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 	"github.com/spf13/cobra"
 )
@@ -190,7 +191,7 @@ func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error)
 			if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") {
 				continue
 			}
-			if _, ok := sniffTrace(p); ok {
+			if _, ok := report.SniffFile(p); ok {
 				inputs = append(inputs, p)
 				n++
 			}

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -165,84 +162,10 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), Untracked: st.Untracked(), SpanUs: st.Span(), Pairs: in.pairer.Counts()})
 }
 
-func fmtMicros(us int64) string {
-	return time.Duration(us * 1000).String()
-}
-
-func fmtRate(bps float64) string {
-	switch {
-	case bps >= 1e6:
-		return fmt.Sprintf("%.1fMB/s", bps/1e6)
-	case bps >= 1e3:
-		return fmt.Sprintf("%.1fkB/s", bps/1e3)
-	}
-	return fmt.Sprintf("%.0fB/s", bps)
-}
-
-// problems lists the non-OK statuses as "EPIPE×2 EPROTO×1".
-func problems(m map[int32]uint64) string {
-	var keys []int32
-	for s := range m {
-		if s < 0 {
-			keys = append(keys, s)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] > keys[j] })
-	var parts []string
-	for _, s := range keys {
-		parts = append(parts, fmt.Sprintf("%s×%d", usb.StatusName(s), m[s]))
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " ")
-}
+func fmtMicros(us int64) string { return report.FmtMicros(us) }
 
 func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "DEVICE\tEP\tTYPE\tSUBMIT\tCOMPLETE\tBYTES\tRATE\tLAT MIN\tP50\tP99\tMAX\tERRORS\tSTALLS\tCANCELLED\tSTATUS\n")
-	devs := st.Devices()
-	eps := st.Endpoints()
-	for _, d := range devs {
-		dev := fmt.Sprintf("%d:%03d", d.Bus, d.Device)
-		for _, s := range eps {
-			if s.Bus != d.Bus || s.Device != d.Device {
-				continue
-			}
-			lat := [4]string{"-", "-", "-", "-"}
-			if s.Latency.Count() > 0 {
-				lat = [4]string{fmtMicros(s.Latency.Min()), fmtMicros(s.Latency.Quantile(0.5)), fmtMicros(s.Latency.Quantile(0.99)), fmtMicros(s.Latency.Max())}
-			}
-			fmt.Fprintf(tw, "%s\t%02x %s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
-				dev, s.Endpoint, directionName(s.Endpoint&0x80 != 0), s.Transfer, s.Submissions, s.Completions, s.Bytes,
-				fmtRate(s.BytesPerSecond()), lat[0], lat[1], lat[2], lat[3], s.Errors+s.SubmitErrors, s.Stalls, s.Cancelled, problems(s.Status))
-		}
-		lat := [4]string{"-", "-", "-", "-"}
-		if d.Latency.Count() > 0 {
-			lat = [4]string{fmtMicros(d.Latency.Min()), fmtMicros(d.Latency.Quantile(0.5)), fmtMicros(d.Latency.Quantile(0.99)), fmtMicros(d.Latency.Max())}
-		}
-		fmt.Fprintf(tw, "%s\tall\t\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", dev, d.Submissions, d.Completions, d.Bytes,
-			fmtRate(d.BytesPerSecond()), lat[0], lat[1], lat[2], lat[3], d.Errors+d.SubmitErrors, d.Stalls, d.Cancelled, problems(d.Status))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	for _, d := range devs {
-		v, m, p := identityOf(in, d.Bus, d.Device)
-		name := strings.TrimSpace(strings.Join([]string{v, m, p}, " "))
-		if name == "" {
-			name = "identity not captured (enumeration not in the capture; try --sysfs on a live system)"
-		}
-		fmt.Fprintf(w, "%d:%03d %s\n", d.Bus, d.Device, name)
-	}
-	c := in.pairer.Counts()
-	_, err := fmt.Fprintf(w, "%d events over %s; %d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors\n",
-		st.Events(), fmtMicros(st.Span()), c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
-	if err == nil && st.Untracked() > 0 {
-		_, err = fmt.Fprintf(w, "%d events of endpoints beyond the first %d not counted per endpoint\n", st.Untracked(), usb.DefaultMaxEndpoints)
-	}
-	if err == nil && c.Overflow > 0 {
-		_, err = fmt.Fprintf(w, "%d submissions not tracked: more than %d in flight\n", c.Overflow, usb.DefaultMaxPending)
-	}
-	return err
+	return report.WriteUSBTable(w, st, in.pairer.Counts(), in.ids, report.USBTableOptions{
+		Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
+	})
 }

@@ -1,0 +1,217 @@
+package report
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/iotap/iotap/timeline"
+	"github.com/iotap/iotap/usbmon"
+)
+
+// Kind is what a file was recognised as.
+type Kind struct {
+	Source string `json:"source"` // usb, mmio, pt, events
+	Format string `json:"format"` // human name of the format
+}
+
+// Sniff recognises a trace from its first bytes (up to 4 KiB are enough).
+func Sniff(head []byte) (Kind, bool) {
+	kind, err := timeline.Detect(head)
+	if err != nil {
+		return Kind{}, false
+	}
+	switch kind {
+	case timeline.KindPT:
+		format := "raw Intel PT"
+		if bytes.HasPrefix(head, []byte("PERFILE2")) {
+			format = "perf.data"
+		}
+		return Kind{"pt", format}, true
+	case timeline.KindMMIO:
+		return Kind{"mmio", "mmiotrace log"}, true
+	case timeline.KindEvents:
+		return Kind{"events", "user_events NDJSON"}, true
+	case timeline.KindUSB:
+		_, format, _ := usbmon.NewReader(bytes.NewReader(head))
+		return Kind{"usb", "usbmon " + format.String()}, true
+	}
+	return Kind{}, false
+}
+
+// SniffFile recognises the trace in the file at path.
+func SniffFile(path string) (Kind, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Kind{}, false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return Sniff(head[:n])
+}
+
+// File is one regular file found among the inputs.
+type File struct {
+	// Path is where the file is read from (for a bundle member, a file
+	// in a temporary directory).
+	Path string
+	// Name is how the report names it: Path, or BUNDLE:MEMBER for a
+	// member of a bundle.
+	Name string
+}
+
+// Bundle is a .tar.gz bundle found among the inputs.
+type Bundle struct {
+	Path    string   `json:"path"`
+	Members []string `json:"members"`
+}
+
+// inputs is what Find returns.
+type inputs struct {
+	files   []File
+	bundles []Bundle
+	tmp     []string // directories to remove
+}
+
+func (in *inputs) cleanup() {
+	for _, d := range in.tmp {
+		os.RemoveAll(d)
+	}
+}
+
+// find walks the arguments: directories recursively (skipping fuzz
+// corpora and hidden directories), bundles extracted into a temporary
+// directory, other files as they are. Files are sorted by name.
+func find(args []string) (*inputs, error) {
+	in := &inputs{}
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			in.cleanup()
+			return nil, err
+		}
+		root, prefix := a, ""
+		if !st.IsDir() && IsBundle(a) {
+			dir, err := os.MkdirTemp("", "iotap-report-")
+			if err != nil {
+				in.cleanup()
+				return nil, err
+			}
+			in.tmp = append(in.tmp, dir)
+			members, err := ExtractBundle(a, dir)
+			if err != nil {
+				in.cleanup()
+				return nil, fmt.Errorf("%s: %w", a, err)
+			}
+			in.bundles = append(in.bundles, Bundle{Path: a, Members: members})
+			root, prefix = dir, a+":"
+		} else if !st.IsDir() {
+			in.files = append(in.files, File{Path: a, Name: a})
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "fuzz" || strings.HasPrefix(d.Name(), ".")) && p != root {
+				return filepath.SkipDir
+			}
+			if d.Type().IsRegular() {
+				name := p
+				if prefix != "" {
+					rel, _ := filepath.Rel(root, p)
+					name = prefix + rel
+				}
+				in.files = append(in.files, File{Path: p, Name: name})
+			}
+			return nil
+		})
+		if err != nil {
+			in.cleanup()
+			return nil, err
+		}
+	}
+	sort.SliceStable(in.files, func(i, j int) bool { return in.files[i].Name < in.files[j].Name })
+	return in, nil
+}
+
+// IsBundle reports whether path is a gzip-compressed tar archive.
+func IsBundle(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	defer zr.Close()
+	var hdr [512]byte
+	if _, err := io.ReadFull(zr, hdr[:]); err != nil {
+		return false
+	}
+	return bytes.Equal(hdr[257:262], []byte("ustar"))
+}
+
+// MaxBundleBytes bounds what ExtractBundle writes.
+const MaxBundleBytes = 8 << 30
+
+// ExtractBundle writes the regular files of a tar.gz bundle into dir
+// (flattened to their base names, mode 0600, never over an existing file)
+// and returns their names.
+func ExtractBundle(path, dir string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	var names []string
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names, nil
+		}
+		if err != nil {
+			return names, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := filepath.Base(filepath.Clean("/" + h.Name))
+		if name == "/" || name == "." || strings.HasPrefix(name, ".") {
+			continue
+		}
+		out, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return names, err
+		}
+		n, err := io.Copy(out, io.LimitReader(tr, MaxBundleBytes-total+1))
+		total += n
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return names, err
+		}
+		if total > MaxBundleBytes {
+			return names, fmt.Errorf("bundle larger than %d bytes", int64(MaxBundleBytes))
+		}
+		names = append(names, name)
+	}
+}

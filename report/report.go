@@ -1,0 +1,257 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/iotap/iotap/timeline"
+)
+
+// Report is what Build found and summarised.
+type Report struct {
+	// Bundles lists the .tar.gz bundles read like directories.
+	Bundles []Bundle
+	// Traces lists the recognised traces, sorted by name.
+	Traces []*Trace
+	// Others lists the files that are not traces (by name).
+	Others []string
+	// Clocks lists the clocks.json files found among the inputs.
+	Clocks []File
+
+	tmp *inputs
+}
+
+// Trace is one recognised trace and its summary.
+type Trace struct {
+	// Path is where the trace is read from; Name how the report names it
+	// (BUNDLE:MEMBER for a member of a bundle, else Path).
+	Path string
+	Name string
+	Kind
+	// One of these is set, by Kind.Source, unless Err is set.
+	USB    *USB
+	MMIO   *MMIO
+	PT     *PT
+	Events *Events
+	// Err is why the trace could not be summarised.
+	Err error
+	// Loss describes the data the trace records as lost, "" when none.
+	Loss string
+	// Span is the time of the first and last event on the trace's own
+	// clock (nanoseconds); zero for PT.
+	Span Span
+	// OffsetNS maps the trace's clock onto the report's common clock
+	// when Aligned (from a clocks.json beside the trace); otherwise the
+	// trace is placed at 0 (OffsetNS = -Span.FirstNS).
+	OffsetNS int64
+	Aligned  bool
+	// Clock names the clock Aligned refers to ("" when not aligned).
+	ClockFile string
+}
+
+// Status is "ok", "LOSS: ..." or "ERROR: ...".
+func (t *Trace) Status() string {
+	switch {
+	case t.Err != nil:
+		return "ERROR: " + t.Err.Error()
+	case t.Loss != "":
+		return "LOSS: " + t.Loss
+	}
+	return "ok"
+}
+
+// Span is the time range of a trace's events, nanoseconds.
+type Span struct {
+	FirstNS, LastNS int64
+	Set             bool
+}
+
+func (s *Span) add(t int64) {
+	if !s.Set {
+		s.FirstNS, s.LastNS, s.Set = t, t, true
+		return
+	}
+	s.FirstNS = min(s.FirstNS, t)
+	s.LastNS = max(s.LastNS, t)
+}
+
+// Options tune Build; the zero value is the defaults of the stats verbs.
+type Options struct {
+	MMIO MMIOOptions
+	PT   PTOptions
+	// Clocks, when set, aligns every trace; otherwise a clocks.json
+	// aligns the traces of its own directory.
+	Clocks *timeline.Clocks
+	// Progress, when set, is called before each trace is read.
+	Progress func(t *Trace)
+}
+
+// Build finds the traces among args (directories are walked recursively,
+// .tar.gz bundles are read like directories, other files are taken as
+// they are), recognises each by its content and summarises it. A trace
+// that cannot be read has Trace.Err set; Build fails only when an
+// argument cannot be read or ctx is cancelled. Close the report to remove
+// the temporary copies of bundle members.
+func Build(ctx context.Context, args []string, o Options) (*Report, error) {
+	in, err := find(args)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Bundles: in.bundles, tmp: in}
+	clocks := map[string]*timeline.Clocks{} // by directory
+	for _, f := range in.files {
+		if err := ctx.Err(); err != nil {
+			r.Close()
+			return nil, err
+		}
+		k, ok := SniffFile(f.Path)
+		if !ok {
+			if filepath.Base(f.Path) == "clocks.json" {
+				r.Clocks = append(r.Clocks, f)
+				if c, err := timeline.LoadClocks(f.Path); err == nil {
+					clocks[filepath.Dir(f.Path)] = c
+				}
+			}
+			r.Others = append(r.Others, f.Name)
+			continue
+		}
+		t := &Trace{Path: f.Path, Name: f.Name, Kind: k}
+		if o.Progress != nil {
+			o.Progress(t)
+		}
+		var sp *Span
+		switch k.Source {
+		case "usb":
+			t.USB, sp, t.Err = analyzeUSBFile(ctx, f.Path)
+			if t.USB != nil {
+				t.Loss = t.USB.Loss
+			}
+		case "mmio":
+			t.MMIO, sp, t.Err = AnalyzeMMIO(ctx, f.Path, o.MMIO)
+			if t.MMIO != nil {
+				t.Loss = t.MMIO.Loss
+			}
+		case "pt":
+			t.PT, t.Err = AnalyzePT(ctx, f.Path, o.PT)
+			if t.PT != nil {
+				t.Loss = t.PT.Loss
+			}
+		case "events":
+			t.Events, sp, t.Err = analyzeEventsFile(ctx, f.Path)
+		}
+		if err := ctx.Err(); err != nil {
+			r.Close()
+			return nil, err
+		}
+		if sp != nil {
+			t.Span = *sp
+		}
+		r.Traces = append(r.Traces, t)
+	}
+	for _, t := range r.Traces {
+		c := o.Clocks
+		if c == nil {
+			c = clocks[filepath.Dir(t.Path)]
+		}
+		t.OffsetNS = -t.Span.FirstNS
+		if c == nil {
+			continue
+		}
+		sc, ok := c.Sources[filepath.Base(t.Path)]
+		if !ok {
+			sc, ok = c.Sources[t.Source]
+		}
+		if ok && t.Source != "pt" {
+			t.OffsetNS, t.Aligned = sc.OffsetNS, true
+		}
+	}
+	return r, nil
+}
+
+// Close removes the temporary copies of bundle members.
+func (r *Report) Close() error {
+	if r.tmp != nil {
+		r.tmp.cleanup()
+		r.tmp = nil
+	}
+	return nil
+}
+
+// Lossy counts the traces that record lost data.
+func (r *Report) Lossy() int {
+	n := 0
+	for _, t := range r.Traces {
+		if t.Err == nil && t.Loss != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// FirstError returns the first trace that could not be read, nil if none.
+func (r *Report) FirstError() *Trace {
+	for _, t := range r.Traces {
+		if t.Err != nil {
+			return t
+		}
+	}
+	return nil
+}
+
+// TextOptions tune WriteText.
+type TextOptions struct {
+	// Unidentified is printed for a USB device whose identity the
+	// capture does not hold.
+	Unidentified string
+}
+
+// WriteText prints the report for people: per trace the summary of its
+// source's stats verb, then a table of all traces and the files that are
+// not traces.
+func (r *Report) WriteText(w io.Writer, o TextOptions) error {
+	for _, b := range r.Bundles {
+		fmt.Fprintf(w, "== bundle %s: %s\n", b.Path, strings.Join(b.Members, " "))
+	}
+	for _, t := range r.Traces {
+		fmt.Fprintf(w, "== %s: %s (%s)\n", t.Name, t.Source, t.Format)
+		if t.Err == nil {
+			if err := t.writeText(w, o); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "== summary: %d traces\n", len(r.Traces))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, t := range r.Traces {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Source, t.Format, t.Name, t.Status())
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.Others) > 0 {
+		_, err := fmt.Fprintf(w, "not traces (%d): %s\n", len(r.Others), strings.Join(r.Others, " "))
+		return err
+	}
+	return nil
+}
+
+func (t *Trace) writeText(w io.Writer, o TextOptions) error {
+	switch {
+	case t.USB != nil:
+		return WriteUSBTable(w, t.USB.Stats, t.USB.Pairs, t.USB.IDs, USBTableOptions{Unidentified: o.Unidentified})
+	case t.MMIO != nil:
+		WriteMMIOText(w, t.MMIO.Stats, t.MMIO.Name, MMIOTextOptions{})
+	case t.PT != nil:
+		for _, s := range t.PT.Streams {
+			WritePTText(w, s.Name, &s.Stats)
+		}
+	case t.Events != nil:
+		WriteEventsText(w, t.Events)
+	}
+	return nil
+}
