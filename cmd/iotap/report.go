@@ -120,4 +120,3 @@ func reportTimeline(e *env, r *report.Report, to *timelineOptions) error {
 	printTimelineStats(e.stdout, o.out, st)
 	return nil
 }
-
