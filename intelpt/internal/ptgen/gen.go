@@ -1,0 +1,678 @@
+package ptgen
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// Config selects what Generate writes. The zero value of every field but
+// Insns has a default.
+type Config struct {
+	Seed  uint64 // the same Config gives the same bytes
+	Insns int    // instructions to execute (at least 1)
+
+	Base     uint64 // load address of the code; 0: chosen from the seed
+	CodeSize int    // bytes of code; 0: 256 KiB
+
+	PSBPeriod int // bytes between PSB+ (a CPU writes one when the count passes it); 0: 4 KiB
+
+	Timing bool // TSC, TMA and CBR in PSB+, MTC every 2^3 crystal clock ticks
+	CYC    bool // cycle-accurate mode: CYC before every TNT, TIP, FUP and TIP.PG*
+
+	// NoIPs leaves Program.IPs empty (for very long runs that only need
+	// the trace).
+	NoIPs bool
+
+	// Events per million instructions: syscalls are written into the code
+	// at this rate (of blocks), interrupts happen at this rate. 0: 200.
+	// Negative: none.
+	EventRate int
+}
+
+// Program is one generated run: the code, the trace a CPU would write for
+// one run of it with only user code traced (CPL 3, as perf record -e
+// intel_pt//u does), and the instructions that really ran.
+type Program struct {
+	Base  uint64 // load address of Code
+	Code  []byte
+	Trace []byte
+	IPs   []uint64 // every instruction executed, in order (empty with NoIPs)
+	Count int      // number of instructions executed
+	Stats Stats
+
+	at    []int32 // offset in Code -> index in insns, -1 inside an instruction
+	insns []insn
+}
+
+// Stats counts what the trace holds, so tests can check that every feature
+// was exercised.
+type Stats struct {
+	Packets      map[intelpt.Kind]int
+	IPC          [8]int // TIP/FUP/TIP.PGE/TIP.PGD packets by IP compression
+	TNTBits      int
+	CompRet      int // returns compressed into a TNT bit
+	UncompRet    int // returns written as TIP
+	RetOverflow  int // calls that pushed the oldest entry off the 64-entry return stack
+	Executed     [numKinds]int
+	ExecClass    [numClasses]int
+	Instructions int // instructions in the image
+}
+
+type insn struct {
+	off     uint32
+	size    uint8
+	kind    Kind
+	class   Class
+	dispAt  uint8 // offset of the rel8/rel32 displacement in the instruction
+	dispLen uint8
+	target  uint32   // direct branches: offset of the target
+	targets []uint32 // indirect branches: the offsets this site jumps to
+}
+
+// Len returns the length of the instruction at ip, or 0 when no generated
+// instruction starts there.
+func (p *Program) Len(ip uint64) int {
+	if ip < p.Base || ip-p.Base >= uint64(len(p.at)) {
+		return 0
+	}
+	i := p.at[ip-p.Base]
+	if i < 0 {
+		return 0
+	}
+	return int(p.insns[i].size)
+}
+
+// KindAt returns the kind of the instruction at ip (KindOther when none
+// starts there).
+func (p *Program) KindAt(ip uint64) Kind {
+	if p.Len(ip) == 0 {
+		return KindOther
+	}
+	return p.insns[p.at[ip-p.Base]].kind
+}
+
+// Next returns the IP of the instruction that follows the one at ip when
+// that needs no trace (not a branch, or a direct jump or call), and false
+// for a conditional, indirect or far branch or when no instruction starts
+// at ip.
+func (p *Program) Next(ip uint64) (uint64, bool) {
+	if p.Len(ip) == 0 {
+		return 0, false
+	}
+	in := &p.insns[p.at[ip-p.Base]]
+	switch in.kind {
+	case KindOther, KindCallNext:
+		return ip + uint64(in.size), true
+	case KindJmp, KindCall:
+		return p.Base + uint64(in.target), true
+	}
+	return 0, false
+}
+
+// Boundaries returns the offsets of every instruction in Code, in order.
+func (p *Program) Boundaries() []uint32 {
+	b := make([]uint32, len(p.insns))
+	for i := range p.insns {
+		b[i] = p.insns[i].off
+	}
+	return b
+}
+
+// Generate builds a random program and runs it.
+func Generate(cfg Config) (*Program, error) {
+	if cfg.Insns < 1 {
+		return nil, errors.New("ptgen: Insns must be at least 1")
+	}
+	if cfg.CodeSize == 0 {
+		cfg.CodeSize = 256 << 10
+	}
+	if cfg.CodeSize < 4096 || cfg.CodeSize > 1<<30 {
+		return nil, fmt.Errorf("ptgen: code size %d out of range (4 KiB to 1 GiB)", cfg.CodeSize)
+	}
+	if cfg.PSBPeriod == 0 {
+		cfg.PSBPeriod = 4096
+	}
+	if cfg.EventRate == 0 {
+		cfg.EventRate = 200
+	}
+	r := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	if cfg.Base == 0 {
+		// A user-space address: below 2^47, sometimes above 4 GiB so that
+		// IPs differ from each other in more than the low 32 bits.
+		cfg.Base = uint64(0x400000 + r.IntN(1<<10)*0x1000)
+		if r.IntN(2) == 0 {
+			cfg.Base = 0x7f0000000000 + uint64(r.IntN(1<<20))*0x1000
+		}
+	}
+	p := &Program{Base: cfg.Base}
+	layout(r, p, cfg)
+	if err := run(r, p, cfg); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// layout fills the code with blocks: straight-line instructions, each block
+// ending in a branch. Direct jumps and calls only go forwards (so no cycle
+// of branches without trace exists); conditional branches go both ways.
+func layout(r *rand.Rand, p *Program, cfg Config) {
+	code := make([]byte, 0, cfg.CodeSize+64)
+	var insns []insn
+	add := func(start int, k Kind, c Class, dispAt, dispLen int) {
+		insns = append(insns, insn{off: uint32(start), size: uint8(len(code) - start), kind: k, class: c, dispAt: uint8(dispAt), dispLen: uint8(dispLen)})
+	}
+	syscallPer := 0
+	if cfg.EventRate > 0 {
+		syscallPer = 1_000_000 / cfg.EventRate / 2
+		if syscallPer < 1 {
+			syscallPer = 1
+		}
+	}
+	for len(code) < cfg.CodeSize-64 {
+		for n := r.IntN(12); n > 0; n-- {
+			start := len(code)
+			var c Class
+			code, c = appendOther(r, code)
+			add(start, KindOther, c, 0, 0)
+		}
+		start := len(code)
+		hint := func() {
+			if r.IntN(16) == 0 {
+				code = append(code, []byte{0x2e, 0x3e}[r.IntN(2)]) // branch hints
+			}
+		}
+		bnd := func() {
+			if r.IntN(16) == 0 {
+				code = append(code, 0xf2) // MPX bnd prefix
+			}
+		}
+		switch n := r.IntN(100); {
+		case n < 28: // jcc rel8
+			hint()
+			code = append(code, 0x70+byte(r.IntN(16)), 0)
+			add(start, KindJcc, ClassBranch, len(code)-1-start, 1)
+		case n < 40: // jcc rel32
+			bnd()
+			code = append(code, 0x0f, 0x80+byte(r.IntN(16)), 0, 0, 0, 0)
+			add(start, KindJcc, ClassBranch, len(code)-4-start, 4)
+		case n < 43: // loop, loope, loopne, jrcxz (jecxz with 67)
+			op := 0xe0 + byte(r.IntN(4))
+			if op == 0xe3 && r.IntN(2) == 0 {
+				code = append(code, 0x67)
+			}
+			code = append(code, op, 0)
+			add(start, KindJcc, ClassBranch, len(code)-1-start, 1)
+		case n < 47: // jmp rel8
+			code = append(code, 0xeb, 0)
+			add(start, KindJmp, ClassBranch, len(code)-1-start, 1)
+		case n < 50: // jmp rel32
+			bnd()
+			code = append(code, 0xe9, 0, 0, 0, 0)
+			add(start, KindJmp, ClassBranch, len(code)-4-start, 4)
+		case n < 64: // call rel32
+			bnd()
+			code = append(code, 0xe8, 0, 0, 0, 0)
+			add(start, KindCall, ClassBranch, len(code)-4-start, 4)
+		case n < 65: // call next; pop reg (position-independent code)
+			code = append(code, 0xe8, 0, 0, 0, 0)
+			add(start, KindCallNext, ClassBranch, 0, 0)
+			start = len(code)
+			if r.IntN(2) == 0 {
+				code = append(code, 0x41)
+			}
+			code = append(code, 0x58+byte(r.IntN(8)))
+			add(start, KindOther, ClassLegacy, 0, 0)
+		case n < 80: // ret, rep ret, bnd ret, ret imm16
+			switch r.IntN(8) {
+			case 0:
+				code = append(code, 0xf3, 0xc3)
+			case 1:
+				code = append(code, 0xf2, 0xc3)
+			case 2:
+				code = append(code, 0xc2, byte(r.IntN(4))*8, 0)
+			default:
+				code = append(code, 0xc3)
+			}
+			add(start, KindRet, ClassBranch, 0, 0)
+		case n < 90: // jmp r/m64, call r/m64
+			k, digit := KindJmpInd, byte(4)
+			if r.IntN(2) == 0 {
+				k, digit = KindCallInd, 2
+			}
+			if r.IntN(8) == 0 {
+				code = append(code, 0x3e) // notrack
+			}
+			bnd()
+			if r.IntN(3) == 0 {
+				code = append(code, 0x40|byte(r.IntN(16)))
+			}
+			code = append(code, 0xff)
+			code = appendModRM(r, code, digit, formAny)
+			add(start, k, ClassBranch, 0, 0)
+		default:
+			if syscallPer > 0 && r.IntN(syscallPer/50+1) == 0 {
+				code = append(code, 0x0f, 0x05)
+				add(start, KindSyscall, ClassBranch, 0, 0)
+			}
+			// else: no branch, the block falls through into the next
+		}
+	}
+	// The last block: a few instructions and an indirect jump, so that
+	// execution never runs off the end and forward branches always have a
+	// target.
+	for i := 0; i < 2; i++ {
+		start := len(code)
+		code = append(code, 0x90)
+		add(start, KindOther, ClassLegacy, 0, 0)
+	}
+	start := len(code)
+	code = append(code, 0xff, 0xe0)
+	add(start, KindJmpInd, ClassBranch, 0, 0)
+
+	at := make([]int32, len(code))
+	for i := range at {
+		at[i] = -1
+	}
+	for i := range insns {
+		at[insns[i].off] = int32(i)
+	}
+	// Resolve branch targets.
+	starts := make([]uint32, len(insns))
+	for i := range insns {
+		starts[i] = insns[i].off
+	}
+	pickIn := func(lo, hi int64) uint32 { // a random instruction start in [lo, hi]
+		i := sort.Search(len(starts), func(i int) bool { return int64(starts[i]) >= lo })
+		j := sort.Search(len(starts), func(i int) bool { return int64(starts[i]) > hi })
+		return starts[i+r.IntN(j-i)]
+	}
+	size := int64(len(code))
+	for i := range insns {
+		in := &insns[i]
+		end := int64(in.off) + int64(in.size)
+		switch in.kind {
+		case KindJcc, KindJmp, KindCall:
+			lo, hi := int64(0), size-1
+			if in.dispLen == 1 {
+				lo, hi = max(lo, end-128), min(hi, end+127)
+			} else if r.IntN(2) == 0 {
+				// Mostly near targets, like real code.
+				lo, hi = max(lo, end-4096), min(hi, end+4096)
+			}
+			switch in.kind {
+			case KindJmp:
+				lo = max(lo, end)
+			case KindCall:
+				lo = max(lo, end+1) // a zero displacement is a call-next
+				if lo > hi {
+					lo, hi = end+1, size-1
+				}
+			}
+			t := pickIn(lo, hi)
+			in.target = t
+			d := int64(t) - end
+			pos := int(in.off) + int(in.dispAt)
+			if in.dispLen == 1 {
+				code[pos] = byte(int8(d))
+			} else {
+				v := uint32(int32(d))
+				code[pos], code[pos+1], code[pos+2], code[pos+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+			}
+		case KindJmpInd, KindCallInd:
+			n := 1 + r.IntN(6)
+			if r.IntN(4) == 0 {
+				n = 1 // a function pointer that never changes
+			}
+			for ; n > 0; n-- {
+				in.targets = append(in.targets, starts[r.IntN(len(starts))])
+			}
+		}
+	}
+	p.Code, p.at, p.insns = code, at, insns
+	p.Stats.Instructions = len(insns)
+}
+
+// retStackSize is the depth of the CPU's return-compression stack (Intel
+// SDM vol. 3, "Indirect Transfer Compression for Returns").
+const retStackSize = 64
+
+// cpu is the state a CPU keeps while it writes the trace.
+type cpu struct {
+	r   *rand.Rand
+	cfg Config
+	p   *Program
+	out []byte
+
+	lastIP   uint64 // the last IP sent in an IP packet, reset at PSB
+	tnt      uint64 // pending TNT bits, oldest highest
+	tntN     int
+	tntCap   int
+	lastPSB  int
+	enabled  bool // PacketEn
+	modeSent bool // a MODE.Exec was sent since the last PSB
+
+	ret    [retStackSize]uint64 // ring of return addresses of calls seen since the PSB
+	retTop int
+	retN   int
+
+	cycles  uint64 // core clock
+	lastCyc uint64
+	mtc     uint64 // last crystal clock value >> mtcShift that was sent
+}
+
+const (
+	mtcShift = 3   // MTC period: 2^3 crystal clock ticks
+	tscPerCt = 125 // TSC ticks per crystal clock tick (CPUID 0x15: 250/2)
+	tscBase  = 0x12_3456_0000
+)
+
+func (c *cpu) emit(pk intelpt.Packet) {
+	var err error
+	c.out, err = intelpt.Append(c.out, &pk)
+	if err != nil {
+		panic(fmt.Sprintf("ptgen: %v", err)) // a bug in the generator, never input dependent
+	}
+	c.p.Stats.Packets[pk.Kind]++
+}
+
+// cyc writes a CYC packet with the cycles since the last one, in
+// cycle-accurate mode.
+func (c *cpu) cyc() {
+	if c.cfg.CYC && c.cycles > c.lastCyc {
+		c.emit(intelpt.Packet{Kind: intelpt.KindCYC, Payload: c.cycles - c.lastCyc})
+		c.lastCyc = c.cycles
+	}
+}
+
+func (c *cpu) tick(n int) {
+	c.cycles += uint64(n)
+	if c.cfg.Timing {
+		if m := (tscBase + c.cycles) / tscPerCt >> mtcShift; m != c.mtc {
+			c.mtc = m
+			c.cyc()
+			c.emit(intelpt.Packet{Kind: intelpt.KindMTC, Payload: m & 0xff})
+		}
+	}
+}
+
+func (c *cpu) flushTNT() {
+	if c.tntN == 0 {
+		return
+	}
+	k := intelpt.KindTNT8
+	if c.tntN > 6 {
+		k = intelpt.KindTNT64
+	}
+	c.cyc()
+	c.emit(intelpt.Packet{Kind: k, Bits: uint8(c.tntN), Payload: c.tnt})
+	c.tnt, c.tntN = 0, 0
+}
+
+func (c *cpu) tntBit(taken bool) {
+	if c.tntN == 0 {
+		// Short or long TNT: CPUs differ; write both.
+		c.tntCap = 6
+		if c.r.IntN(3) == 0 {
+			c.tntCap = 7 + c.r.IntN(41)
+		}
+	}
+	c.tnt <<= 1
+	if taken {
+		c.tnt |= 1
+	}
+	c.tntN++
+	c.p.Stats.TNTBits++
+	if c.tntN == c.tntCap {
+		c.flushTNT()
+	}
+}
+
+// ipPacket writes a TIP, TIP.PGE, TIP.PGD or FUP for ip with a random one
+// of the IP compressions that reproduce ip from the last IP.
+func (c *cpu) ipPacket(k intelpt.Kind, ip uint64) {
+	c.flushTNT()
+	c.cyc()
+	var cands [5]intelpt.IPC
+	n := 0
+	x := ip ^ c.lastIP
+	if x>>16 == 0 {
+		cands[n] = intelpt.IPCUpdate16
+		n++
+	}
+	if x>>32 == 0 {
+		cands[n] = intelpt.IPCUpdate32
+		n++
+	}
+	if x>>48 == 0 {
+		cands[n] = intelpt.IPCUpdate48
+		n++
+	}
+	if uint64(int64(ip<<16)>>16) == ip {
+		cands[n] = intelpt.IPCSext48
+		n++
+	}
+	cands[n] = intelpt.IPCFull
+	n++
+	ipc := cands[0] // the shortest, as a CPU writes it, most of the time
+	if c.r.IntN(3) == 0 {
+		ipc = cands[c.r.IntN(n)]
+	}
+	payload := ip
+	switch ipc {
+	case intelpt.IPCUpdate16:
+		payload &= 0xffff
+	case intelpt.IPCUpdate32:
+		payload &= 0xffffffff
+	case intelpt.IPCUpdate48, intelpt.IPCSext48:
+		payload &= 0xffffffffffff
+	}
+	c.emit(intelpt.Packet{Kind: k, IPC: ipc, Payload: payload})
+	c.p.Stats.IPC[ipc]++
+	c.lastIP = ip
+}
+
+// disable writes TIP.PGD with the IP suppressed: the CPU went to the
+// kernel, which is not traced.
+func (c *cpu) disable() {
+	c.flushTNT()
+	c.cyc()
+	c.emit(intelpt.Packet{Kind: intelpt.KindTIPPGD, IPC: intelpt.IPCSuppressed})
+	c.p.Stats.IPC[intelpt.IPCSuppressed]++
+	c.enabled = false
+}
+
+// enable writes TIP.PGE at ip, preceded by MODE.Exec when none was sent
+// since the last PSB (the mode itself never changes: 64-bit code).
+func (c *cpu) enable(ip uint64) {
+	if !c.modeSent {
+		c.cyc()
+		c.emit(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: intelpt.FlagCSL})
+		c.modeSent = true
+	}
+	c.ipPacket(intelpt.KindTIPPGE, ip)
+	c.enabled = true
+}
+
+// psb writes PSB+ at instruction boundary ip. It resets the last IP and the
+// return-compression stack, as the CPU does.
+func (c *cpu) psb(ip uint64) {
+	c.flushTNT()
+	c.lastPSB = len(c.out)
+	c.emit(intelpt.Packet{Kind: intelpt.KindPSB})
+	c.lastIP = 0
+	c.retN = 0
+	if c.cfg.Timing {
+		tsc := tscBase + c.cycles
+		c.emit(intelpt.Packet{Kind: intelpt.KindTSC, Payload: tsc & (1<<56 - 1)})
+		ct := tsc / tscPerCt
+		c.emit(intelpt.Packet{Kind: intelpt.KindTMA, Payload: ct & 0xffff, Aux: uint32(tsc % tscPerCt)})
+		c.emit(intelpt.Packet{Kind: intelpt.KindCBR, Payload: 0x20})
+	}
+	c.modeSent = c.enabled
+	if c.enabled {
+		c.emit(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: intelpt.FlagCSL})
+		c.ipPacket(intelpt.KindFUP, ip)
+	}
+	c.emit(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+}
+
+func (c *cpu) maybePSB(ip uint64) {
+	if len(c.out)-c.lastPSB >= c.cfg.PSBPeriod {
+		c.psb(ip)
+	}
+}
+
+func (c *cpu) push(ret uint64) {
+	c.retTop = (c.retTop + 1) % retStackSize
+	c.ret[c.retTop] = ret
+	if c.retN == retStackSize {
+		c.p.Stats.RetOverflow++
+	} else {
+		c.retN++
+	}
+}
+
+// run executes the program from a random entry and writes the trace.
+func run(r *rand.Rand, p *Program, cfg Config) error {
+	c := &cpu{r: r, cfg: cfg, p: p, out: make([]byte, 0, cfg.Insns/2+4096)}
+	p.Stats.Packets = map[intelpt.Kind]int{}
+	if !cfg.NoIPs {
+		p.IPs = make([]uint64, 0, cfg.Insns)
+	}
+	base := p.Base
+	var stack []uint64 // the program's own return addresses
+	intPer := 0
+	if cfg.EventRate > 0 {
+		intPer = 1_000_000 / cfg.EventRate
+	}
+	randomStart := func() uint64 { return base + uint64(p.insns[r.IntN(len(p.insns))].off) }
+	var rets []uint32
+	for i := range p.insns {
+		if p.insns[i].kind == KindRet {
+			rets = append(rets, p.insns[i].off)
+		}
+	}
+
+	ip := randomStart()
+	c.psb(ip) // tracing starts disabled: PSB+ without FUP
+	c.enable(ip)
+	for n := 0; n < cfg.Insns; n++ {
+		off := ip - base
+		if off >= uint64(len(p.at)) || p.at[off] < 0 {
+			return fmt.Errorf("ptgen: internal error: execution reached %#x, not an instruction", ip)
+		}
+		in := &p.insns[p.at[off]]
+		if !cfg.NoIPs {
+			p.IPs = append(p.IPs, ip)
+		}
+		p.Count++
+		p.Stats.Executed[in.kind]++
+		p.Stats.ExecClass[in.class]++
+		c.tick(1 + r.IntN(3))
+		next := ip + uint64(in.size)
+		switch in.kind {
+		case KindOther, KindCallNext:
+			ip = next
+		case KindJcc:
+			taken := r.IntN(2) == 0
+			c.tntBit(taken)
+			if taken {
+				ip = base + uint64(in.target)
+			} else {
+				ip = next
+			}
+		case KindJmp:
+			ip = base + uint64(in.target)
+		case KindCall:
+			stack = append(stack, next)
+			c.push(next)
+			ip = base + uint64(in.target)
+		case KindRet:
+			var t uint64
+			if len(stack) > 0 {
+				t = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			} else {
+				t = randomStart() // a return to an address the program stored: a longjmp
+			}
+			if c.retN > 0 {
+				if c.ret[c.retTop] != t {
+					return fmt.Errorf("ptgen: internal error: return stack top %#x, return to %#x", c.ret[c.retTop], t)
+				}
+				c.retTop = (c.retTop + retStackSize - 1) % retStackSize
+				c.retN--
+				c.tntBit(true)
+				p.Stats.CompRet++
+			} else {
+				c.ipPacket(intelpt.KindTIP, t)
+				p.Stats.UncompRet++
+			}
+			ip = t
+		case KindJmpInd, KindCallInd:
+			t := base + uint64(in.targets[r.IntN(len(in.targets))])
+			if len(stack) > 512 && len(rets) > 0 && r.IntN(2) == 0 {
+				t = base + uint64(rets[r.IntN(len(rets))]) // keep the call depth bounded
+			}
+			if in.kind == KindCallInd {
+				stack = append(stack, next)
+				c.push(next)
+			}
+			c.ipPacket(intelpt.KindTIP, t)
+			ip = t
+		case KindSyscall:
+			// The kernel is not traced: TIP.PGD with the IP suppressed
+			// (it would be a kernel address), TIP.PGE at the return.
+			c.disable()
+			c.tick(200 + r.IntN(2000))
+			c.maybePSB(next)
+			ip = next
+			c.enable(ip)
+		}
+		c.maybePSB(ip)
+		if intPer > 0 && r.IntN(intPer) == 0 && n+1 < cfg.Insns {
+			// An interrupt: FUP at the next instruction, TIP.PGD. The
+			// kernel returns there, or (a signal) elsewhere.
+			c.ipPacket(intelpt.KindFUP, ip)
+			c.disable()
+			c.tick(500 + r.IntN(5000))
+			if r.IntN(4) == 0 {
+				ip = randomStart()
+			}
+			c.maybePSB(ip)
+			c.enable(ip)
+		}
+	}
+	// The end: an interrupt into the kernel, where tracing was stopped.
+	c.ipPacket(intelpt.KindFUP, ip)
+	c.disable()
+	p.Trace = c.out
+	return nil
+}
+
+// String lists the statistics, one "name value" per line.
+func (s *Stats) String() string {
+	var b []byte
+	for _, k := range intelpt.Kinds() {
+		if n := s.Packets[k]; n > 0 {
+			b = fmt.Appendf(b, "packets %v %d\n", k, n)
+		}
+	}
+	ipcNames := [8]string{"suppressed", "update-16", "update-32", "sext-48", "update-48", "reserved-5", "full", "reserved-7"}
+	for i, n := range s.IPC {
+		if n > 0 {
+			b = fmt.Appendf(b, "ipc %s %d\n", ipcNames[i], n)
+		}
+	}
+	b = fmt.Appendf(b, "tnt-bits %d\nret compressed %d\nret uncompressed %d\nret-stack overflows %d\n", s.TNTBits, s.CompRet, s.UncompRet, s.RetOverflow)
+	for k, n := range s.Executed {
+		b = fmt.Appendf(b, "executed %v %d\n", Kind(k), n)
+	}
+	for c, n := range s.ExecClass {
+		b = fmt.Appendf(b, "executed-class %v %d\n", Class(c), n)
+	}
+	return string(b)
+}
