@@ -1,0 +1,184 @@
+package x86
+
+// Opcode attributes, one uint32 per opcode of a map. The tables are built
+// once at package initialisation from the lists below, which transcribe the
+// opcode maps of the Intel SDM, volume 2, appendix A (one-byte map,
+// two-byte map, three-byte maps, group table A-6) plus the
+// AMD APM volume 3 for XOP and 3DNow!.
+type attr uint32
+
+const (
+	// bits 0-2: immediate kind
+	immNone  = 0
+	immB     = 1 // 1 byte
+	immW     = 2 // 2 bytes
+	immZ     = 3 // 2 bytes at operand size 16, else 4
+	immV     = 4 // 2, 4 or 8 bytes by operand size (mov r, imm: B8-BF)
+	immMoffs = 5 // address size (mov al/ax, moffs: A0-A3)
+	immEnter = 6 // 3 bytes (enter imm16, imm8)
+	immPtr   = 7 // 2 + (2 or 4): far pointer seg:off (9A, EA)
+	immMask  = 7
+
+	aModRM   attr = 1 << 3  // a ModRM byte follows (then SIB and displacement)
+	aInv64   attr = 1 << 4  // invalid in 64-bit mode
+	aSpecial attr = 1 << 5  // class or immediate depends on ModRM or prefixes
+	aRel     attr = 1 << 6  // the immediate is a branch displacement
+	aEsc     attr = 1 << 7  // escape: another map or a VEX/EVEX/XOP prefix
+	aInvalid attr = 1 << 8  // undefined opcode
+	aVexIB   attr = 1 << 9  // (map 0F) the VEX/EVEX form takes an imm8
+	aVexNoRM attr = 1 << 10 // (map 0F) the VEX form has no ModRM (vzeroupper/vzeroall)
+	aRegOnly attr = 1 << 11 // ModRM.mod is ignored: always a register form (mov cr/dr/tr)
+
+	classShift = 16
+)
+
+var (
+	map0    [256]attr
+	map0F   [256]attr
+	map0F38 attr = aModRM
+	map0F3A attr = aModRM | immB
+)
+
+// Legacy prefix kinds.
+const (
+	pNone  = iota
+	pOther // segment overrides
+	pLock
+	p66
+	p67
+	pF2
+	pF3
+	pREX
+)
+
+var prefixKind [256]uint8
+
+// ModRM tails: number of displacement bytes, plus sibFlag when a SIB byte
+// follows (32/64-bit addressing), for each ModRM value.
+const sibFlag = 0x80
+
+var (
+	modrm32 [256]uint8
+	modrm16 [256]uint8
+)
+
+func set(t *[256]attr, a attr, ops ...int) {
+	for _, op := range ops {
+		t[op] |= a
+	}
+}
+
+func setRange(t *[256]attr, a attr, lo, hi int) {
+	for op := lo; op <= hi; op++ {
+		t[op] |= a
+	}
+}
+
+func cls(c Class) attr { return attr(c) << classShift }
+
+func init() {
+	prefixKind[0xF0] = pLock
+	for _, b := range []int{0x26, 0x2E, 0x36, 0x3E, 0x64, 0x65} {
+		prefixKind[b] = pOther
+	}
+	prefixKind[0x66] = p66
+	prefixKind[0x67] = p67
+	prefixKind[0xF2] = pF2
+	prefixKind[0xF3] = pF3
+	for b := 0x40; b <= 0x4F; b++ {
+		prefixKind[b] = pREX
+	}
+
+	for m := 0; m < 256; m++ {
+		mod, rm := m>>6, m&7
+		var d32, d16 uint8
+		switch mod {
+		case 0:
+			if rm == 5 {
+				d32 = 4
+			}
+			if rm == 6 {
+				d16 = 2
+			}
+		case 1:
+			d32, d16 = 1, 1
+		case 2:
+			d32, d16 = 4, 2
+		}
+		if mod != 3 && rm == 4 {
+			d32 |= sibFlag
+		}
+		modrm32[m], modrm16[m] = d32, d16
+	}
+
+	// One-byte map.
+	t := &map0
+	for base := 0x00; base <= 0x38; base += 8 { // add, or, adc, sbb, and, sub, xor, cmp
+		setRange(t, aModRM, base, base+3)
+		set(t, immB, base+4)
+		set(t, immZ, base+5)
+	}
+	set(t, aInv64, 0x06, 0x07, 0x0E, 0x16, 0x17, 0x1E, 0x1F, 0x27, 0x2F, 0x37, 0x3F,
+		0x60, 0x61, 0x82, 0x9A, 0xCE, 0xD4, 0xD5, 0xD6, 0xEA)
+	set(t, aEsc, 0x0F, 0x62, 0x8F, 0xC4, 0xC5)
+	set(t, aModRM, 0x63, 0x69, 0x6B, 0xC0, 0xC1, 0xC6, 0xC7, 0xF6, 0xF7, 0xFE, 0xFF)
+	setRange(t, aModRM, 0x80, 0x8F)
+	setRange(t, aModRM, 0xD0, 0xD3)
+	setRange(t, aModRM, 0xD8, 0xDF)
+	set(t, immZ, 0x68, 0x69, 0x81, 0xA9, 0xC7, 0xE8, 0xE9)
+	set(t, immB, 0x6A, 0x6B, 0x80, 0x82, 0x83, 0xA8, 0xC0, 0xC1, 0xC6, 0xCD, 0xD4, 0xD5, 0xEB)
+	setRange(t, immB, 0x70, 0x7F)
+	setRange(t, immB, 0xB0, 0xB7)
+	setRange(t, immB, 0xE0, 0xE7)
+	setRange(t, immV, 0xB8, 0xBF)
+	setRange(t, immMoffs, 0xA0, 0xA3)
+	set(t, immW, 0xC2, 0xCA)
+	set(t, immEnter, 0xC8)
+	set(t, immPtr, 0x9A, 0xEA)
+	set(t, aSpecial, 0xF6, 0xF7, 0xFF)
+	setRange(t, aRel|cls(CondJump), 0x70, 0x7F)
+	setRange(t, aRel|cls(CondJump), 0xE0, 0xE3)
+	set(t, aRel|cls(CallDirect), 0xE8)
+	set(t, aRel|cls(JumpDirect), 0xE9, 0xEB)
+	set(t, cls(CallFar), 0x9A)
+	set(t, cls(JumpFar), 0xEA)
+	set(t, cls(Return), 0xC2, 0xC3)
+	set(t, cls(ReturnFar), 0xCA, 0xCB)
+	set(t, cls(Int), 0xCC, 0xCD, 0xCE, 0xF1)
+	set(t, cls(Iret), 0xCF)
+
+	// Two-byte map (0F xx).
+	t = &map0F
+	setRange(t, aModRM, 0x00, 0xFF)
+	for _, op := range []int{0x05, 0x06, 0x07, 0x08, 0x09, 0x0B, 0x0E, 0x77,
+		0xA0, 0xA1, 0xA2, 0xA8, 0xA9, 0xAA} {
+		t[op] &^= aModRM
+	}
+	for op := 0x30; op <= 0x37; op++ {
+		t[op] &^= aModRM
+	}
+	for op := 0x80; op <= 0x8F; op++ {
+		t[op] &^= aModRM
+	}
+	for op := 0xC8; op <= 0xCF; op++ {
+		t[op] &^= aModRM
+	}
+	for _, op := range []int{0x04, 0x0A, 0x0C, 0x25, 0x27, 0x36, 0x39, 0x3B, 0x3C, 0x3D,
+		0x3E, 0x3F, 0x7A, 0x7B, 0xA6, 0xA7} {
+		t[op] = aInvalid
+	}
+	set(t, aInv64, 0x24, 0x26)
+	set(t, aRegOnly, 0x20, 0x21, 0x22, 0x23, 0x24, 0x26)
+	set(t, aEsc, 0x0F, 0x38, 0x3A)
+	setRange(t, immB, 0x70, 0x73)
+	set(t, immB, 0xA4, 0xAC, 0xBA, 0xC2, 0xC4, 0xC5, 0xC6)
+	setRange(t, immZ|aRel|cls(CondJump), 0x80, 0x8F)
+	set(t, cls(Syscall), 0x05)
+	set(t, cls(Sysret), 0x07)
+	set(t, cls(Sysenter), 0x34)
+	set(t, cls(Sysexit), 0x35)
+	set(t, aSpecial, 0x01, 0x22, 0x78, 0xAE, 0xC7)
+	setRange(t, aVexIB, 0x70, 0x73)
+	set(t, aVexIB, 0xC2, 0xC4, 0xC5, 0xC6)
+	set(t, aVexNoRM, 0x77)
+}
