@@ -1,0 +1,41 @@
+package outfile_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/iotap/iotap/internal/outfile"
+)
+
+func Example() {
+	dir, _ := os.MkdirTemp("", "outfile")
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "a.pcapng")
+	os.WriteFile(in, []byte("capture"), 0o600)
+
+	var inputs outfile.Inputs
+	inputs.Add(in)
+
+	// Writing over the input is refused, whatever the path says.
+	_, err := outfile.Create(filepath.Join(dir, ".", "a.pcapng"), outfile.Options{Inputs: &inputs})
+	fmt.Println(errors.Is(err, outfile.ErrSameFile))
+
+	f, err := outfile.Create(filepath.Join(dir, "a.1u"), outfile.Options{Inputs: &inputs})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Abort() // removes the temporary file on an early return
+	fmt.Fprintln(f, "converted")
+	if err := f.Commit(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fi, _ := os.Stat(filepath.Join(dir, "a.1u"))
+	fmt.Printf("%v\n", fi.Mode().Perm())
+	// Output:
+	// true
+	// -rw-------
+}
