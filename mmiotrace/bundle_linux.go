@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -24,13 +25,13 @@ func WriteBundle(path, logPath string, sys Sysfs) error {
 	if sys.Root == "" {
 		sys = DefaultSysfs
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	var in outfile.Inputs
+	in.Add(logPath)
+	f, err := outfile.Create(path, outfile.Options{Inputs: &in})
 	if err != nil {
 		return fmt.Errorf("mmiotrace: bundle: %w", err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
-		f.Chmod(0o600)
-	}
+	defer f.Abort()
 	zw := gzip.NewWriter(f)
 	tw := tar.NewWriter(zw)
 	now := time.Now()
@@ -75,8 +76,8 @@ func WriteBundle(path, logPath string, sys Sysfs) error {
 	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = f.Commit()
 	}
 	if err != nil {
 		return fmt.Errorf("mmiotrace: bundle %s: %w", path, err)

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/timeline"
@@ -125,7 +125,11 @@ func monoNow() int64 {
 
 // captureFile creates DIR/name, 0600, never through a link.
 func captureFile(dir, name string) (*os.File, error) {
-	return os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := outfile.Create(filepath.Join(dir, name), outfile.Options{Mode: outfile.Exclusive})
+	if err != nil {
+		return nil, err
+	}
+	return f.OS(), nil
 }
 
 // stamp is a marker written at a CLOCK_MONOTONIC time known within

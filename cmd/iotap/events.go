@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -71,18 +70,6 @@ func splitEventArg(arg string) (name string, s *userevents.Schema, err error) {
 		return "", nil, usageErrorf("%v", err)
 	}
 	return s.Name, s, nil
-}
-
-// createOutput opens -o FILE (0600) or stdout for "-".
-func createOutput(e *env, path string) (w *os.File, close func() error, err error) {
-	if path == "-" || path == "" {
-		return nil, func() error { return nil }, nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Close, nil
 }
 
 // explain adds the remedy to common user_events errors.

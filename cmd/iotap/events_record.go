@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
@@ -106,14 +106,14 @@ when any were lost, unless --allow-loss.`,
 					return explain(err)
 				}
 			}
-			f, closeOut, err := createOutput(e, out)
+			if out == "" {
+				out = "-"
+			}
+			w, err := e.createOutput(out, outfile.InPlace)
 			if err != nil {
 				return err
 			}
-			var w io.Writer = e.stdout
-			if f != nil {
-				w = f
-			}
+			closeOut := w.Commit
 			bw := bufio.NewWriterSize(w, 64<<10)
 			ctx, cancel := e.ctx, func() {}
 			if duration > 0 {
@@ -123,7 +123,6 @@ when any were lost, unless --allow-loss.`,
 			var n uint64
 			var line []byte
 			if err := r.Start(); err != nil {
-				closeOut()
 				return explain(err)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(targets))

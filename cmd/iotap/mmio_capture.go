@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/tracefs"
 	"github.com/spf13/cobra"
@@ -82,7 +83,7 @@ Examples:
 			if tracefsDir != "" {
 				opt.FS = tracefs.New(tracefsDir)
 			}
-			w, closeOut, err := mmioCreateOutput(e, out)
+			w, closeOut, err := mmioCreateOutput(e, out, outfile.InPlace)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -107,7 +108,7 @@ Examples:
 				return err
 			}
 			defer in.Close()
-			w, closeOut, err := mmioCreateOutput(e, out)
+			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
@@ -323,7 +324,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	rd := mmiotrace.NewReader(in)
 	defer rd.Close()
 	rd.SetKeepGoing(o.keepGoing)
-	w, closeOut, err := mmioCreateOutput(e, o.out)
+	w, closeOut, err := mmioCreateOutput(e, o.out, outfile.Atomic, path)
 	if err != nil {
 		return err
 	}

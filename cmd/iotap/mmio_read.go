@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -85,7 +86,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				mmioPrintCounts(e.stdout, rd, counts)
 				return mmioLossCheck(rd.Lost(), rd.Skipped(), rd.FirstSkipError(), allowLoss)
 			}
-			w, closeOut, err := mmioCreateOutput(e, out)
+			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
 			if err != nil {
 				return err
 			}
@@ -102,6 +103,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			}
 			for n := 0; ; n++ {
 				if n&0xffff == 0 && e.ctx.Err() != nil {
+					flush()
 					closeOut()
 					return e.ctx.Err()
 				}
@@ -110,16 +112,13 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 					break
 				}
 				if err != nil {
-					closeOut()
 					return err
 				}
 				if err := write(&rec); err != nil {
-					closeOut()
 					return err
 				}
 			}
 			if err := flush(); err != nil {
-				closeOut()
 				return err
 			}
 			if err := closeOut(); err != nil {
@@ -149,40 +148,22 @@ func mmioOpenInput(path string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// mmioCreateOutput creates path with mode 0600 ("-": stdout), compressed
-// according to its extension. The closer flushes and closes.
-func mmioCreateOutput(e *env, path string) (io.Writer, func() error, error) {
-	var dst io.Writer = e.stdout
-	var file *os.File
-	if path != "-" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return nil, nil, fmt.Errorf("mmio: %w", err)
-		}
-		// An existing regular file keeps its mode on open: make it 0600 too.
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != 0o600 {
-			if err := f.Chmod(0o600); err != nil {
-				f.Close()
-				return nil, nil, fmt.Errorf("mmio: %w", err)
-			}
-		}
-		file, dst = f, f
-	}
-	zw, err := mmiotrace.NewCompressWriter(dst, mmiotrace.CompressionFromName(path))
+// mmioCreateOutput creates path through e.createOutput, compressed
+// according to its extension. The closer flushes and commits it.
+func mmioCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) (io.Writer, func() error, error) {
+	file, err := e.createOutput(path, mode, inputs...)
 	if err != nil {
-		if file != nil {
-			file.Close()
-		}
+		return nil, nil, fmt.Errorf("mmio: %w", err)
+	}
+	zw, err := mmiotrace.NewCompressWriter(file, mmiotrace.CompressionFromName(path))
+	if err != nil {
 		return nil, nil, err
 	}
 	return zw, func() error {
-		err := zw.Close()
-		if file != nil {
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
+		if err := zw.Close(); err != nil {
+			return err
 		}
-		return err
+		return file.Commit()
 	}, nil
 }
 

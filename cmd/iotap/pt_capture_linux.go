@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/internal/outfile"
 )
 
 type ptCaptureFlags struct {
@@ -213,10 +214,11 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	sinks := make([]sink, len(bufs))
 	for i, b := range bufs {
 		name := ptBufName(b.CPU)
-		fh, err := os.OpenFile(filepath.Join(f.out, name+".pt"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		of, err := outfile.Create(filepath.Join(f.out, name+".pt"), outfile.Options{Mode: outfile.InPlace})
 		if err != nil {
 			return err
 		}
+		fh := of.OS() // kept under its name whatever happens (a killed capture reads back)
 		defer fh.Close()
 		sinks[i].pt = fh
 	}
@@ -291,7 +293,7 @@ loop:
 	var lost []string
 	for i, b := range bufs {
 		name := ptBufName(b.CPU)
-		if err := os.WriteFile(filepath.Join(f.out, name+".sideband"), b.Sideband(), 0o600); err != nil {
+		if err := outfile.WriteFile(filepath.Join(f.out, name+".sideband"), b.Sideband(), outfile.Options{}); err != nil {
 			return err
 		}
 		sb, _ := b.DrainSideband()
@@ -305,7 +307,7 @@ loop:
 	}
 	sc.Lost = len(lost) > 0
 	j, _ := json.MarshalIndent(sc, "", "  ")
-	if err := os.WriteFile(filepath.Join(f.out, "capture.json"), append(j, '\n'), 0o600); err != nil {
+	if err := outfile.WriteFile(filepath.Join(f.out, "capture.json"), append(j, '\n'), outfile.Options{}); err != nil {
 		return err
 	}
 	if len(lost) > 0 && !f.allowLoss {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/spf13/cobra"
 )
 
@@ -16,16 +17,20 @@ type env struct {
 	ctx    context.Context
 	stdout io.Writer
 	stderr io.Writer
+	// outputs are the files the command created (see createOutput).
+	outputs []*outfile.File
 }
 
 // run executes the iotap command line args and returns the first error.
 // It is the whole program but for the process exit code (see exitCode).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCmd(&env{ctx: ctx, stdout: stdout, stderr: stderr})
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
+	root := newRootCmd(e)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	e.abortOutputs()
 	if err != nil && isCobraUsageError(err) {
 		return &codeError{code: exitUsage, err: err}
 	}
@@ -98,6 +103,9 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee *codeError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	if errors.Is(err, outfile.ErrSameFile) {
+		return exitUsage // -o names an input: a mistake on the command line
 	}
 	return exitFailure
 }

@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
@@ -91,25 +91,14 @@ func timelineLoadDB(spec string) (*regdb.DB, error) {
 	return nil, usageErrorf("timeline: --db %q: no such file and not a shipped database (%s)", spec, strings.Join(regdb.Builtins(), ", "))
 }
 
-// timelineCreate creates path with mode 0600 without following a symbolic
-// link, or returns stdout for "-".
-func timelineCreate(e *env, path string) (io.Writer, func() error, error) {
-	if path == "-" {
-		return e.stdout, func() error { return nil }, nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+// timelineCreate creates the trace through e.createOutput (never over one
+// of the inputs); "-" is stdout.
+func timelineCreate(e *env, path string, inputs []string) (io.Writer, func() error, error) {
+	f, err := e.createOutput(path, outfile.Atomic, inputs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		// An existing file keeps its mode on O_TRUNC; a device such as
-		// /dev/null is left alone.
-		if err := f.Chmod(0o600); err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-	}
-	return f, f.Close, nil
+	return f, f.Commit, nil
 }
 
 // exportTimeline writes the Perfetto trace of inputs to o.out.
@@ -139,23 +128,15 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		opt.Clocks = c
 	}
 	opt.InputClocks = o.inputClocks
-	for _, in := range inputs {
-		if in == o.out {
-			return nil, usageErrorf("timeline: %s is both an input and the output", in)
-		}
-	}
-	w, closeOut, err := timelineCreate(e, o.out)
+	w, closeOut, err := timelineCreate(e, o.out, inputs)
 	if err != nil {
 		return nil, err
 	}
 	st, err := timeline.Export(e.ctx, w, inputs, opt)
-	if cerr := closeOut(); cerr != nil && err == nil {
-		err = cerr
-	}
+	if err == nil {
+		err = closeOut()
+	} // else run removes the partial trace (an existing file stays)
 	if err != nil {
-		if st, serr := os.Lstat(o.out); o.out != "-" && serr == nil && st.Mode().IsRegular() {
-			os.Remove(o.out) // a partial trace is not left behind
-		}
 		return st, fmt.Errorf("timeline: %w", err)
 	}
 	return st, nil

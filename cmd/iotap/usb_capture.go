@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -249,18 +250,16 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	}
 	defer capt.Close()
 
-	dst, closeOut, err := usbCreateOutput(e, o.out)
+	dst, closeOut, err := usbCreateOutput(e, o.out, outfile.InPlace)
 	if err != nil {
 		return err
 	}
 	w, err = usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
 	if err != nil {
-		closeOut()
 		return err
 	}
 	ng, _ = w.(*usbmon.PcapngWriter)
 	if err := w.Flush(); err != nil { // the file header, before any event
-		closeOut()
 		return err
 	}
 	if method == usbmon.MethodText {

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -71,15 +71,12 @@ kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.`,
 // usbCreateOutput creates path for writing with mode 0600, refusing to
 // follow a symbolic link (root writes these files), or returns stdout
 // for "-".
-func usbCreateOutput(e *env, path string) (io.Writer, func() error, error) {
-	if path == "-" {
-		return e.stdout, func() error { return nil }, nil
-	}
-	f, err := usbOpenFile(path)
+func usbCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) (io.Writer, func() error, error) {
+	f, err := e.createOutput(path, mode, inputs...)
 	if err != nil {
 		return nil, nil, err
 	}
-	return f, f.Close, nil
+	return f, f.Commit, nil
 }
 
 func usbNewWriter(w io.Writer, f usbmon.Format, linkType int) (usbmon.Writer, error) {
@@ -112,13 +109,12 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	dst, closeOut, err := usbCreateOutput(e, out)
+	dst, closeOut, err := usbCreateOutput(e, out, outfile.Atomic, in)
 	if err != nil {
 		return err
 	}
 	w, err := usbNewWriter(dst, to, linkType)
 	if err != nil {
-		closeOut()
 		return err
 	}
 	var ev usbmon.Event
@@ -138,7 +134,6 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 			break
 		}
 		if err := w.Write(&ev); err != nil {
-			closeOut()
 			return err
 		}
 		n++
@@ -148,13 +143,11 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 		dropped = d.Dropped()
 		if ng, ok := w.(*usbmon.PcapngWriter); ok && dropped > 0 {
 			if err := ng.WriteStats(time.Now(), dropped); err != nil {
-				closeOut()
 				return err
 			}
 		}
 	}
 	if err := w.Flush(); err != nil {
-		closeOut()
 		return err
 	}
 	if err := closeOut(); err != nil {
@@ -186,18 +179,4 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 		return nil
 	}
 	return dataLostError("%s (use --allow-loss to accept)", msg)
-}
-
-// usbOpenFile creates or truncates path with mode 0600 and never follows a
-// symbolic link; an existing file gets mode 0600 too.
-func usbOpenFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
 }

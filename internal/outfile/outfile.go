@@ -272,3 +272,17 @@ func explain(path string, err error) error {
 	}
 	return err
 }
+
+// WriteFile writes data to path through Create and Commit (Atomic unless
+// opt says otherwise).
+func WriteFile(path string, data []byte, opt Options) error {
+	f, err := Create(path, opt)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Commit()
+}

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+
+	"github.com/iotap/iotap/internal/outfile"
 	"strconv"
 )
 
@@ -25,7 +27,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mmiogen: -o FILE required")
 		os.Exit(2)
 	}
-	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := outfile.Create(*out, outfile.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mmiogen:", err)
 		os.Exit(1)
@@ -35,8 +37,10 @@ func main() {
 	if err == nil {
 		err = w.Flush()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = f.Commit()
+	} else {
+		f.Abort()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mmiogen:", err)
