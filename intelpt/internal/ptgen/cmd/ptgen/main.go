@@ -17,6 +17,7 @@ import (
 	"os"
 
 	"github.com/iotap/iotap/intelpt/internal/ptgen"
+	"github.com/iotap/iotap/internal/outfile"
 )
 
 func main() {
@@ -40,7 +41,15 @@ func main() {
 		os.Exit(1)
 	}
 	write := func(name string, b []byte) {
-		if err := os.WriteFile(name, b, 0o600); err != nil {
+		f, err := outfile.Create(name, outfile.Options{})
+		if err == nil {
+			_, err = f.Write(b)
+			if err == nil {
+				err = f.Commit()
+			}
+			f.Abort()
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
