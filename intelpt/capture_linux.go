@@ -171,6 +171,21 @@ func mapBuffer(fd *unix.FD, cpu, sbPages int) (*Buffer, error) {
 	return b, nil
 }
 
+// TSC returns the buffer's TSC to perf time conversion from its
+// perf_event_mmap_page, or nil when the kernel does not offer it
+// (cap_user_time_zero).
+func (b *Buffer) TSC() *TSCConversion {
+	t := b.page.Time()
+	if !t.UserTimeZero {
+		return nil
+	}
+	c := &TSCConversion{Zero: t.Zero, Mult: t.Mult, Shift: t.Shift}
+	if t.UserTimeShort {
+		c.Cycles, c.Mask, c.Short = t.Cycles, t.Mask, true
+	}
+	return c
+}
+
 // Start enables tracing on every buffer. With EnableOnExec it does
 // nothing: the kernel enables tracing when the traced process calls exec.
 func (t *Trace) Start() error {

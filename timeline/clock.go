@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/iotap/iotap/intelpt"
 )
 
 // Clocks is the clock sidecar of a capture (clocks.json): for each source,
@@ -48,32 +50,11 @@ type SourceClock struct {
 	TSC *TSCConversion `json:"tsc,omitempty"`
 }
 
-// TSCConversion is perf's TSC to time conversion (perf_event_mmap_page):
-// ns = Zero + (tsc * Mult) >> Shift, computed without overflow. With
-// Short (cap_user_time_short) the TSC is first taken as
-// Cycles + ((tsc - Cycles) & Mask). A perf.data file's
-// PERF_RECORD_TIME_CONV gives it when the clocks file does not.
-type TSCConversion struct {
-	Zero   uint64 `json:"time_zero"`
-	Mult   uint32 `json:"time_mult"`
-	Shift  uint16 `json:"time_shift"`
-	Cycles uint64 `json:"time_cycles,omitempty"`
-	Mask   uint64 `json:"time_mask,omitempty"`
-	Short  bool   `json:"cap_user_time_short,omitempty"`
-}
-
-// ToNS converts a TSC value to nanoseconds.
-func (c *TSCConversion) ToNS(tsc uint64) uint64 {
-	if c == nil || c.Shift > 63 {
-		return tsc
-	}
-	if c.Short {
-		tsc = c.Cycles + ((tsc - c.Cycles) & c.Mask)
-	}
-	quot := tsc >> c.Shift
-	rem := tsc & (1<<c.Shift - 1)
-	return c.Zero + quot*uint64(c.Mult) + (rem*uint64(c.Mult))>>c.Shift
-}
+// TSCConversion is perf's TSC to time conversion (perf_event_mmap_page),
+// the type of intelpt's capture directory: ns = Zero + (tsc * Mult) >> Shift.
+// A perf.data file's PERF_RECORD_TIME_CONV gives it when the clocks file
+// does not.
+type TSCConversion = intelpt.TSCConversion
 
 // Marker is an instant on the common clock.
 type Marker struct {

@@ -127,10 +127,21 @@ func openPT(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Sourc
 		conv = clk.TSC
 		in.Clock = "TSC, converted with the clocks file"
 	}
+	// A buffer of an 'iotap pt capture' directory: its capture.json has
+	// the decoder's timing parameters and the TSC conversion of the
+	// capture.
+	capInfo, _, fromCapture := intelpt.CaptureInfoOf(in.Path)
+	if fromCapture && conv == nil && capInfo.TSC != nil {
+		conv = capInfo.TSC
+		in.Clock = "perf time (TSC converted with the capture's capture.json)"
+	}
 	var srcs []Source
 	head, _ := br.Peek(8)
 	if !intelpt.IsPerfData(head) {
 		s := newRawPTSource(br, in, conv)
+		if fromCapture {
+			s.dec = intelpt.NewDecoder(nil, capInfo.DecoderConfig())
+		}
 		s.closer = f
 		srcs = []Source{s}
 	} else {
@@ -146,7 +157,7 @@ func openPT(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Sourc
 			return nil, err
 		}
 	}
-	if (!ok || clk.TSC == nil) && !strings.HasPrefix(in.Clock, "perf time") {
+	if conv == nil && !strings.HasPrefix(in.Clock, "perf time") {
 		srcs[0].(*ptSource).warnings = []string{"no TSC conversion in a clocks file: TSC ticks are shown as nanoseconds"}
 	}
 	return srcs, nil

@@ -191,3 +191,41 @@ func TestExportPTPerfDataTimeConv(t *testing.T) {
 		t.Errorf("instants %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestExportPTCaptureDir: a buffer of an 'iotap pt capture' directory is
+// put on perf time with the TSC conversion of its capture.json.
+func TestExportPTCaptureDir(t *testing.T) {
+	psb := intelpt.Packet{Kind: intelpt.KindPSB}
+	data := ptStream(t, psb, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 4000}, intelpt.Packet{Kind: intelpt.KindPSBEnd},
+		intelpt.Packet{Kind: intelpt.KindTSC, Payload: 8000}, intelpt.Packet{Kind: intelpt.KindTraceStop})
+	dir := t.TempDir()
+	p := filepath.Join(dir, "cpu1.pt")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ci := &intelpt.CaptureInfo{Tool: "iotap", Mode: "per-cpu", Buffers: []intelpt.CaptureBuffer{{CPU: 1, File: "cpu1.pt"}},
+		TSC: &intelpt.TSCConversion{Zero: 1e9, Mult: 1, Shift: 1}} // ns = 1e9 + tsc/2
+	if err := intelpt.WriteCaptureInfo(dir, ci); err != nil {
+		t.Fatal(err)
+	}
+	// Two inputs on one clock: the PT buffer and a one-event source at
+	// perf time 1e9+1000 ns.
+	ev := filepath.Join(dir, "ev.ndjson")
+	os.WriteFile(ev, []byte(`{"name":"x","ts":1000001000,"cpu":0,"pid":1,"fields":{}}`+"\n"), 0o600)
+	clocks := &Clocks{Sources: map[string]SourceClock{"events": {OffsetNS: 0}, "pt": {OffsetNS: 0}}}
+	st, _ := export(t, []string{p, ev}, Options{Clocks: clocks})
+	in := st.Inputs[0]
+	if !strings.Contains(in.Clock, "capture.json") || in.Warnings != 0 {
+		t.Errorf("clock %q, %d warnings: %v", in.Clock, in.Warnings, st.Warnings)
+	}
+	// TSC 4000 -> 1e9+2000 ns, 8000 -> 1e9+4000; the event at 1e9+1000.
+	if e := st.Inputs[1]; e.FirstNS != 1e9+1000 || in.FirstNS != 1e9+2000 || in.LastNS != 1e9+4000 {
+		t.Errorf("pt %d..%d, events at %d", in.FirstNS, in.LastNS, e.FirstNS)
+	}
+	// Without capture.json: TSC ticks as ns and a warning.
+	os.Remove(filepath.Join(dir, intelpt.CaptureInfoFile))
+	st, _ = export(t, []string{p}, Options{})
+	if in := st.Inputs[0]; in.Warnings != 1 || strings.Contains(in.Clock, "capture.json") {
+		t.Errorf("without capture.json: clock %q, %d warnings", in.Clock, in.Warnings)
+	}
+}

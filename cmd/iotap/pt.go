@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -93,32 +91,11 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 // ptSidecarConfig returns the timing parameters recorded by 'iotap pt
 // capture' in capture.json next to FILE, when FILE is one of its buffers.
 func ptSidecarConfig(path string) (intelpt.Config, bool) {
-	if path == "-" {
+	ci, _, ok := intelpt.CaptureInfoOf(path)
+	if !ok {
 		return intelpt.Config{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "capture.json"))
-	if err != nil {
-		return intelpt.Config{}, false
-	}
-	var sc struct {
-		Tool       string `json:"tool"`
-		MTCFreq    uint8  `json:"mtc_freq"`
-		CPUID15EAX uint32 `json:"cpuid_0x15_eax"`
-		CPUID15EBX uint32 `json:"cpuid_0x15_ebx"`
-		NomFreq    uint8  `json:"nom_freq"`
-		Buffers    []struct {
-			File string `json:"file"`
-		} `json:"buffers"`
-	}
-	if json.Unmarshal(b, &sc) != nil || sc.Tool != "iotap" {
-		return intelpt.Config{}, false
-	}
-	for _, buf := range sc.Buffers {
-		if buf.File == filepath.Base(path) {
-			return intelpt.Config{MTCFreq: sc.MTCFreq, CPUID15EAX: sc.CPUID15EAX, CPUID15EBX: sc.CPUID15EBX, NomFreq: sc.NomFreq}, true
-		}
-	}
-	return intelpt.Config{}, false
+	return ci.DecoderConfig(), true
 }
 
 // ptRange splits "FILE:FROM[-TO]" (numbers in C syntax: 0x hex, 0 octal).

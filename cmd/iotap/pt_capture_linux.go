@@ -3,7 +3,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -103,39 +102,6 @@ func (f *ptCaptureFlags) options(cmd *cobra.Command) intelpt.Options {
 	return o
 }
 
-// ptSidecar is capture.json.
-type ptSidecar struct {
-	Tool       string         `json:"tool"`
-	Mode       string         `json:"mode"`
-	CPUs       []int          `json:"cpus,omitempty"`
-	PID        int            `json:"pid,omitempty"`
-	Command    []string       `json:"command,omitempty"`
-	Chunks     int            `json:"chunks"`
-	Order      uint           `json:"order"`
-	Circular   bool           `json:"circular"`
-	PMUType    uint32         `json:"pmu_type"`
-	Config     [3]uint64      `json:"config"`
-	MTCFreq    uint8          `json:"mtc_freq"`
-	CPUID15EAX uint32         `json:"cpuid_0x15_eax,omitempty"` // TSC/crystal ratio denominator
-	CPUID15EBX uint32         `json:"cpuid_0x15_ebx,omitempty"` // TSC/crystal ratio numerator
-	NomFreq    uint8          `json:"nom_freq,omitempty"`       // nominal core:bus ratio
-	SampleType uint64         `json:"sample_type"`              // perf sample_type: the sample_id fields ending each sideband record
-	Filters    []string       `json:"filters,omitempty"`
-	Start      time.Time      `json:"start"`
-	End        time.Time      `json:"end"`
-	Buffers    []ptSidecarBuf `json:"buffers"`
-	Lost       bool           `json:"lost"`
-}
-
-type ptSidecarBuf struct {
-	CPU      int                   `json:"cpu"`
-	File     string                `json:"file"`
-	Sideband string                `json:"sideband_file"`
-	Bytes    int64                 `json:"bytes"`
-	Info     intelpt.BufferInfo    `json:"info"`
-	SB       intelpt.SidebandStats `json:"sideband"`
-}
-
 func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) error {
 	if f.out == "" {
 		return usageErrorf("pt capture: -o DIR is required")
@@ -213,7 +179,7 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	bufs := tr.Buffers()
 	sinks := make([]sink, len(bufs))
 	for i, b := range bufs {
-		name := ptBufName(b.CPU)
+		name := intelpt.BufferFileName(b.CPU)
 		of, err := outfile.Create(filepath.Join(f.out, name+".pt"), outfile.Options{Mode: outfile.InPlace})
 		if err != nil {
 			return err
@@ -285,19 +251,22 @@ loop:
 		return fmt.Errorf("pt capture: %w", err)
 	}
 	words, dcfg := tr.Config()
-	sc := ptSidecar{Tool: "iotap", Mode: cfg.Mode.String(), CPUs: cfg.CPUs, PID: cfg.PID, Command: args,
+	sc := intelpt.CaptureInfo{Tool: "iotap", Mode: cfg.Mode.String(), CPUs: cfg.CPUs, PID: cfg.PID, Command: args,
 		Chunks: cfg.Chunks, Order: cfg.Order, Circular: cfg.Circular, PMUType: tr.PMU().Type, Config: words,
 		MTCFreq: dcfg.MTCFreq, SampleType: tr.SampleType(), Filters: cfg.AddrFilters, Start: start, End: time.Now()}
 	ti := intelpt.TimingInfo()
 	sc.CPUID15EAX, sc.CPUID15EBX, sc.NomFreq = ti.CPUID15EAX, ti.CPUID15EBX, ti.NomFreq
+	if len(bufs) > 0 {
+		sc.TSC = bufs[0].TSC()
+	}
 	var lost []string
 	for i, b := range bufs {
-		name := ptBufName(b.CPU)
+		name := intelpt.BufferFileName(b.CPU)
 		if err := outfile.WriteFile(filepath.Join(f.out, name+".sideband"), b.Sideband(), outfile.Options{}); err != nil {
 			return err
 		}
 		sb, _ := b.DrainSideband()
-		sc.Buffers = append(sc.Buffers, ptSidecarBuf{CPU: b.CPU, File: name + ".pt", Sideband: name + ".sideband",
+		sc.Buffers = append(sc.Buffers, intelpt.CaptureBuffer{CPU: b.CPU, File: name + ".pt", Sideband: name + ".sideband",
 			Bytes: sinks[i].bytes, Info: sinks[i].info, SB: sb})
 		if sb.Lossy() {
 			lost = append(lost, fmt.Sprintf("%s: %d truncated, %d partial, %d collision AUX records, %d lost records",
@@ -306,19 +275,11 @@ loop:
 		fmt.Fprintf(e.stderr, "%s: %d bytes of trace\n", name, sinks[i].bytes)
 	}
 	sc.Lost = len(lost) > 0
-	j, _ := json.MarshalIndent(sc, "", "  ")
-	if err := outfile.WriteFile(filepath.Join(f.out, "capture.json"), append(j, '\n'), outfile.Options{}); err != nil {
+	if err := intelpt.WriteCaptureInfo(f.out, &sc); err != nil {
 		return err
 	}
 	if len(lost) > 0 && !f.allowLoss {
 		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", lost)
 	}
 	return nil
-}
-
-func ptBufName(cpu int) string {
-	if cpu < 0 {
-		return "thread"
-	}
-	return fmt.Sprintf("cpu%d", cpu)
 }

@@ -119,3 +119,48 @@ func (p PerfPage) SetAuxArea(off, size uint64) {
 
 // Pagesize returns the system page size.
 func Pagesize() int { return unix.Getpagesize() }
+
+// Offsets of the time conversion fields of perf_event_mmap_page.
+const (
+	perfPageLock         = 8
+	perfPageCapabilities = 40
+	perfPageTimeShift    = 50
+	perfPageTimeMult     = 52
+	perfPageTimeZero     = 64
+	perfPageTimeCycles   = 80
+	perfPageTimeMask     = 88
+)
+
+// PerfTime is the TSC to perf time conversion of a perf_event_mmap_page
+// (cap_user_time_zero: ns = zero + (tsc * mult) >> shift).
+type PerfTime struct {
+	Shift            uint16
+	Mult             uint32
+	Zero             uint64
+	Cycles, Mask     uint64
+	UserTimeZero     bool // cap_user_time_zero: Zero is valid
+	UserTimeShort    bool // cap_user_time_short: Cycles and Mask are valid
+	UserTimeSupplied bool // cap_user_time
+}
+
+// Time reads the page's time conversion under its sequence lock.
+func (p PerfPage) Time() PerfTime {
+	lock := (*uint32)(unsafe.Pointer(&p.b[perfPageLock]))
+	for {
+		seq := atomic.LoadUint32(lock)
+		caps := atomic.LoadUint64(p.word(perfPageCapabilities))
+		t := PerfTime{
+			Shift:            *(*uint16)(unsafe.Pointer(&p.b[perfPageTimeShift])),
+			Mult:             *(*uint32)(unsafe.Pointer(&p.b[perfPageTimeMult])),
+			Zero:             atomic.LoadUint64(p.word(perfPageTimeZero)),
+			Cycles:           atomic.LoadUint64(p.word(perfPageTimeCycles)),
+			Mask:             atomic.LoadUint64(p.word(perfPageTimeMask)),
+			UserTimeSupplied: caps&(1<<3) != 0,
+			UserTimeZero:     caps&(1<<4) != 0,
+			UserTimeShort:    caps&(1<<5) != 0,
+		}
+		if seq&1 == 0 && atomic.LoadUint32(lock) == seq {
+			return t
+		}
+	}
+}
