@@ -7,6 +7,8 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
+require github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+
 require (
 	github.com/gopacket/gopacket v1.7.7
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
