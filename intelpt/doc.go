@@ -9,6 +9,13 @@
 // ErrBadOpcode, ErrBadPacket or ErrTruncated. A Decoder can synchronise
 // forwards and backwards on PSB packets and resynchronise after an error.
 //
+// On top of the packets, InsnDecoder and BlockDecoder reconstruct the
+// executed instructions over a memory Image (raw files, ELF segments or
+// caller-supplied sections per address space), with libipt's semantics:
+// events (Event) for everything that is not a plain branch, errors as
+// *FlowError with the trace offset and IP, resynchronisation after errors.
+// FlowListing prints the flow like libipt's ptxed.
+//
 // Packet encodings follow the Intel SDM (volume 3, chapter "Intel Processor
 // Trace"); the listing format and the timing heuristics follow libipt's ptdump
 // so that the two tools print the same text for the same trace.

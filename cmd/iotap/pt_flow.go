@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// decoderFlag records which of --insn-decoder/--block-decoder came last,
+// as ptxed does.
+type decoderFlag struct {
+	block *bool
+	val   bool
+}
+
+func (d *decoderFlag) String() string   { return "false" }
+func (d *decoderFlag) Type() string     { return "bool" }
+func (d *decoderFlag) IsBoolFlag() bool { return true }
+func (d *decoderFlag) Set(s string) error {
+	if s == "true" {
+		*d.block = d.val
+	}
+	return nil
+}
+
+type ptFlowFlags struct {
+	opt                intelpt.FlowOptions
+	filter             intelpt.AddrFilter
+	filterCfg          [4]uint64
+	raw, elf           []string
+	pt, cpu            string
+	mtcFreq, nomFreq   uint8
+	cpuidEAX, cpuidEBX uint32
+	eventTick, iflags  bool
+	endOnCall, endJump bool
+	insnKeep, blkKeep  bool
+	noInst, check      bool
+}
+
+func newPTFlowCmd(e *env) *cobra.Command {
+	f := ptFlowFlags{opt: intelpt.FlowOptions{BlockDecoder: true}}
+	c := &cobra.Command{
+		Use:   "flow [flags] --raw FILE:ADDR|--elf FILE [--pt] TRACE",
+		Short: "List the executed instructions of a PT trace like libipt's ptxed",
+		Long: `Reconstruct the instruction flow of a PT trace over a memory image and list
+it in the format of libipt's ptxed --no-inst: one line per instruction
+address, events in brackets, errors as [offset, ip: what: message]. The
+options are ptxed's (the same command line works); the output is tested
+against libipt's ptxed test corpus.
+
+The image is built from --raw FILE[:OFFSET[-END]]:ADDRESS and --elf
+FILE[:BASE] (loadable segments), both repeatable; later files win where
+they overlap. --block-decoder (the default) decodes block by block with a
+per-section cache; --insn-decoder one instruction at a time (same output).
+--json prints one JSON object per instruction, block (--block:show-blocks),
+event and error instead.`,
+		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
+  iotap pt flow --insn-decoder --elf ./a.out --event:ip --event:time --pt trace.pt`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if f.pt != "" {
+					return usageErrorf("pt flow: give the trace either as argument or with --pt")
+				}
+				f.pt = args[0]
+			}
+			return runPTFlow(e, cmd, &f)
+		},
+	}
+	fl := c.Flags()
+	o := &f.opt
+	fl.Var(&decoderFlag{&o.BlockDecoder, false}, "insn-decoder", "use the instruction flow decoder")
+	fl.Var(&decoderFlag{&o.BlockDecoder, true}, "block-decoder", "use the block decoder (default)")
+	for _, n := range []string{"insn-decoder", "block-decoder"} {
+		fl.Lookup(n).NoOptDefVal = "true"
+	}
+	fl.BoolVar(&o.ShowBlocks, "block:show-blocks", false, "show blocks in the output")
+	fl.BoolVar(&f.endOnCall, "block:end-on-call", false, "end a block after a call")
+	fl.BoolVar(&f.endJump, "block:end-on-jump", false, "end a block after a jump")
+	fl.BoolVar(&f.blkKeep, "block:keep-tcal-on-ovf", false, "block decoder: keep the timing calibration across overflows")
+	fl.BoolVar(&f.insnKeep, "insn:keep-tcal-on-ovf", false, "instruction decoder: keep the timing calibration across overflows")
+	fl.StringArrayVar(&f.raw, "raw", nil, "load raw `file[:from[-to]]:address` into the image")
+	fl.StringArrayVar(&f.elf, "elf", nil, "load the loadable segments of ELF `file[:base]` into the image")
+	fl.StringVar(&f.pt, "pt", "", "the trace `file[:from[-to]]`")
+	fl.StringVar(&f.cpu, "cpu", "", "decode for CPU `f/m[/s]` (errata) or none")
+	fl.BoolVar(&o.EventIP, "event:ip", false, "print the IP of events")
+	fl.BoolVar(&o.EventTime, "event:time", false, "print the TSC of events")
+	fl.BoolVar(&f.eventTick, "event:tick", false, "report tick events (the time changed at a branch)")
+	fl.BoolVar(&f.iflags, "event:iflags", false, "report iflags events")
+	fl.BoolVar(&o.ResyncOnError, "resync-on-error", false, "resync at the next event or PSB after an error")
+	for n := 0; n < 4; n++ {
+		fl.Uint64Var(&f.filterCfg[n], fmt.Sprintf("filter:addr%d_cfg", n), 0, fmt.Sprintf("IA32_RTIT_CTL.ADDR%d_CFG", n))
+		fl.Uint64Var(&f.filter.A[n], fmt.Sprintf("filter:addr%d_a", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_A", n))
+		fl.Uint64Var(&f.filter.B[n], fmt.Sprintf("filter:addr%d_b", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_B", n))
+	}
+	fl.BoolVar(&o.Stat, "stat", false, "print statistics (even when quiet)")
+	fl.BoolVar(&o.StatInsn, "stat:insn", false, "count instructions")
+	fl.BoolVar(&o.StatBlocks, "stat:blocks", false, "count blocks")
+	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "print only errors and statistics")
+	fl.BoolVar(&o.Time, "time", false, "print the current time on each instruction")
+	fl.BoolVar(&o.Offset, "offset", false, "print the trace offset on each line")
+	fl.BoolVar(&f.noInst, "no-inst", false, "print addresses only (always the case: there is no disassembler)")
+	fl.BoolVar(&f.check, "check", false, "accepted for ptxed compatibility (no effect)")
+	fl.Uint8Var(&f.mtcFreq, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
+	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
+	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
+	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
+	fl.BoolVar(&o.JSON, "json", false, "one JSON object per instruction, block, event and error (NDJSON)")
+	return c
+}
+
+func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
+	if f.pt == "" {
+		return usageErrorf("pt flow: no trace (--pt FILE)")
+	}
+	if len(f.raw) == 0 && len(f.elf) == 0 {
+		return usageErrorf("pt flow: no image (--raw or --elf)")
+	}
+	im := intelpt.NewImage()
+	for _, r := range f.raw {
+		if _, err := im.AddRaw(r); err != nil {
+			return err
+		}
+	}
+	for _, s := range f.elf {
+		if _, err := im.AddELF(s); err != nil {
+			return err
+		}
+	}
+	file, from, size, err := intelpt.SplitFileRange(f.pt)
+	if err != nil {
+		return usageErrorf("pt flow: --pt: %v", err)
+	}
+	trace, err := intelpt.ReadFileRange(file, from, size)
+	if err != nil {
+		return err
+	}
+	cfg := intelpt.FlowConfig{Image: im}
+	cfg.Config = ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	if f.cpu != "" && f.cpu != "none" {
+		cpu, err := intelpt.ParseCPU(f.cpu)
+		if err != nil {
+			return usageErrorf("pt flow: --cpu: %v", err)
+		}
+		errata, ok := intelpt.ErrataFor(cpu)
+		if !ok && !f.opt.JSON {
+			fmt.Fprintln(e.stdout, "[0, 0: config error: unknown cpu]")
+		}
+		cfg.Errata = errata
+	}
+	for n, v := range f.filterCfg {
+		if v > 15 {
+			return usageErrorf("pt flow: --filter:addr%d_cfg: value too big: %d", n, v)
+		}
+		f.filter.Cfg |= v << (4 * n)
+	}
+	cfg.Filter = f.filter
+	cfg.Flags = intelpt.FlowFlags{TickEvents: f.eventTick, IFlagsEvents: f.iflags}
+	if f.opt.BlockDecoder {
+		cfg.Flags.EndOnCall, cfg.Flags.EndOnJump, cfg.Flags.KeepTcalOnOVF = f.endOnCall, f.endJump, f.blkKeep
+	} else {
+		cfg.Flags.KeepTcalOnOVF = f.insnKeep
+	}
+	_, err = intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
+	return err
+}
