@@ -247,10 +247,10 @@ type FlowError struct {
 }
 
 func (e *FlowError) Error() string {
-	return "intelpt: offset " + hex(uint64(e.Offset)) + ", ip " + hex(e.IP) + ": " + e.Code.String()
+	return "intelpt: offset " + hexStr(uint64(e.Offset)) + ", ip " + hexStr(e.IP) + ": " + e.Code.String()
 }
 
-func hex(v uint64) string {
+func hexStr(v uint64) string {
 	const digits = "0123456789abcdef"
 	var b [18]byte
 	i := len(b)
