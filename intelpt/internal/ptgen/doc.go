@@ -7,8 +7,11 @@
 // segment, address-size and operand-size prefixes) cut into blocks that end
 // in branches: conditional (jcc rel8/rel32, loop, jrcxz), direct jumps and
 // calls, call-next/pop, returns (ret, ret imm16, rep ret, bnd ret),
-// indirect jumps and calls, and syscall. The run is a random walk: the
-// walk picks conditional outcomes, indirect targets and interrupts.
+// indirect jumps and calls, ptwrite and syscall. With Config.Kernel a second
+// section holds kernel code: a syscall entry ending in sysretq, interrupt
+// handlers ending in iretq, and leaf functions they call. The run is a
+// random walk: the walk picks conditional outcomes, indirect targets and
+// interrupts.
 //
 // The trace follows the rules of the Intel SDM (volume 3, "Intel Processor
 // Trace") for a CPU that traces user code only: TNT bits, short and long,

@@ -27,6 +27,15 @@ type Config struct {
 	// the trace).
 	NoIPs bool
 
+	// Kernel traces the kernel too: syscalls and interrupts go into
+	// kernel code (loaded at KernelAddr) as far branches (TIP, FUP+TIP)
+	// and come back with sysretq and iretq, instead of TIP.PGD/TIP.PGE.
+	Kernel bool
+
+	// FUPOnPTW: a FUP with the ptwrite's IP follows each PTW packet
+	// (IA32_RTIT_CTL.FUPonPTW).
+	FUPOnPTW bool
+
 	// Events per million instructions: syscalls are written into the code
 	// at this rate (of blocks), interrupts happen at this rate. 0: 200.
 	// Negative: none.
@@ -34,18 +43,30 @@ type Config struct {
 }
 
 // Program is one generated run: the code, the trace a CPU would write for
-// one run of it with only user code traced (CPL 3, as perf record -e
-// intel_pt//u does), and the instructions that really ran.
+// one run of it, and the instructions that really ran. Without
+// Config.Kernel only user code is traced (as perf record -e intel_pt//u
+// does); with it, user and kernel code.
 type Program struct {
 	Base  uint64 // load address of Code
-	Code  []byte
+	Code  []byte // the user code
 	Trace []byte
 	IPs   []uint64 // every instruction executed, in order (empty with NoIPs)
 	Count int      // number of instructions executed
 	Stats Stats
 
-	at    []int32 // offset in Code -> index in insns, -1 inside an instruction
+	// With Config.Kernel: the kernel code (syscall entry, interrupt
+	// handlers, the functions they call) and its load address.
+	KernelBase uint64
+	Kernel     []byte
+
+	secs  []section
 	insns []insn
+}
+
+type section struct {
+	base uint64
+	code []byte
+	at   []int32 // offset -> index in Program.insns, -1 inside an instruction
 }
 
 // Stats counts what the trace holds, so tests can check that every feature
@@ -63,36 +84,48 @@ type Stats struct {
 }
 
 type insn struct {
-	off     uint32
+	addr    uint64
 	size    uint8
 	kind    Kind
 	class   Class
 	dispAt  uint8 // offset of the rel8/rel32 displacement in the instruction
 	dispLen uint8
-	target  uint32   // direct branches: offset of the target
-	targets []uint32 // indirect branches: the offsets this site jumps to
+	fwd     bool     // a conditional branch that must go forwards
+	fixed   bool     // target chosen at layout
+	limit   uint64   // targets must be below limit (0: anywhere in the section)
+	target  uint64   // direct branches
+	targets []uint64 // indirect branches: the targets this site jumps to
+}
+
+func (p *Program) find(ip uint64) *insn {
+	for i := range p.secs {
+		s := &p.secs[i]
+		if off := ip - s.base; off < uint64(len(s.at)) {
+			if j := s.at[off]; j >= 0 {
+				return &p.insns[j]
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // Len returns the length of the instruction at ip, or 0 when no generated
 // instruction starts there.
 func (p *Program) Len(ip uint64) int {
-	if ip < p.Base || ip-p.Base >= uint64(len(p.at)) {
-		return 0
+	if in := p.find(ip); in != nil {
+		return int(in.size)
 	}
-	i := p.at[ip-p.Base]
-	if i < 0 {
-		return 0
-	}
-	return int(p.insns[i].size)
+	return 0
 }
 
 // KindAt returns the kind of the instruction at ip (KindOther when none
 // starts there).
 func (p *Program) KindAt(ip uint64) Kind {
-	if p.Len(ip) == 0 {
-		return KindOther
+	if in := p.find(ip); in != nil {
+		return in.kind
 	}
-	return p.insns[p.at[ip-p.Base]].kind
+	return KindOther
 }
 
 // Next returns the IP of the instruction that follows the one at ip when
@@ -100,27 +133,42 @@ func (p *Program) KindAt(ip uint64) Kind {
 // for a conditional, indirect or far branch or when no instruction starts
 // at ip.
 func (p *Program) Next(ip uint64) (uint64, bool) {
-	if p.Len(ip) == 0 {
+	in := p.find(ip)
+	if in == nil {
 		return 0, false
 	}
-	in := &p.insns[p.at[ip-p.Base]]
 	switch in.kind {
-	case KindOther, KindCallNext:
+	case KindOther, KindCallNext, KindPTWrite:
 		return ip + uint64(in.size), true
 	case KindJmp, KindCall:
-		return p.Base + uint64(in.target), true
+		return in.target, true
 	}
 	return 0, false
 }
 
-// Boundaries returns the offsets of every instruction in Code, in order.
-func (p *Program) Boundaries() []uint32 {
-	b := make([]uint32, len(p.insns))
+// Boundaries returns the offsets of every instruction in the section
+// loaded at base (Base or KernelBase), in order.
+func (p *Program) Boundaries(base uint64) []uint32 {
+	var b []uint32
 	for i := range p.insns {
-		b[i] = p.insns[i].off
+		if p.secBase(p.insns[i].addr) == base {
+			b = append(b, uint32(p.insns[i].addr-base))
+		}
 	}
 	return b
 }
+
+func (p *Program) secBase(ip uint64) uint64 {
+	for i := range p.secs {
+		if ip-p.secs[i].base < uint64(len(p.secs[i].code)) {
+			return p.secs[i].base
+		}
+	}
+	return 0
+}
+
+// KernelAddr is where Config.Kernel loads the kernel code.
+const KernelAddr = 0xffffffff81000000
 
 // Generate builds a random program and runs it.
 func Generate(cfg Config) (*Program, error) {
@@ -149,22 +197,53 @@ func Generate(cfg Config) (*Program, error) {
 		}
 	}
 	p := &Program{Base: cfg.Base}
-	layout(r, p, cfg)
-	if err := run(r, p, cfg); err != nil {
+	b := &builder{r: r, base: cfg.Base}
+	b.user(cfg)
+	p.Code = b.finish(p)
+	var k *kernel
+	if cfg.Kernel {
+		b = &builder{r: r, base: KernelAddr}
+		k = b.kernel()
+		p.KernelBase, p.Kernel = KernelAddr, b.finish(p)
+	}
+	p.Stats.Instructions = len(p.insns)
+	if err := run(r, p, k, cfg); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// layout fills the code with blocks: straight-line instructions, each block
-// ending in a branch. Direct jumps and calls only go forwards (so no cycle
-// of branches without trace exists); conditional branches go both ways.
-func layout(r *rand.Rand, p *Program, cfg Config) {
-	code := make([]byte, 0, cfg.CodeSize+64)
-	var insns []insn
-	add := func(start int, k Kind, c Class, dispAt, dispLen int) {
-		insns = append(insns, insn{off: uint32(start), size: uint8(len(code) - start), kind: k, class: c, dispAt: uint8(dispAt), dispLen: uint8(dispLen)})
+// builder lays out the code of one section.
+type builder struct {
+	r     *rand.Rand
+	base  uint64
+	code  []byte
+	insns []insn
+}
+
+func (b *builder) add(start int, k Kind, c Class, dispAt, dispLen int) *insn {
+	b.insns = append(b.insns, insn{addr: b.base + uint64(start), size: uint8(len(b.code) - start), kind: k, class: c, dispAt: uint8(dispAt), dispLen: uint8(dispLen)})
+	return &b.insns[len(b.insns)-1]
+}
+
+func (b *builder) others(n int) {
+	for ; n > 0; n-- {
+		start := len(b.code)
+		var c Class
+		b.code, c = appendOther(b.r, b.code)
+		b.add(start, KindOther, c, 0, 0)
 	}
+}
+
+func (b *builder) pc() uint64 { return b.base + uint64(len(b.code)) }
+
+// user fills the user code with blocks: straight-line instructions, each
+// block ending in a branch. Direct jumps and calls only go forwards (so no
+// cycle of branches without trace exists); conditional branches go both
+// ways.
+func (b *builder) user(cfg Config) {
+	r := b.r
+	b.code = make([]byte, 0, cfg.CodeSize+64)
 	syscallPer := 0
 	if cfg.EventRate > 0 {
 		syscallPer = 1_000_000 / cfg.EventRate / 2
@@ -172,91 +251,81 @@ func layout(r *rand.Rand, p *Program, cfg Config) {
 			syscallPer = 1
 		}
 	}
-	for len(code) < cfg.CodeSize-64 {
-		for n := r.IntN(12); n > 0; n-- {
-			start := len(code)
-			var c Class
-			code, c = appendOther(r, code)
-			add(start, KindOther, c, 0, 0)
-		}
-		start := len(code)
+	for len(b.code) < cfg.CodeSize-64 {
+		b.others(r.IntN(12))
+		start := len(b.code)
 		hint := func() {
 			if r.IntN(16) == 0 {
-				code = append(code, []byte{0x2e, 0x3e}[r.IntN(2)]) // branch hints
+				b.code = append(b.code, []byte{0x2e, 0x3e}[r.IntN(2)]) // branch hints
 			}
 		}
 		bnd := func() {
 			if r.IntN(16) == 0 {
-				code = append(code, 0xf2) // MPX bnd prefix
+				b.code = append(b.code, 0xf2) // MPX bnd prefix
 			}
 		}
 		switch n := r.IntN(100); {
 		case n < 28: // jcc rel8
 			hint()
-			code = append(code, 0x70+byte(r.IntN(16)), 0)
-			add(start, KindJcc, ClassBranch, len(code)-1-start, 1)
+			b.code = append(b.code, 0x70+byte(r.IntN(16)), 0)
+			b.add(start, KindJcc, ClassBranch, len(b.code)-1-start, 1)
 		case n < 40: // jcc rel32
 			bnd()
-			code = append(code, 0x0f, 0x80+byte(r.IntN(16)), 0, 0, 0, 0)
-			add(start, KindJcc, ClassBranch, len(code)-4-start, 4)
+			b.code = append(b.code, 0x0f, 0x80+byte(r.IntN(16)), 0, 0, 0, 0)
+			b.add(start, KindJcc, ClassBranch, len(b.code)-4-start, 4)
 		case n < 43: // loop, loope, loopne, jrcxz (jecxz with 67)
 			op := 0xe0 + byte(r.IntN(4))
 			if op == 0xe3 && r.IntN(2) == 0 {
-				code = append(code, 0x67)
+				b.code = append(b.code, 0x67)
 			}
-			code = append(code, op, 0)
-			add(start, KindJcc, ClassBranch, len(code)-1-start, 1)
+			b.code = append(b.code, op, 0)
+			b.add(start, KindJcc, ClassBranch, len(b.code)-1-start, 1)
 		case n < 47: // jmp rel8
-			code = append(code, 0xeb, 0)
-			add(start, KindJmp, ClassBranch, len(code)-1-start, 1)
+			b.code = append(b.code, 0xeb, 0)
+			b.add(start, KindJmp, ClassBranch, len(b.code)-1-start, 1)
 		case n < 50: // jmp rel32
 			bnd()
-			code = append(code, 0xe9, 0, 0, 0, 0)
-			add(start, KindJmp, ClassBranch, len(code)-4-start, 4)
+			b.code = append(b.code, 0xe9, 0, 0, 0, 0)
+			b.add(start, KindJmp, ClassBranch, len(b.code)-4-start, 4)
 		case n < 64: // call rel32
 			bnd()
-			code = append(code, 0xe8, 0, 0, 0, 0)
-			add(start, KindCall, ClassBranch, len(code)-4-start, 4)
+			b.code = append(b.code, 0xe8, 0, 0, 0, 0)
+			b.add(start, KindCall, ClassBranch, len(b.code)-4-start, 4)
 		case n < 65: // call next; pop reg (position-independent code)
-			code = append(code, 0xe8, 0, 0, 0, 0)
-			add(start, KindCallNext, ClassBranch, 0, 0)
-			start = len(code)
+			b.code = append(b.code, 0xe8, 0, 0, 0, 0)
+			b.add(start, KindCallNext, ClassBranch, 0, 0)
+			start = len(b.code)
 			if r.IntN(2) == 0 {
-				code = append(code, 0x41)
+				b.code = append(b.code, 0x41)
 			}
-			code = append(code, 0x58+byte(r.IntN(8)))
-			add(start, KindOther, ClassLegacy, 0, 0)
+			b.code = append(b.code, 0x58+byte(r.IntN(8)))
+			b.add(start, KindOther, ClassLegacy, 0, 0)
 		case n < 80: // ret, rep ret, bnd ret, ret imm16
 			switch r.IntN(8) {
 			case 0:
-				code = append(code, 0xf3, 0xc3)
+				b.code = append(b.code, 0xf3, 0xc3)
 			case 1:
-				code = append(code, 0xf2, 0xc3)
+				b.code = append(b.code, 0xf2, 0xc3)
 			case 2:
-				code = append(code, 0xc2, byte(r.IntN(4))*8, 0)
+				b.code = append(b.code, 0xc2, byte(r.IntN(4))*8, 0)
 			default:
-				code = append(code, 0xc3)
+				b.code = append(b.code, 0xc3)
 			}
-			add(start, KindRet, ClassBranch, 0, 0)
+			b.add(start, KindRet, ClassBranch, 0, 0)
 		case n < 90: // jmp r/m64, call r/m64
-			k, digit := KindJmpInd, byte(4)
+			b.indirect(r.IntN(2) == 0)
+		case n < 91: // ptwrite r/m32 or r/m64
+			b.code = append(b.code, 0xf3)
 			if r.IntN(2) == 0 {
-				k, digit = KindCallInd, 2
+				b.code = append(b.code, 0x48|byte(r.IntN(8)))
 			}
-			if r.IntN(8) == 0 {
-				code = append(code, 0x3e) // notrack
-			}
-			bnd()
-			if r.IntN(3) == 0 {
-				code = append(code, 0x40|byte(r.IntN(16)))
-			}
-			code = append(code, 0xff)
-			code = appendModRM(r, code, digit, formAny)
-			add(start, k, ClassBranch, 0, 0)
+			b.code = append(b.code, 0x0f, 0xae)
+			b.code = appendModRM(r, b.code, 4, formAny)
+			b.add(start, KindPTWrite, ClassBranch, 0, 0)
 		default:
 			if syscallPer > 0 && r.IntN(syscallPer/50+1) == 0 {
-				code = append(code, 0x0f, 0x05)
-				add(start, KindSyscall, ClassBranch, 0, 0)
+				b.code = append(b.code, 0x0f, 0x05)
+				b.add(start, KindSyscall, ClassBranch, 0, 0)
 			}
 			// else: no branch, the block falls through into the next
 		}
@@ -264,58 +333,158 @@ func layout(r *rand.Rand, p *Program, cfg Config) {
 	// The last block: a few instructions and an indirect jump, so that
 	// execution never runs off the end and forward branches always have a
 	// target.
-	for i := 0; i < 2; i++ {
-		start := len(code)
-		code = append(code, 0x90)
-		add(start, KindOther, ClassLegacy, 0, 0)
-	}
-	start := len(code)
-	code = append(code, 0xff, 0xe0)
-	add(start, KindJmpInd, ClassBranch, 0, 0)
+	b.others(2)
+	start := len(b.code)
+	b.code = append(b.code, 0xff, 0xe0)
+	b.add(start, KindJmpInd, ClassBranch, 0, 0)
+}
 
-	at := make([]int32, len(code))
-	for i := range at {
-		at[i] = -1
+// indirect appends jmp r/m64 or call r/m64.
+func (b *builder) indirect(call bool) *insn {
+	r := b.r
+	start := len(b.code)
+	k, digit := KindJmpInd, byte(4)
+	if call {
+		k, digit = KindCallInd, 2
 	}
-	for i := range insns {
-		at[insns[i].off] = int32(i)
+	if r.IntN(8) == 0 {
+		b.code = append(b.code, 0x3e) // notrack
 	}
-	// Resolve branch targets.
-	starts := make([]uint32, len(insns))
-	for i := range insns {
-		starts[i] = insns[i].off
+	if r.IntN(16) == 0 {
+		b.code = append(b.code, 0xf2) // bnd
 	}
-	pickIn := func(lo, hi int64) uint32 { // a random instruction start in [lo, hi]
-		i := sort.Search(len(starts), func(i int) bool { return int64(starts[i]) >= lo })
-		j := sort.Search(len(starts), func(i int) bool { return int64(starts[i]) > hi })
-		return starts[i+r.IntN(j-i)]
+	if r.IntN(3) == 0 {
+		b.code = append(b.code, 0x40|byte(r.IntN(16)))
 	}
-	size := int64(len(code))
-	for i := range insns {
-		in := &insns[i]
-		end := int64(in.off) + int64(in.size)
-		switch in.kind {
-		case KindJcc, KindJmp, KindCall:
-			lo, hi := int64(0), size-1
-			if in.dispLen == 1 {
-				lo, hi = max(lo, end-128), min(hi, end+127)
-			} else if r.IntN(2) == 0 {
-				// Mostly near targets, like real code.
-				lo, hi = max(lo, end-4096), min(hi, end+4096)
-			}
-			switch in.kind {
-			case KindJmp:
-				lo = max(lo, end)
-			case KindCall:
-				lo = max(lo, end+1) // a zero displacement is a call-next
-				if lo > hi {
-					lo, hi = end+1, size-1
+	b.code = append(b.code, 0xff)
+	b.code = appendModRM(r, b.code, digit, formAny)
+	return b.add(start, k, ClassBranch, 0, 0)
+}
+
+// kernel is the layout of the kernel code.
+type kernel struct {
+	syscall  uint64   // the syscall entry (ends in sysretq)
+	handlers []uint64 // interrupt handlers (end in iretq)
+}
+
+// kernel lays out leaf functions (ending in ret), interrupt handlers
+// (ending in iretq) and a syscall entry (swapgs ... swapgs; sysretq). The
+// handlers call the leaf functions directly and indirectly; their
+// conditional branches only go forwards, so each handler returns.
+func (b *builder) kernel() *kernel {
+	r := b.r
+	k := &kernel{}
+	var leaves []uint64
+	body := func(endBlocks int, calls bool) {
+		for i := 0; i < endBlocks; i++ {
+			b.others(1 + r.IntN(8))
+			start := len(b.code)
+			switch n := r.IntN(4); {
+			case n == 0 || !calls:
+				b.code = append(b.code, 0x70+byte(r.IntN(16)), 0)
+				b.add(start, KindJcc, ClassBranch, len(b.code)-1-start, 1).fwd = true
+			case n == 1:
+				b.code = append(b.code, 0xe8, 0, 0, 0, 0)
+				in := b.add(start, KindCall, ClassBranch, len(b.code)-4-start, 4)
+				in.fixed, in.target = true, leaves[r.IntN(len(leaves))]
+			case n == 2:
+				in := b.indirect(true)
+				for j := 1 + r.IntN(3); j > 0; j-- {
+					in.targets = append(in.targets, leaves[r.IntN(len(leaves))])
 				}
 			}
-			t := pickIn(lo, hi)
-			in.target = t
-			d := int64(t) - end
-			pos := int(in.off) + int(in.dispAt)
+		}
+	}
+	for i := 0; i < 24; i++ {
+		first := len(b.insns)
+		leaves = append(leaves, b.pc())
+		body(r.IntN(3), false)
+		b.others(r.IntN(3))
+		start := len(b.code)
+		b.code = append(b.code, 0xc3)
+		b.add(start, KindRet, ClassBranch, 0, 0)
+		b.limit(first)
+	}
+	swapgs := func() {
+		start := len(b.code)
+		b.code = append(b.code, 0x0f, 0x01, 0xf8)
+		b.add(start, KindOther, ClassLegacy, 0, 0)
+	}
+	for i := 0; i < 9; i++ {
+		first := len(b.insns)
+		if i == 0 {
+			k.syscall = b.pc()
+			swapgs()
+		} else {
+			k.handlers = append(k.handlers, b.pc())
+		}
+		body(1+r.IntN(6), true)
+		b.others(1)
+		start := len(b.code)
+		if i == 0 {
+			swapgs()
+			start = len(b.code)
+			b.code = append(b.code, 0x48, 0x0f, 0x07) // sysretq
+		} else {
+			b.code = append(b.code, 0x48, 0xcf) // iretq
+		}
+		b.add(start, KindFarRet, ClassBranch, 0, 0)
+		b.limit(first)
+	}
+	return k
+}
+
+// limit keeps the targets of the conditional branches from instruction
+// first on inside the function that ends here.
+func (b *builder) limit(first int) {
+	for i := first; i < len(b.insns); i++ {
+		b.insns[i].limit = b.pc()
+	}
+}
+
+// finish resolves the branch targets, patches the displacements and adds
+// the section to p.
+func (b *builder) finish(p *Program) []byte {
+	r, code := b.r, b.code
+	starts := make([]uint64, len(b.insns))
+	for i := range b.insns {
+		starts[i] = b.insns[i].addr
+	}
+	pickIn := func(lo, hi uint64) uint64 { // a random instruction start in [lo, hi]
+		i := sort.Search(len(starts), func(i int) bool { return starts[i] >= lo })
+		j := sort.Search(len(starts), func(i int) bool { return starts[i] > hi })
+		return starts[i+r.IntN(j-i)]
+	}
+	first, last := b.base, b.base+uint64(len(code))-1
+	for i := range b.insns {
+		in := &b.insns[i]
+		end := in.addr + uint64(in.size)
+		switch in.kind {
+		case KindJcc, KindJmp, KindCall:
+			if !in.fixed {
+				lo, hi := first, last
+				if in.limit != 0 {
+					hi = in.limit - 1
+				}
+				if in.dispLen == 1 {
+					lo, hi = max(lo, end-128), min(hi, end+127)
+				} else if r.IntN(2) == 0 {
+					// Mostly near targets, like real code.
+					lo, hi = max(lo, end-4096), min(hi, end+4096)
+				}
+				switch {
+				case in.kind == KindJmp || in.fwd:
+					lo = max(lo, end)
+				case in.kind == KindCall:
+					lo = max(lo, end+1) // a zero displacement is a call-next
+					if lo > hi {
+						lo, hi = end+1, last
+					}
+				}
+				in.target = pickIn(lo, hi)
+			}
+			d := int64(in.target - end)
+			pos := int(in.addr-b.base) + int(in.dispAt)
 			if in.dispLen == 1 {
 				code[pos] = byte(int8(d))
 			} else {
@@ -323,6 +492,9 @@ func layout(r *rand.Rand, p *Program, cfg Config) {
 				code[pos], code[pos+1], code[pos+2], code[pos+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 			}
 		case KindJmpInd, KindCallInd:
+			if len(in.targets) > 0 {
+				break
+			}
 			n := 1 + r.IntN(6)
 			if r.IntN(4) == 0 {
 				n = 1 // a function pointer that never changes
@@ -332,8 +504,16 @@ func layout(r *rand.Rand, p *Program, cfg Config) {
 			}
 		}
 	}
-	p.Code, p.at, p.insns = code, at, insns
-	p.Stats.Instructions = len(insns)
+	at := make([]int32, len(code))
+	for i := range at {
+		at[i] = -1
+	}
+	for i := range b.insns {
+		at[b.insns[i].addr-b.base] = int32(len(p.insns) + i)
+	}
+	p.insns = append(p.insns, b.insns...)
+	p.secs = append(p.secs, section{base: b.base, code: code, at: at})
+	return code
 }
 
 // retStackSize is the depth of the CPU's return-compression stack (Intel
@@ -537,35 +717,43 @@ func (c *cpu) push(ret uint64) {
 }
 
 // run executes the program from a random entry and writes the trace.
-func run(r *rand.Rand, p *Program, cfg Config) error {
+func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 	c := &cpu{r: r, cfg: cfg, p: p, out: make([]byte, 0, cfg.Insns/2+4096)}
 	p.Stats.Packets = map[intelpt.Kind]int{}
 	if !cfg.NoIPs {
 		p.IPs = make([]uint64, 0, cfg.Insns)
 	}
-	base := p.Base
 	var stack []uint64 // the program's own return addresses
 	intPer := 0
 	if cfg.EventRate > 0 {
 		intPer = 1_000_000 / cfg.EventRate
 	}
-	randomStart := func() uint64 { return base + uint64(p.insns[r.IntN(len(p.insns))].off) }
-	var rets []uint32
+	nUser := len(p.secs[0].at)
+	userInsns := p.insns
 	for i := range p.insns {
-		if p.insns[i].kind == KindRet {
-			rets = append(rets, p.insns[i].off)
+		if p.insns[i].addr-p.Base >= uint64(nUser) {
+			userInsns = p.insns[:i]
+			break
 		}
 	}
+	randomStart := func() uint64 { return userInsns[r.IntN(len(userInsns))].addr }
+	var rets []uint64
+	for i := range userInsns {
+		if userInsns[i].kind == KindRet {
+			rets = append(rets, userInsns[i].addr)
+		}
+	}
+	inKernel := false
+	var userIP uint64 // where the kernel returns to
 
 	ip := randomStart()
 	c.psb(ip) // tracing starts disabled: PSB+ without FUP
 	c.enable(ip)
 	for n := 0; n < cfg.Insns; n++ {
-		off := ip - base
-		if off >= uint64(len(p.at)) || p.at[off] < 0 {
+		in := p.find(ip)
+		if in == nil {
 			return fmt.Errorf("ptgen: internal error: execution reached %#x, not an instruction", ip)
 		}
-		in := &p.insns[p.at[off]]
 		if !cfg.NoIPs {
 			p.IPs = append(p.IPs, ip)
 		}
@@ -581,16 +769,16 @@ func run(r *rand.Rand, p *Program, cfg Config) error {
 			taken := r.IntN(2) == 0
 			c.tntBit(taken)
 			if taken {
-				ip = base + uint64(in.target)
+				ip = in.target
 			} else {
 				ip = next
 			}
 		case KindJmp:
-			ip = base + uint64(in.target)
+			ip = in.target
 		case KindCall:
 			stack = append(stack, next)
 			c.push(next)
-			ip = base + uint64(in.target)
+			ip = in.target
 		case KindRet:
 			var t uint64
 			if len(stack) > 0 {
@@ -613,9 +801,9 @@ func run(r *rand.Rand, p *Program, cfg Config) error {
 			}
 			ip = t
 		case KindJmpInd, KindCallInd:
-			t := base + uint64(in.targets[r.IntN(len(in.targets))])
-			if len(stack) > 512 && len(rets) > 0 && r.IntN(2) == 0 {
-				t = base + uint64(rets[r.IntN(len(rets))]) // keep the call depth bounded
+			t := in.targets[r.IntN(len(in.targets))]
+			if !inKernel && len(stack) > 512 && len(rets) > 0 && r.IntN(2) == 0 {
+				t = rets[r.IntN(len(rets))] // keep the call depth bounded
 			}
 			if in.kind == KindCallInd {
 				stack = append(stack, next)
@@ -623,7 +811,32 @@ func run(r *rand.Rand, p *Program, cfg Config) error {
 			}
 			c.ipPacket(intelpt.KindTIP, t)
 			ip = t
+		case KindPTWrite:
+			// The payload is the operand's value; PTW is an event packet,
+			// so the TNT bits before it go out first.
+			c.flushTNT()
+			c.cyc()
+			pl := uint8(0)
+			v := uint64(r.Uint32())
+			if p.Code[ip-p.Base+1]&0xf8 == 0x48 { // REX.W: 64-bit operand
+				pl, v = 1, r.Uint64()
+			}
+			flags := intelpt.Flags(0)
+			if cfg.FUPOnPTW {
+				flags = intelpt.FlagIP
+			}
+			c.emit(intelpt.Packet{Kind: intelpt.KindPTW, Bits: pl, Payload: v, Flags: flags})
+			if cfg.FUPOnPTW {
+				c.ipPacket(intelpt.KindFUP, ip)
+			}
+			ip = next
 		case KindSyscall:
+			if cfg.Kernel {
+				c.ipPacket(intelpt.KindTIP, k.syscall)
+				userIP, inKernel = next, true
+				ip = k.syscall
+				break
+			}
 			// The kernel is not traced: TIP.PGD with the IP suppressed
 			// (it would be a kernel address), TIP.PGE at the return.
 			c.disable()
@@ -631,12 +844,25 @@ func run(r *rand.Rand, p *Program, cfg Config) error {
 			c.maybePSB(next)
 			ip = next
 			c.enable(ip)
+		case KindFarRet:
+			c.ipPacket(intelpt.KindTIP, userIP)
+			ip, inKernel = userIP, false
 		}
 		c.maybePSB(ip)
-		if intPer > 0 && r.IntN(intPer) == 0 && n+1 < cfg.Insns {
-			// An interrupt: FUP at the next instruction, TIP.PGD. The
-			// kernel returns there, or (a signal) elsewhere.
+		if intPer > 0 && !inKernel && r.IntN(intPer) == 0 && n+1 < cfg.Insns {
+			// An interrupt: FUP at the next instruction (the one that
+			// did not run yet), then the kernel.
 			c.ipPacket(intelpt.KindFUP, ip)
+			if cfg.Kernel {
+				h := k.handlers[r.IntN(len(k.handlers))]
+				c.ipPacket(intelpt.KindTIP, h)
+				userIP, inKernel = ip, true
+				ip = h
+				c.maybePSB(ip)
+				continue
+			}
+			// The kernel is not traced: TIP.PGD. It returns to the
+			// same instruction, or (a signal) elsewhere.
 			c.disable()
 			c.tick(500 + r.IntN(5000))
 			if r.IntN(4) == 0 {

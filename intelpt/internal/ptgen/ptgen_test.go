@@ -24,7 +24,9 @@ var seeds = []Config{
 	{Seed: 3, Insns: 1_000_000, Timing: true, CYC: true, PSBPeriod: 2048},
 	{Seed: 4, Insns: 1_000_000, CodeSize: 16 << 10, PSBPeriod: 8192},
 	{Seed: 5, Insns: 1_000_000, CodeSize: 4 << 20, EventRate: 2000},
-	{Seed: 6, Insns: 500_000, Base: 0xffffffff81000000 - 0x100000, Timing: true},
+	{Seed: 6, Insns: 500_000, Base: 0xffffffff80000000 - 0x100000, Timing: true, FUPOnPTW: true},
+	{Seed: 7, Insns: 1_000_000, Kernel: true, Timing: true, EventRate: 1000},
+	{Seed: 8, Insns: 1_000_000, Kernel: true, CYC: true, FUPOnPTW: true, PSBPeriod: 1024},
 }
 
 func TestDeterministic(t *testing.T) {
@@ -35,6 +37,7 @@ func TestDeterministic(t *testing.T) {
 		}
 		h := sha256.New()
 		h.Write(p.Code)
+		h.Write(p.Kernel)
 		h.Write(p.Trace)
 		for _, ip := range p.IPs {
 			binary.Write(h, binary.LittleEndian, ip)
@@ -55,6 +58,13 @@ func TestCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pk, err := Generate(Config{Seed: 7, Insns: 200_000, Kernel: true, EventRate: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.Stats.Executed[KindFarRet] == 0 || pk.Stats.Executed[KindSyscall] == 0 {
+		t.Errorf("kernel tracing: %d sysret/iret, %d syscalls", pk.Stats.Executed[KindFarRet], pk.Stats.Executed[KindSyscall])
+	}
 	s := &p.Stats
 	for _, k := range []intelpt.Kind{intelpt.KindPSB, intelpt.KindPSBEnd, intelpt.KindTNT8, intelpt.KindTNT64,
 		intelpt.KindTIP, intelpt.KindTIPPGE, intelpt.KindTIPPGD, intelpt.KindFUP, intelpt.KindModeExec,
@@ -73,7 +83,7 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("returns: %d compressed, %d uncompressed, %d return-stack overflows", s.CompRet, s.UncompRet, s.RetOverflow)
 	}
 	for k, n := range s.Executed {
-		if n == 0 {
+		if n == 0 && Kind(k) != KindFarRet {
 			t.Errorf("no %v instruction executed", Kind(k))
 		}
 	}
@@ -98,57 +108,73 @@ func TestObjdumpBoundaries(t *testing.T) {
 		t.Skip("objdump not found (apt binutils)")
 	}
 	for _, seed := range []uint64{1, 2, 3} {
-		p, err := Generate(Config{Seed: seed, Insns: 1, CodeSize: 256 << 10})
+		p, err := Generate(Config{Seed: seed, Insns: 1, CodeSize: 256 << 10, Kernel: seed == 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := filepath.Join(t.TempDir(), "code.bin")
-		if err := os.WriteFile(f, p.Code, 0o600); err != nil {
-			t.Fatal(err)
+		checkObjdump(t, p, p.Base, p.Code)
+		if p.Kernel != nil {
+			checkObjdump(t, p, p.KernelBase, p.Kernel)
 		}
-		out, err := exec.Command("objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "-w", f).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := p.Boundaries()
-		got := 0
-		sc := bufio.NewScanner(bytes.NewReader(out))
-		for sc.Scan() {
-			// "   1f3a:\t62 f1 7c 48 28 c1 \tvmovaps %zmm1,%zmm0"
-			line := sc.Text()
-			colon := strings.IndexByte(line, ':')
-			if colon < 0 || !strings.HasPrefix(line, " ") {
-				continue
-			}
-			off, err := strconv.ParseUint(strings.TrimSpace(line[:colon]), 16, 32)
-			if err != nil {
-				continue
-			}
-			fields := strings.SplitN(line[colon+1:], "\t", 3)
-			if len(fields) < 3 {
-				continue
-			}
-			if got >= len(want) || uint32(off) != want[got] {
-				t.Fatalf("seed %d: objdump has an instruction at %#x, the generator at %#x: %s\n%s", seed, off, want[min(got, len(want)-1)], line, context(p, want[min(got, len(want)-1)]))
-			}
-			if strings.Contains(fields[2], "(bad)") {
-				t.Fatalf("seed %d: objdump cannot decode %s", seed, line)
-			}
-			got++
-		}
-		if got != len(want) {
-			t.Fatalf("seed %d: objdump listed %d instructions, the generator wrote %d", seed, got, len(want))
-		}
-		t.Logf("seed %d: %d instructions at the same offsets as objdump's", seed, got)
 	}
 }
 
-func context(p *Program, off uint32) string {
-	i := p.at[off]
+func checkObjdump(t *testing.T, p *Program, base uint64, code []byte) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "code.bin")
+	if err := os.WriteFile(f, code, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "-w", f).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := p.Boundaries(base)
+	got := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		// "   1f3a:\t62 f1 7c 48 28 c1 \tvmovaps %zmm1,%zmm0"
+		line := sc.Text()
+		colon := strings.IndexByte(line, ':')
+		if colon < 0 || !strings.HasPrefix(line, " ") {
+			continue
+		}
+		off, err := strconv.ParseUint(strings.TrimSpace(line[:colon]), 16, 32)
+		if err != nil {
+			continue
+		}
+		fields := strings.SplitN(line[colon+1:], "\t", 3)
+		if len(fields) < 3 {
+			continue
+		}
+		if got >= len(want) || uint32(off) != want[got] {
+			w := want[min(got, len(want)-1)]
+			t.Fatalf("%#x: objdump has an instruction at %#x, the generator at %#x: %s\n%s", base, off, w, line, context(p, base+uint64(w)))
+		}
+		if strings.Contains(fields[2], "(bad)") {
+			t.Fatalf("%#x: objdump cannot decode %s", base, line)
+		}
+		got++
+	}
+	if got != len(want) {
+		t.Fatalf("%#x: objdump listed %d instructions, the generator wrote %d", base, got, len(want))
+	}
+	t.Logf("%#x: %d instructions at the same offsets as objdump's", base, got)
+}
+
+func context(p *Program, ip uint64) string {
+	in := p.find(ip)
+	if in == nil {
+		return ""
+	}
 	var b strings.Builder
-	for j := max(0, int(i)-2); j <= int(i)+1 && j < len(p.insns); j++ {
-		in := p.insns[j]
-		fmt.Fprintf(&b, "%#x %v %v % x\n", in.off, in.kind, in.class, p.Code[in.off:in.off+uint32(in.size)])
+	i := 0
+	for i < len(p.insns) && &p.insns[i] != in {
+		i++
+	}
+	for j := max(0, i-2); j <= i+1 && j < len(p.insns); j++ {
+		in := &p.insns[j]
+		fmt.Fprintf(&b, "%#x %v %v\n", in.addr, in.kind, in.class)
 	}
 	return b.String()
 }
@@ -175,25 +201,30 @@ func buildPTFlow(t testing.TB) string {
 	return bin
 }
 
-// WriteFiles writes p's code and trace to dir and returns the trace's path
-// and the --raw argument (FILE:ADDR) of the code.
-func writeFiles(t testing.TB, p *Program) (trace, raw string) {
+// writeFiles writes p's code and trace to a temporary directory and returns
+// the trace's path and the --raw arguments (FILE:ADDR) of the code.
+func writeFiles(t testing.TB, p *Program) (trace string, raws []string) {
 	dir := t.TempDir()
-	trace, code := filepath.Join(dir, "trace.pt"), filepath.Join(dir, "code.bin")
-	if err := os.WriteFile(trace, p.Trace, 0o600); err != nil {
-		t.Fatal(err)
+	write := func(name string, b []byte) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
 	}
-	if err := os.WriteFile(code, p.Code, 0o600); err != nil {
-		t.Fatal(err)
+	trace = write("trace.pt", p.Trace)
+	raws = append(raws, fmt.Sprintf("%s:%#x", write("user.bin", p.Code), p.Base))
+	if p.Kernel != nil {
+		raws = append(raws, fmt.Sprintf("%s:%#x", write("kernel.bin", p.Kernel), p.KernelBase))
 	}
-	return trace, fmt.Sprintf("%s:%x", code, p.Base)
+	return trace, raws
 }
 
 func runPTFlow(t *testing.T, bin, decoder string, p *Program) []uint64 {
 	t.Helper()
-	trace, raw := writeFiles(t, p)
+	trace, raws := writeFiles(t, p)
 	var stderr bytes.Buffer
-	cmd := exec.Command(bin, decoder, "list", trace, raw)
+	cmd := exec.Command(bin, append([]string{decoder, "list", trace}, raws...)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

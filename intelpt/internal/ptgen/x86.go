@@ -43,11 +43,13 @@ const (
 	KindRet                  // near ret: a TNT bit when compressed, else a TIP
 	KindJmpInd               // indirect near jmp: TIP
 	KindCallInd              // indirect near call: TIP; pushed on the return stack
-	KindSyscall              // syscall (a far call): TIP.PGD when only user code is traced
+	KindSyscall              // syscall (a far call): TIP.PGD when only user code is traced, else TIP
+	KindFarRet               // sysretq, iretq: TIP
+	KindPTWrite              // ptwrite: PTW (and FUP)
 	numKinds
 )
 
-var kindNames = [numKinds]string{"other", "jcc", "jmp", "call", "call-next", "ret", "jmp-ind", "call-ind", "syscall"}
+var kindNames = [numKinds]string{"other", "jcc", "jmp", "call", "call-next", "ret", "jmp-ind", "call-ind", "syscall", "far-ret", "ptwrite"}
 
 func (k Kind) String() string { return kindNames[k] }
 

@@ -5,7 +5,7 @@
 //	go run ./intelpt/internal/ptgen/cmd/ptgen -seed 1 -insns 30000000 -o /tmp/run
 //
 // writes /tmp/run.bin (the code, to load at the printed address), /tmp/run.pt
-// (the trace) and, with -ips, /tmp/run.ips (every executed instruction's IP
+// (the trace), with -kernel /tmp/run.kernel.bin and, with -ips, /tmp/run.ips (every executed instruction's IP
 // as a little-endian 64-bit word). It prints the load address and the
 // statistics of the run.
 package main
@@ -27,6 +27,8 @@ func main() {
 	psb := flag.Int("psb", 0, "bytes between PSB+ (0: 4096)")
 	timing := flag.Bool("timing", false, "write TSC/TMA/CBR in PSB+ and MTC")
 	cyc := flag.Bool("cyc", false, "cycle-accurate mode (CYC packets)")
+	kernel := flag.Bool("kernel", false, "trace kernel code too (written to PREFIX.kernel.bin)")
+	fupPTW := flag.Bool("fup-on-ptw", false, "a FUP follows each PTW packet")
 	ips := flag.Bool("ips", false, "also write PREFIX.ips")
 	out := flag.String("o", "", "output prefix (required)")
 	flag.Parse()
@@ -35,7 +37,7 @@ func main() {
 		os.Exit(2)
 	}
 	p, err := ptgen.Generate(ptgen.Config{Seed: *seed, Insns: *insns, CodeSize: *code, PSBPeriod: *psb,
-		Timing: *timing, CYC: *cyc, NoIPs: !*ips})
+		Timing: *timing, CYC: *cyc, Kernel: *kernel, FUPOnPTW: *fupPTW, NoIPs: !*ips})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -56,6 +58,10 @@ func main() {
 	}
 	write(*out+".bin", p.Code)
 	write(*out+".pt", p.Trace)
+	if p.Kernel != nil {
+		write(*out+".kernel.bin", p.Kernel)
+		fmt.Printf("kernel-base %#x\n", p.KernelBase)
+	}
 	if *ips {
 		b := make([]byte, 0, 8*len(p.IPs))
 		for _, ip := range p.IPs {
