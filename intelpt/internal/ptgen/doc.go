@@ -22,7 +22,9 @@
 // reproduces the target from the last IP (the last IP is reset at PSB);
 // TIP.PGD with the IP suppressed on syscall and interrupts, TIP.PGE (after
 // MODE.Exec when none was sent since the PSB) on the way back; FUP at the
-// interrupted instruction; PSB+ each time the trace grows by PSBPeriod
+// interrupted instruction; with kernel tracing, TIP for syscall, sysretq and
+// iretq and FUP+TIP for interrupts; PTW (and FUP with FUPOnPTW) for
+// ptwrite, after the pending TNT bits; PSB+ each time the trace grows by PSBPeriod
 // bytes, with TSC, TMA, CBR, MODE.Exec and FUP as a CPU writes them; MTC
 // and CYC when asked.
 //
