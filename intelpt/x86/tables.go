@@ -8,7 +8,7 @@ package x86
 type attr uint32
 
 const (
-	// bits 0-2: immediate kind
+	// bits 0-3: immediate kind
 	immNone  = 0
 	immB     = 1 // 1 byte
 	immW     = 2 // 2 bytes
@@ -17,19 +17,55 @@ const (
 	immMoffs = 5 // address size (mov al/ax, moffs: A0-A3)
 	immEnter = 6 // 3 bytes (enter imm16, imm8)
 	immPtr   = 7 // 2 + (2 or 4): far pointer seg:off (9A, EA)
-	immMask  = 7
+	immRelZ  = 8 // like immZ, but 4 bytes in 64-bit mode whatever 66 says (near branches)
+	immMask  = 15
 
-	aModRM   attr = 1 << 3  // a ModRM byte follows (then SIB and displacement)
-	aInv64   attr = 1 << 4  // invalid in 64-bit mode
-	aSpecial attr = 1 << 5  // class or immediate depends on ModRM or prefixes
-	aRel     attr = 1 << 6  // the immediate is a branch displacement
-	aEsc     attr = 1 << 7  // escape: another map or a VEX/EVEX/XOP prefix
-	aInvalid attr = 1 << 8  // undefined opcode
-	aVexIB   attr = 1 << 9  // (map 0F) the VEX/EVEX form takes an imm8
-	aVexNoRM attr = 1 << 10 // (map 0F) the VEX form has no ModRM (vzeroupper/vzeroall)
-	aRegOnly attr = 1 << 11 // ModRM.mod is ignored: always a register form (mov cr/dr/tr)
+	aModRM   attr = 1 << 4  // a ModRM byte follows (then SIB and displacement)
+	aInv64   attr = 1 << 5  // invalid in 64-bit mode
+	aSpecial attr = 1 << 6  // class or immediate depends on ModRM or prefixes
+	aRel     attr = 1 << 7  // the immediate is a branch displacement
+	aEsc     attr = 1 << 8  // escape: another map or a VEX/EVEX/XOP prefix
+	aInvalid attr = 1 << 9  // undefined opcode
+	aVexIB   attr = 1 << 10 // (map 0F) the VEX/EVEX form takes an imm8
+	aVexNoRM attr = 1 << 11 // (map 0F) the VEX form has no ModRM (vzeroupper/vzeroall)
+	aRegOnly attr = 1 << 12 // ModRM.mod is ignored: always a register form (mov cr/dr/tr)
 
 	classShift = 16
+)
+
+// Prefix state bits (the low three index sizeIdx).
+const (
+	pfW    = 1 // REX.W right before the opcode
+	pfASZ  = 2 // 67
+	pfOSZ  = 4 // 66
+	pfLock = 8 // F0
+)
+
+// Size index: bits 0-1 operand size (osz16, osz32, osz64, osz16in64), bits
+// 2-3 address size (0: 32, szAddr16, szAddr64).
+const (
+	osz16     = 0 // 16-bit operand size in 16/32-bit mode
+	osz32     = 1
+	osz64     = 2
+	osz16in64 = 3 // 66 in 64-bit mode: near branches ignore it
+	szAddr16  = 4
+	szAddr64  = 8
+
+	noModRM = 0x80 // internal flag bit in decodeEsc
+)
+
+var (
+	sizeIdx  [32]uint8     // [mode<<3 | pfOSZ|pfASZ|pfW]
+	immSize  [9 << 4]uint8 // [immKind<<4 | sizeIdx]
+	opFlags  [16]uint8     // [sizeIdx]: FlagOpSize16
+	flagOf   = [4]uint8{Mode32: FlagMode32}
+	modrmTab [512]uint8 // [addr16<<8 | ModRM]: disp size | sibFlag | sibMod0
+	sibBase5 [256]uint8 // [SIB]: 4 when base is 5 (disp32 when mod is 0)
+)
+
+const (
+	sibFlag = 0x80 // a SIB byte follows
+	sibMod0 = 0x40 // ... and mod is 0 (SIB.base 5 means disp32)
 )
 
 var (
@@ -52,15 +88,6 @@ const (
 )
 
 var prefixKind [256]uint8
-
-// ModRM tails: number of displacement bytes, plus sibFlag when a SIB byte
-// follows (32/64-bit addressing), for each ModRM value.
-const sibFlag = 0x80
-
-var (
-	modrm32 [256]uint8
-	modrm16 [256]uint8
-)
 
 func set(t *[256]attr, a attr, ops ...int) {
 	for _, op := range ops {
@@ -107,8 +134,74 @@ func init() {
 		}
 		if mod != 3 && rm == 4 {
 			d32 |= sibFlag
+			if mod == 0 {
+				d32 |= sibMod0
+			}
 		}
-		modrm32[m], modrm16[m] = d32, d16
+		modrmTab[m], modrmTab[256+m] = d32, d16
+	}
+	for mode := Mode16; mode <= Mode64; mode++ {
+		for pf := 0; pf < 8; pf++ {
+			osz, asz, w := pf&pfOSZ != 0, pf&pfASZ != 0, pf&pfW != 0
+			var os, as uint8
+			switch mode {
+			case Mode16, Mode32:
+				os, as = osz32, 0
+				if osz != (mode == Mode16) {
+					os = osz16
+				}
+				if asz != (mode == Mode16) {
+					as = szAddr16
+				}
+			case Mode64:
+				os, as = osz32, szAddr64
+				if w {
+					os = osz64
+				} else if osz {
+					os = osz16in64
+				}
+				if asz {
+					as = 0
+				}
+			}
+			sizeIdx[uint(mode)<<3|uint(pf)] = os | as
+		}
+	}
+	for sz := 0; sz < 16; sz++ {
+		os, as := sz&3, sz&12
+		if os == osz16 {
+			opFlags[sz] = FlagOpSize16
+		}
+		set := func(kind int, n uint8) { immSize[kind<<4|sz] = n }
+		set(immB, 1)
+		set(immW, 2)
+		set(immEnter, 3)
+		switch os {
+		case osz16, osz16in64:
+			set(immZ, 2)
+			set(immV, 2)
+			set(immPtr, 4)
+		case osz32:
+			set(immZ, 4)
+			set(immV, 4)
+			set(immPtr, 6)
+		case osz64:
+			set(immZ, 4)
+			set(immV, 8)
+			set(immPtr, 6)
+		}
+		set(immRelZ, 4)
+		if os == osz16 {
+			set(immRelZ, 2)
+		}
+		switch as {
+		case szAddr16:
+			set(immMoffs, 2)
+		case szAddr64:
+			set(immMoffs, 8)
+		default:
+			set(immMoffs, 4)
+		}
 	}
 
 	// One-byte map.
@@ -125,7 +218,8 @@ func init() {
 	setRange(t, aModRM, 0x80, 0x8F)
 	setRange(t, aModRM, 0xD0, 0xD3)
 	setRange(t, aModRM, 0xD8, 0xDF)
-	set(t, immZ, 0x68, 0x69, 0x81, 0xA9, 0xC7, 0xE8, 0xE9)
+	set(t, immZ, 0x68, 0x69, 0x81, 0xA9, 0xC7)
+	set(t, immRelZ, 0xE8, 0xE9)
 	set(t, immB, 0x6A, 0x6B, 0x80, 0x82, 0x83, 0xA8, 0xC0, 0xC1, 0xC6, 0xCD, 0xD4, 0xD5, 0xEB)
 	setRange(t, immB, 0x70, 0x7F)
 	setRange(t, immB, 0xB0, 0xB7)
@@ -164,7 +258,7 @@ func init() {
 		t[op] &^= aModRM
 	}
 	for _, op := range []int{0x04, 0x0A, 0x0C, 0x25, 0x27, 0x36, 0x39, 0x3B, 0x3C, 0x3D,
-		0x3E, 0x3F, 0x7A, 0x7B, 0xA6, 0xA7} {
+		0x3E, 0x3F, 0x7A, 0x7B} {
 		t[op] = aInvalid
 	}
 	set(t, aInv64, 0x24, 0x26)
@@ -172,7 +266,7 @@ func init() {
 	set(t, aEsc, 0x0F, 0x38, 0x3A)
 	setRange(t, immB, 0x70, 0x73)
 	set(t, immB, 0xA4, 0xAC, 0xBA, 0xC2, 0xC4, 0xC5, 0xC6)
-	setRange(t, immZ|aRel|cls(CondJump), 0x80, 0x8F)
+	setRange(t, immRelZ|aRel|cls(CondJump), 0x80, 0x8F)
 	set(t, cls(Syscall), 0x05)
 	set(t, cls(Sysret), 0x07)
 	set(t, cls(Sysenter), 0x34)

@@ -127,8 +127,10 @@ const (
 
 // Inst flags (Inst.Flags).
 const (
-	// FlagOpSize16: the operand size is 16 bits; a relative branch's target
-	// is truncated to 16 bits (IP = (IP + len + disp) & 0xFFFF).
+	// FlagOpSize16: the operand size is 16 bits in 16- or 32-bit mode; a
+	// relative branch's target is truncated to 16 bits (IP = (IP + len +
+	// disp) & 0xFFFF). (In 64-bit mode a near branch ignores 66, and the
+	// flag is never set.)
 	FlagOpSize16 = 1 << iota
 	// FlagMode32: decoded in Mode32; a relative branch's target wraps at 32 bits.
 	FlagMode32
