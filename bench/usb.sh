@@ -41,7 +41,7 @@ while [ "$i" -lt "$runs" ]; do
 		-e usb.transfer_type -e usb.endpoint_address -e usb.device_address -e usb.bus_id \
 		-e usb.urb_status -e usb.urb_len -e usb.data_len >"$work/tshark.out" 2>/dev/null
 	t1=$(now)
-	/usr/bin/time -f "%U %S" -o "$work/iotap.time" "$work/iotap" usb convert --to 1u "$big" -o /dev/null 2>"$work/iotap.err"
+	/usr/bin/time -f "%U %S" -o "$work/iotap.time" "$work/iotap" usb convert --format 1u "$big" -o /dev/null 2>"$work/iotap.err"
 	t2=$(now)
 	ts=$(best "$ts" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')")
 	io=$(best "$io" "$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')")
@@ -59,6 +59,6 @@ awk -v b="$bytes" -v n="$events" -v ts="$ts" -v io="$io" -v tc="$tc" -v ic="$ic"
 	printf "input: %.1f MB pcapng, %d events; best of %d runs each\n", b / 1e6, n, runs
 	printf "%-28s %8s %8s %14s\n", "", "wall s", "CPU s", "events/CPU-s"
 	printf "%-28s %8.3f %8.2f %14.0f\n", "tshark -T fields", ts, tc, n / tc
-	printf "%-28s %8.3f %8.2f %14.0f\n", "iotap usb convert --to 1u", io, ic, n / ic
+	printf "%-28s %8.3f %8.2f %14.0f\n", "iotap usb convert --format 1u", io, ic, n / ic
 	printf "ratio (CPU time): iotap is %.0fx faster than tshark; wall time: %.0fx (target >= 50x)\n", tc / ic, ts / io
 }'

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -13,6 +14,7 @@ import (
 func newMMIOFilterCmd(e *env) *cobra.Command {
 	var (
 		out, value, timeRange, until  string
+		from, to                      string
 		kinds, addrs, bars            []string
 		widths                        []int
 		mapIDs                        []int32
@@ -84,14 +86,23 @@ Examples:
 				}
 				f.ValueMask, f.ValueBits = m, b
 			}
+			win, err := timerange.Parse(from, to)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
 			if timeRange != "" {
-				lo, hi, err := mmioParseTimeRange(timeRange)
-				if err != nil {
+				if win.Set() {
+					return usageErrorf("--time LO..HI is --from LO --to HI: give one or the other")
+				}
+				if win, err = timerange.ParseRange(timeRange); err != nil {
 					return usageErrorf("--time: %v", err)
 				}
-				f.HasStart, f.Start = lo >= 0, uint64(max(lo, 0))
-				f.HasEnd, f.End = hi >= 0, uint64(max(hi, 0))
 			}
+			if win.Wall {
+				return usageErrorf("mmiotrace timestamps are seconds of the kernel's clock, not wall-clock times: give --from/--to in seconds as the log prints them")
+			}
+			f.HasStart, f.Start = win.HasFrom, uint64(win.From)
+			f.HasEnd, f.End = win.HasTo, uint64(win.To)
 			if between != "" {
 				f.Between[0] = between
 				f.Between[1] = until
@@ -115,8 +126,11 @@ Examples:
 			progress, endProgress := mmioProgress(e, "mmio filter")
 			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: progress})
 			endProgress()
-			if cerr := closeOut(); err == nil {
-				err = cerr
+			if err == nil || e.ctx.Err() != nil {
+				// Interrupted: what was kept so far is a valid log.
+				if cerr := closeOut(); err == nil {
+					err = cerr
+				}
 			}
 			if err != nil {
 				return err
@@ -140,7 +154,9 @@ Examples:
 	fl.StringArrayVar(&addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
 	fl.StringArrayVar(&bars, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
 	fl.Int32SliceVar(&mapIDs, "map-id", nil, "map id of the accesses")
-	fl.StringVar(&timeRange, "time", "", "time range in seconds LO..HI (either end may be empty)")
+	fl.StringVar(&from, "from", "", "only records at or after `TIME`: seconds as the log prints them (12.5) or a duration (12s500ms)")
+	fl.StringVar(&to, "to", "", "only records before `TIME` (same forms as --from)")
+	fl.StringVar(&timeRange, "time", "", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
 	fl.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores)")
@@ -166,27 +182,4 @@ func mmioParseValueMask(s string) (mask, bits uint64, err error) {
 		}
 	}
 	return mask, bits, nil
-}
-
-// mmioParseTimeRange parses "LO..HI" seconds; a missing end is -1.
-func mmioParseTimeRange(s string) (lo, hi int64, err error) {
-	a, b, ok := strings.Cut(s, "..")
-	if !ok {
-		return 0, 0, fmt.Errorf("want LO..HI seconds")
-	}
-	conv := func(x string) (int64, error) {
-		if x == "" {
-			return -1, nil
-		}
-		v, err := strconv.ParseFloat(x, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("bad time %q", x)
-		}
-		return int64(v*1e9 + 0.5), nil
-	}
-	if lo, err = conv(a); err != nil {
-		return
-	}
-	hi, err = conv(b)
-	return
 }

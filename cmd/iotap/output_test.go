@@ -23,8 +23,8 @@ func TestOutputNeverOverInput(t *testing.T) {
 	os.Link(m, filepath.Join(dir, "hard.log"))
 
 	for _, args := range [][]string{
-		{"usb", "convert", "--to", "1u", a, "-o", a},
-		{"usb", "convert", "--to", "1u", filepath.Join(dir, "link.pcapng"), "-o", a},
+		{"usb", "convert", "--format", "1u", a, "-o", a},
+		{"usb", "convert", "--format", "1u", filepath.Join(dir, "link.pcapng"), "-o", a},
 		{"mmio", "filter", "--write", m, "-o", m},
 		{"mmio", "filter", "--write", m, "-o", filepath.Join(dir, "hard.log")},
 		{"mmio", "read", m, "-o", filepath.Join(dir, ".", "m.log")},
@@ -53,7 +53,7 @@ func TestOutputNeverOverInput(t *testing.T) {
 	os.WriteFile(out, []byte("previous good output\n"), 0o600)
 	bad := filepath.Join(dir, "bad.pcapng")
 	os.WriteFile(bad, []byte("this is not a capture at all, it is text\n"), 0o600)
-	if _, _, code := runUSB(t, "usb", "convert", "--to", "1u", bad, "-o", out); code == 0 {
+	if _, _, code := runUSB(t, "usb", "convert", "--format", "1u", bad, "-o", out); code == 0 {
 		t.Errorf("conversion of garbage succeeded")
 	}
 	if b, _ := os.ReadFile(out); string(b) != "previous good output\n" {
@@ -66,7 +66,7 @@ func TestOutputNeverOverInput(t *testing.T) {
 		}
 	}
 	// A good one replaces it, mode 0600.
-	if _, stderr, code := runUSB(t, "usb", "convert", "--to", "1u", a, "-o", out); code != 0 {
+	if _, stderr, code := runUSB(t, "usb", "convert", "--format", "1u", a, "-o", out); code != 0 {
 		t.Fatalf("convert: %d %s", code, stderr)
 	}
 	fi, _ := os.Stat(out)

@@ -30,6 +30,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = e.interrupted(err)
+	}
 	e.abortOutputs()
 	if err != nil && isCobraUsageError(err) {
 		return &codeError{code: exitUsage, err: err}
@@ -63,6 +66,7 @@ truncated input) unless --allow-loss is given.`,
 		newTimelineCmd(e),
 		newCaptureCmd(e),
 	)
+	strictSubcommands(root)
 	return root
 }
 
@@ -72,6 +76,8 @@ const (
 	exitFailure  = 1
 	exitUsage    = 2
 	exitDataLost = 3
+	// exitInterrupted is what shells use for a command stopped by SIGINT.
+	exitInterrupted = 130
 )
 
 // codeError carries a specific process exit code for err.

@@ -22,7 +22,7 @@ func newUSBConvertCmd(e *env) *cobra.Command {
 		allowLoss bool
 	)
 	c := &cobra.Command{
-		Use:   "convert --to 1u|1t|pcap|pcapng [flags] FILE -o OUT",
+		Use:   "convert --format 1u|1t|pcap|pcapng [flags] FILE -o OUT",
 		Short: "Convert usbmon captures between text (1u, 1t), pcap and pcapng",
 		Long: `Convert a usbmon capture to another format. The input format (text 1u or 1t,
 pcap or pcapng with link type 189 or 220, either byte order) is detected from
@@ -37,14 +37,20 @@ no interval, start frame, transfer flags or ISO descriptors. Text converted
 to pcap gets timestamps from its own microsecond stamp.
 
 Exit code 3 when the input is truncated, records events dropped by the
-kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.`,
-		Example: `  iotap usb convert --to 1u capture.pcapng -o capture.txt
-  iotap usb convert --to pcapng 0u.txt -o 0u.pcapng
-  iotap usb convert --to pcap --link-type 189 capture.pcapng -o old.pcap`,
+kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.
+
+--format was called --to before; --to still works but is deprecated (in
+iotap --to is the end of a time window).`,
+		Example: `  iotap usb convert --format 1u capture.pcapng -o capture.txt
+  iotap usb convert --format pcapng 0u.txt -o 0u.pcapng
+  iotap usb convert --format pcap --link-type 189 capture.pcapng -o old.pcap`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("to") {
+				fmt.Fprintf(e.stderr, "iotap: --to is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n")
+			}
 			if to == "" {
-				return usageErrorf("--to is required (1u, 1t, pcap or pcapng)")
+				return usageErrorf("--format is required (1u, 1t, pcap or pcapng)")
 			}
 			f, err := usbmon.ParseFormat(to)
 			if err != nil {
@@ -60,7 +66,10 @@ kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&to, "to", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVarP(&to, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVar(&to, "to", "", "old name of --format")
+	// Not MarkDeprecated: cobra prints its notice on stdout, into -o - output.
+	fl.MarkHidden("to")
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.BoolVar(&keepGoing, "keep-going", false, "skip text lines that do not parse (counted)")

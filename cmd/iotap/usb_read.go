@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -168,39 +169,18 @@ func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
 		}
 		fs = append(fs, usb.DeviceIDIs(ids, v, p))
 	}
-	if o.from != "" || o.to != "" {
-		from, relFrom, err := parseUSBTime(o.from)
-		if err != nil {
-			return nil, usageErrorf("--from: %v", err)
+	if w, err := timerange.Parse(o.from, o.to); err != nil {
+		return nil, usageErrorf("%v", err)
+	} else if w.Set() {
+		// usb.TimeRange is in microseconds, 0 meaning no upper bound: round
+		// the upper bound up so that a bound under 1µs stays one.
+		to := int64(0)
+		if w.HasTo {
+			to = (w.To + 999) / 1000
 		}
-		to, relTo, err := parseUSBTime(o.to)
-		if err != nil {
-			return nil, usageErrorf("--to: %v", err)
-		}
-		if o.from != "" && o.to != "" && relFrom != relTo {
-			return nil, usageErrorf("--from and --to must both be relative or both be wall-clock times")
-		}
-		fs = append(fs, usb.TimeRange(from, to, relFrom || relTo))
+		fs = append(fs, usb.TimeRange(w.From/1000, to, !w.Wall))
 	}
 	return usb.All(fs...), nil
-}
-
-// parseUSBTime parses a --from/--to value: seconds or a Go duration from
-// the first event (relative), or an RFC 3339 wall-clock time.
-func parseUSBTime(s string) (micros int64, relative bool, err error) {
-	if s == "" {
-		return 0, false, nil
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
-		return int64(f * 1e6), true, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return d.Microseconds(), true, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UnixMicro(), false, nil
-	}
-	return 0, false, fmt.Errorf("%q: want seconds (1.5), a duration (200ms) or an RFC 3339 time", s)
 }
 
 // usbAnInput is an opened capture plus what the analysis commands share:
@@ -272,8 +252,8 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 }
 
 func isWallClock(s string) bool {
-	_, rel, err := parseUSBTime(s)
-	return s != "" && err == nil && !rel
+	w, err := timerange.Parse(s, "")
+	return s != "" && err == nil && w.Wall
 }
 
 func (in *usbAnInput) close() {

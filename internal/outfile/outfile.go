@@ -119,6 +119,8 @@ type File struct {
 	tmp   string   // temporary name (Atomic), "" otherwise
 	owned bool     // Abort removes the file at name (Exclusive, InPlace)
 	done  bool
+	ok    bool  // committed
+	n     int64 // bytes written
 }
 
 // Create opens path for writing as described in the package comment.
@@ -192,8 +194,16 @@ func (f *File) Write(p []byte) (int, error) {
 	if f.done {
 		return 0, fmt.Errorf("outfile: write to %s after Commit or Abort", f.name)
 	}
-	return f.w.Write(p)
+	n, err := f.w.Write(p)
+	f.n += int64(n)
+	return n, err
 }
+
+// Written is the number of bytes written so far.
+func (f *File) Written() int64 { return f.n }
+
+// Committed says whether Commit succeeded.
+func (f *File) Committed() bool { return f.ok }
 
 // Name is the final path ("-" for standard output).
 func (f *File) Name() string { return f.name }
@@ -211,6 +221,7 @@ func (f *File) Commit() error {
 	}
 	f.done = true
 	if f.f == nil {
+		f.ok = true
 		return nil
 	}
 	err := f.f.Sync()
@@ -224,6 +235,7 @@ func (f *File) Commit() error {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", f.name, err)
 		}
+		f.ok = true
 		return nil
 	}
 	if err != nil {
@@ -235,6 +247,7 @@ func (f *File) Commit() error {
 		return explain(f.name, err)
 	}
 	syncDir(filepath.Dir(f.name))
+	f.ok = true
 	return nil
 }
 
