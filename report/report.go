@@ -207,6 +207,12 @@ type TextOptions struct {
 	// Unidentified is printed for a USB device whose identity the
 	// capture does not hold.
 	Unidentified string
+	// Fold lists the USB devices without identity on one line per trace.
+	Fold bool
+	// Raw prints latencies as 'iotap usb stats' does (every digit, a p99
+	// even of a handful of transfers) instead of with the precision they
+	// have.
+	Raw bool
 }
 
 // WriteText prints the report for people: per trace the summary of its
@@ -243,7 +249,7 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 func (t *Trace) writeText(w io.Writer, o TextOptions) error {
 	switch {
 	case t.USB != nil:
-		return WriteUSBTable(w, t.USB.Stats, t.USB.Pairs, t.USB.IDs, USBTableOptions{Unidentified: o.Unidentified})
+		return WriteUSBTable(w, t.USB.Stats, t.USB.Pairs, t.USB.IDs, USBTableOptions{Unidentified: o.Unidentified, Fold: o.Fold, Honest: !o.Raw})
 	case t.MMIO != nil:
 		WriteMMIOText(w, t.MMIO.Stats, t.MMIO.Name, MMIOTextOptions{})
 	case t.PT != nil:

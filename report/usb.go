@@ -241,6 +241,31 @@ type USBTableOptions struct {
 	// Unidentified is printed after the address of a device whose
 	// identity is unknown.
 	Unidentified string
+	// Fold lists the devices without identity on one line.
+	Fold bool
+	// Honest prints latencies with the precision the histogram has (3
+	// significant digits, FmtLatency) and no p99 for endpoints with fewer
+	// than PrecisionMinCount transfers, whose p99 is merely their maximum.
+	Honest bool
+}
+
+// PrecisionMinCount is the number of values a p99 needs to be more than
+// the largest value seen.
+const PrecisionMinCount = 100
+
+// FmtLatency formats a latency from usb.Histogram with the precision it
+// has: exact below 64 µs, 3 significant digits above (the histogram is
+// within 3.2%).
+func FmtLatency(us int64) string {
+	if us < 1000 {
+		return FmtMicros(us)
+	}
+	d := time.Duration(us) * time.Microsecond
+	unit := time.Duration(1)
+	for u := d; u >= 1000; u /= 10 {
+		unit *= 10
+	}
+	return d.Round(unit).String()
 }
 
 // WriteUSBTable prints the per-endpoint table of 'iotap usb stats': one row
@@ -251,30 +276,45 @@ func WriteUSBTable(w io.Writer, st *usb.Stats, pairs usb.PairCounts, ids *usb.Id
 	fmt.Fprintf(tw, "DEVICE\tEP\tTYPE\tSUBMIT\tCOMPLETE\tBYTES\tRATE\tLAT MIN\tP50\tP99\tMAX\tERRORS\tSTALLS\tCANCELLED\tSTATUS\n")
 	devs := st.Devices()
 	eps := st.Endpoints()
+	few := 0
 	for _, d := range devs {
 		dev := fmt.Sprintf("%d:%03d", d.Bus, d.Device)
 		for _, s := range eps {
 			if s.Bus != d.Bus || s.Device != d.Device {
 				continue
 			}
-			lat := latencyCells(&s.Latency)
+			lat := latencyCells(&s.Latency, o.Honest)
+			if o.Honest && s.Latency.Count() > 0 && s.Latency.Count() < PrecisionMinCount {
+				few++
+			}
 			fmt.Fprintf(tw, "%s\t%02x %s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
 				dev, s.Endpoint, DirName(s.Endpoint&0x80 != 0), s.Transfer, s.Submissions, s.Completions, s.Bytes,
 				FmtRate(s.BytesPerSecond()), lat[0], lat[1], lat[2], lat[3], s.Errors+s.SubmitErrors, s.Stalls, s.Cancelled, Problems(s.Status))
 		}
-		lat := latencyCells(&d.Latency)
+		lat := latencyCells(&d.Latency, o.Honest)
 		fmt.Fprintf(tw, "%s\tall\t\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", dev, d.Submissions, d.Completions, d.Bytes,
 			FmtRate(d.BytesPerSecond()), lat[0], lat[1], lat[2], lat[3], d.Errors+d.SubmitErrors, d.Stalls, d.Cancelled, Problems(d.Status))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if few > 0 {
+		fmt.Fprintf(w, "P99 (n=N): fewer than %d transfers, too few for a 99th percentile; MAX is the largest latency seen\n", PrecisionMinCount)
+	}
+	var unknown []string
 	for _, d := range devs {
 		name := Identity(ids, d.Bus, d.Device)
+		if name == "" && o.Fold {
+			unknown = append(unknown, fmt.Sprintf("%d:%03d", d.Bus, d.Device))
+			continue
+		}
 		if name == "" {
 			name = o.Unidentified
 		}
 		fmt.Fprintf(w, "%d:%03d %s\n", d.Bus, d.Device, name)
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "identity not captured for %s (%s)\n", strings.Join(unknown, " "), o.Unidentified)
 	}
 	c := pairs
 	_, err := fmt.Fprintf(w, "%d events over %s; %d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors\n",
@@ -288,11 +328,19 @@ func WriteUSBTable(w io.Writer, st *usb.Stats, pairs usb.PairCounts, ids *usb.Id
 	return err
 }
 
-func latencyCells(h *usb.Histogram) [4]string {
+func latencyCells(h *usb.Histogram, honest bool) [4]string {
 	if h.Count() == 0 {
 		return [4]string{"-", "-", "-", "-"}
 	}
-	return [4]string{FmtMicros(h.Min()), FmtMicros(h.Quantile(0.5)), FmtMicros(h.Quantile(0.99)), FmtMicros(h.Max())}
+	if !honest {
+		return [4]string{FmtMicros(h.Min()), FmtMicros(h.Quantile(0.5)), FmtMicros(h.Quantile(0.99)), FmtMicros(h.Max())}
+	}
+	p99 := FmtLatency(h.Quantile(0.99))
+	if h.Count() < PrecisionMinCount {
+		p99 = fmt.Sprintf("(n=%d)", h.Count())
+	}
+	// Min and max are exact.
+	return [4]string{FmtMicros(h.Min()), FmtLatency(h.Quantile(0.5)), p99, FmtMicros(h.Max())}
 }
 
 // LogHist counts non-negative values (microseconds) in logarithmic bins,

@@ -2,19 +2,31 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 	"github.com/spf13/cobra"
 )
 
+type reportOptions struct {
+	allowLoss bool
+	outs      []string
+	format    string
+	json      bool
+	verbose   bool
+	tl        timelineOptions
+}
+
 func newReportCmd(e *env) *cobra.Command {
-	var allowLoss bool
-	to := &timelineOptions{window: 100 * time.Millisecond}
+	o := &reportOptions{tl: timelineOptions{window: 100 * time.Millisecond}}
 	c := &cobra.Command{
-		Use:   "report DIR|BUNDLE|FILE... [-o FILE.pftrace]",
+		Use:   "report DIR|BUNDLE|FILE... [-o FILE.html] [-o FILE.pftrace]",
 		Short: "Summarise every trace found in directories or files, whatever its source",
 		Long: `report walks the given directories (recursively) and files, recognises each
 trace by its content (usbmon text, pcap or pcapng; mmiotrace logs, plain or
@@ -24,25 +36,85 @@ report over all of them. Files that are not traces are listed, not read.
 A bundle (a .tar.gz such as 'iotap mmio capture --bundle' writes) is read
 like a directory.
 
-With -o FILE.pftrace, report also merges the USB, MMIO and user_events traces
-into one Perfetto trace, as 'iotap timeline' does; a clocks.json found among
-the inputs (or --clocks) aligns their clocks.
+-o FILE writes the report as a file too, of the kind its extension names
+(or --format); -o may be given several times:
+
+  .html                      one self-contained HTML page with charts (inline
+                             SVG, no script, no network): per source throughput,
+                             latency histograms, errors, devices; MMIO accesses
+                             per BAR, a register heatmap, hot registers, values;
+                             user_events rates and fields; PT packet statistics.
+                             Open it in any browser, from disk.
+  .pftrace, .perfetto-trace  the USB, MMIO and user_events traces merged into one
+                             Perfetto trace, as 'iotap timeline' does (open it
+                             in https://ui.perfetto.dev)
+  .json, .ndjson             the report as NDJSON, as --json prints it
+
+A clocks.json found among the inputs (or --clocks) aligns the traces of its
+directory: they share one time axis in the HTML and the Perfetto trace.
+
+Latency percentiles are printed with the precision they have (3 significant
+digits); an endpoint with fewer than 100 transfers has no p99 ("(n=N)"), its
+MAX is the largest latency seen. Warnings are summarised in one line each;
+-v prints every one.
 
 Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`,
+		Example: `  iotap report testdata -o report.html -o timeline.pftrace
+  iotap report capture-dir/ --json | jq 'select(.kind == "endpoint") | .latency.p99_us'
+  iotap report bundle.tar.gz -o out.html
+  iotap report capture.pcapng mmio.log.zst --format html -o -  > report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			to.allowLoss = allowLoss
-			return runReport(e, args, allowLoss, to)
+			o.tl.allowLoss = o.allowLoss
+			return runReport(e, args, o)
 		},
 	}
-	c.Flags().BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when a trace records lost data")
-	c.Flags().StringVarP(&to.out, "output", "o", "", "also write the merged Perfetto trace to FILE (created 0600)")
-	c.Flags().StringVar(&to.db, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
-	c.Flags().StringVar(&to.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
+	f := c.Flags()
+	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when a trace records lost data")
+	f.StringArrayVarP(&o.outs, "output", "o", nil, "also write the report to `FILE` (.html, .pftrace/.perfetto-trace or .json; created 0600); repeatable")
+	f.StringVar(&o.format, "format", "", "kind of the -o file when its extension does not say: `html|perfetto|json`")
+	f.BoolVar(&o.json, "json", false, "print the report as NDJSON instead of text")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning and every device without identity")
+	f.StringVar(&o.tl.db, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
+	f.StringVar(&o.tl.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
 	return c
 }
 
-func runReport(e *env, args []string, allowLoss bool, to *timelineOptions) error {
+// reportKind is the kind of an -o file: by --format, else its extension.
+func reportKind(path, format string, many bool) (string, error) {
+	if format != "" {
+		if many {
+			return "", usageErrorf("report: --format applies to a single -o; give each file its extension")
+		}
+		switch format {
+		case "html", "perfetto", "json":
+			return format, nil
+		}
+		return "", usageErrorf("report: --format %q: want html, perfetto or json", format)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return "html", nil
+	case ".pftrace", ".perfetto-trace":
+		return "perfetto", nil
+	case ".json", ".ndjson":
+		return "json", nil
+	}
+	return "", usageErrorf("report: -o %s: unknown kind of output: name it .html (HTML report), .pftrace or .perfetto-trace (Perfetto trace), .json (NDJSON), or give --format", path)
+}
+
+// reportUnidentified is the remedy for USB devices without identity.
+const reportUnidentified = "enumeration not in the capture; on the machine that captured it, 'iotap usb stats --sysfs /sys/bus/usb/devices FILE' names them"
+
+func runReport(e *env, args []string, o *reportOptions) error {
+	kinds := make([]string, len(o.outs))
+	for i, out := range o.outs {
+		k, err := reportKind(out, o.format, len(o.outs) > 1)
+		if err != nil {
+			return err
+		}
+		kinds[i] = k
+	}
 	var opt report.Options
 	opt.PT.Config = ptSidecarConfig
 	r, err := report.Build(e.ctx, args, opt)
@@ -50,18 +122,36 @@ func runReport(e *env, args []string, allowLoss bool, to *timelineOptions) error
 		return err
 	}
 	defer r.Close()
-	err = r.WriteText(e.stdout, report.TextOptions{
-		Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
-	})
-	if err != nil {
-		return err
-	}
-	if to.out != "" {
-		if err := reportTimeline(e, r, to); err != nil {
+	text := e.stdout
+	if o.json {
+		if err := r.WriteJSON(e.stdout); err != nil {
+			return err
+		}
+		text = io.Discard
+	} else {
+		err = r.WriteText(e.stdout, report.TextOptions{Unidentified: reportUnidentified, Fold: !o.verbose})
+		if err != nil {
 			return err
 		}
 	}
-	if n := r.Lossy(); n > 0 && !allowLoss {
+	var inputs []string
+	for _, t := range r.Traces {
+		inputs = append(inputs, t.Path)
+	}
+	for i, out := range o.outs {
+		switch kinds[i] {
+		case "perfetto":
+			o.tl.out = out
+			if err := reportTimeline(e, text, r, &o.tl, o.verbose); err != nil {
+				return err
+			}
+		case "html", "json":
+			if err := reportWrite(e, text, r, out, kinds[i], inputs); err != nil {
+				return err
+			}
+		}
+	}
+	if n := r.Lossy(); n > 0 && !o.allowLoss {
 		return dataLostError("%d of %d traces record lost data", n, len(r.Traces))
 	}
 	if t := r.FirstError(); t != nil {
@@ -70,28 +160,67 @@ func runReport(e *env, args []string, allowLoss bool, to *timelineOptions) error
 	return nil
 }
 
+// reportWrite writes the HTML or NDJSON report to path.
+func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string) error {
+	f, err := e.createOutput(path, outfile.Atomic, inputs...)
+	if err != nil {
+		return err
+	}
+	cw := &countWriter{w: f}
+	if kind == "html" {
+		err = r.WriteHTML(cw, report.HTMLOptions{Unidentified: reportUnidentified})
+	} else {
+		err = r.WriteJSON(cw)
+	}
+	if err == nil {
+		err = f.Commit()
+	}
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	what := "HTML report"
+	if kind == "json" {
+		what = "NDJSON report"
+	}
+	fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", what, path, cw.n)
+	return nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
 // reportTimeline writes the Perfetto trace of the report's USB, MMIO and
 // user_events traces.
-func reportTimeline(e *env, r *report.Report, to *timelineOptions) error {
+func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, verbose bool) error {
 	var inputs, skipped []string
+	names := map[string]string{} // path read -> name shown
 	for _, t := range r.Traces {
+		names[t.Path] = t.Name
 		switch {
 		case t.Err != nil:
-			skipped = append(skipped, t.Path+" (unreadable)")
+			skipped = append(skipped, t.Name+" (unreadable)")
 		default:
 			inputs = append(inputs, t.Path)
 		}
 	}
-	fmt.Fprintf(e.stdout, "\n== timeline: %s\n", to.out)
+	fmt.Fprintf(w, "\n== timeline: %s\n", to.out)
 	for _, s := range skipped {
-		fmt.Fprintf(e.stdout, "not in the timeline: %s\n", s)
+		fmt.Fprintf(w, "not in the timeline: %s\n", s)
 	}
 	if len(inputs) == 0 {
 		return fmt.Errorf("report: no trace to put in %s", to.out)
 	}
 	o := *to
 	if o.clocks != "" {
-		fmt.Fprintf(e.stdout, "clocks: %s (all inputs)\n", o.clocks)
+		fmt.Fprintf(w, "clocks: %s (all inputs)\n", o.clocks)
 	} else {
 		// A clocks.json aligns the traces of its own directory (an
 		// 'iotap capture' directory), not the others.
@@ -102,7 +231,7 @@ func reportTimeline(e *env, r *report.Report, to *timelineOptions) error {
 				return err
 			}
 			byDir[filepath.Dir(p.Path)] = c
-			fmt.Fprintf(e.stdout, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
+			fmt.Fprintf(w, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
 		}
 		for _, in := range inputs {
 			if c, ok := byDir[filepath.Dir(in)]; ok {
@@ -113,10 +242,67 @@ func reportTimeline(e *env, r *report.Report, to *timelineOptions) error {
 			}
 		}
 	}
+	// Warnings name the inputs as the report does, and are summarised
+	// unless -v.
+	var warnings []string
+	o.warn = func(s string) {
+		for p, n := range names {
+			if p != n {
+				s = strings.ReplaceAll(s, p, n)
+			}
+		}
+		if verbose {
+			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
+		}
+		warnings = append(warnings, s)
+	}
 	st, err := exportTimeline(e, &o, inputs)
 	if err != nil {
 		return err
 	}
-	printTimelineStats(e.stdout, o.out, st)
+	for i := range st.Inputs {
+		if n, ok := names[st.Inputs[i].Path]; ok {
+			st.Inputs[i].Path = n
+		}
+	}
+	printTimelineStats(w, o.out, st)
+	if !verbose {
+		for _, s := range foldWarnings(warnings) {
+			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
+		}
+	}
 	return nil
+}
+
+// foldWarnings turns warnings of the form "INPUT: message" into one line
+// per message with the number of inputs ("6 inputs: message (-v lists
+// them)"); other warnings are kept as they are.
+func foldWarnings(ws []string) []string {
+	count := map[string]int{}
+	var order, out []string
+	for _, w := range ws {
+		_, msg, ok := strings.Cut(w, ": ")
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		if count[msg] == 0 {
+			order = append(order, msg)
+		}
+		count[msg]++
+	}
+	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
+	for _, msg := range order {
+		if count[msg] == 1 {
+			for _, w := range ws {
+				if strings.HasSuffix(w, ": "+msg) {
+					out = append(out, w)
+					break
+				}
+			}
+			continue
+		}
+		out = append(out, fmt.Sprintf("%d inputs: %s (-v lists them)", count[msg], msg))
+	}
+	return out
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -98,5 +102,150 @@ func TestReportMissingPath(t *testing.T) {
 	err := run(context.Background(), []string{"report", filepath.Join(t.TempDir(), "nope")}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil {
 		t.Fatal("no error for a missing path")
+	}
+}
+
+// The output kind follows the extension (or --format); an unknown
+// extension is a usage error, not a Perfetto file under a wrong name.
+func TestReportOutputKinds(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args   []string
+		file   string
+		prefix string
+		code   int
+	}{
+		{[]string{"-o", filepath.Join(dir, "r.html")}, "r.html", "<!DOCTYPE html>", 0},
+		{[]string{"-o", filepath.Join(dir, "r.json")}, "r.json", `{"type":"trace"`, 0},
+		{[]string{"--format", "html", "-o", filepath.Join(dir, "r.out")}, "r.out", "<!DOCTYPE html>", 0},
+		{[]string{"-o", filepath.Join(dir, "r.txt")}, "r.txt", "", exitUsage},
+		{[]string{"--format", "svg", "-o", filepath.Join(dir, "r2.html")}, "r2.html", "", exitUsage},
+		{[]string{"--format", "html", "-o", filepath.Join(dir, "a.html"), "-o", filepath.Join(dir, "b.html")}, "a.html", "", exitUsage},
+	} {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), append([]string{"report", "../../testdata/capture"}, tc.args...), &out, &errb)
+		if code := exitCode(err, &bytes.Buffer{}); code != tc.code {
+			t.Errorf("%v: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, tc.file))
+		if tc.code != 0 {
+			if err == nil {
+				t.Errorf("%v: %s written despite the error", tc.args, tc.file)
+			}
+			continue
+		}
+		if err != nil || !strings.HasPrefix(string(b), tc.prefix) {
+			t.Errorf("%v: %s starts %.40q (%v), want %q", tc.args, tc.file, b, err, tc.prefix)
+		}
+		if st, err := os.Stat(filepath.Join(dir, tc.file)); err == nil && st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", tc.file, st.Mode().Perm())
+		}
+	}
+}
+
+// report --json's USB objects carry the same numbers, under the same
+// names, as 'iotap usb stats --json' of each capture.
+func TestReportJSONMatchesUSBStats(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"report", "--json", "../../testdata/usbmon"}, &out, &errb); err != nil {
+		t.Fatalf("report --json: %v\n%s", err, errb.String())
+	}
+	byTrace := map[string][]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q: %v", l, err)
+		}
+		if m["source"] == "usb" && (m["kind"] == "endpoint" || m["kind"] == "device") {
+			tr := m["trace"].(string)
+			delete(m, "trace")
+			delete(m, "source")
+			delete(m, "type")
+			byTrace[tr] = append(byTrace[tr], m)
+		}
+	}
+	if len(byTrace) < 4 {
+		t.Fatalf("USB objects of %d traces, want every capture of testdata/usbmon", len(byTrace))
+	}
+	for tr, objs := range byTrace {
+		var so bytes.Buffer
+		if err := run(context.Background(), []string{"usb", "stats", "--json", tr}, &so, &errb); err != nil {
+			t.Fatalf("usb stats %s: %v", tr, err)
+		}
+		var want []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(so.String()), "\n") {
+			var m map[string]any
+			json.Unmarshal([]byte(l), &m)
+			if m["kind"] != "summary" {
+				want = append(want, m)
+			}
+		}
+		if !reflect.DeepEqual(objs, want) {
+			t.Errorf("%s: report --json differs from usb stats --json:\n got %v\nwant %v", tr, objs, want)
+		}
+	}
+}
+
+// The timeline's warnings about inputs without a clocks file are folded
+// into one line; -v prints each.
+func TestReportFoldsWarnings(t *testing.T) {
+	for _, verbose := range []bool{false, true} {
+		args := []string{"report", "../../testdata", "-o", filepath.Join(t.TempDir(), "t.pftrace")}
+		if verbose {
+			args = append(args, "-v")
+		}
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), args, &out, &errb); err != nil {
+			t.Fatal(err)
+		}
+		n := strings.Count(errb.String(), "no clocks file for this input")
+		switch {
+		case !verbose && (n != 1 || !strings.Contains(errb.String(), "6 inputs: no clocks file")):
+			t.Errorf("warnings not folded:\n%s", errb.String())
+		case verbose && n != 6:
+			t.Errorf("-v: %d warnings, want 6:\n%s", n, errb.String())
+		}
+		if strings.Contains(out.String()+errb.String(), "try --sysfs") {
+			t.Errorf("report names a flag it does not have (--sysfs)")
+		}
+	}
+}
+
+// Members of a bundle are named BUNDLE:MEMBER everywhere, never by the
+// temporary directory they are read from.
+func TestReportBundleNames(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "b.tar.gz")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, name := range []string{"usb.pcapng", "events.ndjson"} {
+		b, err := os.ReadFile("../../testdata/capture/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.WriteHeader(&tar.Header{Name: "cap/" + name, Mode: 0o600, Size: int64(len(b)), Typeflag: tar.TypeReg})
+		tw.Write(b)
+	}
+	tw.Close()
+	zw.Close()
+	if err := os.WriteFile(bundle, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"report", bundle, "-o", filepath.Join(dir, "t.pftrace"), "-o", filepath.Join(dir, "r.html"), "-v"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "r.html"))
+	all := out.String() + errb.String() + string(html)
+	if strings.Contains(all, "iotap-report-") {
+		t.Errorf("output names the temporary directory:\n%s\n%s", out.String(), errb.String())
+	}
+	for _, want := range []string{"== " + bundle + ":usb.pcapng: usb", bundle + ":events.ndjson"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

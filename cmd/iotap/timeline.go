@@ -28,6 +28,8 @@ type timelineOptions struct {
 	window      time.Duration
 	jsonOut     bool
 	allowLoss   bool
+	// warn, when set, receives the warnings (default: printed on stderr).
+	warn func(string)
 }
 
 func newTimelineCmd(e *env) *cobra.Command {
@@ -112,6 +114,9 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	}
 	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(),
 		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
+	if o.warn != nil {
+		opt.Warn = o.warn
+	}
 	if f, ok := e.stderr.(*os.File); ok && iunix.IsTerminal(f.Fd()) {
 		opt.Progress = func(read, total int64) {
 			if total > 0 {

@@ -1,0 +1,262 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/usb"
+)
+
+// The NDJSON report: one object per line. Every object has "type"; the
+// objects of a trace have "trace" (its name) and "source" too, and
+// otherwise the fields of the matching stats verb's --json output
+// ('iotap usb stats --json', 'iotap mmio stats --json', 'iotap pt stats
+// --json'). Lines, in order: per trace a "trace" object, then its
+// source's objects; last a "report" object.
+
+// TraceJSON is the "trace" object.
+type TraceJSON struct {
+	Type     string `json:"type"` // "trace"
+	Trace    string `json:"trace"`
+	Source   string `json:"source"`
+	Format   string `json:"format"`
+	Status   string `json:"status"` // "ok", "loss", "error"
+	Loss     string `json:"loss,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Aligned  bool   `json:"aligned"`
+	FirstNS  *int64 `json:"first_ns,omitempty"` // on the trace's clock
+	LastNS   *int64 `json:"last_ns,omitempty"`
+	OffsetNS int64  `json:"offset_ns"` // added to map onto the report's axis
+}
+
+// USBLatencyJSON is the latency of 'iotap usb stats --json'.
+type USBLatencyJSON struct {
+	Count uint64 `json:"count"`
+	Min   int64  `json:"min_us"`
+	P50   int64  `json:"p50_us"`
+	P99   int64  `json:"p99_us"`
+	Max   int64  `json:"max_us"`
+}
+
+// USBStatsJSON is a "device" or "endpoint" object, as 'iotap usb stats
+// --json' prints it ("kind"), plus type, trace and source.
+type USBStatsJSON struct {
+	Type         string            `json:"type"`
+	Trace        string            `json:"trace"`
+	Source       string            `json:"source"`
+	Kind         string            `json:"kind"`
+	Bus          uint16            `json:"bus"`
+	Device       uint8             `json:"device"`
+	Endpoint     *uint8            `json:"endpoint,omitempty"`
+	Transfer     string            `json:"transfer,omitempty"`
+	Dir          string            `json:"dir,omitempty"`
+	VIDPID       string            `json:"vidpid,omitempty"`
+	Manufacturer string            `json:"manufacturer,omitempty"`
+	Product      string            `json:"product,omitempty"`
+	Submissions  uint64            `json:"submissions"`
+	Completions  uint64            `json:"completions"`
+	SubmitErrors uint64            `json:"submit_errors"`
+	Errors       uint64            `json:"errors"`
+	Stalls       uint64            `json:"stalls"`
+	Cancelled    uint64            `json:"cancelled"`
+	Bytes        uint64            `json:"bytes"`
+	BytesPerSec  float64           `json:"bytes_per_sec"`
+	SpanUs       int64             `json:"span_us"`
+	Latency      USBLatencyJSON    `json:"latency"`
+	Status       map[string]uint64 `json:"status"`
+}
+
+// LatencyJSON summarises a latency histogram.
+func LatencyJSON(h *usb.Histogram) USBLatencyJSON {
+	return USBLatencyJSON{Count: h.Count(), Min: h.Min(), P50: h.Quantile(0.5), P99: h.Quantile(0.99), Max: h.Max()}
+}
+
+// StatusJSON names the statuses of a status count.
+func StatusJSON(m map[int32]uint64) map[string]uint64 {
+	out := map[string]uint64{}
+	for s, n := range m {
+		out[usb.StatusName(s)] += n
+	}
+	return out
+}
+
+// WriteJSON writes the report as NDJSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, t := range r.Traces {
+		tj := TraceJSON{Type: "trace", Trace: t.Name, Source: t.Source, Format: t.Format, Status: "ok", Loss: t.Loss,
+			Aligned: t.Aligned, OffsetNS: t.OffsetNS}
+		switch {
+		case t.Err != nil:
+			tj.Status, tj.Error = "error", t.Err.Error()
+		case t.Loss != "":
+			tj.Status = "loss"
+		}
+		if t.Span.Set {
+			tj.FirstNS, tj.LastNS = &t.Span.FirstNS, &t.Span.LastNS
+		}
+		if err := enc.Encode(tj); err != nil {
+			return err
+		}
+		if t.Err != nil {
+			continue
+		}
+		var err error
+		switch {
+		case t.USB != nil:
+			err = t.usbJSON(enc)
+		case t.MMIO != nil:
+			err = t.mmioJSON(enc)
+		case t.PT != nil:
+			err = t.ptJSON(enc)
+		case t.Events != nil:
+			for _, e := range t.Events.ByName {
+				if err = enc.Encode(map[string]any{"type": "event", "trace": t.Name, "source": t.Source, "name": e.Name, "count": e.Count}); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	others := r.Others
+	if others == nil {
+		others = []string{}
+	}
+	return enc.Encode(map[string]any{"type": "report", "traces": len(r.Traces), "lossy": r.Lossy(), "errors": r.errors(), "not_traces": others, "bundles": r.Bundles})
+}
+
+func (r *Report) errors() int {
+	n := 0
+	for _, t := range r.Traces {
+		if t.Err != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (t *Trace) usbJSON(enc *json.Encoder) error {
+	u := t.USB
+	for _, d := range u.Stats.Devices() {
+		v, m, p := identityParts(u.IDs, d.Bus, d.Device)
+		j := USBStatsJSON{Type: "device", Trace: t.Name, Source: "usb", Kind: "device", Bus: d.Bus, Device: d.Device, VIDPID: v, Manufacturer: m, Product: p,
+			Submissions: d.Submissions, Completions: d.Completions, SubmitErrors: d.SubmitErrors, Errors: d.Errors,
+			Stalls: d.Stalls, Cancelled: d.Cancelled, Bytes: d.Bytes, BytesPerSec: d.BytesPerSecond(), SpanUs: d.Span(),
+			Latency: LatencyJSON(&d.Latency), Status: StatusJSON(d.StatusCounts())}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	for _, s := range u.Stats.Endpoints() {
+		ep := s.Endpoint
+		v, _, _ := identityParts(u.IDs, s.Bus, s.Device)
+		j := USBStatsJSON{Type: "endpoint", Trace: t.Name, Source: "usb", Kind: "endpoint", Bus: s.Bus, Device: s.Device, Endpoint: &ep, Transfer: s.Transfer.String(),
+			Dir: DirName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
+			SubmitErrors: s.SubmitErrors, Errors: s.Errors, Stalls: s.Stalls, Cancelled: s.Cancelled, Bytes: s.Bytes,
+			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: LatencyJSON(&s.Latency), Status: StatusJSON(s.StatusCounts())}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return enc.Encode(map[string]any{"type": "summary", "trace": t.Name, "source": "usb", "kind": "summary",
+		"events": u.Stats.Events(), "untracked_events": u.Stats.Untracked(), "span_us": u.Stats.Span(), "pairing": u.Pairs})
+}
+
+func (t *Trace) mmioJSON(enc *json.Encoder) error {
+	st, name := t.MMIO.Stats, t.MMIO.Name
+	kinds := map[string]int64{}
+	for k, n := range st.Kinds {
+		if n > 0 {
+			kinds[mmiotrace.Kind(k).String()] = n
+		}
+	}
+	base := func(typ string) map[string]any {
+		return map[string]any{"type": typ, "trace": t.Name, "source": "mmio"}
+	}
+	with := func(m map[string]any, kv ...any) map[string]any {
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	if err := enc.Encode(with(base("summary"), "lines", st.Lines, "kinds", kinds, "lost", st.Lost, "skipped", st.Skipped, "polling_loops", st.LoopCount)); err != nil {
+		return err
+	}
+	for _, m := range st.Maps {
+		if err := enc.Encode(with(base("map"), "map_id", m.ID, "phys", fmt.Sprintf("0x%x", m.Phys), "len", fmt.Sprintf("0x%x", m.Len), "reads", m.Reads, "writes", m.Writes)); err != nil {
+			return err
+		}
+	}
+	for i, r := range st.Regs {
+		if i >= htmlMaxHotRegs {
+			break
+		}
+		if err := enc.Encode(with(base("register"), "register", r.Key.String(), "name", name(r.Key), "width", r.Key.Width, "reads", r.Reads, "writes", r.Writes,
+			"last_value", fmt.Sprintf("0x%x", r.LastValue), "poll_loops", r.PollLoops, "poll_reads", r.PollReads)); err != nil {
+			return err
+		}
+	}
+	for _, l := range st.Loops {
+		if err := enc.Encode(with(base("poll"), "register", l.Key.String(), "name", name(l.Key), "width", l.Key.Width, "count", l.Count,
+			"first", fmt.Sprintf("0x%x", l.First), "last", fmt.Sprintf("0x%x", l.Last), "what", l.Describe(), "line", l.Line,
+			"start", l.StartTime.String(), "end", l.EndTime.String())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PTStreamJSON is the object of 'iotap pt stats --json', plus type,
+// trace name and source ("trace" of pt stats is "stream" here).
+type PTStreamJSON struct {
+	Type         string           `json:"type"`
+	Trace        string           `json:"trace"`
+	Source       string           `json:"source"`
+	Stream       string           `json:"stream"`
+	CPU          *int32           `json:"cpu,omitempty"`
+	Bytes        int64            `json:"bytes"`
+	Packets      int64            `json:"packets"`
+	Kinds        map[string]int64 `json:"kinds"`
+	PSBs         int64            `json:"psbs"`
+	PSBGapMin    int64            `json:"psb_gap_min"`
+	PSBGapMean   int64            `json:"psb_gap_mean"`
+	PSBGapMax    int64            `json:"psb_gap_max"`
+	Overflows    int64            `json:"overflows"`
+	Errors       int64            `json:"errors"`
+	ErrorOffsets []int64          `json:"error_offsets,omitempty"`
+	Skipped      int64            `json:"skipped_bytes"`
+	Truncated    bool             `json:"truncated"`
+	FirstTSC     *uint64          `json:"first_tsc,omitempty"`
+	LastTSC      *uint64          `json:"last_tsc,omitempty"`
+}
+
+func (t *Trace) ptJSON(enc *json.Encoder) error {
+	for i := range t.PT.Streams {
+		st := &t.PT.Streams[i]
+		s := &st.Stats
+		o := PTStreamJSON{Type: "stream", Trace: t.Name, Source: "pt", Stream: st.Name, Bytes: s.Bytes, Packets: s.Packets, Kinds: map[string]int64{},
+			PSBs: s.PSBs, PSBGapMin: s.PSBGapMin, PSBGapMean: s.PSBGapMean, PSBGapMax: s.PSBGapMax,
+			Overflows: s.Overflows, Errors: s.Errors, ErrorOffsets: s.ErrorOffsets, Skipped: s.SkippedBytes, Truncated: s.Truncated}
+		if st.CPU >= 0 {
+			cpu := st.CPU
+			o.CPU = &cpu
+		}
+		for _, k := range intelpt.Kinds() {
+			if n := s.Count(k); n > 0 {
+				o.Kinds[k.String()] = n
+			}
+		}
+		if s.HaveTime {
+			o.FirstTSC, o.LastTSC = &s.FirstTSC, &s.LastTSC
+		}
+		if err := enc.Encode(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
