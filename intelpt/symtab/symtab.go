@@ -398,3 +398,18 @@ func hasBuildID(p string, want []byte) (bool, error) {
 	}
 	return bytes.Equal(got, want), nil
 }
+
+// RunAddr converts a link-time address to its run-time address in a
+// mapping of length n that starts at mapStart with file offset pgoff (the
+// inverse of LinkAddr); false when the mapping does not hold it.
+func (t *Table) RunAddr(mapStart, pgoff, n, link uint64) (uint64, bool) {
+	for _, sg := range t.Segments {
+		if link >= sg.Vaddr && link < sg.Vaddr+sg.Filesz {
+			fo := sg.Off + (link - sg.Vaddr)
+			if fo >= pgoff && fo < pgoff+n {
+				return mapStart + (fo - pgoff), true
+			}
+		}
+	}
+	return 0, false
+}

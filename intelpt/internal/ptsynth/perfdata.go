@@ -1,0 +1,175 @@
+package ptsynth
+
+import (
+	"debug/elf"
+	"encoding/binary"
+
+	"github.com/iotap/iotap/intelpt/symtab"
+)
+
+// PerfOptions describe the perf.data to write.
+type PerfOptions struct {
+	PMUType uint32 // intel_pt PMU type (0: 8)
+	CPU     int32  // the CPU the thread ran on
+}
+
+const (
+	sampleTID, sampleTime, sampleCPU = 1 << 1, 1 << 2, 1 << 7
+	sampleType                       = sampleTID | sampleTime | sampleCPU
+	attrSampleIDAll                  = 1 << 18
+	attrSize                         = 136 // PERF_ATTR_SIZE_VER8
+)
+
+type perfWriter struct {
+	b   []byte
+	pid int32
+	cpu int32
+}
+
+var le = binary.LittleEndian
+
+func cstr(s string) []byte {
+	b := append([]byte(s), 0)
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// rec appends a kernel record with its sample_id (TID, TIME, CPU).
+func (w *perfWriter) rec(typ uint32, misc uint16, tm uint64, body []byte) {
+	n := 8 + len(body) + 24
+	w.b = le.AppendUint32(w.b, typ)
+	w.b = le.AppendUint16(w.b, misc)
+	w.b = le.AppendUint16(w.b, uint16(n))
+	w.b = append(w.b, body...)
+	w.b = le.AppendUint32(w.b, uint32(w.pid))
+	w.b = le.AppendUint32(w.b, uint32(w.pid))
+	w.b = le.AppendUint64(w.b, tm)
+	w.b = le.AppendUint32(w.b, uint32(w.cpu))
+	w.b = le.AppendUint32(w.b, 0)
+}
+
+// user appends a perf tool record (no sample_id).
+func (w *perfWriter) user(typ uint32, body []byte) {
+	w.b = le.AppendUint32(w.b, typ)
+	w.b = le.AppendUint16(w.b, 0)
+	w.b = le.AppendUint16(w.b, uint16(8+len(body)))
+	w.b = append(w.b, body...)
+}
+
+func (w *perfWriter) pidtid(b []byte) []byte {
+	b = le.AppendUint32(b, uint32(w.pid))
+	return le.AppendUint32(b, uint32(w.pid))
+}
+
+// PerfData writes the run and its trace as `perf record -e intel_pt//u
+// --per-thread` would have: the intel_pt attribute, AUXTRACE_INFO,
+// TIME_CONV (perf time = TSC), COMM, an MMAP2 per executable mapping,
+// ITRACE_START, the trace in one AUXTRACE record, AUX, EXIT, and the
+// build-id table of the mapped files.
+func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
+	if o.PMUType == 0 {
+		o.PMUType = 8
+	}
+	w := &perfWriter{pid: int32(run.PID), cpu: o.CPU}
+	t0 := enc.TSC[0]
+	// AUXTRACE_INFO: type intel_pt, then perf's private words.
+	priv := make([]uint64, 16)
+	priv[0] = uint64(o.PMUType)
+	priv[2] = 1 // time_mult
+	priv[5] = 10
+	body := le.AppendUint32(nil, 1)
+	body = le.AppendUint32(body, 0)
+	for _, v := range priv {
+		body = le.AppendUint64(body, v)
+	}
+	w.user(70, body)
+	// TIME_CONV: shift 0, mult 1, zero 0.
+	w.user(79, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 1), 0))
+	w.rec(3, 2|1<<13, t0-3, append(w.pidtid(nil), cstr(run.Comm)...))
+	var ids [][2]string
+	seen := map[string]bool{}
+	for _, m := range run.Maps {
+		if !m.Exec() || m.Path == "[vsyscall]" {
+			continue
+		}
+		b := w.pidtid(nil)
+		b = le.AppendUint64(b, m.Start)
+		b = le.AppendUint64(b, m.End-m.Start)
+		b = le.AppendUint64(b, m.Off)
+		b = le.AppendUint32(b, m.Maj)
+		b = le.AppendUint32(b, m.Min)
+		b = le.AppendUint64(b, m.Ino)
+		b = le.AppendUint64(b, 0)
+		b = le.AppendUint32(b, 5) // PROT_READ|PROT_EXEC
+		b = le.AppendUint32(b, 2) // MAP_PRIVATE
+		b = append(b, cstr(m.Path)...)
+		w.rec(10, 2, t0-2, b)
+		if !seen[m.Path] && len(m.Path) > 0 && m.Path[0] == '/' {
+			seen[m.Path] = true
+			if f, err := elf.Open(m.Path); err == nil {
+				if id := symtab.BuildID(f); id != nil {
+					ids = append(ids, [2]string{string(id), m.Path})
+				}
+				f.Close()
+			}
+		}
+	}
+	w.rec(12, 0, t0-1, w.pidtid(nil))
+	// AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; data.
+	a := le.AppendUint64(nil, uint64(len(enc.PT)))
+	a = le.AppendUint64(a, 0)
+	a = le.AppendUint64(a, 0)
+	a = le.AppendUint32(a, 0)
+	a = le.AppendUint32(a, uint32(w.pid))
+	a = le.AppendUint32(a, uint32(o.CPU))
+	a = le.AppendUint32(a, 0)
+	w.user(71, a)
+	w.b = append(w.b, enc.PT...)
+	tEnd := enc.TSC[len(enc.TSC)-1] + 1
+	w.rec(11, 0, tEnd, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), uint64(len(enc.PT))), 0))
+	ex := w.pidtid(nil)
+	ex = le.AppendUint32(ex[:0], uint32(w.pid))
+	ex = le.AppendUint32(ex, 1) // parent
+	ex = le.AppendUint32(ex, uint32(w.pid))
+	ex = le.AppendUint32(ex, 1)
+	ex = le.AppendUint64(ex, tEnd)
+	w.rec(4, 0, tEnd, ex)
+	data := w.b
+
+	// build-id feature section
+	var sec []byte
+	for _, id := range ids {
+		name := cstr(id[1])
+		r := make([]byte, 36, 36+len(name))
+		le.PutUint32(r, 67)
+		le.PutUint16(r[4:], 2) // user
+		le.PutUint16(r[6:], uint16(36+len(name)))
+		le.PutUint32(r[8:], uint32(w.pid))
+		copy(r[12:32], id[0])
+		sec = append(sec, append(r, name...)...)
+	}
+	attr := make([]byte, attrSize+16)
+	le.PutUint32(attr, o.PMUType)
+	le.PutUint32(attr[4:], attrSize)
+	le.PutUint64(attr[8:], 1<<10|1<<13) // tsc_en, branch_en
+	le.PutUint64(attr[24:], sampleType)
+	le.PutUint64(attr[40:], attrSampleIDAll|1<<5|1<<8|1<<9|1<<13|1<<23) // sample_id_all, exclude_kernel, mmap, comm, task, mmap2
+	const hdr = 104
+	h := make([]byte, hdr)
+	copy(h, "PERFILE2")
+	le.PutUint64(h[8:], hdr)
+	le.PutUint64(h[16:], uint64(len(attr)))
+	le.PutUint64(h[24:], hdr)
+	le.PutUint64(h[32:], uint64(len(attr)))
+	dOff := uint64(hdr + len(attr))
+	le.PutUint64(h[40:], dOff)
+	le.PutUint64(h[48:], uint64(len(data)))
+	le.PutUint64(h[72:], 1<<2) // HEADER_BUILD_ID
+	out := append(append(h, attr...), data...)
+	table := dOff + uint64(len(data))
+	out = le.AppendUint64(out, table+16)
+	out = le.AppendUint64(out, uint64(len(sec)))
+	return append(out, sec...)
+}

@@ -1,0 +1,75 @@
+//go:build linux
+
+package unix
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ptrace(2) for the PT trace synthesizer (intelpt/internal/ptsynth), which
+// single-steps a test program. The caller must hold its OS thread
+// (runtime.LockOSThread) from starting the tracee to the last call.
+
+// PtraceRegs are the tracee's general-purpose registers.
+type PtraceRegs = unix.PtraceRegs
+
+// WaitStatus is a wait4 status.
+type WaitStatus = unix.WaitStatus
+
+// PtraceSingleStep resumes the tracee for one instruction.
+func PtraceSingleStep(pid int) error {
+	return ptraceErr("ptrace(PTRACE_SINGLESTEP)", unix.PtraceSingleStep(pid))
+}
+
+// PtraceCont resumes the tracee (delivering signal sig unless 0).
+func PtraceCont(pid, sig int) error {
+	return ptraceErr("ptrace(PTRACE_CONT)", unix.PtraceCont(pid, sig))
+}
+
+// PtraceGetRegs reads the tracee's registers.
+func PtraceGetRegs(pid int, r *PtraceRegs) error {
+	return ptraceErr("ptrace(PTRACE_GETREGS)", unix.PtraceGetRegs(pid, r))
+}
+
+// PtraceSetRegs writes the tracee's registers.
+func PtraceSetRegs(pid int, r *PtraceRegs) error {
+	return ptraceErr("ptrace(PTRACE_SETREGS)", unix.PtraceSetRegs(pid, r))
+}
+
+// PtracePeekData reads tracee memory at addr into b.
+func PtracePeekData(pid int, addr uintptr, b []byte) (int, error) {
+	n, err := unix.PtracePeekData(pid, addr, b)
+	return n, ptraceErr("ptrace(PTRACE_PEEKDATA)", err)
+}
+
+// PtracePokeData writes b to tracee memory at addr.
+func PtracePokeData(pid int, addr uintptr, b []byte) (int, error) {
+	n, err := unix.PtracePokeData(pid, addr, b)
+	return n, ptraceErr("ptrace(PTRACE_POKEDATA)", err)
+}
+
+// PtraceSetOptionsExitKill makes the kernel kill the tracee when the
+// tracer exits.
+func PtraceSetOptionsExitKill(pid int) error {
+	return ptraceErr("ptrace(PTRACE_SETOPTIONS)", unix.PtraceSetOptions(pid, unix.PTRACE_O_EXITKILL))
+}
+
+// Wait4 waits for pid to change state.
+func Wait4(pid int, st *WaitStatus) (int, error) {
+	for {
+		n, err := unix.Wait4(pid, st, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return n, ptraceErr("wait4", err)
+	}
+}
+
+func ptraceErr(call string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return os.NewSyscallError(call, err)
+}
