@@ -3,6 +3,8 @@ package intelpt
 import (
 	"errors"
 	"fmt"
+
+	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // Sentinel errors. Decoding errors are *DecodeError values wrapping one of
@@ -19,7 +21,7 @@ var (
 	ErrNoSync = errors.New("no psb packet found")
 	// ErrNotSupported: the machine or kernel cannot do what was asked
 	// (capture needs an Intel CPU with the intel_pt PMU).
-	ErrNotSupported = errors.New("not supported")
+	ErrNotSupported = iunix.ErrNotSupported
 )
 
 // DecodeError is a decoding error at a byte offset of the trace.

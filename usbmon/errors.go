@@ -3,6 +3,8 @@ package usbmon
 import (
 	"errors"
 	"fmt"
+
+	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // Sentinel errors; test with errors.Is.
@@ -12,7 +14,7 @@ var (
 	// ErrTruncated: the input ends inside a record.
 	ErrTruncated = errors.New("usbmon: truncated record")
 	// ErrNotSupported: the kernel lacks usbmon (or the requested API).
-	ErrNotSupported = errors.New("usbmon: not supported")
+	ErrNotSupported = iunix.ErrNotSupported
 )
 
 // FormatError is a decoding error with its position: Line for text (1-based),

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+
+	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // Sentinel errors. Every error of this package wraps one of them (test with
@@ -11,7 +13,7 @@ import (
 var (
 	// ErrNotSupported: the kernel has no user_events (CONFIG_USER_EVENTS)
 	// or lacks a feature.
-	ErrNotSupported = errors.New("not supported")
+	ErrNotSupported = iunix.ErrNotSupported
 	// ErrInvalidCommand: a register command or schema the kernel would
 	// refuse; caught before any system call (see CommandError).
 	ErrInvalidCommand = errors.New("invalid command")

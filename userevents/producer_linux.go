@@ -15,19 +15,6 @@ import (
 	"github.com/iotap/iotap/tracefs"
 )
 
-// Flags of a registration.
-type Flags uint16
-
-// Registration flags (include/uapi/linux/user_events.h).
-const (
-	// Persist keeps the event after its last reference is gone (Linux
-	// 6.4; needs CAP_PERFMON or CAP_SYS_ADMIN, else ErrPermission).
-	Persist Flags = iunix.USER_EVENT_REG_PERSIST
-	// MultiFormat lets several formats share a name (Linux 6.10); the
-	// tracefs event is then user_events_multi/NAME.ID.
-	MultiFormat Flags = iunix.USER_EVENT_REG_MULTI_FORMAT
-)
-
 // Producer registers and writes user events through one open
 // user_events_data descriptor. It is safe for concurrent use.
 type Producer struct {
@@ -421,9 +408,6 @@ func intFields(s *Schema) []intField {
 	}
 	return out
 }
-
-// smallPayload is the largest fixed-size payload encoded on the stack.
-const smallPayload = 128
 
 // WriteRaw writes a payload encoded by the caller (without write_index).
 // It is checked with Schema.ValidatePayload first.

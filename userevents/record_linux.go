@@ -16,18 +16,6 @@ import (
 	"github.com/iotap/iotap/tracefs"
 )
 
-// Recorded is one event read back from the ring buffer. Values and their
-// byte slices are reused by the next event: copy what you keep.
-type Recorded struct {
-	System string
-	Name   string
-	TS     uint64 // trace clock (local: nanoseconds since boot)
-	CPU    int
-	PID    int32
-	Format *Format
-	Values []Value
-}
-
 // RecorderStats counts what a recording saw and lost.
 type RecorderStats struct {
 	Events    uint64 // decoded events handed to the callback
@@ -155,19 +143,6 @@ func NewRecorder(top *tracefs.FS, bufferKB int) (*Recorder, error) {
 		}
 	}
 	return r, nil
-}
-
-// ValidTracepoint checks an event directory name: a valid name, or
-// NAME.HEX for multi-format events.
-func ValidTracepoint(name string) bool {
-	base, id, ok := strings.Cut(name, ".")
-	if !ok {
-		return ValidName(name)
-	}
-	if _, err := strconv.ParseUint(id, 16, 64); err != nil || len(id) > 16 {
-		return false
-	}
-	return ValidName(base)
 }
 
 // Add asks for events/SYSTEM/NAME (System or MultiSystem).

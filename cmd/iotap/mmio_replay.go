@@ -11,6 +11,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// mmioBARTarget is a PCI device's BARs mapped for replay (Linux only).
+type mmioBARTarget interface {
+	mmiotrace.ReplayTarget
+	Close() error
+}
+
 func newMMIOReplayCmd(e *env) *cobra.Command {
 	var (
 		dryRun, force, checkReads, keepGoing bool

@@ -4,6 +4,6 @@ package main
 
 import "github.com/iotap/iotap/mmiotrace"
 
-func mmioOpenBARTarget(dev mmiotrace.PCIAddr, force bool) (*mmiotrace.BARTarget, error) {
+func mmioOpenBARTarget(dev mmiotrace.PCIAddr, force bool) (mmioBARTarget, error) {
 	return mmiotrace.OpenBARTarget(mmiotrace.Sysfs{}, dev, force)
 }

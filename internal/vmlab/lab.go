@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -165,7 +164,7 @@ func boot(t testing.TB, m Machine, qemu, kernel, initrd, work, accel string, pro
 	cmd.WaitDelay = 5 * time.Second
 	// QEMU dies with the test process (a go test timeout, a crash) rather
 	// than running on as an orphan on a shared machine.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	t.Logf("vmlab: %s %s", qemu, strings.Join(args, " "))
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

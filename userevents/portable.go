@@ -1,0 +1,51 @@
+package userevents
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The declarations here are shared by the Linux producer and recorder and
+// by the portable decoders (formats, NDJSON output), so that decoding
+// builds on every GOOS.
+
+// Flags of a registration.
+type Flags uint16
+
+// Registration flags (include/uapi/linux/user_events.h).
+const (
+	// Persist keeps the event after its last reference is gone (Linux
+	// 6.4; needs CAP_PERFMON or CAP_SYS_ADMIN, else ErrPermission).
+	Persist Flags = 1 << 0
+	// MultiFormat lets several formats share a name (Linux 6.10); the
+	// tracefs event is then user_events_multi/NAME.ID.
+	MultiFormat Flags = 1 << 1
+)
+
+// smallPayload is the largest fixed-size payload encoded on the stack.
+const smallPayload = 128
+
+// Recorded is one event read back from the ring buffer. Values and their
+// byte slices are reused by the next event: copy what you keep.
+type Recorded struct {
+	System string
+	Name   string
+	TS     uint64 // trace clock (local: nanoseconds since boot)
+	CPU    int
+	PID    int32
+	Format *Format
+	Values []Value
+}
+
+// ValidTracepoint checks an event directory name: a valid name, or
+// NAME.HEX for multi-format events.
+func ValidTracepoint(name string) bool {
+	base, id, ok := strings.Cut(name, ".")
+	if !ok {
+		return ValidName(name)
+	}
+	if _, err := strconv.ParseUint(id, 16, 64); err != nil || len(id) > 16 {
+		return false
+	}
+	return ValidName(base)
+}
