@@ -1,0 +1,263 @@
+package ptgen
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// image returns p's code as an intelpt.Image.
+func image(t testing.TB, p *Program) *intelpt.Image {
+	im := intelpt.NewImage()
+	any := intelpt.ASID{CR3: intelpt.AnyASID, VMCS: intelpt.AnyASID}
+	if _, err := im.Add(p.Code, p.Base, any, "user"); err != nil {
+		t.Fatal(err)
+	}
+	if p.Kernel != nil {
+		if _, err := im.Add(p.Kernel, p.KernelBase, any, "kernel"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return im
+}
+
+// flowDecoder is what the instruction and block decoders have in common.
+type flowDecoder interface {
+	SyncForward() (int, error)
+	Event(*intelpt.Event) (int, error)
+	Offset() int64
+}
+
+// walk runs d over its trace the way ptxed does: events drained before
+// each step, errors reported and decoding resumed at the next PSB. next
+// decodes one instruction or block. It stops after maxSteps calls and
+// reports whether it did.
+func walk(d flowDecoder, next func() (int, error), maxSteps int) (errs []error, endless bool) {
+	steps := 0
+	lastSync := int64(-1)
+	for {
+		status, err := d.SyncForward()
+		if err == io.EOF {
+			return errs, false
+		}
+		for err == nil {
+			for status&intelpt.StatusEventPending != 0 && err == nil {
+				var ev intelpt.Event
+				status, err = d.Event(&ev)
+				if steps++; steps > maxSteps {
+					return errs, true
+				}
+			}
+			if err != nil || status&intelpt.StatusEOS != 0 {
+				break
+			}
+			status, err = next()
+			if steps++; steps > maxSteps {
+				return errs, true
+			}
+		}
+		if err == nil || err == io.EOF {
+			return errs, false
+		}
+		var fe *intelpt.FlowError
+		if !errors.As(err, &fe) {
+			return append(errs, fmt.Errorf("not a *FlowError: %w", err)), false
+		}
+		errs = append(errs, err)
+		if off := d.Offset(); off <= lastSync {
+			return errs, false
+		} else {
+			lastSync = off
+		}
+	}
+}
+
+// ourInsns decodes p's trace with intelpt.InsnDecoder.
+func ourInsns(t testing.TB, p *Program, trace []byte, maxSteps int) (ips []uint64, errs []error, endless bool) {
+	d := intelpt.NewInsnDecoder(trace, intelpt.FlowConfig{Image: image(t, p)})
+	var in intelpt.Insn
+	errs, endless = walk(d, func() (int, error) {
+		in = intelpt.Insn{}
+		st, err := d.Next(&in)
+		if in.Size != 0 {
+			ips = append(ips, in.IP)
+		}
+		return st, err
+	}, maxSteps)
+	return ips, errs, endless
+}
+
+// ourBlocks decodes p's trace with intelpt.BlockDecoder into (ip, end_ip,
+// ninsn) triples, the format of ptflow's block list.
+func ourBlocks(t testing.TB, p *Program, trace []byte, maxSteps int) (words []uint64, errs []error, endless bool) {
+	d := intelpt.NewBlockDecoder(trace, intelpt.FlowConfig{Image: image(t, p)})
+	var b intelpt.Block
+	errs, endless = walk(d, func() (int, error) {
+		b = intelpt.Block{}
+		st, err := d.Next(&b)
+		if b.NInsn != 0 {
+			words = append(words, b.IP, b.EndIP, uint64(b.NInsn))
+		}
+		return st, err
+	}, maxSteps)
+	return words, errs, endless
+}
+
+// flowSeeds returns the configurations of the flow tests: shorter runs in
+// -short mode.
+func flowSeeds() []Config {
+	s := append([]Config(nil), seeds...)
+	if testing.Short() {
+		for i := range s {
+			s[i].Insns /= 10
+		}
+	}
+	return s
+}
+
+func noErrors(t *testing.T, who string, errs []error) {
+	t.Helper()
+	for i, err := range errs {
+		if i == 5 {
+			t.Errorf("%s: ... %d errors in all", who, len(errs))
+			break
+		}
+		t.Errorf("%s: %v", who, err)
+	}
+}
+
+// TestInsnDecoderGroundTruth: iotap's instruction decoder reconstructs
+// exactly the instructions that ran (which libipt's pt_insn_next also does,
+// see TestLibiptInsnDecoder), on every seed.
+func TestInsnDecoderGroundTruth(t *testing.T) {
+	for _, cfg := range flowSeeds() {
+		p, err := Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		who := fmt.Sprintf("seed %d: InsnDecoder", cfg.Seed)
+		ips, errs, endless := ourInsns(t, p, p.Trace, 4*p.Count+1000)
+		if endless {
+			t.Fatalf("%s: no end after %d steps", who, 4*p.Count+1000)
+		}
+		noErrors(t, who, errs)
+		compareIPs(t, who, p, ips)
+		t.Logf("%s == truth, %d instructions", who, len(ips))
+	}
+}
+
+// TestBlockDecoderGroundTruth: iotap's block decoder covers exactly the
+// instructions that ran, block by block.
+func TestBlockDecoderGroundTruth(t *testing.T) {
+	for _, cfg := range flowSeeds() {
+		p, err := Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		who := fmt.Sprintf("seed %d: BlockDecoder", cfg.Seed)
+		words, errs, endless := ourBlocks(t, p, p.Trace, 4*p.Count+1000)
+		if endless {
+			t.Fatalf("%s: no end after %d steps", who, 4*p.Count+1000)
+		}
+		noErrors(t, who, errs)
+		checkBlocks(t, who, p, words)
+		t.Logf("%s == truth, %d blocks", who, len(words)/3)
+	}
+}
+
+// TestFlowLibiptSameRun puts the three side by side on the same runs: the
+// instruction lists of iotap and pt_insn_next are equal to each other and to
+// the truth, and the block lists of iotap and pt_blk_next both cover the
+// truth. (Where a block ends is each decoder's choice: libipt's cached path
+// ends blocks at direct calls and backward jumps, its first pass does not;
+// so the block counts may differ.)
+func TestFlowLibiptSameRun(t *testing.T) {
+	bin := buildPTFlow(t)
+	for _, cfg := range seeds[:4] {
+		p, err := Generate(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, errs, _ := ourInsns(t, p, p.Trace, 4*p.Count+1000)
+		noErrors(t, "InsnDecoder", errs)
+		theirs := runPTFlow(t, bin, "insn", p)
+		for i := 0; i < len(ours) && i < len(theirs); i++ {
+			if ours[i] != theirs[i] {
+				t.Fatalf("seed %d: instruction %d: iotap %#x, pt_insn_next %#x", cfg.Seed, i, ours[i], theirs[i])
+			}
+		}
+		compareIPs(t, fmt.Sprintf("seed %d: InsnDecoder", cfg.Seed), p, ours)
+		compareIPs(t, fmt.Sprintf("seed %d: pt_insn_next", cfg.Seed), p, theirs)
+
+		ourBlk, errs, _ := ourBlocks(t, p, p.Trace, 4*p.Count+1000)
+		noErrors(t, "BlockDecoder", errs)
+		theirBlk := runPTFlow(t, bin, "block", p)
+		checkBlocks(t, fmt.Sprintf("seed %d: BlockDecoder", cfg.Seed), p, ourBlk)
+		checkBlocks(t, fmt.Sprintf("seed %d: pt_blk_next", cfg.Seed), p, theirBlk)
+		t.Logf("seed %d: iotap == pt_insn_next == truth (%d instructions); blocks cover the truth: iotap %d blocks, pt_blk_next %d",
+			cfg.Seed, len(ours), len(ourBlk)/3, len(theirBlk)/3)
+	}
+}
+
+// fuzzProgram is the program of the flow fuzz target: small code, a short
+// run, the features chosen by bits.
+func fuzzProgram(seed uint64, bits uint8) (*Program, error) {
+	return Generate(Config{Seed: seed, Insns: 2000, CodeSize: 4096 << (bits & 3), PSBPeriod: 256 << (bits >> 2 & 3),
+		Timing: bits&16 != 0, CYC: bits&32 != 0, Kernel: bits&64 != 0, FUPOnPTW: bits&128 != 0, EventRate: 5000})
+}
+
+// FuzzFlow runs both flow decoders over a generated image with the
+// generated trace damaged by the fuzzer (bytes flipped at chosen offsets,
+// the trace cut short) or replaced by the fuzzer's bytes: no panic, only
+// *FlowError errors, and an end. The code has no cycle of branches that
+// need no trace, so each step must consume trace or reach a branch that
+// does within the image's size.
+func FuzzFlow(f *testing.F) {
+	f.Add(uint64(1), uint8(0), []byte{})
+	f.Add(uint64(2), uint8(0xff), []byte{0, 40, 0x80})
+	f.Add(uint64(3), uint8(0x55), []byte{0, 100, 0x01, 0, 7, 0x20, 9})
+	f.Add(uint64(4), uint8(0xaa), []byte{1, 0, 0xff, 0, 3})
+	f.Fuzz(func(t *testing.T, seed uint64, bits uint8, edit []byte) {
+		p, err := fuzzProgram(seed%64, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := append([]byte(nil), p.Trace...)
+		switch {
+		case len(edit) > 0 && edit[0] == 0xff:
+			trace = edit[1:] // the fuzzer's own bytes over the generated image
+		default:
+			for i := 0; i+2 < len(edit); i += 3 {
+				pos := int(binary.BigEndian.Uint16(edit[i:])) % len(trace)
+				trace[pos] ^= edit[i+2]
+			}
+			if len(edit)%3 != 0 {
+				trace = trace[:int(edit[len(edit)-1])*len(trace)/256]
+			}
+		}
+		limit := (8*len(trace) + 64) * (p.Stats.Instructions + 16)
+		_, errs, endless := ourInsns(t, p, trace, limit)
+		if endless {
+			t.Fatalf("InsnDecoder: no end after %d steps", limit)
+		}
+		checkFlowErrors(t, errs)
+		_, errs, endless = ourBlocks(t, p, trace, limit)
+		if endless {
+			t.Fatalf("BlockDecoder: no end after %d steps", limit)
+		}
+		checkFlowErrors(t, errs)
+	})
+}
+
+func checkFlowErrors(t *testing.T, errs []error) {
+	for _, err := range errs {
+		var fe *intelpt.FlowError
+		if !errors.As(err, &fe) {
+			t.Fatalf("error is not a *FlowError: %v", err)
+		}
+	}
+}
