@@ -1,5 +1,7 @@
 package x86
 
+import "encoding/binary"
+
 // short is the error for an instruction that needs more than the n bytes
 // available: ErrTruncated when code simply ends, ErrInvalid when the
 // instruction would be longer than MaxLen.
@@ -20,6 +22,59 @@ func short(n int) error {
 // displacement, REX.W beats 66, a REX prefix followed by a legacy prefix is
 // ignored, and the last of F2/F3 is the one that selects the instruction.
 func Decode(code []byte, mode Mode, in *Inst) error {
+	// Fast path: 32/64-bit mode, no legacy prefix, at most a REX, an opcode
+	// of the one-byte or 0F map whose length depends only on the ModRM,
+	// SIB and immediate tables. Computed mostly without branches (x86
+	// lengths are data-dependent, so branches mispredict); everything else
+	// goes to decodeSlow, which handles every case on its own.
+	if len(code) < 16 || mode-Mode32 > Mode64-Mode32 {
+		return decodeSlow(code, mode, in)
+	}
+	w := binary.LittleEndian.Uint64(code)
+	pt := &fastPrefix[mode-Mode32]
+	p := uint(pt[byte(w)]) // 0: none, 1: REX, 2: other prefix
+	if p > 1 {
+		return decodeSlow(code, mode, in)
+	}
+	rexW := uint(byte(w)>>3) & p
+	w >>= 8 * p
+	i := p + 1
+	op := byte(w)
+	if pt[op] != 0 { // REX then a legacy prefix or another REX
+		return decodeSlow(code, mode, in)
+	}
+	a := map0[op]
+	mp := uint8(Map0)
+	if op == 0x0F {
+		w >>= 8
+		op = byte(w)
+		a = map0F[op]
+		mp = Map0F
+		i++
+	}
+	if a&(aEsc|aInvalid|aInv64|aRegOnly|aSpecial) != 0 {
+		return decodeSlow(code, mode, in)
+	}
+	hasRM := uint(a>>4) & 1 // aModRM
+	m := byte(w>>8) & byte(-hasRM)
+	mt := modrmFast[m]
+	ml := (uint(mt&0xFF) + uint(sibBase5[byte(w>>16)]&byte(mt>>8))) & -hasRM
+	isz := uint(immSize[uint(a&immMask)<<4|uint(sizeIdx[uint(mode)<<3|rexW])])
+	rel := isz & -(uint(a>>7) & 1) // aRel: rel8/rel32, no ModRM
+	sh := 32 - 8*rel
+	in.Len = uint8(i + ml + isz)
+	in.Class = Class(a >> classShift)
+	in.Map = mp
+	in.Opcode = op
+	in.ModRM = m
+	in.Encoding = Legacy
+	in.Flags = flagOf[mode] | uint8(hasRM)*FlagModRM
+	in.Disp = int32(uint32(w>>8)<<sh) >> sh
+	return nil
+}
+
+// decodeSlow decodes any instruction, one step at a time.
+func decodeSlow(code []byte, mode Mode, in *Inst) error {
 	n := len(code)
 	lim := n
 	if lim > MaxLen {
@@ -39,7 +94,13 @@ func Decode(code []byte, mode Mode, in *Inst) error {
 		rex uint8
 	)
 	b := code[0]
-	if prefixKind[b] != pNone {
+	if b&0xF0 == 0x40 && mode == Mode64 && n > 1 && prefixKind[code[1]] == pNone {
+		// the common case: REX alone
+		rex = b
+		pf = uint(rex>>3) & pfW
+		i = 1
+		b = code[1]
+	} else if prefixKind[b] != pNone {
 		for {
 			k := prefixKind[b]
 			if k == pNone || k == pREX && mode != Mode64 {
@@ -211,7 +272,10 @@ func Decode(code []byte, mode Mode, in *Inst) error {
 		}
 		op = code[i]
 	}
-	end := i + int(immSize[uint(imm)<<4|uint(sz)])
+	end := i
+	if imm != immNone {
+		end += int(immSize[uint(imm)<<4|uint(sz)])
+	}
 	if end > lim {
 		*in = Inst{}
 		return short(n)

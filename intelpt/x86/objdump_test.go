@@ -195,13 +195,13 @@ func compareRange(code []byte, base uint64, mode Mode, args []string) (*oracleRe
 			end = uint64(len(code))
 		}
 		b := code[off:end]
-		err := Decode(b, mode, &in)
+		err := Decode(code[off:], mode, &in) // all the rest: Decode takes its fast path when it can
 		if err == nil && in.Map == Map0 && in.Opcode == 0x9B && l.n > int(in.Len) {
 			// objdump prints fwait (9B) and the x87 instruction after it
 			// as one "finit", "fstcw", ...; the CPU executes two
 			// instructions. Compare the second one.
 			n := in.Len
-			err = Decode(b[n:], mode, &in)
+			err = Decode(code[off+uint64(n):], mode, &in)
 			in.Len += n
 		}
 		if err != nil || int(in.Len) != l.n {

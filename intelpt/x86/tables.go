@@ -60,7 +60,11 @@ var (
 	opFlags  [16]uint8     // [sizeIdx]: FlagOpSize16
 	flagOf   = [4]uint8{Mode32: FlagMode32}
 	modrmTab [512]uint8 // [addr16<<8 | ModRM]: disp size | sibFlag | sibMod0
-	sibBase5 [256]uint8 // [SIB]: 4 when base is 5 (disp32 when mod is 0)
+
+	// Fast path tables (32/64-bit addressing, no prefixes).
+	fastPrefix [2][256]uint8 // [mode-Mode32][byte]: 0 opcode, 1 REX, 2 legacy prefix
+	modrmFast  [256]uint16   // [ModRM]: bytes of ModRM+SIB+disp | 0xFF00 when SIB.base 5 adds disp32
+	sibBase5   [256]uint8    // [SIB]: 4 when the base is 5
 )
 
 const (
@@ -139,6 +143,26 @@ func init() {
 			}
 		}
 		modrmTab[m], modrmTab[256+m] = d32, d16
+		f := uint16(1 + d32&0xF)
+		if d32&sibFlag != 0 {
+			f++
+		}
+		if d32&sibMod0 != 0 {
+			f |= 0xFF00
+		}
+		modrmFast[m] = f
+	}
+	for b := 0; b < 256; b++ {
+		if b&7 == 5 {
+			sibBase5[b] = 4
+		}
+		switch prefixKind[b] {
+		case pNone:
+		case pREX:
+			fastPrefix[1][b] = 1
+		default:
+			fastPrefix[0][b], fastPrefix[1][b] = 2, 2
+		}
 	}
 	for mode := Mode16; mode <= Mode64; mode++ {
 		for pf := 0; pf < 8; pf++ {

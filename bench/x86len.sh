@@ -1,0 +1,30 @@
+#!/bin/sh
+# x86 instruction length + class decoding: iotap's intelpt/x86 against
+# golang.org/x/arch/x86/x86asm (v0.32.0) on the same code, in one run.
+#
+#   bench/x86len.sh [ELF]      (default /lib/x86_64-linux-gnu/libc.so.6)
+#
+# Decodes the .text section linearly with both, prints each one's
+# instructions per second of wall time and per second of the benchmark
+# thread's CPU time (getrusage RUSAGE_THREAD: on a shared machine the CPU
+# figure is the one to compare with a target), median of COUNT runs
+# (default 5), and how many
+# lengths x86asm gets wrong or fails on (iotap's lengths equal objdump's on
+# every instruction: intelpt/x86's oracle tests). x86asm is only a
+# dependency of the separate module bench/x86len, not of iotap.
+set -eu
+cd "$(dirname "$0")/x86len"
+COUNT=${COUNT:-5}
+export X86LEN_ELF="${1:-/lib/x86_64-linux-gnu/libc.so.6}"
+echo "code: $X86LEN_ELF .text; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+go test -run Agreement -v . | grep -E 'instructions:' | sed 's/^ *x86len_test.go:[0-9]*: //'
+out=$(go test -run '^$' -bench . -benchtime 20x -count "$COUNT" . |
+	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
+	       for (i = 1; i < NF; i++) if ($(i+1) ~ /^insn\//) print name, $(i+1), $i }')
+for name in Iotap X86asm; do
+	for unit in insn/s insn/cpu-s; do
+		echo "$out" | awk -v n="$name" -v u="$unit" '$1 == n && $2 == u { print $3 }' | sort -g |
+			awk -v n="$name" -v u="$unit" '{ v[NR] = $1 } END { printf "%-7s %-11s median %7.1f M (runs:", n, u, v[int((NR+1)/2)] / 1e6
+				for (i = 1; i <= NR; i++) printf " %.1f", v[i] / 1e6; print ")" }'
+	done
+done

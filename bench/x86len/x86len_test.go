@@ -1,0 +1,132 @@
+// Package x86len compares iotap's intelpt/x86 length decoder with
+// golang.org/x/arch/x86/x86asm on the same code, in the same run: speed
+// (instructions per second) and agreement on instruction lengths.
+package x86len
+
+import (
+	"debug/elf"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt/x86"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+func text(tb testing.TB) []byte {
+	path := os.Getenv("X86LEN_ELF")
+	if path == "" {
+		path = "/lib/x86_64-linux-gnu/libc.so.6"
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		tb.Skipf("%s: %v", path, err)
+	}
+	defer f.Close()
+	s := f.Section(".text")
+	if s == nil {
+		tb.Skipf("%s: no .text", path)
+	}
+	b, err := s.Data()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// TestAgreement walks .text with iotap's decoder (which matches objdump on
+// every instruction, see intelpt/x86's tests) and counts the instructions on
+// which x86asm reports another length or fails.
+func TestAgreement(t *testing.T) {
+	code := text(t)
+	var in x86.Inst
+	n, wrong, failed := 0, 0, 0
+	for off := 0; off < len(code); {
+		if err := x86.Decode(code[off:], x86.Mode64, &in); err != nil {
+			off++
+			continue
+		}
+		n++
+		inst, err := x86asm.Decode(code[off:], 64)
+		switch {
+		case err != nil:
+			failed++
+			if failed <= 5 {
+				t.Logf("x86asm fails on % x: %v", code[off:off+int(in.Len)], err)
+			}
+		case inst.Len != int(in.Len):
+			wrong++
+			if wrong <= 5 {
+				t.Logf("x86asm: % x is %d bytes, iotap %d", code[off:off+int(in.Len)], inst.Len, in.Len)
+			}
+		}
+		off += int(in.Len)
+	}
+	t.Logf("%d instructions: x86asm got %d lengths wrong and failed on %d", n, wrong, failed)
+}
+
+// threadCPU returns the CPU time (user + system) of the calling thread, so
+// that a benchmark on a shared machine can report instructions per second
+// of CPU actually received, besides per second of wall time.
+func threadCPU() float64 {
+	var ru syscall.Rusage
+	const rusageThread = 1 // RUSAGE_THREAD
+	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// measure runs decode b.N times on one locked OS thread and reports
+// instructions per wall second and per CPU second.
+func measure(b *testing.B, decode func() int) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := threadCPU()
+	n := 0
+	for range b.N {
+		n += decode()
+	}
+	cpu := threadCPU() - cpu0
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "insn/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(n)/cpu, "insn/cpu-s")
+	}
+}
+
+func BenchmarkIotap(b *testing.B) {
+	code := text(b)
+	var in x86.Inst
+	measure(b, func() int {
+		n := 0
+		for off := 0; off < len(code); {
+			if x86.Decode(code[off:], x86.Mode64, &in) != nil {
+				off++
+				continue
+			}
+			off += int(in.Len)
+			n++
+		}
+		return n
+	})
+}
+
+func BenchmarkX86asm(b *testing.B) {
+	code := text(b)
+	measure(b, func() int {
+		n := 0
+		for off := 0; off < len(code); {
+			inst, err := x86asm.Decode(code[off:], 64)
+			if err != nil || inst.Len == 0 {
+				off++
+				continue
+			}
+			off += inst.Len
+			n++
+		}
+		return n
+	})
+}
