@@ -60,7 +60,9 @@ func FuzzReader(f *testing.F) {
 			}
 			n++
 		}
-		if n+rd.Skipped() != rd.Line() {
+		// A cut last line that does not parse is dropped (Truncated), not
+		// counted as a bad line.
+		if n+rd.Skipped() != rd.Line() && !(rd.Truncated() && n+rd.Skipped()+1 == rd.Line()) {
 			t.Fatalf("%d records + %d skipped != %d lines", n, rd.Skipped(), rd.Line())
 		}
 	})

@@ -187,6 +187,11 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 			line, whole, data = data[:i], data[:i+1], data[i+1:]
 		}
 		if fld = parseLine(line, &rec); fld != "" {
+			if i < 0 {
+				// The input ends inside this line (FilterStats.Truncated):
+				// a cut record is dropped, it is not a bad line.
+				continue
+			}
 			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: fld}
 			if !keepGoing {
 				j.err = pe

@@ -62,7 +62,8 @@ func (r *Reader) FirstSkipError() error { return r.firstBad }
 func (r *Reader) Lost() uint64 { return r.lost }
 
 // Truncated reports whether the input ended in the middle of a line (the
-// partial line is still returned as a record).
+// partial line is still returned as a record when it parses, and dropped
+// when it does not: a cut record is not a bad line).
 func (r *Reader) Truncated() bool { return r.truncated }
 
 // Compression returns the compression detected on the input (valid after
@@ -174,6 +175,11 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 		r.line++
 		if f := parseLine(line, rec); f != "" {
+			if r.truncated {
+				// The input ends inside this line: it is cut, not bad.
+				// Truncated reports it; the partial line is dropped.
+				return io.EOF
+			}
 			perr := &ParseError{Line: r.line, Kind: rec.Kind, Field: f}
 			if !r.keepGoing {
 				return perr

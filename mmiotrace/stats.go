@@ -110,10 +110,14 @@ type MapStats struct {
 
 // Stats is the analysis of a whole log.
 type Stats struct {
-	Lines     int64
-	Kinds     [numKinds]int64
-	Lost      uint64
-	Skipped   int64
+	Lines   int64
+	Kinds   [numKinds]int64
+	Lost    uint64
+	Skipped int64
+	// FirstSkip is the first skipped line's error (with its number).
+	FirstSkip error
+	// Truncated: the log ends inside a line (see Reader.Truncated).
+	Truncated bool
 	Regs      []*RegStats // sorted by accesses, most first
 	Maps      []*MapStats // sorted by id
 	Loops     []PollLoop  // the longest polling loops, longest first
@@ -216,6 +220,7 @@ func Analyze(in io.Reader, opt StatsOptions) (*Stats, error) {
 	}
 	endRun()
 	st.Lines, st.Lost, st.Skipped = rd.Line(), rd.Lost(), rd.Skipped()
+	st.FirstSkip, st.Truncated = rd.FirstSkipError(), rd.Truncated()
 	for _, r := range regs {
 		st.Regs = append(st.Regs, r)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/timeline"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -48,14 +49,28 @@ func Sniff(head []byte) (Kind, bool) {
 
 // SniffFile recognises the trace in the file at path.
 func SniffFile(path string) (Kind, bool) {
-	f, err := os.Open(path)
+	k, err := SniffFileErr(path)
+	return k, err == nil
+}
+
+// SniffFileErr is SniffFile with the reason. An error that does not match
+// detect.ErrNotTrace means the file could not be read (permission denied,
+// ...): it is not "not a trace".
+func SniffFileErr(path string) (Kind, error) {
+	f, err := detect.Open(path)
 	if err != nil {
-		return Kind{}, false
+		return Kind{}, err
 	}
 	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return Sniff(head[:n])
+	head, _, _, err := detect.ReadHead(f)
+	if err != nil {
+		return Kind{}, detect.ReadError(path, err)
+	}
+	if _, err := timeline.Detect(head); err != nil {
+		return Kind{}, fmt.Errorf("%s: %w", path, err)
+	}
+	k, _ := Sniff(head)
+	return k, nil
 }
 
 // File is one regular file found among the inputs.

@@ -2,12 +2,14 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -108,8 +110,13 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 			r.Close()
 			return nil, err
 		}
-		k, ok := SniffFile(f.Path)
-		if !ok {
+		k, err := SniffFileErr(f.Path)
+		if err != nil && !errors.Is(err, detect.ErrNotTrace) {
+			// Unreadable is an error, not "not a trace".
+			r.Traces = append(r.Traces, &Trace{Path: f.Path, Name: f.Name, Kind: Kind{"unreadable", "unreadable file"}, Err: err})
+			continue
+		}
+		if err != nil {
 			if filepath.Base(f.Path) == "clocks.json" {
 				r.Clocks = append(r.Clocks, f)
 				if c, err := timeline.LoadClocks(f.Path); err == nil {

@@ -2,18 +2,16 @@ package timeline
 
 import (
 	"bufio"
-	"bytes"
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"time"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/regdb"
-	"github.com/iotap/iotap/usbmon"
 )
 
 // Kind is the source an input comes from.
@@ -27,45 +25,22 @@ const (
 	KindPT     Kind = "pt"
 )
 
-// ErrUnknownFormat is returned for an input whose content is not a trace
-// Export can read.
-var ErrUnknownFormat = errors.New("not a usbmon, mmiotrace or user_events trace")
+// ErrUnknownFormat is matched (errors.Is) by the error for an input whose
+// content is not a trace Export can read; the error says what the input
+// looks like and why (see package detect).
+var ErrUnknownFormat = detect.ErrNotTrace
 
-// Detect recognises the source of a trace from its first bytes (up to a
-// few KiB): usbmon text, pcap or pcapng; mmiotrace logs, plain or
-// compressed; user_events NDJSON (iotap events record --json); Intel PT.
+// Detect recognises the source of a trace from its first bytes: usbmon
+// text, binary, pcap or pcapng; mmiotrace logs; user_events NDJSON (iotap
+// events record --json); Intel PT (raw or perf.data). Compressed inputs
+// (gzip, xz, zstd) are recognised by their content once decompressed. head
+// is the first detect.HeadSize bytes of the input, or all of a shorter one.
 func Detect(head []byte) (Kind, error) {
-	switch {
-	case len(head) == 0:
-		return "", fmt.Errorf("empty input: %w", ErrUnknownFormat)
-	case bytes.HasPrefix(head, []byte("PERFILE2")),
-		bytes.HasPrefix(head, []byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82}):
-		return KindPT, nil
-	case isCompressed(head) || looksLikeMmiotrace(head):
-		return KindMMIO, nil
-	case bytes.HasPrefix(head, []byte(`{"name":`)):
-		return KindEvents, nil
+	res, err := detect.Head(head, len(head) < detect.HeadSize)
+	if err != nil {
+		return "", err
 	}
-	if _, _, err := usbmon.NewReader(bytes.NewReader(head)); err == nil {
-		return KindUSB, nil
-	}
-	return "", ErrUnknownFormat
-}
-
-func isCompressed(b []byte) bool {
-	return bytes.HasPrefix(b, []byte{0x1f, 0x8b}) ||
-		bytes.HasPrefix(b, []byte{0xfd, '7', 'z', 'X', 'Z', 0}) ||
-		bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd})
-}
-
-func looksLikeMmiotrace(b []byte) bool {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	for _, p := range []string{"# tracer: mmiotrace", "VERSION ", "PCIDEV ", "MAP ", "MARK ", "LSPCI ", "R ", "W "} {
-		if bytes.HasPrefix(line, []byte(p)) {
-			return true
-		}
-	}
-	return false
+	return Kind(res.Kind), nil
 }
 
 // Options configure Export.
@@ -501,7 +476,7 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 		r = &countingReader{r: f, n: &prog.read}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
-	head, _ := br.Peek(4096)
+	head, _ := br.Peek(detect.HeadSize)
 	kind, err := Detect(head)
 	if err != nil {
 		f.Close()

@@ -138,10 +138,7 @@ Examples:
 			if verbose {
 				fmt.Fprintf(e.stderr, "mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
 			}
-			if st.Truncated {
-				fmt.Fprintf(e.stderr, "mmio filter: warning: the log ends inside a line (truncated)\n")
-			}
-			return mmioLossCheck(st.Lost, st.Skipped, st.FirstSkip, allowLoss)
+			return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
 		},
 	}
 	fl := c.Flags()
@@ -160,7 +157,7 @@ Examples:
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
 	fl.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores)")
-	fl.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	fl.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "print how many lines were kept")
 	return c

@@ -42,7 +42,7 @@ func TestMMIOFilterBadInput(t *testing.T) {
 		{big, badLine, []string{"--addr", "0x1000-0x2000", "--workers", "1"}},
 	} {
 		args := append(append([]string{"mmio", "filter"}, tc.args...), tc.path, "-o", os.DevNull)
-		_, e, code := runMMIO(t, args...)
+		_, e, code := runMMIO(t, append(args, "--keep-going=false")...)
 		if code != 1 || !strings.Contains(e, fmt.Sprintf("line %d: bad mmiotrace line", tc.line)) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, e)
 		}

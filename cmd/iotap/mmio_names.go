@@ -50,7 +50,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 	f.StringVar(&o.variant, "variant", "", "database variant to apply: V or SET=V (comma-separated)")
 	f.StringArrayVar(&o.bars, "bar", nil, "bind a BAR to a database domain: PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN (repeatable)")
 	f.BoolVar(&o.asJSON, "json", false, "write NDJSON, one object per access")
-	f.BoolVar(&o.keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	f.BoolVar(&o.keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the log lost events or lines were skipped")
 	return c
 }
@@ -310,15 +310,9 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	var in io.ReadCloser
-	if path == "-" {
-		in = io.NopCloser(os.Stdin)
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("mmio names: %w", err)
-		}
-		in = f
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return err
 	}
 	defer in.Close()
 	rd := mmiotrace.NewReader(in)
@@ -384,7 +378,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		return err
 	}
 	n.report(e.stderr)
-	return namesLossCheck(rd, o.allowLoss)
+	return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), o.allowLoss)
 }
 
 // appendLine appends the record's original line and a newline.
@@ -485,24 +479,6 @@ func (n *namer) report(w io.Writer) {
 			fmt.Fprintf(w, "mmio names: --bar %s matched no access\n", s.text)
 		}
 	}
-}
-
-func namesLossCheck(rd *mmiotrace.Reader, allowLoss bool) error {
-	lost, skipped := rd.Lost(), rd.Skipped()
-	if lost == 0 && skipped == 0 {
-		return nil
-	}
-	var parts []string
-	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("the log records %d lost events: the trace is incomplete", lost))
-	}
-	if skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d bad lines skipped (first: %v)", skipped, rd.FirstSkipError()))
-	}
-	if allowLoss {
-		return nil
-	}
-	return dataLostError("mmio names: %s (--allow-loss to accept)", strings.Join(parts, "; "))
 }
 
 type namesFieldJSON struct {

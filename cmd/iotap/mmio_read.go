@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
@@ -37,6 +39,9 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			var rd *mmiotrace.Reader
 			if progress == nil && args[0] != "-" {
 				// Plain files are mapped and parsed in place.
+				if err := mmioCheckFile(args[0]); err != nil {
+					return err
+				}
 				r, err := mmiotrace.Open(args[0])
 				if err != nil {
 					return err
@@ -84,7 +89,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 					}
 				}
 				mmioPrintCounts(e.stdout, rd, counts)
-				return mmioLossCheck(rd.Lost(), rd.Skipped(), rd.FirstSkipError(), allowLoss)
+				return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss)
 			}
 			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
 			if err != nil {
@@ -124,28 +129,54 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if err := closeOut(); err != nil {
 				return err
 			}
-			return mmioLossCheck(rd.Lost(), rd.Skipped(), rd.FirstSkipError(), allowLoss)
+			return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss)
 		},
 	}
 	f := c.Flags()
 	f.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
-	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
 	return c
 }
 
-// mmioOpenInput opens a log file; "-" is standard input.
+// mmioOpenInput opens a log file ("-" is standard input) and checks that
+// it is one (detect): anything else is an error saying what it is.
 func mmioOpenInput(path string) (io.ReadCloser, error) {
-	if path == "-" {
-		return io.NopCloser(os.Stdin), nil
+	var f *os.File = os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = detect.Open(path); err != nil {
+			return nil, fmt.Errorf("mmio: %w", err)
+		}
 	}
-	f, err := os.Open(path)
+	head, complete, rest, err := detect.ReadHead(f)
+	if err == nil {
+		_, err = detect.Expect(head, complete, detect.MMIO)
+	} else {
+		err = detect.ReadError(path, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("mmio: %w", err)
+		if f != os.Stdin {
+			f.Close()
+		}
+		return nil, fmt.Errorf("mmio: %s: %w", path, err)
 	}
-	return f, nil
+	return struct {
+		io.Reader
+		io.Closer
+	}{rest, f}, nil
+}
+
+// mmioCheckFile checks that the file at path is an mmiotrace log, for
+// the commands that map the file themselves (mmiotrace.Open).
+func mmioCheckFile(path string) error {
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return err
+	}
+	return in.Close()
 }
 
 // mmioCreateOutput creates path through e.createOutput, compressed
@@ -167,25 +198,28 @@ func mmioCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) 
 	}, nil
 }
 
+const mmioKeepGoingHelp = "skip lines that do not parse, counted and reported with the first's line number (exit 3 unless --allow-loss); =false stops at the first"
+
 // mmioLossCheck turns lost events and skipped lines into exit code 3.
-func mmioLossCheck(lost uint64, skipped int64, firstSkip error, allowLoss bool) error {
-	if lost == 0 && skipped == 0 {
-		return nil
-	}
-	msg := ""
+func mmioLossCheck(e *env, lost uint64, skipped int64, firstSkip error, truncated bool, lines int64, allowLoss bool) error {
+	var msgs []string
 	if lost > 0 {
-		msg = fmt.Sprintf("the log records %d lost events (kernel \"Lost N events.\" marks): the trace is incomplete", lost)
+		msgs = append(msgs, fmt.Sprintf("the log records %d lost events (kernel \"Lost N events.\" marks): the trace is incomplete", lost))
 	}
 	if skipped > 0 {
-		if msg != "" {
-			msg += "; "
-		}
-		msg += fmt.Sprintf("%d bad lines skipped (first: %v)", skipped, firstSkip)
+		msgs = append(msgs, fmt.Sprintf("%d bad lines skipped (first: %v)", skipped, firstSkip))
 	}
-	if allowLoss {
+	if truncated {
+		msgs = append(msgs, fmt.Sprintf("the log is cut: it ends inside line %d, whose record is lost", lines))
+	}
+	if len(msgs) == 0 {
 		return nil
 	}
-	return dataLostError("mmio: %s (--allow-loss to accept)", msg)
+	if allowLoss {
+		fmt.Fprintf(e.stderr, "iotap: warning: mmio: %s\n", strings.Join(msgs, "; "))
+		return nil
+	}
+	return dataLostError("mmio: %s (--allow-loss to accept)", strings.Join(msgs, "; "))
 }
 
 func mmioPrintCounts(w io.Writer, rd *mmiotrace.Reader, counts map[mmiotrace.Kind]int64) {

@@ -64,7 +64,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 				report.WriteMMIOText(w, st, name, report.MMIOTextOptions{Top: top})
 			}
 			w.Flush()
-			return mmioLossCheck(st.Lost, st.Skipped, nil, allowLoss)
+			return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
 		},
 	}
 	f := c.Flags()
@@ -72,7 +72,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 	f.IntVar(&loops, "loops", 20, "longest polling loops to list")
 	f.Int64Var(&minLoop, "min-loop", 4, "reads in a row that make a polling loop")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output")
-	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse (counted, exit 3)")
+	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the log records lost events")
 	f.BoolVar(&noNames, "no-names", false, "do not name registers with the shipped register databases")
 	return c

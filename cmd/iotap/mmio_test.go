@@ -61,7 +61,7 @@ func TestMMIOReadRoundTrip(t *testing.T) {
 func TestMMIOReadBadInput(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "bad.log")
 	os.WriteFile(p, []byte("VERSION 20070824\nR 4 1.000000 1 0x10 0x1 0x0 0\nW 9 junk\nMARK 0.000000 Lost 7 events.\n"), 0o600)
-	_, e, code := runMMIO(t, "mmio", "read", p, "-o", os.DevNull)
+	_, e, code := runMMIO(t, "mmio", "read", "--keep-going=false", p, "-o", os.DevNull)
 	if code != 1 || !strings.Contains(e, "line 3") {
 		t.Errorf("bad line: exit %d: %s", code, e)
 	}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package detect
+
+func isLoop(error) bool { return false }
