@@ -140,6 +140,13 @@ type BlockDecoder struct {
 
 	sec  *Section // last section used
 	noBC bool     // block cache disabled (for tests)
+	// insnCache: keep a per-byte instruction cache in the sections (the
+	// instruction decoder reads every instruction; the block decoder
+	// mostly skips runs and decodes the few others from the bytes).
+	insnCache bool
+	tmp       insn // scratch instruction (kept here so that it does not escape per call)
+
+	runOffs [maxRun]uint32 // scratch for fillRun
 }
 
 // Status bits returned by Next, Event, SyncForward and Resync.
@@ -355,7 +362,8 @@ func (d *BlockDecoder) SyncForward() (int, error) {
 
 // lookup returns the section holding ip.
 func (d *BlockDecoder) lookup(ip uint64) *Section {
-	if s := d.sec; s != nil && ip-s.Addr < uint64(len(s.Data)) && s.ASID.matches(d.asid) {
+	// d.sec is dropped whenever the address space changes.
+	if s := d.sec; s != nil && ip-s.Addr < uint64(len(s.Data)) {
 		return s
 	}
 	s := d.image.find(ip, d.asid)
@@ -379,7 +387,7 @@ func (d *BlockDecoder) decodeInsn(in *insn) int {
 			in.insnEntry = e
 			return 0
 		}
-	} else if !d.noBC {
+	} else if d.insnCache {
 		s.insns = make([]insnEntry, len(s.Data))
 	}
 	code := s.Data[off:]
@@ -444,11 +452,11 @@ func (d *BlockDecoder) proceedWithTrace(in *insn) int {
 		if in.kind == ikJmpAbs {
 			break
 		}
-		if in.direct {
+		if in.direct() {
 			return eInternal
 		}
 	case ClassCall:
-		if in.direct {
+		if in.direct() {
 			return eInternal
 		}
 	case ClassFarCall, ClassFarReturn, ClassFarJump:
@@ -461,7 +469,7 @@ func (d *BlockDecoder) proceedWithTrace(in *insn) int {
 }
 
 func (d *BlockDecoder) logCall(in *insn) {
-	if in.class != ClassCall || (in.direct && in.disp == 0) {
+	if in.class != ClassCall || (in.direct() && in.disp == 0) {
 		return
 	}
 	d.rs.push(in.ip + uint64(in.size))
@@ -520,9 +528,9 @@ func predSKL014(in *insn) bool {
 		if in.kind == ikJmpAbs {
 			return false
 		}
-		return in.direct
+		return in.direct()
 	case ClassCall:
-		return in.direct
+		return in.direct()
 	case ClassOther:
 		return in.kind == ikMovCR3
 	}
@@ -736,7 +744,7 @@ func (d *BlockDecoder) proceedPostponed() int {
 
 // proceedEvent proceeds to the location of the pending event.
 func (d *BlockDecoder) proceedEvent(blk *Block) int {
-	var in insn
+	in := &d.tmp
 	ev := &d.event
 	st := 0
 	switch ev.Type {
@@ -744,15 +752,15 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 		if ev.StatusUpdate {
 			break
 		}
-		st = d.proceedToDisabled(blk, &in, ev)
+		st = d.proceedToDisabled(blk, in, ev)
 		if st <= 0 {
 			if st != eBadQuery {
 				return st
 			}
-			d.setDisableResumeIP(&in)
+			d.setDisableResumeIP(in)
 		}
 	case EvAsyncDisabled:
-		st = d.proceedToIP(blk, &in, ev.At)
+		st = d.proceedToIP(blk, in, ev.At)
 		if st <= 0 {
 			return st
 		}
@@ -760,7 +768,7 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 			return d.proceedEvent(blk)
 		}
 	case EvAsyncBranch:
-		if st = d.proceedToIP(blk, &in, ev.At); st <= 0 {
+		if st = d.proceedToIP(blk, in, ev.At); st <= 0 {
 			return st
 		}
 	case EvPaging, EvVMCS:
@@ -771,7 +779,7 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 		if ev.Type == EvVMCS {
 			pred = predVMCS
 		}
-		if st = d.proceedToInsn(blk, &in, pred); st <= 0 {
+		if st = d.proceedToInsn(blk, in, pred); st <= 0 {
 			return st
 		}
 		if ev.Type == EvPaging {
@@ -779,20 +787,20 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 		} else {
 			d.boundVMCS = true
 		}
-		return d.postponeInsn(&in)
+		return d.postponeInsn(in)
 	case EvAsyncPaging, EvAsyncVMCS, EvExecMode, EvTSX, EvIFlags, EvInterrupt,
 		EvSMI, EvInit, EvVMExit, EvShutdown, EvUIntr:
 		if ev.IPSuppressed {
 			break
 		}
-		if st = d.proceedToIP(blk, &in, ev.IP); st <= 0 {
+		if st = d.proceedToIP(blk, in, ev.IP); st <= 0 {
 			return st
 		}
 	case EvExStop, EvMWait:
 		if !d.enabled || ev.IPSuppressed {
 			break
 		}
-		if st = d.proceedToIP(blk, &in, ev.IP); st <= 0 {
+		if st = d.proceedToIP(blk, in, ev.IP); st <= 0 {
 			return st
 		}
 	case EvPTWrite, EvIret, EvVMEntry, EvUIret, EvSwIntr, EvSyscall:
@@ -816,13 +824,13 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 		case EvSyscall:
 			pred, flag, include = predSyscall, &d.boundSyscall, false
 		}
-		if st = d.proceedToBound(blk, &in, ev, pred, include); st <= 0 {
+		if st = d.proceedToBound(blk, in, ev, pred, include); st <= 0 {
 			return st
 		}
 		*flag = true
-		return d.postponeInsn(&in)
+		return d.postponeInsn(in)
 	case EvTrig:
-		if st = d.proceedToTrig(blk, &in, ev); st <= 0 {
+		if st = d.proceedToTrig(blk, in, ev); st <= 0 {
 			return st
 		}
 	case EvTIP, EvTNT:
@@ -833,15 +841,53 @@ func (d *BlockDecoder) proceedEvent(blk *Block) int {
 
 // proceedNoEvent proceeds until the next instruction that needs the trace.
 func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
-	var in insn
-	st := d.proceedToInsn(blk, &in, predFalse)
-	if st < 0 {
-		if st != eBadQuery {
-			return st
+	in := &d.tmp
+	for {
+		var st int
+		if !d.noBC {
+			// The block cache gives the run of fall-through instructions
+			// in one step; the instruction after it is decoded from the
+			// section's bytes.
+			if s, ok := d.skipRun(blk); ok && blk.NInsn < defaultBlockLimit {
+				off := d.ip - s.Addr
+				code := s.Data[off:]
+				if len(code) > maxInsnSize {
+					code = code[:maxInsnSize]
+				}
+				if classify(code, d.mode, &in.insnEntry) == 0 {
+					in.ip, in.mode, in.isid, in.truncated = d.ip, d.mode, s.ID, false
+					blk.ISID = s.ID
+					d.logCall(in)
+					blk.Class = in.class
+					blk.EndIP = in.ip
+					blk.NInsn++
+					st = 1
+					if d.hasICnt {
+						d.icnt++
+						if d.icnt == 0 {
+							return eOverflow
+						}
+					}
+				}
+			}
 		}
-		return d.proceedWithTrace(&in)
+		if st == 0 {
+			if st = d.proceedOneInsn(blk, in); st <= 0 {
+				return st
+			}
+		}
+		ip, e := in.nextIP()
+		if e < 0 {
+			if e != eBadQuery {
+				return e
+			}
+			return d.proceedWithTrace(in)
+		}
+		d.ip = ip
+		if d.endsBlock(in) {
+			return 0
+		}
 	}
-	return 0
 }
 
 func (d *BlockDecoder) proceed(blk *Block) int {

@@ -30,6 +30,7 @@ func NewInsnDecoder(trace []byte, cfg FlowConfig) *InsnDecoder {
 	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = false, false
 	d := &InsnDecoder{}
 	d.b.init(trace, cfg)
+	d.b.insnCache = true
 	return d
 }
 

@@ -46,13 +46,17 @@ const (
 
 // insnEntry is a decoded instruction as cached per image byte: 8 bytes.
 type insnEntry struct {
-	size   uint8 // 0: not decoded yet
-	class  InsnClass
-	kind   insnKind
-	mode   ExecMode
-	disp   int32 // direct branch displacement (0 for indirect)
-	direct bool
+	size  uint8 // 0: not decoded yet
+	class InsnClass
+	kind  insnKind
+	mode  ExecMode
+	disp  int32 // direct branch displacement (0 for indirect)
 }
+
+// kindDirect marks a direct branch (disp is valid) in insnEntry.kind.
+const kindDirect insnKind = 0x80
+
+func (e *insnEntry) direct() bool { return e.kind == kindDirect }
 
 // insn is an instruction being processed by the block decoder.
 type insn struct {
@@ -103,7 +107,7 @@ func (in *insn) nextIP() (uint64, int) {
 	case ClassPTWrite, ClassOther:
 		return ip, 0
 	case ClassJump, ClassCall:
-		if in.direct {
+		if in.direct() {
 			return ip + uint64(int64(in.disp)), 0
 		}
 		return 0, eBadQuery
@@ -141,15 +145,15 @@ func classify(code []byte, mode ExecMode, e *insnEntry) int {
 			e.class, e.kind = ClassFarReturn, ikIret
 		}
 	case x86.CondJump:
-		e.class, e.direct, e.disp = ClassCondJump, true, in.Disp
+		e.class, e.kind, e.disp = ClassCondJump, kindDirect, in.Disp
 	case x86.JumpDirect:
-		e.class, e.direct, e.disp = ClassJump, true, in.Disp
+		e.class, e.kind, e.disp = ClassJump, kindDirect, in.Disp
 	case x86.JumpIndirect:
 		e.class = ClassJump
 	case x86.JumpFar:
 		e.class = ClassFarJump
 	case x86.CallDirect:
-		e.class, e.direct, e.disp = ClassCall, true, in.Disp
+		e.class, e.kind, e.disp = ClassCall, kindDirect, in.Disp
 	case x86.CallIndirect:
 		e.class = ClassCall
 	case x86.CallFar, x86.Vmcall:

@@ -154,7 +154,7 @@ func (l *flowLister) nextIP(ip uint64, mode ExecMode) (uint64, bool) {
 		return ip, false
 	}
 	n := ip + uint64(x.size)
-	if x.direct {
+	if x.direct() {
 		n += uint64(int64(x.disp))
 	}
 	return n, true
@@ -399,7 +399,7 @@ func (l *flowLister) diagnoseBlock(what string, code int, blk *Block) {
 				var e insnEntry
 				if classify(blk.Raw[:blk.Size], blk.Mode, &e) == 0 {
 					ip += uint64(e.size)
-					if e.direct {
+					if e.direct() {
 						ip += uint64(int64(e.disp))
 					}
 				}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -163,6 +164,10 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	} else {
 		cfg.Flags.KeepTcalOnOVF = f.insnKeep
 	}
+	// The decoders do not allocate per instruction: the heap is the trace,
+	// the image and its decode caches, all live until the end. A collection
+	// would only burn CPU, so collect late.
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	_, err = intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
 }

@@ -1,0 +1,108 @@
+package intelpt_test
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/internal/ptgen"
+)
+
+var benchProg = sync.OnceValue(func() *ptgen.Program {
+	p, err := ptgen.Generate(ptgen.Config{Seed: 1, Insns: 2_000_000, Timing: true, NoIPs: true})
+	if err != nil {
+		panic(err)
+	}
+	return p
+})
+
+func benchImage(p *ptgen.Program) *intelpt.Image {
+	im := intelpt.NewImage()
+	if _, err := im.Add(p.Code, p.Base, intelpt.ASID{CR3: intelpt.AnyASID, VMCS: intelpt.AnyASID}, "code"); err != nil {
+		panic(err)
+	}
+	return im
+}
+
+// countInsns decodes the whole trace with d and returns the instructions.
+func countInsns(tb testing.TB, d *intelpt.InsnDecoder) int {
+	n := 0
+	var in intelpt.Insn
+	var ev intelpt.Event
+	for {
+		st, err := d.SyncForward()
+		if err != nil {
+			return n
+		}
+		for err == nil {
+			for st&intelpt.StatusEventPending != 0 && err == nil {
+				st, err = d.Event(&ev)
+			}
+			if err != nil || st&intelpt.StatusEOS != 0 {
+				break
+			}
+			st, err = d.Next(&in)
+			if in.Size != 0 {
+				n++
+			}
+		}
+		if err != nil {
+			tb.Logf("error %v", err)
+		}
+	}
+}
+
+func countBlocks(tb testing.TB, d *intelpt.BlockDecoder) int {
+	n := 0
+	var b intelpt.Block
+	var ev intelpt.Event
+	for {
+		st, err := d.SyncForward()
+		if err != nil {
+			return n
+		}
+		for err == nil {
+			for st&intelpt.StatusEventPending != 0 && err == nil {
+				st, err = d.Event(&ev)
+			}
+			if err != nil || st&intelpt.StatusEOS != 0 {
+				break
+			}
+			st, err = d.Next(&b)
+			n += b.NInsn
+		}
+		if err != nil {
+			tb.Logf("error %v", err)
+		}
+	}
+}
+
+// BenchmarkInsnDecoder decodes a generated 2 M-instruction trace per op.
+func BenchmarkInsnDecoder(b *testing.B) {
+	p := benchProg()
+	im := benchImage(p)
+	b.SetBytes(int64(len(p.Trace)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		d := intelpt.NewInsnDecoder(p.Trace, intelpt.FlowConfig{Image: im})
+		if n := countInsns(b, d); n != p.Count {
+			b.Fatalf("decoded %d instructions, want %d", n, p.Count)
+		}
+	}
+	b.ReportMetric(float64(p.Count)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minsn/s")
+}
+
+// BenchmarkBlockDecoder decodes the same trace block by block.
+func BenchmarkBlockDecoder(b *testing.B) {
+	p := benchProg()
+	im := benchImage(p)
+	b.SetBytes(int64(len(p.Trace)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im})
+		if n := countBlocks(b, d); n != p.Count {
+			b.Fatalf("decoded %d instructions, want %d", n, p.Count)
+		}
+	}
+	b.ReportMetric(float64(p.Count)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minsn/s")
+}
