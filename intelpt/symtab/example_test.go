@@ -17,8 +17,8 @@ func Example() {
 	const base = 0x555555554000
 	// The mapping of the code segment: start address and file offset.
 	start, pgoff := uint64(base+0x1000), uint64(0x1000)
-	link, _ := tab.LinkAddr(start, pgoff, base+0x11f0)
+	link, _ := tab.LinkAddr(start, pgoff, base+0x11e9)
 	f, off, _ := tab.Lookup(link)
 	fmt.Printf("%#x = %s+%d\n", link, f.Name, off)
-	// Output: 0x11f0 = deep+3
+	// Output: 0x11e9 = deep+3
 }

@@ -413,3 +413,24 @@ func (t *Table) RunAddr(mapStart, pgoff, n, link uint64) (uint64, bool) {
 	}
 	return 0, false
 }
+
+// LookupRange is Lookup that also gives the function's range [start, end)
+// at link-time addresses (end: its size, or the next symbol when it has
+// none).
+func (t *Table) LookupRange(addr uint64) (sym *Symbol, start, end uint64, ok bool) {
+	s := t.syms
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m].Addr <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	i := lo - 1
+	if i < 0 || addr >= t.ends[i] {
+		return nil, 0, 0, false
+	}
+	return &s[i], s[i].Addr, t.ends[i], true
+}

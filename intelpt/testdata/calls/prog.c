@@ -11,7 +11,14 @@
 
 static jmp_buf env;
 
-__attribute__((noinline)) int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__attribute__((noinline)) int fib(int n) {
+	if (n < 2)
+		return n;
+	int a = fib(n - 1);
+	int b = fib(n - 2);
+	__asm__ volatile("" ::: "memory"); /* keeps fib(n - 2) a real call */
+	return a + b;
+}
 
 __attribute__((noinline)) int square(int x) { return x * x; }
 

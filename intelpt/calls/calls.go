@@ -1,0 +1,327 @@
+package calls
+
+import (
+	"github.com/iotap/iotap/intelpt"
+)
+
+// Func is a function as a Symbolizer knows it.
+type Func struct {
+	Entry, End uint64 // run-time range [Entry, End); End == Entry+1 when unknown
+	Name       string
+}
+
+// Symbolizer names code addresses of one thread's process.
+type Symbolizer interface {
+	// Func returns the function holding addr; ok is false when no symbol
+	// covers addr.
+	Func(addr uint64) (f Func, ok bool)
+	// Unknown names code at addr that no symbol covers ("libc.so.6+0x29d90").
+	Unknown(addr uint64) string
+}
+
+// How a call began (Call.Kind).
+const (
+	KindCall     = "call"          // a direct call
+	KindIndirect = "indirect-call" // a call through a register or memory
+	KindTail     = "tail-call"     // a jump to another function's entry (replaces its caller)
+	KindRoot     = "root"          // running when tracing started or resumed, or the caller a return went back to
+)
+
+// How a call ended (Call.EndReason).
+const (
+	EndReturn    = "return"    // its return
+	EndTail      = "tail-call" // it jumped to another function (KindTail)
+	EndUnwound   = "unwound"   // a longjmp or exception left it, or a return skipped it
+	EndGap       = "gap"       // trace lost (overflow, decode error): not seen to end
+	EndTraceEnd  = "trace-end" // the trace ended with it running
+	EndRootAbove = "returned"  // a root frame that returned to its caller
+)
+
+// Call is one function activation.
+type Call struct {
+	Thread    int32
+	Depth     int // 0 for the bottom of the stack
+	Func      string
+	Entry     uint64 // run-time address of the function (or where a root frame began)
+	Kind      string
+	EndReason string
+	// Begin and End are the trace times (TSC, or what the time source
+	// gives) of the call and of its end; BeginInsn/EndInsn count the
+	// thread's instructions: the call ran [BeginInsn, EndInsn).
+	Begin, End         uint64
+	BeginInsn, EndInsn uint64
+	// SelfInsn: instructions run in this function, not in its callees.
+	SelfInsn uint64
+	// Children is the number of direct callees.
+	Children int
+}
+
+// Gap is a part of a thread's trace where calls could not be followed.
+type Gap struct {
+	Thread     int32
+	Begin, End uint64 // times
+	Insn       uint64 // instruction count of the thread at the gap
+	Reason     string
+}
+
+// Stats count what the tracker saw.
+type Stats struct {
+	Blocks, Insns                   uint64
+	Calls, Returns, TailCalls       uint64
+	UnmatchedReturns, Unwinds, Gaps uint64
+}
+
+type frame struct {
+	c      Call
+	lo, hi uint64 // function range (hi == lo+1 when unknown)
+	ret    uint64 // expected return address (0: unknown, for roots)
+	child  uint64 // instructions run in callees
+}
+
+type thread struct {
+	tid   int32
+	sym   Symbolizer
+	stack []frame
+	insns uint64
+	// the last block, whose successor tells where it went
+	pending                bool
+	pClass                 intelpt.InsnClass
+	pEnd                   uint64 // address of its last instruction
+	pLen                   uint8
+	pIndirect              bool
+	pTime                  uint64
+	disabled               bool
+	disabledTime, resumeIP uint64
+}
+
+// Tracker rebuilds call/return nesting per thread from the blocks of a
+// flow decoder (or any source of (instructions, last instruction's class,
+// where control went)). Feed it with Block and the Disabled/Enabled/Gap
+// events of the trace; it reports each finished Call to Emit (in end
+// order: callees before callers) and each Gap to OnGap.
+type Tracker struct {
+	Emit  func(*Call)
+	OnGap func(*Gap)
+	Stats Stats
+
+	threads map[int32]*thread
+	cur     *thread
+}
+
+// NewTracker returns a tracker reporting to emit (nil: drop).
+func NewTracker(emit func(*Call)) *Tracker {
+	return &Tracker{Emit: emit, threads: map[int32]*thread{}}
+}
+
+// Thread makes tid the thread of the next blocks; sym names its code.
+func (t *Tracker) Thread(tid int32, sym Symbolizer) {
+	th := t.threads[tid]
+	if th == nil {
+		th = &thread{tid: tid, sym: sym}
+		t.threads[tid] = th
+	}
+	if sym != nil {
+		th.sym = sym
+	}
+	t.cur = th
+}
+
+func (t *Tracker) emit(th *thread, f *frame, end, endInsn uint64, reason string) {
+	f.c.End, f.c.EndInsn, f.c.EndReason = end, endInsn, reason
+	if endInsn < f.c.BeginInsn {
+		f.c.EndInsn = f.c.BeginInsn
+	}
+	total := f.c.EndInsn - f.c.BeginInsn
+	if f.child <= total {
+		f.c.SelfInsn = total - f.child
+	}
+	if n := len(th.stack); n >= 2 && &th.stack[n-1] == f {
+		th.stack[n-2].child += total
+		th.stack[n-2].c.Children++
+	}
+	if t.Emit != nil {
+		t.Emit(&f.c)
+	}
+}
+
+// pop ends the top frame.
+func (t *Tracker) pop(th *thread, end uint64, reason string) {
+	n := len(th.stack)
+	t.emit(th, &th.stack[n-1], end, th.insns, reason)
+	th.stack = th.stack[:n-1]
+}
+
+func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) {
+	f := frame{ret: ret}
+	fn, ok := th.sym.Func(target)
+	if ok {
+		f.lo, f.hi, f.c.Func, f.c.Entry = fn.Entry, fn.End, fn.Name, fn.Entry
+	} else {
+		f.lo, f.hi, f.c.Func, f.c.Entry = target, target+1, th.sym.Unknown(target), target
+	}
+	f.c.Thread, f.c.Depth, f.c.Kind = th.tid, len(th.stack), kind
+	f.c.Begin, f.c.BeginInsn = now, th.insns
+	th.stack = append(th.stack, f)
+}
+
+// Block reports that the current thread ran n instructions starting at
+// ip, the last one at end, of class c and length size (needed for calls
+// and system calls: where they return), through a register or memory
+// operand when indirect, at time now.
+func (t *Tracker) Block(ip, end uint64, n int, c intelpt.InsnClass, size uint8, indirect bool, now uint64) {
+	th := t.cur
+	if th == nil {
+		return
+	}
+	t.Stats.Blocks++
+	if th.pending {
+		t.resolve(th, ip)
+	} else if len(th.stack) == 0 {
+		t.push(th, ip, now, KindRoot, 0)
+	}
+	th.insns += uint64(n)
+	t.Stats.Insns += uint64(n)
+	th.pending, th.pClass, th.pEnd, th.pLen, th.pIndirect, th.pTime = true, c, end, size, indirect, now
+}
+
+// resolve applies the branch of the pending block, which went to next.
+func (t *Tracker) resolve(th *thread, next uint64) {
+	th.pending = false
+	now := th.pTime
+	fall := th.pEnd + uint64(th.pLen)
+	switch th.pClass {
+	case intelpt.ClassCall:
+		if next == fall { // call to the next instruction: a PC read, not a call
+			return
+		}
+		kind := KindCall
+		if th.pIndirect {
+			kind = KindIndirect
+		}
+		t.Stats.Calls++
+		t.push(th, next, now, kind, fall)
+	case intelpt.ClassReturn:
+		t.Stats.Returns++
+		t.ret(th, next, now)
+	case intelpt.ClassJump:
+		top := &th.stack[len(th.stack)-1]
+		if next >= top.lo && next < top.hi {
+			return
+		}
+		fn, ok := th.sym.Func(next)
+		if !ok || fn.Entry == top.lo {
+			return
+		}
+		if fn.Entry == next { // a tail call: the callee replaces its caller
+			t.Stats.TailCalls++
+			ret, depth := top.ret, top.c.Depth
+			t.pop(th, now, EndTail)
+			t.push(th, next, now, KindTail, ret)
+			th.stack[len(th.stack)-1].c.Depth = depth
+			return
+		}
+		// into a function further down the stack: longjmp, exception
+		for i := len(th.stack) - 2; i >= 0; i-- {
+			if th.stack[i].lo == fn.Entry {
+				t.Stats.Unwinds++
+				for len(th.stack) > i+1 {
+					t.pop(th, now, EndUnwound)
+				}
+				return
+			}
+		}
+	}
+}
+
+// ret handles a return to next.
+func (t *Tracker) ret(th *thread, next, now uint64) {
+	n := len(th.stack)
+	if th.stack[n-1].ret == next {
+		t.pop(th, now, EndReturn)
+		return
+	}
+	for i := n - 2; i >= 0; i-- {
+		if th.stack[i].ret == next { // returns that skipped frames
+			t.Stats.UnmatchedReturns++
+			for len(th.stack) > i+1 {
+				t.pop(th, now, EndUnwound)
+			}
+			t.pop(th, now, EndReturn)
+			return
+		}
+	}
+	if n == 1 && th.stack[0].ret == 0 {
+		// the root returned to a caller tracing never saw: it becomes the root
+		t.pop(th, now, EndRootAbove)
+		t.push(th, next, now, KindRoot, 0)
+		// the new root started before tracing saw it; what ran so far
+		// in the old root is not its own
+		return
+	}
+	t.Stats.UnmatchedReturns++
+	if n > 1 {
+		t.pop(th, now, EndUnwound)
+		return
+	}
+	t.pop(th, now, EndRootAbove)
+	t.push(th, next, now, KindRoot, 0)
+}
+
+// Disabled reports that tracing stopped after the current thread's last
+// block (a system call in a user-only trace, a filter) at time now.
+func (t *Tracker) Disabled(now uint64) {
+	if th := t.cur; th != nil {
+		th.disabled, th.disabledTime = true, now
+		th.resumeIP = th.pEnd + uint64(th.pLen)
+	}
+}
+
+// Enabled reports that tracing resumed at ip at time now. When ip is not
+// where the last instruction (a system call) would return, the part in
+// between is a gap; the stack is kept.
+func (t *Tracker) Enabled(ip, now uint64) {
+	th := t.cur
+	if th == nil || !th.disabled {
+		return
+	}
+	th.disabled = false
+	if th.pending && ip != th.resumeIP && th.pClass != intelpt.ClassOther {
+		t.gap(th, th.disabledTime, now, "tracing disabled")
+	}
+}
+
+// Gap reports lost trace of the current thread (overflow, decode error):
+// the open calls end there (EndGap) and a new stack starts at the next
+// block.
+func (t *Tracker) Gap(begin, end uint64, reason string) {
+	th := t.cur
+	if th == nil {
+		return
+	}
+	t.gap(th, begin, end, reason)
+	for len(th.stack) > 0 {
+		t.pop(th, begin, EndGap)
+	}
+	th.pending = false
+}
+
+func (t *Tracker) gap(th *thread, begin, end uint64, reason string) {
+	t.Stats.Gaps++
+	if t.OnGap != nil {
+		t.OnGap(&Gap{Thread: th.tid, Begin: begin, End: end, Insn: th.insns, Reason: reason})
+	}
+}
+
+// Finish ends every open call at time now (the end of the trace).
+func (t *Tracker) Finish(now uint64) {
+	for _, th := range t.threads {
+		if th.pending && th.pClass == intelpt.ClassReturn && len(th.stack) > 0 {
+			// the last block's return: its target is unknown, the call ended
+			th.pending = false
+			t.pop(th, now, EndReturn)
+		}
+		for len(th.stack) > 0 {
+			t.pop(th, now, EndTraceEnd)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+//go:build linux
+
+package calls
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/internal/ptsynth"
+	"github.com/iotap/iotap/intelpt/symtab"
+)
+
+var (
+	synthOnce sync.Once
+	synthRes  *ptsynth.Synthesized
+	synthErr  error
+)
+
+func synthesize(t *testing.T) *ptsynth.Synthesized {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	synthOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "calls")
+		if err != nil {
+			synthErr = err
+			return
+		}
+		synthRes, synthErr = ptsynth.SynthesizeProg(dir, 256)
+	})
+	if synthErr != nil {
+		t.Fatal(synthErr)
+	}
+	return synthRes
+}
+
+// trueCalls rebuilds the call nesting from the ptrace run alone, by the
+// stack pointer: a frame begins after a call instruction and ends at the
+// first instruction that runs with the stack pointer above the return
+// address the call pushed (its return, or a longjmp that restored an older
+// stack). A jump to another function's entry replaces the frame (a tail
+// call). When the stack empties, the function running becomes the root.
+func trueCalls(run *ptsynth.Run, enc *ptsynth.Encoded, sym Symbolizer) []Call {
+	type tf struct {
+		c      Call
+		sp     uint64
+		lo, hi uint64
+	}
+	var out []Call
+	var st []tf
+	open := func(ip, sp uint64, i int, kind string) {
+		f := tf{sp: sp}
+		if fn, ok := sym.Func(ip); ok {
+			f.lo, f.hi, f.c.Func = fn.Entry, fn.End, fn.Name
+		} else {
+			f.lo, f.hi, f.c.Func = ip, ip+1, sym.Unknown(ip)
+		}
+		f.c.Depth, f.c.Kind, f.c.BeginInsn = len(st), kind, uint64(i)
+		st = append(st, f)
+	}
+	closeTop := func(i int) {
+		f := st[len(st)-1]
+		f.c.EndInsn = uint64(i)
+		out = append(out, f.c)
+		st = st[:len(st)-1]
+	}
+	steps := run.Steps
+	for i, s := range steps {
+		for len(st) > 0 && s.SP > st[len(st)-1].sp {
+			closeTop(i)
+		}
+		if len(st) == 0 {
+			open(s.IP, s.SP, i, KindRoot)
+		}
+		if i+1 == len(steps) {
+			break
+		}
+		next := steps[i+1]
+		fall := s.IP + uint64(enc.Lens[i])
+		switch enc.Kinds[i] {
+		case ptsynth.CallDirect, ptsynth.CallIndirect:
+			if next.IP != fall {
+				k := KindCall
+				if enc.Kinds[i] == ptsynth.CallIndirect {
+					k = KindIndirect
+				}
+				open(next.IP, next.SP, i+1, k)
+			}
+		case ptsynth.JumpDirect, ptsynth.JumpIndirect:
+			top := st[len(st)-1]
+			if next.IP >= top.lo && next.IP < top.hi {
+				break
+			}
+			if fn, ok := sym.Func(next.IP); ok && fn.Entry == next.IP && fn.Entry != top.lo {
+				closeTop(i + 1)
+				open(next.IP, top.sp, i+1, KindTail)
+			}
+		}
+	}
+	for len(st) > 0 {
+		closeTop(len(steps))
+	}
+	return out
+}
+
+func decodeCalls(t *testing.T, s *ptsynth.Synthesized) ([]Call, *Tracker, *ProcSymbolizer) {
+	t.Helper()
+	pt, err := intelpt.PerfDataPT(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := intelpt.PerfSideband(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := sb.AddressSpaces().Process(int32(s.Run.PID))
+	im, _, paths := proc.LoadImage(&symtab.Finder{})
+	sym := NewProcSymbolizer(proc, paths, symtab.Options{})
+	var got []Call
+	tr := NewTracker(func(c *Call) { got = append(got, *c) })
+	tr.Thread(int32(s.Run.PID), sym)
+	if err := Decode(pt.Streams[0].Data, intelpt.FlowConfig{Image: im}, tr); err != nil {
+		t.Fatal(err)
+	}
+	tr.Finish(s.Enc.TSC[len(s.Enc.TSC)-1])
+	return got, tr, sym
+}
+
+func byBegin(c []Call) {
+	sort.SliceStable(c, func(i, j int) bool {
+		if c[i].BeginInsn != c[j].BeginInsn {
+			return c[i].BeginInsn < c[j].BeginInsn
+		}
+		return c[i].Depth < c[j].Depth
+	})
+}
+
+// TestCallsOfRealProgram: the calls rebuilt from the synthesized PT of
+// the test program are the calls its run made (by the stack pointer),
+// with the functions' names from the real ELF files; and the program's
+// own calls are what its source says.
+func TestCallsOfRealProgram(t *testing.T) {
+	s := synthesize(t)
+	got, tr, sym := decodeCalls(t, s)
+	want := trueCalls(s.Run, s.Enc, sym)
+	byBegin(got)
+	byBegin(want)
+	t.Logf("%d calls (stats %+v), %d true calls", len(got), tr.Stats, len(want))
+	if len(got) != len(want) {
+		t.Errorf("%d calls, want %d", len(got), len(want))
+	}
+	bad := 0
+	for i := 0; i < min(len(got), len(want)); i++ {
+		g, w := got[i], want[i]
+		endOK := g.EndInsn == w.EndInsn || (g.EndReason == EndUnwound && g.EndInsn >= w.EndInsn && g.EndInsn <= w.EndInsn+16)
+		if g.Func != w.Func || g.Depth != w.Depth || g.BeginInsn != w.BeginInsn || !endOK || g.Kind != w.Kind {
+			if bad++; bad <= 10 {
+				t.Errorf("call %d: got %s depth %d [%d,%d) %s/%s; want %s depth %d [%d,%d) %s", i, g.Func, g.Depth, g.BeginInsn, g.EndInsn, g.Kind, g.EndReason,
+					w.Func, w.Depth, w.BeginInsn, w.EndInsn, w.Kind)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d calls differ", bad)
+	}
+
+	// What the source says (prog.c).
+	count := map[string]int{}
+	maxDepth := map[string]int{}
+	kinds := map[string]map[string]int{}
+	var mainDepth int
+	for _, c := range got {
+		count[c.Func]++
+		if kinds[c.Func] == nil {
+			kinds[c.Func] = map[string]int{}
+		}
+		kinds[c.Func][c.Kind]++
+		if c.Func == "main" {
+			mainDepth = c.Depth
+		}
+		if c.Depth > maxDepth[c.Func] {
+			maxDepth[c.Func] = c.Depth
+		}
+	}
+	for _, c := range []struct {
+		fn    string
+		n     int
+		kinds string
+	}{
+		{"main", 1, "map[root:1]"},
+		{"fib", 177, "map[call:177]"},
+		{"square", 10, "map[indirect-call:10]"},
+		{"twice", 20, "map[indirect-call:10 tail-call:10]"},
+		{"twice_plus_one", 10, "map[indirect-call:10]"},
+		{"deep", 6, "map[call:6]"},
+		{"cmp", -1, "map[indirect-call:%d]"},
+		{"qsort@plt", 1, "map[call:1]"},
+		{"qsort", 1, "map[tail-call:1]"},
+		{"_setjmp@plt", 1, "map[call:1]"},
+	} {
+		n := c.n
+		if n < 0 {
+			n = count[c.fn]
+			c.kinds = fmt.Sprintf(c.kinds, n)
+			if n < 15 { // sorting 16 ints takes at least 15 comparisons
+				t.Errorf("cmp called %d times", n)
+			}
+		}
+		if count[c.fn] != n || fmt.Sprint(kinds[c.fn]) != c.kinds {
+			t.Errorf("%s: %d calls %v, want %d %s", c.fn, count[c.fn], kinds[c.fn], n, c.kinds)
+		}
+	}
+	if d := maxDepth["fib"] - mainDepth; d != 10 { // fib(10) -> fib(9) -> ... -> fib(1): 10 frames below main
+		t.Errorf("fib nests %d deep below main, want 10", d)
+	}
+	for _, c := range got {
+		if c.Func == "deep" && c.EndReason != EndUnwound {
+			t.Errorf("deep ended by %s, want unwound (longjmp)", c.EndReason)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package calls
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/x86"
+)
+
+// Decode runs the block flow decoder over one thread's trace (a
+// per-thread stream) and feeds the tracker. Flow errors (no code at an IP,
+// a bad packet) become gaps and decoding resumes at the next PSB, as
+// libipt's resync does. The flags EndOnCall and EndOnJump are set: the
+// tracker sees every call and jump.
+func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker) error {
+	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
+	d := intelpt.NewBlockDecoder(trace, cfg)
+	var (
+		now     uint64
+		buf     [x86.MaxLen]byte
+		blk     intelpt.Block
+		ev      intelpt.Event
+		in      x86.Inst
+		lastErr error
+	)
+	timeOf := func() uint64 {
+		if t, _, _, ok := d.Time(); ok {
+			now = t
+		}
+		return now
+	}
+	status, err := d.SyncForward()
+	for {
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			var fe *intelpt.FlowError
+			if !errors.As(err, &fe) {
+				return err
+			}
+			lastErr = err
+			t := timeOf()
+			tr.Gap(t, t, fmt.Sprintf("decode error: %v", err))
+			if status, err = d.SyncForward(); err != nil && errors.Is(err, io.EOF) {
+				break
+			}
+			continue
+		}
+		for status&intelpt.StatusEventPending != 0 && err == nil {
+			status, err = d.Event(&ev)
+			if err != nil || ev.StatusUpdate {
+				continue
+			}
+			t := now
+			if ev.HasTSC {
+				t = ev.TSC
+			}
+			switch ev.Type {
+			case intelpt.EvEnabled:
+				tr.Enabled(ev.IP, t)
+			case intelpt.EvDisabled, intelpt.EvAsyncDisabled:
+				tr.Disabled(t)
+			case intelpt.EvOverflow:
+				tr.Gap(t, t, "overflow: the CPU lost trace")
+			}
+		}
+		if err != nil {
+			continue
+		}
+		if status&intelpt.StatusEOS != 0 {
+			break
+		}
+		status, err = d.Next(&blk)
+		if blk.NInsn == 0 {
+			continue
+		}
+		var size uint8
+		indirect := false
+		switch blk.Class {
+		case intelpt.ClassCall, intelpt.ClassFarCall, intelpt.ClassJump:
+			code := buf[:]
+			if blk.Truncated {
+				code = blk.Raw[:blk.Size]
+			} else {
+				code = code[:cfg.Image.Read(buf[:], blk.EndIP, d.ASID())]
+			}
+			if x86.Decode(code, x86.Mode64, &in) == nil {
+				size = in.Len
+				indirect = in.Class == x86.CallIndirect || in.Class == x86.JumpIndirect
+			}
+		}
+		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, timeOf())
+	}
+	_ = lastErr
+	return nil
+}

@@ -1,0 +1,93 @@
+package calls
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/symtab"
+)
+
+// ProcSymbolizer names the code of a process from the symbol tables of
+// its mapped files.
+type ProcSymbolizer struct {
+	proc  *intelpt.Process
+	paths map[string]string // mapping file -> file to read (LoadImage's paths)
+	opt   symtab.Options
+	tabs  map[string]*symtab.Table
+	// Missing lists files whose symbols could not be read.
+	Missing map[string]error
+	last    *intelpt.Mapping
+	lastTab *symtab.Table
+}
+
+// NewProcSymbolizer names the code of p; paths maps each mapping's file
+// name to the file found for it (nil: the names as they are).
+func NewProcSymbolizer(p *intelpt.Process, paths map[string]string, opt symtab.Options) *ProcSymbolizer {
+	return &ProcSymbolizer{proc: p, paths: paths, opt: opt, tabs: map[string]*symtab.Table{}, Missing: map[string]error{}}
+}
+
+func (s *ProcSymbolizer) table(m *intelpt.Mapping) *symtab.Table {
+	if m == s.last {
+		return s.lastTab
+	}
+	t, ok := s.tabs[m.File]
+	if !ok {
+		path := m.File
+		if p, ok := s.paths[m.File]; ok {
+			path = p
+		}
+		var err error
+		if t, err = symtab.Open(path, s.opt); err != nil {
+			s.Missing[m.File] = err
+			t = nil
+		}
+		s.tabs[m.File] = t
+	}
+	s.last, s.lastTab = m, t
+	return t
+}
+
+// Func implements Symbolizer.
+func (s *ProcSymbolizer) Func(addr uint64) (Func, bool) {
+	if s.proc == nil {
+		return Func{}, false
+	}
+	m := s.proc.Lookup(addr)
+	if m == nil {
+		return Func{}, false
+	}
+	t := s.table(m)
+	if t == nil {
+		return Func{}, false
+	}
+	link, ok := t.LinkAddr(m.Start, m.PgOff, addr)
+	if !ok {
+		return Func{}, false
+	}
+	sym, start, end, ok := t.LookupRange(link)
+	if !ok {
+		return Func{}, false
+	}
+	entry := addr - (link - start)
+	return Func{Entry: entry, End: entry + (end - start), Name: sym.Name}, true
+}
+
+// Unknown implements Symbolizer: "file+0xADDR" with the file's link-time
+// address (or its file offset), "[unknown 0xADDR]" outside every mapping.
+func (s *ProcSymbolizer) Unknown(addr uint64) string {
+	var m *intelpt.Mapping
+	if s.proc != nil {
+		m = s.proc.Lookup(addr)
+	}
+	if m == nil {
+		return "[unknown 0x" + strconv.FormatUint(addr, 16) + "]"
+	}
+	off := m.FileOffset(addr)
+	if t := s.table(m); t != nil {
+		if link, ok := t.LinkAddr(m.Start, m.PgOff, addr); ok {
+			off = link
+		}
+	}
+	return filepath.Base(m.File) + "+0x" + strconv.FormatUint(off, 16)
+}
