@@ -1,6 +1,8 @@
 package calls
 
 import (
+	"strconv"
+
 	"github.com/iotap/iotap/intelpt"
 )
 
@@ -72,14 +74,17 @@ type Stats struct {
 }
 
 type frame struct {
-	c      Call
-	lo, hi uint64 // function range (hi == lo+1 when unknown)
-	ret    uint64 // expected return address (0: unknown, for roots)
-	child  uint64 // instructions run in callees
+	c         Call
+	lo, hi    uint64 // function range (hi == lo+1 when unknown)
+	ret       uint64 // expected return address (0: unknown, for roots)
+	child     uint64 // instructions run in callees
+	childTime uint64 // time spent in callees
+	node      *Node
 }
 
 type thread struct {
 	tid   int32
+	node  *Node
 	sym   Symbolizer
 	stack []frame
 	insns uint64
@@ -103,14 +108,50 @@ type Tracker struct {
 	Emit  func(*Call)
 	OnGap func(*Gap)
 	Stats Stats
+	// Tree aggregates the calls: one child per thread, then the call
+	// paths (nil: not built).
+	Tree *Node
 
 	threads map[int32]*thread
 	cur     *thread
 }
 
-// NewTracker returns a tracker reporting to emit (nil: drop).
+// NewTracker returns a tracker reporting to emit (nil: drop) and
+// building the call tree.
 func NewTracker(emit func(*Call)) *Tracker {
-	return &Tracker{Emit: emit, threads: map[int32]*thread{}}
+	return &Tracker{Emit: emit, threads: map[int32]*thread{}, Tree: &Node{}}
+}
+
+// Node is a call path of the call tree: a function called from its
+// parent's path, with the calls' count and inclusive and self
+// instructions and time. The root has one child per thread.
+type Node struct {
+	Name               string
+	Count              int
+	InclInsn, SelfInsn uint64
+	InclTime, SelfTime uint64
+	Children           []*Node // in the order first called
+	index              map[string]*Node
+}
+
+func (n *Node) child(name string) *Node {
+	if c := n.index[name]; c != nil {
+		return c
+	}
+	if n.index == nil {
+		n.index = map[string]*Node{}
+	}
+	c := &Node{Name: name}
+	n.index[name] = c
+	n.Children = append(n.Children, c)
+	return c
+}
+
+// SetThreadName names a thread's node of the tree ("prog 1234").
+func (t *Tracker) SetThreadName(tid int32, name string) {
+	if th := t.threads[tid]; th != nil && th.node != nil {
+		th.node.Name = name
+	}
 }
 
 // Thread makes tid the thread of the next blocks; sym names its code.
@@ -119,6 +160,9 @@ func (t *Tracker) Thread(tid int32, sym Symbolizer) {
 	if th == nil {
 		th = &thread{tid: tid, sym: sym}
 		t.threads[tid] = th
+		if t.Tree != nil {
+			th.node = t.Tree.child("thread " + strconv.Itoa(int(tid)))
+		}
 	}
 	if sym != nil {
 		th.sym = sym
@@ -135,9 +179,23 @@ func (t *Tracker) emit(th *thread, f *frame, end, endInsn uint64, reason string)
 	if f.child <= total {
 		f.c.SelfInsn = total - f.child
 	}
+	dur := uint64(0)
+	if f.c.End > f.c.Begin {
+		dur = f.c.End - f.c.Begin
+	}
 	if n := len(th.stack); n >= 2 && &th.stack[n-1] == f {
 		th.stack[n-2].child += total
+		th.stack[n-2].childTime += dur
 		th.stack[n-2].c.Children++
+	}
+	if nd := f.node; nd != nil {
+		nd.Count++
+		nd.InclInsn += total
+		nd.SelfInsn += f.c.SelfInsn
+		nd.InclTime += dur
+		if f.childTime <= dur {
+			nd.SelfTime += dur - f.childTime
+		}
 	}
 	if t.Emit != nil {
 		t.Emit(&f.c)
@@ -160,6 +218,13 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 		f.lo, f.hi, f.c.Func, f.c.Entry = target, target+1, th.sym.Unknown(target), target
 	}
 	f.c.Thread, f.c.Depth, f.c.Kind = th.tid, len(th.stack), kind
+	if th.node != nil {
+		parent := th.node
+		if len(th.stack) > 0 {
+			parent = th.stack[len(th.stack)-1].node
+		}
+		f.node = parent.child(f.c.Func)
+	}
 	f.c.Begin, f.c.BeginInsn = now, th.insns
 	th.stack = append(th.stack, f)
 }
@@ -312,9 +377,11 @@ func (t *Tracker) gap(th *thread, begin, end uint64, reason string) {
 	}
 }
 
-// Finish ends every open call at time now (the end of the trace).
+// Finish ends every open call at time now (the end of the trace; 0: each
+// thread's last time).
 func (t *Tracker) Finish(now uint64) {
 	for _, th := range t.threads {
+		now := max(now, th.pTime)
 		if th.pending && th.pClass == intelpt.ClassReturn && len(th.stack) > 0 {
 			// the last block's return: its target is unknown, the call ended
 			th.pending = false

@@ -125,7 +125,7 @@ func decodeCalls(t *testing.T, s *ptsynth.Synthesized) ([]Call, *Tracker, *ProcS
 	var got []Call
 	tr := NewTracker(func(c *Call) { got = append(got, *c) })
 	tr.Thread(int32(s.Run.PID), sym)
-	if err := Decode(pt.Streams[0].Data, intelpt.FlowConfig{Image: im}, tr); err != nil {
+	if err := Decode(pt.Streams[0].Data, intelpt.FlowConfig{Image: im}, tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	tr.Finish(s.Enc.TSC[len(s.Enc.TSC)-1])

@@ -13,8 +13,9 @@ import (
 // per-thread stream) and feeds the tracker. Flow errors (no code at an IP,
 // a bad packet) become gaps and decoding resumes at the next PSB, as
 // libipt's resync does. The flags EndOnCall and EndOnJump are set: the
-// tracker sees every call and jump.
-func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker) error {
+// tracker sees every call and jump. sel, when not nil, is called with the
+// time before each block (to switch the tracker's thread).
+func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64)) error {
 	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
@@ -92,7 +93,11 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker) error {
 				indirect = in.Class == x86.CallIndirect || in.Class == x86.JumpIndirect
 			}
 		}
-		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, timeOf())
+		t := timeOf()
+		if sel != nil {
+			sel(t)
+		}
+		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, t)
 	}
 	_ = lastErr
 	return nil

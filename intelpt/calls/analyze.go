@@ -1,0 +1,227 @@
+package calls
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/symtab"
+)
+
+// Options of an analysis.
+type Options struct {
+	Finder   symtab.Finder
+	Demangle bool
+	// PID keeps only the threads of this process (0: all).
+	PID int32
+	// OnCall receives each call as it ends (callees first); OnGap each gap.
+	OnCall func(*Call)
+	OnGap  func(*Gap)
+}
+
+// Input is a trace with its sideband: a perf.data file or an iotap
+// capture directory, read by ReadPerfData or ReadCaptureDir.
+type Input struct {
+	Streams  []intelpt.PerfStream
+	Sideband *intelpt.Sideband
+	Config   intelpt.Config
+	// ToNS converts TSC to the sideband's time (nil: no conversion known).
+	ToNS func(uint64) uint64
+	// Loss describes trace or sideband loss ("" when none).
+	Loss string
+}
+
+// ReadPerfData reads the PT streams and sideband of a perf.data file.
+func ReadPerfData(b []byte) (*Input, error) {
+	pt, err := intelpt.PerfDataPT(b)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := intelpt.PerfSideband(b)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Streams: pt.Streams, Sideband: sb, Config: pt.Config, Loss: sb.LossSummary()}
+	if pt.TimeConv != nil {
+		in.ToNS = pt.TimeConv.ToNS
+	}
+	return in, nil
+}
+
+// ReadCaptureDir reads the trace files and sideband of an `iotap pt
+// capture` directory (capture.json, cpuN.pt, cpuN.sideband).
+func ReadCaptureDir(dir string) (*Input, error) {
+	ci, err := intelpt.ReadCaptureInfo(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Config: ci.DecoderConfig(), Sideband: &intelpt.Sideband{}}
+	if ci.TSC != nil {
+		in.ToNS = ci.TSC.ToNS
+	}
+	for _, b := range ci.Buffers {
+		data, err := os.ReadFile(filepath.Join(dir, b.File))
+		if err != nil {
+			return nil, err
+		}
+		s := intelpt.PerfStream{CPU: int32(b.CPU), TID: -1, Data: data}
+		if b.CPU < 0 {
+			s.TID = int32(ci.PID)
+		}
+		in.Streams = append(in.Streams, s)
+		if b.Sideband != "" {
+			raw, err := os.ReadFile(filepath.Join(dir, b.Sideband))
+			if err != nil {
+				return nil, err
+			}
+			// capture sets sample_id_all with TID|TIME|CPU (SampleType)
+			in.Sideband.Merge(intelpt.RawSideband(raw, ci.SampleType, true))
+		}
+	}
+	in.Loss = in.Sideband.LossSummary()
+	if ci.Lost && in.Loss == "" {
+		in.Loss = "capture.json says trace was lost"
+	}
+	return in, nil
+}
+
+// Result is what an analysis found.
+type Result struct {
+	Tree  *Node
+	Stats Stats
+	// Unfound lists mappings whose files could not be loaded (their code
+	// shows as gaps).
+	Unfound []intelpt.Unfound
+	// Threads decoded, by stream.
+	Threads []int32
+	Gaps    int
+}
+
+// switchTable tells which thread ran on a CPU at a time (perf time).
+type switchTable struct {
+	t   []uint64
+	tid []int32
+	pid []int32
+}
+
+func (s *switchTable) at(ns uint64) (pid, tid int32, ok bool) {
+	i := sort.Search(len(s.t), func(i int) bool { return s.t[i] > ns }) - 1
+	if i < 0 {
+		return 0, 0, false
+	}
+	return s.pid[i], s.tid[i], true
+}
+
+// Analyze rebuilds the calls of every thread of in.
+func Analyze(in *Input, o Options) (*Result, error) {
+	as := in.Sideband.AddressSpaces()
+	res := &Result{}
+	tr := NewTracker(o.OnCall)
+	tr.OnGap = func(g *Gap) {
+		res.Gaps++
+		if o.OnGap != nil {
+			o.OnGap(g)
+		}
+	}
+	type procImage struct {
+		im  *intelpt.Image
+		sym *ProcSymbolizer
+	}
+	images := map[int32]*procImage{}
+	image := func(pid int32) *procImage {
+		if pi, ok := images[pid]; ok {
+			return pi
+		}
+		p := as.Process(pid)
+		if p == nil {
+			p = &intelpt.Process{PID: pid}
+		}
+		// the kernel's mappings are visible in every process
+		im, unfound, paths := p.LoadImage(&o.Finder)
+		res.Unfound = append(res.Unfound, unfound...)
+		pi := &procImage{im: im, sym: NewProcSymbolizer(p, paths, symtab.Options{Demangle: o.Demangle})}
+		images[pid] = pi
+		return pi
+	}
+	// PID of each thread (sideband).
+	pidOf := map[int32]int32{}
+	for _, r := range in.Sideband.Records {
+		if r.TID > 0 && r.PID > 0 {
+			pidOf[r.TID] = r.PID
+		}
+	}
+	for _, s := range in.Streams {
+		if s.CPU < 0 || s.TID > 0 { // per-thread stream
+			tid := s.TID
+			pid := pidOf[tid]
+			if pid == 0 {
+				pid = tid
+			}
+			if o.PID != 0 && pid != o.PID {
+				continue
+			}
+			pi := image(pid)
+			tr.Thread(tid, pi.sym)
+			if p := as.Process(pid); p != nil && p.Comm != "" {
+				tr.SetThreadName(tid, p.Comm+" "+strconv.Itoa(int(tid)))
+			}
+			res.Threads = append(res.Threads, tid)
+			if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		// Per-CPU stream: the sideband's context switches on this CPU say
+		// which thread runs; each thread gets its own stack. The image is
+		// the current process's.
+		var sw switchTable
+		for _, r := range in.Sideband.Records {
+			if r.CPU != s.CPU || !r.HasTime {
+				continue
+			}
+			switch {
+			case r.Type == intelpt.PerfRecordSwitch && !r.SwitchOut(), r.Type == intelpt.PerfRecordItraceStart:
+				sw.t, sw.pid, sw.tid = append(sw.t, r.Time), append(sw.pid, r.PID), append(sw.tid, r.TID)
+			case r.Type == intelpt.PerfRecordSwitchCPUWide && r.SwitchOut():
+				sw.t, sw.pid, sw.tid = append(sw.t, r.Time), append(sw.pid, r.NextPrevPID), append(sw.tid, r.NextPrevTID)
+			}
+		}
+		if len(sw.t) == 0 {
+			return nil, fmt.Errorf("calls: the per-CPU trace of cpu %d has no context switch records: cannot tell its threads apart", s.CPU)
+		}
+		curTID := int32(-2)
+		var cfgImage *intelpt.Image
+		// one decoder per CPU: it sees one image, the first process's; a
+		// thread of another process decodes through its own image only
+		// when the trace restarts at a PSB (a limitation: see docs).
+		pid0, tid0, _ := sw.at(^uint64(0))
+		_ = tid0
+		cfgImage = image(pid0).im
+		sel := func(tsc uint64) {
+			ns := tsc
+			if in.ToNS != nil {
+				ns = in.ToNS(tsc)
+			}
+			pid, tid, ok := sw.at(ns)
+			if !ok || tid == curTID {
+				return
+			}
+			curTID = tid
+			if o.PID != 0 && pid != o.PID {
+				tr.cur = nil
+				return
+			}
+			tr.Thread(tid, image(pid).sym)
+		}
+		if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel); err != nil {
+			return nil, err
+		}
+	}
+	var last uint64
+	tr.Finish(last)
+	res.Tree, res.Stats = tr.Tree, tr.Stats
+	return res, nil
+}
