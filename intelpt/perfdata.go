@@ -85,6 +85,8 @@ type PerfTrace struct {
 	// TimeConv is the file's TSC to perf time conversion
 	// (PERF_RECORD_TIME_CONV), nil when the file has none.
 	TimeConv *PerfTimeConv
+	// Truncated says where a cut file ends (PerfDataPTTruncated only).
+	Truncated string
 }
 
 // PerfTimeConv is perf's conversion of TSC values to perf time (the
@@ -139,7 +141,7 @@ func parseTimeConv(rec []byte, off int) (*PerfTimeConv, error) {
 
 // Lossy reports whether perf recorded any loss.
 func (t *PerfTrace) Lossy() bool {
-	return t.AuxTruncated+t.AuxPartial+t.AuxCollision+t.Lost+t.LostSamples+t.AuxtraceErrors > 0
+	return t.Truncated != "" || t.AuxTruncated+t.AuxPartial+t.AuxCollision+t.Lost+t.LostSamples+t.AuxtraceErrors > 0
 }
 
 func perfErr(off int, format string, args ...any) error {
@@ -147,8 +149,17 @@ func perfErr(off int, format string, args ...any) error {
 }
 
 // PerfDataPT parses a perf.data file (file or pipe mode) held in b. Stream
-// data aliases b when a CPU has a single AUXTRACE record.
-func PerfDataPT(b []byte) (*PerfTrace, error) {
+// data aliases b when a CPU has a single AUXTRACE record. A truncated file
+// is an error (PerfDataPTTruncated reads what it can).
+func PerfDataPT(b []byte) (*PerfTrace, error) { return perfDataPT(b, false) }
+
+// PerfDataPTTruncated is PerfDataPT for a file that may be cut short (perf
+// killed, disk full): it keeps the streams up to the cut (a cut AUXTRACE
+// record's data as far as it goes) and says where the cut is in
+// Truncated.
+func PerfDataPTTruncated(b []byte) (*PerfTrace, error) { return perfDataPT(b, true) }
+
+func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 	if !IsPerfData(b) || len(b) < perfPipeHeaderSize {
 		return nil, perfErr(0, "missing PERFILE2 magic")
 	}
@@ -156,6 +167,7 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 	hsize := le.Uint64(b[8:])
 	var dataOff, dataEnd uint64
 	var attrs [][]byte
+	truncated := ""
 	switch {
 	case hsize == perfPipeHeaderSize:
 		dataOff, dataEnd = perfPipeHeaderSize, uint64(len(b))
@@ -164,7 +176,11 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 		aOff, aSize := le.Uint64(b[24:]), le.Uint64(b[32:])
 		dataOff, dataEnd = le.Uint64(b[40:]), le.Uint64(b[40:])+le.Uint64(b[48:])
 		if dataEnd < dataOff || dataEnd > uint64(len(b)) {
-			return nil, perfErr(40, "data section %#x+%#x outside the file (%d bytes)", dataOff, dataEnd-dataOff, len(b))
+			if !tolerant || dataOff > uint64(len(b)) {
+				return nil, perfErr(40, "data section %#x+%#x outside the file (%d bytes)", dataOff, dataEnd-dataOff, len(b))
+			}
+			truncated = fmt.Sprintf("the data section (%#x+%#x) runs past the end of the file (%d bytes): file truncated", dataOff, dataEnd-dataOff, len(b))
+			dataEnd = uint64(len(b))
 		}
 		if aSize > 0 {
 			if aOff+aSize < aOff || aOff+aSize > uint64(len(b)) || attrSize < 16+8 || attrSize > aSize {
@@ -184,11 +200,19 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 	off := dataOff
 	for off < dataEnd {
 		if dataEnd-off < perfEventHeaderSize {
+			if tolerant {
+				truncated = fmt.Sprintf("offset %#x: file truncated in a record header", off)
+				break
+			}
 			return nil, perfErr(int(off), "truncated record header")
 		}
 		typ := le.Uint32(b[off:])
 		size := uint64(le.Uint16(b[off+6:]))
 		if size < perfEventHeaderSize || off+size > dataEnd {
+			if tolerant && size >= perfEventHeaderSize {
+				truncated = fmt.Sprintf("offset %#x: file truncated in a record of %d bytes", off, size)
+				break
+			}
 			return nil, perfErr(int(off), "record size %d out of bounds", size)
 		}
 		rec := b[off : off+size]
@@ -215,7 +239,11 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 			}
 			n := le.Uint64(rec[8:])
 			if n > dataEnd-next {
-				return nil, perfErr(int(off), "AUXTRACE data of %d bytes runs past the data section", n)
+				if !tolerant {
+					return nil, perfErr(int(off), "AUXTRACE data of %d bytes runs past the data section", n)
+				}
+				truncated = fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes cut after %d bytes (file truncated)", off, n, dataEnd-next)
+				n = dataEnd - next
 			}
 			k := key{int32(le.Uint32(rec[40:])), int32(le.Uint32(rec[36:]))}
 			if k.cpu != -1 {
@@ -276,6 +304,7 @@ func PerfDataPT(b []byte) (*PerfTrace, error) {
 	if t.HasInfo {
 		t.Config = configFromInfo(t.Info, attrs)
 	}
+	t.Truncated = truncated
 	return t, nil
 }
 

@@ -139,6 +139,11 @@ func FuzzPerfDataPT(f *testing.F) {
 				}
 			}
 		}
+		// the tolerant reader: no panic, and it accepts what PerfDataPT does
+		tt, err2 := PerfDataPTTruncated(b)
+		if err == nil && (err2 != nil || len(tt.Streams) != len(tr.Streams) || tt.Truncated != "") {
+			t.Fatalf("PerfDataPTTruncated: %v, %d streams, %q; PerfDataPT: %d streams", err2, len(tt.Streams), tt.Truncated, len(tr.Streams))
+		}
 	})
 }
 

@@ -63,3 +63,8 @@ func readAt(path string, off, n uint64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// BinariesDir is the directory of a capture directory that holds copies
+// of the mapped files (`iotap pt capture --copy-binaries`), laid out as
+// perf's build-id cache: binaries/.build-id/xx/rest.
+const BinariesDir = "binaries"

@@ -36,7 +36,7 @@ type Input struct {
 
 // ReadPerfData reads the PT streams and sideband of a perf.data file.
 func ReadPerfData(b []byte) (*Input, error) {
-	pt, err := intelpt.PerfDataPT(b)
+	pt, err := intelpt.PerfDataPTTruncated(b)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +146,18 @@ func Analyze(in *Input, o Options) (*Result, error) {
 		images[pid] = pi
 		return pi
 	}
+	seen := map[int32]bool{}
+	startThread := func(pid, tid int32) {
+		tr.Thread(tid, image(pid).sym)
+		if seen[tid] {
+			return
+		}
+		seen[tid] = true
+		if p := as.Process(pid); p != nil && p.Comm != "" {
+			tr.SetThreadName(tid, p.Comm+" "+strconv.Itoa(int(tid)))
+		}
+		res.Threads = append(res.Threads, tid)
+	}
 	// PID of each thread (sideband).
 	pidOf := map[int32]int32{}
 	for _, r := range in.Sideband.Records {
@@ -164,11 +176,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 				continue
 			}
 			pi := image(pid)
-			tr.Thread(tid, pi.sym)
-			if p := as.Process(pid); p != nil && p.Comm != "" {
-				tr.SetThreadName(tid, p.Comm+" "+strconv.Itoa(int(tid)))
-			}
-			res.Threads = append(res.Threads, tid)
+			startThread(pid, tid)
 			if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil); err != nil {
 				return nil, err
 			}
@@ -214,7 +222,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 				tr.cur = nil
 				return
 			}
-			tr.Thread(tid, image(pid).sym)
+			startThread(pid, tid)
 		}
 		if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel); err != nil {
 			return nil, err
@@ -224,4 +232,10 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	tr.Finish(last)
 	res.Tree, res.Stats = tr.Tree, tr.Stats
 	return res, nil
+}
+
+// Finder returns a file finder for a sysroot and build-id cache
+// directories.
+func Finder(sysroot string, buildIDDirs []string) symtab.Finder {
+	return symtab.Finder{Sysroot: sysroot, BuildIDDirs: buildIDDirs}
 }

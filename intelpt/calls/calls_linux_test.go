@@ -141,6 +141,42 @@ func byBegin(c []Call) {
 	})
 }
 
+// TestAnalyzePerThreadAndPerCPU: Analyze gives the same calls from the
+// perf.data written as a per-thread trace and as a per-CPU trace (whose
+// thread comes from the sideband's ITRACE_START), with no gap.
+func TestAnalyzePerThreadAndPerCPU(t *testing.T) {
+	s := synthesize(t)
+	direct, _, _ := decodeCalls(t, s)
+	byBegin(direct)
+	for _, perThread := range []bool{true, false} {
+		b := ptsynth.PerfData(s.Run, s.Enc, ptsynth.PerfOptions{CPU: 1, PerThread: perThread})
+		in, err := ReadPerfData(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Call
+		res, err := Analyze(in, Options{OnCall: func(c *Call) { got = append(got, *c) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byBegin(got)
+		if res.Gaps != 0 || len(got) != len(direct) || in.Loss != "" {
+			t.Fatalf("per-thread %v: %d gaps, %d calls, want %d; loss %q", perThread, res.Gaps, len(got), len(direct), in.Loss)
+		}
+		for i := range got {
+			if got[i].EndReason == EndTraceEnd { // Finish's time: the last one decoded, or the caller's
+				got[i].End = direct[i].End
+			}
+			if got[i] != direct[i] {
+				t.Fatalf("per-thread %v: call %d: %+v, want %+v", perThread, i, got[i], direct[i])
+			}
+		}
+		if th := res.Tree.Children; len(th) != 1 || th[0].Name != "prog "+fmt.Sprint(s.Run.PID) {
+			t.Errorf("threads of the tree: %q", th[0].Name)
+		}
+	}
+}
+
 // TestCallsOfRealProgram: the calls rebuilt from the synthesized PT of
 // the test program are the calls its run made (by the stack pointer),
 // with the functions' names from the real ELF files; and the program's

@@ -11,6 +11,9 @@ import (
 type PerfOptions struct {
 	PMUType uint32 // intel_pt PMU type (0: 8)
 	CPU     int32  // the CPU the thread ran on
+	// PerThread writes the trace as perf record --per-thread does (AUXTRACE
+	// of cpu -1); otherwise as a per-CPU trace of CPU.
+	PerThread bool
 }
 
 const (
@@ -123,7 +126,11 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	a = le.AppendUint64(a, 0)
 	a = le.AppendUint32(a, 0)
 	a = le.AppendUint32(a, uint32(w.pid))
-	a = le.AppendUint32(a, uint32(o.CPU))
+	if o.PerThread {
+		a = le.AppendUint32(a, ^uint32(0))
+	} else {
+		a = le.AppendUint32(a, uint32(o.CPU))
+	}
 	a = le.AppendUint32(a, 0)
 	w.user(71, a)
 	w.b = append(w.b, enc.PT...)

@@ -80,6 +80,6 @@ func SynthesizeProg(dir string, psbPeriod int) (*Synthesized, error) {
 	if s.Enc, err = Encode(s.Run, X86, Options{PSBPeriod: psbPeriod}); err != nil {
 		return nil, err
 	}
-	s.Perf = PerfData(s.Run, s.Enc, PerfOptions{})
+	s.Perf = PerfData(s.Run, s.Enc, PerfOptions{PerThread: true})
 	return s, nil
 }

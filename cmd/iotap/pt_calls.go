@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
+)
+
+type ptCallsFlags struct {
+	sysroot      string
+	buildIDDirs  []string
+	json, folded bool
+	foldedTime   bool
+	resolution   time.Duration
+	pid          int
+	noDemangle   bool
+	allowLoss    bool
+}
+
+func newPTCallsCmd(e *env) *cobra.Command {
+	var f ptCallsFlags
+	c := &cobra.Command{
+		Use:   "calls [flags] perf.data|CAPTURE_DIR",
+		Short: "Function calls of the traced threads: call tree, NDJSON, collapsed stacks",
+		Long: `Rebuild every function call of the traced threads from Intel PT: the
+instruction flow (block decoder) over the files that the sideband's mmap
+records name, found by path, under --sysroot, or by build-id in
+--buildid-dir directories (perf's ~/.debug layout; a capture directory's
+own binaries/ first). Calls and returns nest per thread; tail calls (a jump
+to another function's entry), returns and jumps that skip frames (longjmp,
+exceptions) and gaps (overflow, decode errors, code not found) are shown.
+
+Default output: the call tree with the number of calls and inclusive/self
+instructions and time per call path. --json: one object per call (thread,
+depth, function, begin, end, kind, end_reason, instructions), callees
+before their callers. --folded: collapsed stacks for flamegraph.pl and
+speedscope, weighted by self instructions (--folded-time: self time).
+--resolution keeps only calls at least that long in --json.
+
+Mappings whose file is not found are listed on stderr; exit status 3 when
+trace or sideband was lost or a part of the trace could not be decoded,
+unless --allow-loss.`,
+		Example: `  iotap pt calls perf.data
+  iotap pt calls --folded perf.data > stacks.folded
+  iotap pt calls --json --resolution 10us --sysroot /mnt/target capture-dir`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runPTCalls(e, &f, args[0]) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.sysroot, "sysroot", "", "look for the mapped files under `DIR`")
+	fl.StringArrayVar(&f.buildIDDirs, "buildid-dir", nil, "build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
+	fl.BoolVar(&f.json, "json", false, "one JSON object per call")
+	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
+	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
+	fl.DurationVar(&f.resolution, "resolution", 0, "--json: keep only calls at least this long")
+	fl.IntVar(&f.pid, "pid", 0, "only the threads of process `PID`")
+	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	return c
+}
+
+func runPTCalls(e *env, f *ptCallsFlags, path string) error {
+	if f.json && f.folded {
+		return usageErrorf("pt calls: give one of --json and --folded")
+	}
+	var in *calls.Input
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("pt calls: %w", err)
+	}
+	dirs := f.buildIDDirs
+	if st.IsDir() {
+		in, err = calls.ReadCaptureDir(path)
+		dirs = append([]string{filepath.Join(path, intelpt.BinariesDir)}, dirs...)
+	} else {
+		var b []byte
+		if b, err = os.ReadFile(path); err == nil {
+			in, err = calls.ReadPerfData(b)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("pt calls: %w", err)
+	}
+	if len(f.buildIDDirs) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".debug"))
+		}
+	}
+	clk := calls.Clock{ToNS: in.ToNS}
+	bw := bufio.NewWriterSize(e.stdout, 1<<16)
+	defer bw.Flush()
+	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid)}
+	minDur := uint64(f.resolution.Nanoseconds())
+	var line []byte
+	if f.json {
+		o.OnCall = func(c *calls.Call) {
+			if minDur > 0 && clk.Convert(c.End)-clk.Convert(c.Begin) < minDur {
+				return
+			}
+			line = calls.AppendJSON(line[:0], c, clk)
+			bw.Write(line)
+		}
+	}
+	var gaps []string
+	o.OnGap = func(g *calls.Gap) {
+		if len(gaps) < 10 {
+			gaps = append(gaps, fmt.Sprintf("thread %d at instruction %d: %s", g.Thread, g.Insn, g.Reason))
+		}
+	}
+	res, err := calls.Analyze(in, o)
+	if err != nil {
+		return fmt.Errorf("pt calls: %w", err)
+	}
+	switch {
+	case f.folded:
+		err = calls.WriteFolded(bw, res.Tree, f.foldedTime)
+	case !f.json:
+		err = calls.WriteTree(bw, res.Tree, clk.Unit())
+	}
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	for _, u := range res.Unfound {
+		fmt.Fprintf(e.stderr, "pt calls: mapping %s not decoded: %v\n", u.Mapping.String(), u.Err)
+	}
+	for _, g := range gaps {
+		fmt.Fprintf(e.stderr, "pt calls: gap: %s\n", g)
+	}
+	fmt.Fprintf(e.stderr, "pt calls: %d threads, %d instructions, %d calls, %d tail calls, %d returns, %d unwinds, %d unmatched returns, %d gaps\n",
+		len(res.Threads), res.Stats.Insns, res.Stats.Calls, res.Stats.TailCalls, res.Stats.Returns, res.Stats.Unwinds, res.Stats.UnmatchedReturns, res.Gaps)
+	if !f.allowLoss {
+		switch {
+		case in.Loss != "":
+			return dataLostError("pt calls: data lost: %s (--allow-loss to accept)", in.Loss)
+		case res.Gaps > 0:
+			return dataLostError("pt calls: %d gaps in the trace (--allow-loss to accept)", res.Gaps)
+		}
+	}
+	return nil
+}

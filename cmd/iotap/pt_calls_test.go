@@ -1,0 +1,96 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// synthPerfData builds and runs intelpt's PT synthesizer (a test tool
+// outside the iotap binary): the perf.data of a single-stepped run of the
+// calls test program.
+func synthPerfData(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	tool := filepath.Join(dir, "ptsynth")
+	if b, err := exec.Command("go", "build", "-o", tool, "../../intelpt/internal/ptsynth/cmd/ptsynth").CombinedOutput(); err != nil {
+		t.Fatalf("building ptsynth: %v: %s", err, b)
+	}
+	if b, err := exec.Command(tool, "-o", dir).CombinedOutput(); err != nil {
+		t.Fatalf("ptsynth: %v: %s", err, b)
+	}
+	return filepath.Join(dir, "perf.data")
+}
+
+func TestPTCallsCLI(t *testing.T) {
+	perf := synthPerfData(t)
+	out, stderr, code := runUSB(t, "pt", "calls", perf)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The tree: fib's paths sum to the 177 calls of fib(10).
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 6 && f[5] == "fib" {
+			var c int
+			json.Unmarshal([]byte(f[0]), &c)
+			n += c
+		}
+	}
+	if n != 177 {
+		t.Errorf("fib called %d times in the tree, want 177:\n%s", n, out)
+	}
+	if !strings.Contains(stderr, "[vdso] not decoded") || !strings.Contains(stderr, "0 gaps") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	// --json: one object per call, nested within its parent.
+	out, _, code = runUSB(t, "pt", "calls", "--json", perf)
+	if code != 0 {
+		t.Fatalf("--json: exit %d", code)
+	}
+	fib := 0
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var c struct {
+			Thread     int
+			Depth      int
+			Function   string
+			Begin, End uint64
+		}
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		if c.End < c.Begin {
+			t.Errorf("ends before it begins: %s", l)
+		}
+		if c.Function == "fib" {
+			fib++
+		}
+	}
+	if fib != 177 {
+		t.Errorf("--json: %d fib calls", fib)
+	}
+
+	// --folded: collapsed stacks whose weights sum to the instructions.
+	out, _, code = runUSB(t, "pt", "calls", "--folded", perf)
+	if code != 0 || !strings.Contains(out, ";main;fib;fib;fib ") {
+		t.Errorf("--folded: exit %d:\n%s", code, out)
+	}
+
+	// A truncated file: data lost, exit 3.
+	b, _ := os.ReadFile(perf)
+	cut := filepath.Join(t.TempDir(), "cut.data")
+	os.WriteFile(cut, b[:len(b)*2/3], 0o600)
+	if _, stderr, code := runUSB(t, "pt", "calls", cut); code != 3 {
+		t.Errorf("truncated perf.data: exit %d: %s", code, stderr)
+	}
+}
