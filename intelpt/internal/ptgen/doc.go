@@ -26,7 +26,12 @@
 // iretq and FUP+TIP for interrupts; PTW (and FUP with FUPOnPTW) for
 // ptwrite, after the pending TNT bits; PSB+ each time the trace grows by PSBPeriod
 // bytes, with TSC, TMA, CBR, MODE.Exec and FUP as a CPU writes them; MTC
-// and CYC when asked.
+// and CYC when asked; with Config.Overflows, internal buffer overflows: the
+// pending TNT bits and the packets of the next instructions are lost, then
+// OVF and a FUP (sext-48 or full: decoders reset the last IP at OVF) say
+// where tracing resumes, with the return stack cleared. Program.IPs then
+// holds what a decoder can reconstruct (it stops at the last instruction
+// whose packets were written) and Program.Gaps where instructions were lost.
 //
 // libipt's pt_insn_next and pt_blk_next reproduce the true instruction
 // sequence from the code and the trace (see the tests): this is what makes

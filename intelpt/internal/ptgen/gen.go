@@ -36,6 +36,11 @@ type Config struct {
 	// (IA32_RTIT_CTL.FUPonPTW).
 	FUPOnPTW bool
 
+	// Overflows per million instructions: the CPU's internal buffer
+	// overflows, packets are lost for up to a few thousand instructions,
+	// then OVF and FUP say where tracing resumes. 0: none.
+	Overflows int
+
 	// Events per million instructions: syscalls are written into the code
 	// at this rate (of blocks), interrupts happen at this rate. 0: 200.
 	// Negative: none.
@@ -50,8 +55,12 @@ type Program struct {
 	Base  uint64 // load address of Code
 	Code  []byte // the user code
 	Trace []byte
-	IPs   []uint64 // every instruction executed, in order (empty with NoIPs)
-	Count int      // number of instructions executed
+	// IPs holds every instruction executed, in order (empty with
+	// NoIPs), except those whose trace an overflow lost: the
+	// instructions a decoder can reconstruct. Gaps says where those were.
+	IPs   []uint64
+	Gaps  []Gap
+	Count int // number of instructions executed
 	Stats Stats
 
 	// With Config.Kernel: the kernel code (syscall entry, interrupt
@@ -61,6 +70,13 @@ type Program struct {
 
 	secs  []section
 	insns []insn
+}
+
+// Gap is an internal buffer overflow: the instructions from IPs[At] on
+// follow an OVF packet; Lost instructions ran before them without trace
+// (from the last instruction whose packets were written).
+type Gap struct {
+	At, Lost int
 }
 
 type section struct {
@@ -539,6 +555,18 @@ type cpu struct {
 	retTop int
 	retN   int
 
+	// Overflow: while drop is set no packet is written. visible is the
+	// number of instructions a decoder reaches with the packets written so
+	// far; tntAt the instruction count of each pending TNT bit.
+	drop     bool
+	dropLeft int
+	ovfStart int // instructions executed when the overflow started
+	lost     int // instructions lost in all overflows
+	absIP    bool
+	visible  int
+	tntAt    [64]int
+	executed int
+
 	cycles  uint64 // core clock
 	lastCyc uint64
 	mtc     uint64 // last crystal clock value >> mtcShift that was sent
@@ -551,6 +579,17 @@ const (
 )
 
 func (c *cpu) emit(pk intelpt.Packet) {
+	if c.drop {
+		return
+	}
+	switch pk.Kind {
+	case intelpt.KindTNT8, intelpt.KindTNT64:
+		c.visible = c.tntAt[pk.Bits-1]
+	case intelpt.KindCYC, intelpt.KindMTC, intelpt.KindTSC, intelpt.KindTMA, intelpt.KindCBR,
+		intelpt.KindPSB, intelpt.KindPSBEnd, intelpt.KindModeExec, intelpt.KindOVF:
+	default:
+		c.visible = c.executed
+	}
 	var err error
 	c.out, err = intelpt.Append(c.out, &pk)
 	if err != nil {
@@ -593,6 +632,9 @@ func (c *cpu) flushTNT() {
 }
 
 func (c *cpu) tntBit(taken bool) {
+	if c.drop {
+		return
+	}
 	if c.tntN == 0 {
 		// Short or long TNT: CPUs differ; write both.
 		c.tntCap = 6
@@ -604,6 +646,7 @@ func (c *cpu) tntBit(taken bool) {
 	if taken {
 		c.tnt |= 1
 	}
+	c.tntAt[c.tntN] = c.executed
 	c.tntN++
 	c.p.Stats.TNTBits++
 	if c.tntN == c.tntCap {
@@ -619,6 +662,9 @@ func (c *cpu) ipPacket(k intelpt.Kind, ip uint64) {
 	var cands [5]intelpt.IPC
 	n := 0
 	x := ip ^ c.lastIP
+	if c.absIP {
+		x = ^uint64(0) // only compressions that do not depend on the last IP
+	}
 	if x>>16 == 0 {
 		cands[n] = intelpt.IPCUpdate16
 		n++
@@ -651,7 +697,9 @@ func (c *cpu) ipPacket(k intelpt.Kind, ip uint64) {
 		payload &= 0xffffffffffff
 	}
 	c.emit(intelpt.Packet{Kind: k, IPC: ipc, Payload: payload})
-	c.p.Stats.IPC[ipc]++
+	if !c.drop {
+		c.p.Stats.IPC[ipc]++
+	}
 	c.lastIP = ip
 }
 
@@ -701,9 +749,37 @@ func (c *cpu) psb(ip uint64) {
 }
 
 func (c *cpu) maybePSB(ip uint64) {
-	if len(c.out)-c.lastPSB >= c.cfg.PSBPeriod {
+	if !c.drop && len(c.out)-c.lastPSB >= c.cfg.PSBPeriod {
 		c.psb(ip)
 	}
+}
+
+// overflow starts an internal buffer overflow: the pending TNT bits are
+// lost, and so are the packets of the next n instructions.
+func (c *cpu) overflow(n int) {
+	c.tnt, c.tntN = 0, 0
+	c.drop, c.dropLeft = true, n
+	p := c.p
+	if !c.cfg.NoIPs {
+		p.IPs = p.IPs[:len(p.IPs)-(c.executed-c.visible)]
+	}
+	c.ovfStart = c.visible
+	p.Gaps = append(p.Gaps, Gap{At: c.visible - c.lost})
+}
+
+// resolve ends the overflow at ip: OVF, then FUP with an IP that does not
+// depend on the last IP (decoders reset it at OVF). The return stack is
+// cleared: the decoder did not see the calls and returns in between.
+func (c *cpu) resolve(ip uint64) {
+	c.drop = false
+	c.emit(intelpt.Packet{Kind: intelpt.KindOVF})
+	c.absIP = true
+	c.ipPacket(intelpt.KindFUP, ip)
+	c.absIP = false
+	c.retN = 0
+	lost := c.executed - c.ovfStart
+	c.p.Gaps[len(c.p.Gaps)-1].Lost = lost
+	c.lost += lost
 }
 
 func (c *cpu) push(ret uint64) {
@@ -749,14 +825,26 @@ func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 	ip := randomStart()
 	c.psb(ip) // tracing starts disabled: PSB+ without FUP
 	c.enable(ip)
+	ovfPer := 0
+	if cfg.Overflows > 0 {
+		ovfPer = 1_000_000 / cfg.Overflows
+	}
 	for n := 0; n < cfg.Insns; n++ {
 		in := p.find(ip)
 		if in == nil {
 			return fmt.Errorf("ptgen: internal error: execution reached %#x, not an instruction", ip)
 		}
-		if !cfg.NoIPs {
+		if c.drop {
+			// The overflow resolves after its time, or before an
+			// instruction that changes what is traced.
+			if c.dropLeft--; c.dropLeft <= 0 || in.kind == KindSyscall || in.kind == KindFarRet || in.kind == KindPTWrite {
+				c.resolve(ip)
+			}
+		}
+		if !cfg.NoIPs && !c.drop {
 			p.IPs = append(p.IPs, ip)
 		}
+		c.executed++
 		p.Count++
 		p.Stats.Executed[in.kind]++
 		p.Stats.ExecClass[in.class]++
@@ -849,7 +937,11 @@ func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 			ip, inKernel = userIP, false
 		}
 		c.maybePSB(ip)
-		if intPer > 0 && !inKernel && r.IntN(intPer) == 0 && n+1 < cfg.Insns {
+		if ovfPer > 0 && !c.drop && r.IntN(ovfPer) == 0 {
+			c.overflow(1 + r.IntN(3000))
+			continue
+		}
+		if intPer > 0 && !inKernel && !c.drop && r.IntN(intPer) == 0 && n+1 < cfg.Insns {
 			// An interrupt: FUP at the next instruction (the one that
 			// did not run yet), then the kernel.
 			c.ipPacket(intelpt.KindFUP, ip)
@@ -873,6 +965,9 @@ func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 		}
 	}
 	// The end: an interrupt into the kernel, where tracing was stopped.
+	if c.drop {
+		c.resolve(ip)
+	}
 	c.ipPacket(intelpt.KindFUP, ip)
 	c.disable()
 	p.Trace = c.out
@@ -893,7 +988,7 @@ func (s *Stats) String() string {
 			b = fmt.Appendf(b, "ipc %s %d\n", ipcNames[i], n)
 		}
 	}
-	b = fmt.Appendf(b, "tnt-bits %d\nret compressed %d\nret uncompressed %d\nret-stack overflows %d\n", s.TNTBits, s.CompRet, s.UncompRet, s.RetOverflow)
+	b = fmt.Appendf(b, "overflows %d\ntnt-bits %d\nret compressed %d\nret uncompressed %d\nret-stack overflows %d\n", s.Packets[intelpt.KindOVF], s.TNTBits, s.CompRet, s.UncompRet, s.RetOverflow)
 	for k, n := range s.Executed {
 		b = fmt.Appendf(b, "executed %v %d\n", Kind(k), n)
 	}

@@ -27,6 +27,8 @@ var seeds = []Config{
 	{Seed: 6, Insns: 500_000, Base: 0xffffffff80000000 - 0x100000, Timing: true, FUPOnPTW: true},
 	{Seed: 7, Insns: 1_000_000, Kernel: true, Timing: true, EventRate: 1000},
 	{Seed: 8, Insns: 1_000_000, Kernel: true, CYC: true, FUPOnPTW: true, PSBPeriod: 1024},
+	{Seed: 9, Insns: 1_000_000, Overflows: 50, Timing: true},
+	{Seed: 10, Insns: 1_000_000, Overflows: 200, Kernel: true, CYC: true},
 }
 
 func TestDeterministic(t *testing.T) {
@@ -61,6 +63,17 @@ func TestCoverage(t *testing.T) {
 	pk, err := Generate(Config{Seed: 7, Insns: 200_000, Kernel: true, EventRate: 1000})
 	if err != nil {
 		t.Fatal(err)
+	}
+	po, err := Generate(Config{Seed: 7, Insns: 200_000, Overflows: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, g := range po.Gaps {
+		lost += g.Lost
+	}
+	if len(po.Gaps) == 0 || po.Stats.Packets[intelpt.KindOVF] != len(po.Gaps) || len(po.IPs)+lost != po.Count {
+		t.Errorf("overflows: %d gaps, %d OVF packets, %d + %d lost instructions of %d", len(po.Gaps), po.Stats.Packets[intelpt.KindOVF], len(po.IPs), lost, po.Count)
 	}
 	if pk.Stats.Executed[KindFarRet] == 0 || pk.Stats.Executed[KindSyscall] == 0 {
 		t.Errorf("kernel tracing: %d sysret/iret, %d syscalls", pk.Stats.Executed[KindFarRet], pk.Stats.Executed[KindSyscall])
@@ -274,7 +287,7 @@ func TestLibiptInsnDecoder(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareIPs(t, fmt.Sprintf("seed %d: pt_insn_next", cfg.Seed), p, runPTFlow(t, bin, "insn", p))
-		t.Logf("seed %d: libipt's pt_insn_next == truth, %d instructions, %d trace bytes", cfg.Seed, p.Count, len(p.Trace))
+		t.Logf("seed %d: libipt's pt_insn_next == truth, %d instructions (%d executed, %d overflows), %d trace bytes", cfg.Seed, len(p.IPs), p.Count, len(p.Gaps), len(p.Trace))
 	}
 }
 

@@ -29,7 +29,8 @@ func main() {
 	cyc := flag.Bool("cyc", false, "cycle-accurate mode (CYC packets)")
 	kernel := flag.Bool("kernel", false, "trace kernel code too (written to PREFIX.kernel.bin)")
 	fupPTW := flag.Bool("fup-on-ptw", false, "a FUP follows each PTW packet")
-	ips := flag.Bool("ips", false, "also write PREFIX.ips")
+	ovf := flag.Int("overflows", 0, "internal buffer overflows per million instructions")
+	ips := flag.Bool("ips", false, "also write PREFIX.ips (the instructions a decoder can see)")
 	out := flag.String("o", "", "output prefix (required)")
 	flag.Parse()
 	if *out == "" || flag.NArg() != 0 {
@@ -37,7 +38,7 @@ func main() {
 		os.Exit(2)
 	}
 	p, err := ptgen.Generate(ptgen.Config{Seed: *seed, Insns: *insns, CodeSize: *code, PSBPeriod: *psb,
-		Timing: *timing, CYC: *cyc, Kernel: *kernel, FUPOnPTW: *fupPTW, NoIPs: !*ips})
+		Timing: *timing, CYC: *cyc, Kernel: *kernel, FUPOnPTW: *fupPTW, Overflows: *ovf, NoIPs: !*ips})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -69,6 +70,10 @@ func main() {
 		}
 		write(*out+".ips", b)
 	}
-	fmt.Printf("base %#x\ninsns %d\ntrace %d bytes\ncode %d bytes\n", p.Base, p.Count, len(p.Trace), len(p.Code))
+	lost := 0
+	for _, g := range p.Gaps {
+		lost += g.Lost
+	}
+	fmt.Printf("base %#x\ninsns %d\nlost %d\ntrace %d bytes\ncode %d bytes\n", p.Base, p.Count, lost, len(p.Trace), len(p.Code))
 	fmt.Print(p.Stats.String())
 }
