@@ -10,7 +10,9 @@
 # figure is the one to compare with a target), median of COUNT runs
 # (default 5), and how many
 # lengths x86asm gets wrong or fails on (iotap's lengths equal objdump's on
-# every instruction: intelpt/x86's oracle tests). x86asm is only a
+# every instruction: intelpt/x86's oracle tests). "Floor" is a function with
+# Decode's signature that only looks up one table: what calling any decoder
+# once per instruction costs on this machine. x86asm is only a
 # dependency of the separate module bench/x86len, not of iotap.
 set -eu
 cd "$(dirname "$0")/x86len"
@@ -21,7 +23,7 @@ go test -run Agreement -v . | grep -E 'instructions:' | sed 's/^ *x86len_test.go
 out=$(go test -run '^$' -bench . -benchtime 20x -count "$COUNT" . |
 	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	       for (i = 1; i < NF; i++) if ($(i+1) ~ /^insn\//) print name, $(i+1), $i }')
-for name in Iotap X86asm; do
+for name in Iotap X86asm Floor; do
 	for unit in insn/s insn/cpu-s; do
 		echo "$out" | awk -v n="$name" -v u="$unit" '$1 == n && $2 == u { print $3 }' | sort -g |
 			awk -v n="$name" -v u="$unit" '{ v[NR] = $1 } END { printf "%-7s %-11s median %7.1f M (runs:", n, u, v[int((NR+1)/2)] / 1e6

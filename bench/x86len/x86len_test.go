@@ -130,3 +130,41 @@ func BenchmarkX86asm(b *testing.B) {
 		return n
 	})
 }
+
+// floorLen is the whole of floorDecode's work: one table lookup.
+var floorLen = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = 1 + uint8(i)&3
+	}
+	return
+}()
+
+// floorDecode has Decode's signature and does almost nothing: a calibration
+// of what calling a decoder once per instruction costs on this machine (the
+// call, the error result, storing and reloading the length).
+//
+//go:noinline
+func floorDecode(code []byte, _ x86.Mode, in *x86.Inst) error {
+	if len(code) < 16 {
+		return x86.ErrTruncated
+	}
+	in.Len = floorLen[code[0]]
+	return nil
+}
+
+func BenchmarkFloor(b *testing.B) {
+	code := text(b)
+	var in x86.Inst
+	measure(b, func() int {
+		n := 0
+		for off := 0; off < len(code); {
+			if floorDecode(code[off:], x86.Mode64, &in) != nil {
+				off++
+				continue
+			}
+			off += int(in.Len)
+			n++
+		}
+		return n
+	})
+}

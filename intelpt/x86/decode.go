@@ -22,53 +22,67 @@ func short(n int) error {
 // displacement, REX.W beats 66, a REX prefix followed by a legacy prefix is
 // ignored, and the last of F2/F3 is the one that selects the instruction.
 func Decode(code []byte, mode Mode, in *Inst) error {
-	// Fast path: 32/64-bit mode, no legacy prefix, at most a REX, an opcode
-	// of the one-byte or 0F map whose length depends only on the ModRM,
-	// SIB and immediate tables. Computed mostly without branches (x86
-	// lengths are data-dependent, so branches mispredict); everything else
-	// goes to decodeSlow, which handles every case on its own.
+	// Fast path: 32/64-bit mode, at most one legacy prefix other than 67,
+	// at most a REX, and an opcode of the one-byte or 0F map whose length
+	// depends only on the ModRM, SIB and immediate (fastAttr). Computed
+	// mostly without branches: x86 lengths are data-dependent, so
+	// branches mispredict. Everything else goes to decodeSlow, which
+	// handles every case on its own (TestFastPathEqualsSlow).
 	if len(code) < 16 || mode-Mode32 > Mode64-Mode32 {
 		return decodeSlow(code, mode, in)
 	}
 	w := binary.LittleEndian.Uint64(code)
-	pt := &fastPrefix[mode-Mode32]
-	p := uint(pt[byte(w)]) // 0: none, 1: REX, 2: other prefix
-	if p > 1 {
-		return decodeSlow(code, mode, in)
-	}
-	rexW := uint(byte(w)>>3) & p
-	w >>= 8 * p
-	i := p + 1
-	op := byte(w)
-	if pt[op] != 0 { // REX then a legacy prefix or another REX
-		return decodeSlow(code, mode, in)
-	}
-	a := map0[op]
-	mp := uint8(Map0)
-	if op == 0x0F {
+	pt := &fastPrefix[mode&1] // Mode32: 0, Mode64: 1
+	k := pt[byte(w)]
+	i := uint(1)
+	osz := uint(0)
+	if k >= fpLegacy {
+		if k > fp66 {
+			return decodeSlow(code, mode, in)
+		}
+		osz = uint(k & 1) // fp66 is odd
 		w >>= 8
-		op = byte(w)
-		a = map0F[op]
-		mp = Map0F
 		i++
+		k = pt[byte(w)]
+		if k >= fpLegacy {
+			return decodeSlow(code, mode, in)
+		}
 	}
-	if a&(aEsc|aInvalid|aInv64|aRegOnly|aSpecial) != 0 {
+	// The data path avoids table loads where arithmetic will do: the
+	// loop that walks code is bound by the latency of this chain.
+	b0 := uint(byte(w))
+	r := (((b0 ^ 0x40) - 0x10) >> 63) & uint(mode&1) // REX (0x40-0x4F) in 64-bit mode
+	rexW := b0 >> 3 & r
+	w >>= (8 * r) & 63
+	i += r
+	op := byte(w)
+	if pt[op] != 0 { // REX then a prefix
 		return decodeSlow(code, mode, in)
 	}
-	hasRM := uint(a>>4) & 1 // aModRM
-	m := byte(w>>8) & byte(-hasRM)
+	e := ((uint(op) ^ 0x0F) - 1) >> 63 // 0F escape
+	w >>= (8 * e) & 63
+	i += e
+	op = byte(w)
+	a := fastAttr[e<<8|uint(op)]
+	m := byte(w >> 8)
 	mt := modrmFast[m]
-	ml := (uint(mt&0xFF) + uint(sibBase5[byte(w>>16)]&byte(mt>>8))) & -hasRM
-	isz := uint(immSize[uint(a&immMask)<<4|uint(sizeIdx[uint(mode)<<3|rexW])])
-	rel := isz & -(uint(a>>7) & 1) // aRel: rel8/rel32, no ModRM
+	s5 := sibBase5[byte(w>>16)]
+	if a&fastSlow[mode&1] != 0 {
+		return decodeSlow(code, mode, in)
+	}
+	hasRM := uint(a>>fastRMShift) & 1
+	m &= byte(-hasRM)
+	ml := (uint(mt&0xFF) + uint(s5&byte(mt>>8))) & -hasRM
+	isz := uint(a>>fastCtx[uint(mode&1)<<2|osz<<1|rexW]) & 0xF
+	rel := isz & -(uint(a>>fastRelShift) & 1)
 	sh := 32 - 8*rel
 	in.Len = uint8(i + ml + isz)
-	in.Class = Class(a >> classShift)
-	in.Map = mp
+	in.Class = Class(a >> fastClassShift)
+	in.Map = uint8(e)
 	in.Opcode = op
 	in.ModRM = m
 	in.Encoding = Legacy
-	in.Flags = flagOf[mode] | uint8(hasRM)*FlagModRM
+	in.Flags = flagOf[mode] | uint8(hasRM)*FlagModRM | uint8(osz&^(uint(mode)&1))*FlagOpSize16
 	in.Disp = int32(uint32(w>>8)<<sh) >> sh
 	return nil
 }

@@ -33,6 +33,25 @@ const (
 	classShift = 16
 )
 
+// fastPrefix kinds.
+const (
+	fpNone   = 0
+	fpREX    = 1
+	fpLegacy = 2 // F2, F3, F0, segment overrides
+	fp66     = 3
+	fpSlow   = 4 // 67
+)
+
+// fastAttr bits.
+const (
+	fastSlowAlways = 1 << 0 // escape, invalid, ModRM-dependent class or size, moffs
+	fastSlow64     = 1 << 1 // invalid in 64-bit mode
+	fastRMShift    = 2      // bit 2: a ModRM follows
+	fastRelShift   = 3      // bit 3: the immediate is a branch displacement
+	fastClassShift = 8      // bits 8-15: class
+	fastImmShift   = 16     // bits 16-31: immediate size for operand-size contexts 0-3
+)
+
 // Prefix state bits (the low three index sizeIdx).
 const (
 	pfW    = 1 // REX.W right before the opcode
@@ -62,9 +81,12 @@ var (
 	modrmTab [512]uint8 // [addr16<<8 | ModRM]: disp size | sibFlag | sibMod0
 
 	// Fast path tables (32/64-bit addressing, no prefixes).
-	fastPrefix [2][256]uint8 // [mode-Mode32][byte]: 0 opcode, 1 REX, 2 legacy prefix
-	modrmFast  [256]uint16   // [ModRM]: bytes of ModRM+SIB+disp | 0xFF00 when SIB.base 5 adds disp32
-	sibBase5   [256]uint8    // [SIB]: 4 when the base is 5
+	fastPrefix [2][256]uint8 // [mode&1][byte]: fpNone, fpREX, fpLegacy, fp66, fpSlow
+	fastAttr   [512]uint64   // [is0F<<8 | opcode]
+	fastSlow   = [2]uint64{fastSlowAlways, fastSlowAlways | fastSlow64}
+	fastCtx    [8]uint8    // [mode&1<<2 | 66<<1 | REX.W]: shift of the immediate size in fastAttr
+	modrmFast  [256]uint16 // [ModRM]: bytes of ModRM+SIB+disp | 0xFF00 when SIB.base 5 adds disp32
+	sibBase5   [256]uint8  // [SIB]: 4 when the base is 5
 )
 
 const (
@@ -159,9 +181,13 @@ func init() {
 		switch prefixKind[b] {
 		case pNone:
 		case pREX:
-			fastPrefix[1][b] = 1
+			fastPrefix[1][b] = fpREX
+		case p66:
+			fastPrefix[0][b], fastPrefix[1][b] = fp66, fp66
+		case p67:
+			fastPrefix[0][b], fastPrefix[1][b] = fpSlow, fpSlow
 		default:
-			fastPrefix[0][b], fastPrefix[1][b] = 2, 2
+			fastPrefix[0][b], fastPrefix[1][b] = fpLegacy, fpLegacy
 		}
 	}
 	for mode := Mode16; mode <= Mode64; mode++ {
@@ -299,4 +325,48 @@ func init() {
 	setRange(t, aVexIB, 0x70, 0x73)
 	set(t, aVexIB, 0xC2, 0xC4, 0xC5, 0xC6)
 	set(t, aVexNoRM, 0x77)
+}
+
+// init builds the fast path's tables from the ones above (it runs after
+// the first init: functions run in the order they appear).
+func init() {
+	// operand-size contexts: 0 osz16, 1 osz32, 2 osz64, 3 osz16in64
+	ctxSize := [4]uint8{osz16, osz32, osz64 | szAddr64, osz16in64 | szAddr64}
+	for e, t := range []*[256]attr{&map0, &map0F} {
+		for op := 0; op < 256; op++ {
+			a := t[op]
+			var f uint64
+			if a&(aEsc|aInvalid|aRegOnly|aSpecial) != 0 || a&immMask == immMoffs {
+				f |= fastSlowAlways
+			}
+			if a&aInv64 != 0 {
+				f |= fastSlow64
+			}
+			if a&aModRM != 0 {
+				f |= 1 << fastRMShift
+			}
+			if a&aRel != 0 {
+				f |= 1 << fastRelShift
+			}
+			f |= uint64(a>>classShift&0xFF) << fastClassShift
+			for c, sz := range ctxSize {
+				f |= uint64(immSize[uint(a&immMask)<<4|uint(sz)]) << (fastImmShift + 4*c)
+			}
+			fastAttr[e<<8|op] = f
+		}
+	}
+	for m := 0; m < 2; m++ {
+		for osz := 0; osz < 2; osz++ {
+			for w := 0; w < 2; w++ {
+				c := 1 - osz // Mode32
+				if m == 1 {  // Mode64
+					c = 1 + 2*osz
+					if w == 1 {
+						c = 2
+					}
+				}
+				fastCtx[m<<2|osz<<1|w] = uint8(fastImmShift + 4*c)
+			}
+		}
+	}
 }
