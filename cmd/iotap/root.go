@@ -65,6 +65,7 @@ truncated input) unless --allow-loss is given.`,
 		newReportCmd(e),
 		newTimelineCmd(e),
 		newCaptureCmd(e),
+		newExportCmd(e), // export.go
 	)
 	strictSubcommands(root)
 	return root

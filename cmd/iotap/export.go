@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/iotap/iotap/export"
+)
+
+func newExportCmd(e *env) *cobra.Command {
+	var (
+		dir       string
+		partition string
+		id        export.Identity
+		rowGroup  int64
+		keepGoing bool
+		allowLoss bool
+	)
+	c := &cobra.Command{
+		Use:   "export --parquet DIR [flags] INPUT...",
+		Short: "Write captures as Parquet tables for DuckDB, ClickHouse, Spark",
+		Long: `Export captures as Parquet files, one directory per table under DIR:
+usb_events, usb_transfers, mmio_accesses, mmio_maps, user_events and
+captures (one row per input: identity, clock, what was lost). Every row
+carries the capture identity: host, boot_id, kernel_release, capture_id,
+source_file, clock_domain. docs/parquet.md describes every column.
+
+An INPUT is a usbmon capture (text, binary, pcap, pcapng), an mmiotrace
+log (plain or compressed), a user_events NDJSON file, or a capture
+directory (iotap capture -o DIR), whose files share one capture id and
+whose clocks.json gives each source's offset to the common clock.
+
+Files are zstd-compressed, rows in time order as captured, written
+through a temporary file and renamed. Exporting the same input again
+replaces its files. --partition host,date writes Hive-style directories
+(TABLE/host=H/date=YYYY-MM-DD/), read by DuckDB's read_parquet(...,
+hive_partitioning=true), ClickHouse and Spark.
+
+Exit code 3 when an input lost data (dropped events, truncation, lines
+skipped, a decoding error that stopped it) unless --allow-loss; the loss
+is recorded in the captures table either way.`,
+		Example: `  iotap export --parquet out testdata/capture
+  iotap export --parquet fleet --partition host,date --host lab1 --boot-id "$(cat /proc/sys/kernel/random/boot_id)" cap/
+  duckdb -c "SELECT name, count(*) FROM 'out/user_events/**/*.parquet' GROUP BY name"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return usageErrorf("export: --parquet DIR is required")
+			}
+			var parts []string
+			if partition != "" {
+				parts = strings.Split(partition, ",")
+			}
+			x, err := export.New(export.Options{Dir: dir, Partition: parts, Identity: id, RowGroupRows: rowGroup,
+				KeepGoing: keepGoing, IotapVersion: version})
+			if err != nil {
+				if strings.Contains(err.Error(), "partition") {
+					return usageErrorf("%v", err)
+				}
+				return err
+			}
+			if id.Host == "" && strings.Contains(partition, "host") {
+				return usageErrorf("export: --partition host needs --host")
+			}
+			var lost []string
+			for _, in := range args {
+				rows, err := x.ExportPath(e.ctx, in)
+				for _, r := range rows {
+					fmt.Fprintf(e.stderr, "iotap: export: %s: %s %s, %d records\n", r.SourceFile, r.Source, r.Format, r.Records)
+					if r.Loss != "" {
+						lost = append(lost, r.SourceFile+": "+r.Loss)
+					}
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if err := x.Close(); err != nil {
+				return err
+			}
+			if len(lost) == 0 {
+				return nil
+			}
+			msg := strings.Join(lost, "; ")
+			if allowLoss {
+				fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
+				return nil
+			}
+			return dataLostError("%s (recorded in the captures table; use --allow-loss to accept)", msg)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&dir, "parquet", "", "write Parquet tables under `DIR`")
+	f.StringVar(&partition, "partition", "", "Hive-style partition keys: host, date or host,date")
+	f.StringVar(&id.Host, "host", "", "host name of the capture (identity column)")
+	f.StringVar(&id.BootID, "boot-id", "", "boot id of the captured system (/proc/sys/kernel/random/boot_id)")
+	f.StringVar(&id.KernelRelease, "kernel-release", "", "kernel release of the captured system (uname -r)")
+	f.StringVar(&id.CaptureID, "capture-id", "", "capture id (default: a hash of the input's names, sizes and first bytes, host and boot id)")
+	f.Int64Var(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
+	f.BoolVar(&keepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
+	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when an input lost data")
+	return c
+}

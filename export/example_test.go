@@ -1,0 +1,48 @@
+package export_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/iotap/iotap/export"
+)
+
+// Export the bundled all-sources capture: one Parquet file per table and
+// source, and a captures row per input saying what was read and lost.
+func Example() {
+	dir, _ := os.MkdirTemp("", "export-example")
+	defer os.RemoveAll(dir)
+	x, err := export.New(export.Options{Dir: dir, Identity: export.Identity{Host: "lab1"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rows, err := x.ExportPath(context.Background(), "../testdata/capture")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := x.Close(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rows {
+		fmt.Printf("%s: %s %s, %d records, clock %s, lost %q\n", filepath.Base(r.SourceFile), r.Source, r.Format, r.Records, r.ClockDomain, r.Loss)
+	}
+	for _, f := range x.Files() {
+		rel, _ := filepath.Rel(dir, f)
+		fmt.Println(filepath.Dir(rel))
+	}
+	// Output:
+	// events.ndjson: events ndjson, 4 records, clock trace-local, lost ""
+	// mmio.log.zst: mmio mmiotrace, 12665 records, clock trace-local, lost ""
+	// usb.pcapng: usb pcapng, 12 records, clock realtime, lost ""
+	// user_events
+	// mmio_accesses
+	// mmio_maps
+	// usb_events
+	// usb_transfers
+	// captures
+}

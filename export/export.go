@@ -1,0 +1,350 @@
+package export
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// DefaultRowGroupRows is the default number of rows per row group: large
+// enough for good compression and few row groups per file, small enough
+// that the writer's buffered row group stays a few tens of MB.
+const DefaultRowGroupRows = 1 << 20
+
+// Options configures an Exporter.
+type Options struct {
+	// Dir is the output directory; each table is a directory under it.
+	Dir string
+	// Partition lists the Hive-style partition keys, in order: "host",
+	// "date" (DIR/TABLE/host=H/date=YYYY-MM-DD/FILE.parquet).
+	Partition []string
+	// Identity overrides the capture identity (host, boot id, kernel
+	// release, capture id); empty fields are derived (see Exporter).
+	Identity Identity
+	// RowGroupRows bounds the rows of a row group (DefaultRowGroupRows
+	// when 0).
+	RowGroupRows int64
+	// KeepGoing skips unreadable text lines (counted as loss) instead of
+	// stopping at the first.
+	KeepGoing bool
+	// IotapVersion is written in the captures table and the files'
+	// created_by.
+	IotapVersion string
+	// Now returns the export time (time.Now when nil).
+	Now func() time.Time
+}
+
+// Exporter writes Parquet tables from capture files. Inputs are exported
+// one after the other, each streamed: memory does not grow with their
+// size. Close writes the captures table.
+type Exporter struct {
+	opt      Options
+	captures []CaptureRow
+	inputs   []os.FileInfo
+	files    []string
+	closed   bool
+}
+
+// New checks opt and returns an Exporter writing under opt.Dir.
+func New(opt Options) (*Exporter, error) {
+	if opt.Dir == "" {
+		return nil, errors.New("export: no output directory")
+	}
+	seen := map[string]bool{}
+	for _, p := range opt.Partition {
+		if p != "host" && p != "date" {
+			return nil, fmt.Errorf("export: unknown partition key %q (want host, date)", p)
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("export: partition key %q given twice", p)
+		}
+		seen[p] = true
+	}
+	if opt.RowGroupRows <= 0 {
+		opt.RowGroupRows = DefaultRowGroupRows
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return &Exporter{opt: opt}, nil
+}
+
+// Captures returns the rows of the captures table so far: one per input
+// exported, with what was lost.
+func (x *Exporter) Captures() []CaptureRow { return x.captures }
+
+// Files returns the Parquet files written so far.
+func (x *Exporter) Files() []string { return x.files }
+
+// Close writes the captures table (one file per capture) and returns the
+// first error.
+func (x *Exporter) Close() error {
+	if x.closed {
+		return nil
+	}
+	x.closed = true
+	byCap := map[string][]CaptureRow{}
+	var order []string
+	for _, c := range x.captures {
+		k := c.CaptureID + "\x00" + c.Host
+		if _, ok := byCap[k]; !ok {
+			order = append(order, k)
+		}
+		byCap[k] = append(byCap[k], c)
+	}
+	for _, k := range order {
+		rows := byCap[k]
+		c := &capture{id: rows[0].Identity, date: rows[0].CaptureDate}
+		t, err := openTable[CaptureRow](x, TableCaptures, c, "")
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if err := t.add(r); err != nil {
+				t.abort()
+				return err
+			}
+		}
+		if err := t.commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capture is what every input of one capture shares.
+type capture struct {
+	id   Identity // SourceFile and ClockDomain unset
+	date int32    // days since 1970-01-01 (UTC)
+	// clocks maps a source kind or file name to its offset onto the
+	// common clock (clocks.json); nil without one.
+	commonClock string
+	offsets     map[string]int64
+}
+
+func (c *capture) dateString() string {
+	return time.Unix(int64(c.date)*86400, 0).UTC().Format("2006-01-02")
+}
+
+// dayOf returns the days since the epoch of t (UTC).
+func dayOf(t time.Time) int32 {
+	return int32(t.UTC().Unix() / 86400)
+}
+
+// newCapture fills the identity of a capture from the options; id is a
+// hash of what identifies the input (content, names) and of the host and
+// boot id, so that the same capture exported again gets the same id and
+// two hosts' captures never share one.
+func (x *Exporter) newCapture(idSeed []byte, date int32) *capture {
+	id := x.opt.Identity
+	id.SourceFile, id.ClockDomain = "", ""
+	if id.CaptureID == "" {
+		h := sha256.New()
+		h.Write(idSeed)
+		h.Write([]byte{0})
+		h.Write([]byte(id.Host))
+		h.Write([]byte{0})
+		h.Write([]byte(id.BootID))
+		id.CaptureID = hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	return &capture{id: id, date: date}
+}
+
+// partitionValue escapes a Hive partition value: characters other than
+// letters, digits and ._- as %XX.
+func partitionValue(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// dirFor returns the directory of a table's files for a capture.
+func (x *Exporter) dirFor(table string, c *capture) (string, error) {
+	dir := filepath.Join(x.opt.Dir, table)
+	for _, p := range x.opt.Partition {
+		switch p {
+		case "host":
+			if c.id.Host == "" {
+				return "", errors.New("export: --partition host needs the host (give it with --host)")
+			}
+			dir = filepath.Join(dir, "host="+partitionValue(c.id.Host))
+		case "date":
+			dir = filepath.Join(dir, "date="+c.dateString())
+		}
+	}
+	return dir, nil
+}
+
+// table streams rows of one type into one Parquet file, written to a
+// temporary file in the final directory and renamed on commit.
+type table[T any] struct {
+	x     *Exporter
+	name  string
+	final string
+	f     *os.File
+	w     *parquet.GenericWriter[T]
+	buf   []T
+	rows  int64
+}
+
+const batchRows = 1024
+
+func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[T], error) {
+	dir, err := x.dirFor(name, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	base := c.id.CaptureID
+	if src != "" {
+		base += "-" + partitionValue(filepath.Base(src))
+	}
+	final := filepath.Join(dir, base+".parquet")
+	for _, fi := range x.inputs {
+		if st, err := os.Stat(final); err == nil && os.SameFile(st, fi) {
+			return nil, fmt.Errorf("export: %s is an input: refusing to write over it", final)
+		}
+	}
+	// CreateTemp opens with O_EXCL and mode 0600: it never follows a
+	// symlink planted at the name; the rename replaces a link, not its
+	// target.
+	f, err := os.CreateTemp(dir, ".tmp-"+base+"-*")
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	w := parquet.NewGenericWriter[T](f,
+		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.MaxRowsPerRowGroup(x.opt.RowGroupRows),
+		parquet.CreatedBy("iotap", cmpOr(x.opt.IotapVersion, "devel"), ""),
+		parquet.KeyValueMetadata("iotap.schema_version", strconv.Itoa(SchemaVersion)),
+		parquet.KeyValueMetadata("iotap.table", name),
+	)
+	return &table[T]{x: x, name: name, final: final, f: f, w: w, buf: make([]T, 0, batchRows)}, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// next returns the next row to fill (zeroed), flushing a full batch.
+func (t *table[T]) next() (*T, error) {
+	if len(t.buf) == cap(t.buf) {
+		if err := t.flush(); err != nil {
+			return nil, err
+		}
+	}
+	var zero T
+	t.buf = append(t.buf, zero)
+	t.rows++
+	return &t.buf[len(t.buf)-1], nil
+}
+
+func (t *table[T]) add(r T) error {
+	p, err := t.next()
+	if err != nil {
+		return err
+	}
+	*p = r
+	return nil
+}
+
+func (t *table[T]) flush() error {
+	if len(t.buf) == 0 {
+		return nil
+	}
+	if _, err := t.w.Write(t.buf); err != nil {
+		return fmt.Errorf("export: %s: %w", t.name, err)
+	}
+	clear(t.buf)
+	t.buf = t.buf[:0]
+	return nil
+}
+
+// commit finishes the file and moves it to its final name.
+func (t *table[T]) commit() error {
+	err := t.flush()
+	if err == nil {
+		err = t.w.Close()
+	}
+	if err == nil {
+		err = t.f.Sync()
+	}
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(t.f.Name(), t.final)
+	}
+	if err != nil {
+		os.Remove(t.f.Name())
+		return fmt.Errorf("export: %s: %w", t.name, err)
+	}
+	t.x.files = append(t.x.files, t.final)
+	return nil
+}
+
+// abort drops the file.
+func (t *table[T]) abort() {
+	t.f.Close()
+	os.Remove(t.f.Name())
+}
+
+// lazyTable opens its table at the first row, so that an input without
+// rows of a kind leaves no file.
+type lazyTable[T any] struct {
+	x    *Exporter
+	name string
+	c    *capture
+	src  string
+	t    *table[T]
+}
+
+func (l *lazyTable[T]) next() (*T, error) {
+	if l.t == nil {
+		t, err := openTable[T](l.x, l.name, l.c, l.src)
+		if err != nil {
+			return nil, err
+		}
+		l.t = t
+	}
+	return l.t.next()
+}
+
+func (l *lazyTable[T]) commit() error {
+	if l.t == nil {
+		return nil
+	}
+	return l.t.commit()
+}
+
+func (l *lazyTable[T]) abort() {
+	if l.t != nil {
+		l.t.abort()
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,268 @@
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/usb"
+	"github.com/iotap/iotap/usbmon"
+)
+
+// Kind is the kind of an input file.
+type Kind string
+
+// Input kinds.
+const (
+	KindUSB    Kind = "usb"    // usbmon text (1u, 1t), binary, pcap, pcapng
+	KindMMIO   Kind = "mmio"   // mmiotrace log, plain or compressed
+	KindEvents Kind = "events" // user_events NDJSON (iotap events record --json)
+)
+
+// ErrUnknownInput is returned for an input of no known kind.
+var ErrUnknownInput = errors.New("not a usbmon capture, mmiotrace log or user_events NDJSON")
+
+var mmioKeywords = [][]byte{[]byte("VERSION"), []byte("PCIDEV"), []byte("LSPCI"), []byte("MAP"), []byte("UNMAP"),
+	[]byte("MARK"), []byte("R"), []byte("W"), []byte("UNKNOWN")}
+
+// Detect tells the kind of an input from its first bytes.
+func Detect(head []byte) (Kind, bool) {
+	if mmiotrace.DetectCompression(head) != mmiotrace.None {
+		return KindMMIO, true // the only compressed input iotap writes
+	}
+	b := bytes.TrimLeft(head, " \t\r\n")
+	if len(b) > 0 && b[0] == '{' {
+		return KindEvents, true
+	}
+	word := b
+	if i := bytes.IndexAny(b, " \t\n"); i >= 0 {
+		word = b[:i]
+	}
+	for _, k := range mmioKeywords {
+		if bytes.Equal(word, k) {
+			return KindMMIO, true
+		}
+	}
+	if len(b) > 0 && b[0] == '#' {
+		return KindMMIO, true
+	}
+	if _, f, err := usbmon.NewReader(bytes.NewReader(head)); err == nil || f != usbmon.FormatUnknown {
+		return KindUSB, true
+	}
+	return "", false
+}
+
+type inputFile struct {
+	path string
+	kind Kind
+	size int64
+	mod  time.Time
+}
+
+// ExportPath exports one input: a file, or a capture directory (iotap
+// capture -o DIR: usb.pcapng, mmio.log[.zst], events.ndjson and
+// clocks.json), whose files share one capture id. It returns the
+// captures rows of the files exported; what was lost is in them (Loss,
+// Complete), not in the error, which is for failures to read or write.
+func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	var files []inputFile
+	var clocksPath string
+	if st.IsDir() {
+		ents, err := os.ReadDir(path)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		for _, e := range ents {
+			p := filepath.Join(path, e.Name())
+			if e.Name() == "clocks.json" {
+				clocksPath = p
+				continue
+			}
+			if !e.Type().IsRegular() || filepath.Ext(e.Name()) == ".md" || filepath.Ext(e.Name()) == ".json" {
+				continue
+			}
+			in, err := x.probe(p)
+			if errors.Is(err, ErrUnknownInput) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, in)
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("export: %s: no usbmon, mmiotrace or user_events file in the directory", path)
+		}
+	} else {
+		in, err := x.probe(path)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, in)
+		if p := filepath.Join(filepath.Dir(path), "clocks.json"); fileExists(p) {
+			clocksPath = p
+		}
+	}
+	c, err := x.captureOf(path, files)
+	if err != nil {
+		return nil, err
+	}
+	if clocksPath != "" {
+		if err := c.loadClocks(clocksPath); err != nil {
+			return nil, err
+		}
+	}
+	var rows []CaptureRow
+	for _, in := range files {
+		row, err := x.exportFile(ctx, c, in)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// probe detects the kind of a file.
+func (x *Exporter) probe(path string) (inputFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return inputFile{}, fmt.Errorf("export: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return inputFile{}, fmt.Errorf("export: %w", err)
+	}
+	x.inputs = append(x.inputs, st)
+	head := make([]byte, 4096)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return inputFile{}, fmt.Errorf("export: %w", err)
+	}
+	k, ok := Detect(head[:n])
+	if !ok {
+		return inputFile{}, fmt.Errorf("export: %s: %w", path, ErrUnknownInput)
+	}
+	return inputFile{path: path, kind: k, size: st.Size(), mod: st.ModTime()}, nil
+}
+
+// captureOf makes the capture identity of files: the id hashes their
+// names, sizes and first 64 KiB; the date is the day of the first
+// wall-clock USB event, else of the oldest file's modification time.
+func (x *Exporter) captureOf(path string, files []inputFile) (*capture, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", filepath.Base(filepath.Clean(path)))
+	var date time.Time
+	for _, in := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(in.path), in.size)
+		f, err := os.Open(in.path)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		io.Copy(h, io.LimitReader(f, 64<<10))
+		if in.kind == KindUSB && date.IsZero() {
+			f.Seek(0, io.SeekStart)
+			if rd, _, err := usbmon.NewReader(bufio.NewReader(f)); err == nil {
+				var ev usbmon.Event
+				if rd.ReadInto(&ev) == nil && ev.Fields&usbmon.HasWallClock != 0 {
+					date = time.UnixMicro(usb.Micros(&ev))
+				}
+			}
+		}
+		f.Close()
+	}
+	if date.IsZero() {
+		for _, in := range files {
+			if date.IsZero() || in.mod.Before(date) {
+				date = in.mod
+			}
+		}
+	}
+	return x.newCapture(h.Sum(nil), dayOf(date)), nil
+}
+
+// clocksFile is the part of clocks.json (timeline.Clocks) export reads.
+type clocksFile struct {
+	Common  string `json:"common"`
+	Sources map[string]struct {
+		OffsetNS int64 `json:"offset_ns"`
+	} `json:"sources"`
+}
+
+func (c *capture) loadClocks(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	var cf clocksFile
+	if err := json.Unmarshal(b, &cf); err != nil {
+		return fmt.Errorf("export: %s: %v", path, err)
+	}
+	c.commonClock = cf.Common
+	c.offsets = map[string]int64{}
+	for k, v := range cf.Sources {
+		c.offsets[k] = v.OffsetNS
+	}
+	return nil
+}
+
+// exportFile exports one input of a capture.
+func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
+	row := CaptureRow{Identity: c.id, InputBytes: in.size, CaptureDate: c.date, Complete: true,
+		ExportedAt: x.opt.Now().UnixMicro(), SchemaVersion: SchemaVersion, IotapVersion: cmpOr(x.opt.IotapVersion, "devel"),
+		CommonClock: c.commonClock, Compression: "none"}
+	row.SourceFile = in.path
+	var err error
+	switch in.kind {
+	case KindMMIO:
+		var rd *mmiotrace.Reader
+		rd, err = mmiotrace.Open(in.path)
+		if err != nil {
+			return row, err
+		}
+		err = x.exportMMIO(ctx, c, in.path, rd, &row)
+		rd.Close()
+	default:
+		var f *os.File
+		f, err = os.Open(in.path)
+		if err != nil {
+			return row, fmt.Errorf("export: %w", err)
+		}
+		br := bufio.NewReaderSize(f, 256<<10)
+		if in.kind == KindUSB {
+			err = x.exportUSB(ctx, c, in.path, br, &row)
+		} else {
+			err = x.exportEvents(ctx, c, in.path, br, &row)
+		}
+		f.Close()
+	}
+	if err != nil {
+		return row, err
+	}
+	if off, ok := c.offsets[filepath.Base(in.path)]; ok {
+		row.CommonOffset = ptr(off)
+	} else if off, ok := c.offsets[row.Source]; ok {
+		row.CommonOffset = ptr(off)
+	}
+	x.captures = append(x.captures, row)
+	return row, nil
+}

@@ -1,0 +1,232 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
+)
+
+// barInfo is what every access through one BAR shares (pointers shared
+// by the rows, so that rows do not allocate for them).
+type barInfo struct {
+	addr   *string
+	vendor *int32
+	device *int32
+	driver *string
+	index  *int32
+	db     *regdb.DB
+	dom    *regdb.Domain
+	unit   uint64
+	names  map[regKey]*named
+}
+
+type regKey struct {
+	off   uint64
+	width uint8
+}
+
+// named is a register instance found in the database.
+type named struct {
+	match regdb.Match
+	name  *string
+	// decodings caches the decoding of values seen (bounded).
+	decodings map[uint64]*decoding
+}
+
+type decoding struct {
+	text   *string
+	fields []MMIOField
+}
+
+const maxDecodings = 1 << 12
+
+// mmioNamer binds BARs to the register databases shipped with iotap
+// (regdb.BuiltinForPCI), as iotap mmio names and mmio stats do.
+type mmioNamer struct {
+	bars map[*mmiotrace.BAR]*barInfo
+}
+
+func (n *mmioNamer) bar(b *mmiotrace.BAR) *barInfo {
+	if bi, ok := n.bars[b]; ok {
+		return bi
+	}
+	drv := (*string)(nil)
+	if b.Driver != "" {
+		drv = ptr(b.Driver)
+	}
+	bi := &barInfo{addr: ptr(b.Addr.String()), vendor: ptr(int32(b.Vendor)), device: ptr(int32(b.Device)),
+		driver: drv, index: ptr(int32(b.Index)), names: map[regKey]*named{}}
+	if db, dom, ok := regdb.BuiltinForPCI(regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index); ok {
+		bi.db, bi.dom = db, dom
+		bi.unit = uint64(dom.Width / 8)
+		if bi.unit == 0 {
+			bi.unit = 1
+		}
+	}
+	n.bars[b] = bi
+	return bi
+}
+
+// lookup names the register at off (nil when the database has none).
+func (bi *barInfo) lookup(off uint64, width uint8) *named {
+	if bi.db == nil {
+		return nil
+	}
+	k := regKey{off, width}
+	if r, ok := bi.names[k]; ok {
+		return r
+	}
+	var r *named
+	if off%bi.unit == 0 {
+		if m, ok := bi.db.LookupIn(bi.dom, off/bi.unit, uint(width)*8); ok {
+			r = &named{match: m, name: ptr(m.Name()), decodings: map[uint64]*decoding{}}
+		}
+	}
+	if len(bi.names) < 1<<16 {
+		bi.names[k] = r
+	}
+	return r
+}
+
+func (r *named) decode(v uint64) *decoding {
+	if d, ok := r.decodings[v]; ok {
+		return d
+	}
+	fs := r.match.Decode(v)
+	d := &decoding{text: ptr(regdb.FormatFields(fs)), fields: flattenFields(nil, "", fs)}
+	if len(r.decodings) >= maxDecodings {
+		clear(r.decodings)
+	}
+	r.decodings[v] = d
+	return d
+}
+
+// flattenFields lists fields with nested bitsets as "OUTER.INNER".
+func flattenFields(dst []MMIOField, prefix string, fs []regdb.Field) []MMIOField {
+	for _, f := range fs {
+		name := f.Name
+		if prefix != "" {
+			name = prefix + "." + name
+		}
+		if len(f.Sub) > 0 {
+			dst = flattenFields(dst, name, f.Sub)
+			continue
+		}
+		dst = append(dst, MMIOField{Name: name, Low: int32(f.Low), High: int32(f.High), Value: f.Value, Enum: f.Enum})
+	}
+	return dst
+}
+
+// exportMMIO streams an mmiotrace log into mmio_accesses and mmio_maps.
+func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *mmiotrace.Reader, row *CaptureRow) error {
+	rd.SetKeepGoing(x.opt.KeepGoing)
+	row.Source, row.Format, row.ClockDomain = "mmio", "mmiotrace", "trace-local"
+	id := c.id
+	id.SourceFile, id.ClockDomain = path, row.ClockDomain
+	accesses := &lazyTable[MMIOAccessRow]{x: x, name: TableMMIOAccesses, c: c, src: path}
+	maps := &lazyTable[MMIOMapRow]{x: x, name: TableMMIOMaps, c: c, src: path}
+	bars := mmiotrace.NewBARMap()
+	namer := &mmioNamer{bars: map[*mmiotrace.BAR]*barInfo{}}
+	ops := [...]string{mmiotrace.KindRead: "R", mmiotrace.KindWrite: "W", mmiotrace.KindUnknown: "UNKNOWN",
+		mmiotrace.KindMap: "MAP", mmiotrace.KindUnmap: "UNMAP"}
+	var (
+		rec     mmiotrace.Record
+		readErr error
+		first   = true
+	)
+	for n := 0; ; n++ {
+		if n&8191 == 0 {
+			if err := ctx.Err(); err != nil {
+				accesses.abort()
+				maps.abort()
+				return err
+			}
+		}
+		err := rd.ReadInto(&rec)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			readErr = err
+			break
+		}
+		row.Records++
+		bars.Observe(&rec)
+		switch rec.Kind {
+		case mmiotrace.KindRead, mmiotrace.KindWrite, mmiotrace.KindUnknown:
+			ts := int64(rec.Time.NS)
+			if first {
+				row.FirstTSNS, first = ptr(ts), false
+			}
+			row.LastTSNS = ptr(ts)
+			a, err := accesses.next()
+			if err != nil {
+				return err
+			}
+			a.Identity = id
+			a.Line, a.TSNS, a.Op = rd.Line(), ts, ops[rec.Kind]
+			a.Width, a.MapID, a.Phys, a.Value, a.PC, a.PID = int32(rec.Width), rec.MapID, rec.Phys, rec.Value, rec.PC, rec.PID
+			if loc, ok := bars.Lookup(rec.Phys); ok {
+				bi := namer.bar(loc.BAR)
+				a.PCIAddr, a.VendorID, a.DeviceID, a.Driver, a.BAR = bi.addr, bi.vendor, bi.device, bi.driver, bi.index
+				a.Offset = ptr(loc.Offset)
+				if r := bi.lookup(loc.Offset, rec.Width); r != nil {
+					a.Register = r.name
+					if rec.Kind != mmiotrace.KindUnknown {
+						d := r.decode(rec.Value)
+						a.Decoded, a.Fields = d.text, d.fields
+					}
+				}
+			}
+		case mmiotrace.KindMap, mmiotrace.KindUnmap:
+			ts := int64(rec.Time.NS)
+			if first {
+				row.FirstTSNS, first = ptr(ts), false
+			}
+			row.LastTSNS = ptr(ts)
+			m, err := maps.next()
+			if err != nil {
+				return err
+			}
+			m.Identity = id
+			m.Line, m.TSNS, m.Op = rd.Line(), ts, ops[rec.Kind]
+			m.MapID, m.Phys, m.Virt, m.Len, m.PC = rec.MapID, rec.Phys, rec.Virt, rec.Len, rec.PC
+			if rec.Kind == mmiotrace.KindMap {
+				if loc, ok := bars.Lookup(rec.Phys); ok {
+					bi := namer.bar(loc.BAR)
+					m.PCIAddr, m.VendorID, m.DeviceID, m.Driver, m.BAR = bi.addr, bi.vendor, bi.device, bi.driver, bi.index
+					m.Offset = ptr(loc.Offset)
+				}
+			}
+		}
+	}
+	row.Compression = rd.Compression().String()
+	var lost []string
+	if readErr != nil {
+		lost = append(lost, fmt.Sprintf("stopped at a decoding error: %v", readErr))
+		row.Complete = false
+	}
+	if rd.Truncated() {
+		row.Truncated = true
+		lost = append(lost, "the log ends in the middle of a line")
+	}
+	if n := rd.Lost(); n > 0 {
+		row.LostEvents = int64(n)
+		lost = append(lost, fmt.Sprintf("the log records %d events lost by the kernel", n))
+	}
+	if n := rd.Skipped(); n > 0 {
+		row.SkippedLines = n
+		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped (first: %v)", n, rd.FirstSkipError()))
+	}
+	row.Loss = strings.Join(lost, "; ")
+	if err := accesses.commit(); err != nil {
+		maps.abort()
+		return err
+	}
+	return maps.commit()
+}

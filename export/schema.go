@@ -1,0 +1,201 @@
+package export
+
+// SchemaVersion is the version of the tables' schemas (docs/parquet.md).
+// It is written in every file's key/value metadata ("iotap.schema_version")
+// and in the captures table. It changes when a column is removed, renamed
+// or changes type; added columns keep it.
+const SchemaVersion = 1
+
+// Table names: the first directory level under the output directory.
+const (
+	TableCaptures     = "captures"
+	TableUSBEvents    = "usb_events"
+	TableUSBTransfers = "usb_transfers"
+	TableMMIOAccesses = "mmio_accesses"
+	TableMMIOMaps     = "mmio_maps"
+	TableUserEvents   = "user_events"
+	TablePTStats      = "pt_stats"
+)
+
+// Tables lists every table this version writes.
+var Tables = []string{TableCaptures, TableUSBEvents, TableUSBTransfers, TableMMIOAccesses, TableMMIOMaps, TableUserEvents, TablePTStats}
+
+// Identity is the capture identity: the leading columns of every table.
+// None is null; an unknown value is "".
+type Identity struct {
+	Host          string `parquet:"host,dict"`
+	BootID        string `parquet:"boot_id,dict"`
+	KernelRelease string `parquet:"kernel_release,dict"`
+	CaptureID     string `parquet:"capture_id,dict"`
+	// SourceFile is the input file the row was read from (as given on
+	// the command line).
+	SourceFile string `parquet:"source_file,dict"`
+	// ClockDomain names the clock of ts_ns columns: "realtime" (wall
+	// clock, ns since the Unix epoch), "usbmon-text" (usbmon text stamps:
+	// monotonic µs modulo 4096 s, unwrapped), "trace-local" (the tracefs
+	// trace clock, ns since boot), "tsc" (Intel PT TSC ticks).
+	ClockDomain string `parquet:"clock_domain,dict"`
+}
+
+// CaptureRow is a row of the captures table: one per exported input.
+type CaptureRow struct {
+	Identity
+	Source        string `parquet:"source,dict"` // usb, mmio, events, pt
+	Format        string `parquet:"format,dict"` // pcapng, pcap, 1u, 1t, binary, mmiotrace, ndjson, ...
+	Compression   string `parquet:"compression,dict"`
+	InputBytes    int64  `parquet:"input_bytes"`
+	Records       int64  `parquet:"records"` // records read from the input
+	FirstTSNS     *int64 `parquet:"first_ts_ns,optional"`
+	LastTSNS      *int64 `parquet:"last_ts_ns,optional"`
+	CaptureDate   int32  `parquet:"capture_date,date"` // the date= partition value
+	CommonClock   string `parquet:"common_clock,dict"` // clocks.json "common", "" without one
+	CommonOffset  *int64 `parquet:"common_offset_ns,optional"`
+	LostEvents    int64  `parquet:"lost_events"`   // events the kernel reports lost/dropped
+	SkippedLines  int64  `parquet:"skipped_lines"` // unreadable lines skipped (--keep-going)
+	Truncated     bool   `parquet:"truncated"`
+	Complete      bool   `parquet:"complete"` // the whole input was read (no decode error)
+	Loss          string `parquet:"loss"`     // human description of what was lost, "" when nothing
+	ExportedAt    int64  `parquet:"exported_at,timestamp(microsecond)"`
+	SchemaVersion int32  `parquet:"schema_version"`
+	IotapVersion  string `parquet:"iotap_version,dict"`
+}
+
+// USBEventRow is a row of usb_events: one usbmon event (URB submission,
+// completion or submission error).
+type USBEventRow struct {
+	Identity
+	Seq        int64   `parquet:"seq"`             // 1-based position in the input (tshark's frame.number)
+	TSNS       int64   `parquet:"ts_ns"`           // event time, clock_domain clock, ns (µs resolution)
+	EventType  string  `parquet:"event_type,dict"` // S, C, E
+	URBID      uint64  `parquet:"urb_id"`          // kernel URB pointer (tag)
+	Transfer   string  `parquet:"transfer,dict"`   // ctrl, bulk, intr, iso
+	Direction  string  `parquet:"direction,dict"`  // in, out
+	Bus        int32   `parquet:"bus"`
+	Device     int32   `parquet:"device"`
+	Endpoint   int32   `parquet:"endpoint"`        // number 0..15
+	Status     *int32  `parquet:"status,optional"` // null for submissions
+	StatusName *string `parquet:"status_name,optional,dict"`
+	Length     int64   `parquet:"length"`      // urb length (requested on S, actual on C)
+	DataLength int64   `parquet:"data_length"` // bytes captured
+	Setup      []byte  `parquet:"setup,optional"`
+	Request    *string `parquet:"request,optional,dict"` // control request name
+	Summary    *string `parquet:"summary,optional"`      // class-decoded summary
+	LatencyUS  *int64  `parquet:"latency_us,optional"`   // completions paired with their submission
+	SubmitSeq  *int64  `parquet:"submit_seq,optional"`
+	VendorID   *int32  `parquet:"vendor_id,optional"`
+	ProductID  *int32  `parquet:"product_id,optional"`
+}
+
+// USBTransferRow is a row of usb_transfers: a completion (or submission
+// error) paired with its submission.
+type USBTransferRow struct {
+	Identity
+	SubmitSeq      int64   `parquet:"submit_seq"`
+	CompleteSeq    int64   `parquet:"complete_seq"`
+	SubmitTSNS     int64   `parquet:"submit_ts_ns"`
+	CompleteTSNS   int64   `parquet:"complete_ts_ns"`
+	LatencyUS      int64   `parquet:"latency_us"`
+	Bus            int32   `parquet:"bus"`
+	Device         int32   `parquet:"device"`
+	Endpoint       int32   `parquet:"endpoint"` // address: number | 0x80 for IN (as usb stats prints)
+	Transfer       string  `parquet:"transfer,dict"`
+	Direction      string  `parquet:"direction,dict"`
+	Status         int32   `parquet:"status"`
+	StatusName     string  `parquet:"status_name,dict"`
+	Outcome        string  `parquet:"outcome,dict"` // ok, stall, cancelled, error, submit_error
+	Requested      int64   `parquet:"requested"`    // length asked for at submission
+	Bytes          int64   `parquet:"bytes"`        // actual length at completion
+	VIDPID         *string `parquet:"vidpid,optional,dict"`
+	VendorID       *int32  `parquet:"vendor_id,optional"`
+	ProductID      *int32  `parquet:"product_id,optional"`
+	Manufacturer   *string `parquet:"manufacturer,optional,dict"`
+	Product        *string `parquet:"product,optional,dict"`
+	InterfaceClass *int32  `parquet:"interface_class,optional"`
+	Request        *string `parquet:"request,optional,dict"`
+	Summary        *string `parquet:"summary,optional"`
+}
+
+// MMIOField is one decoded bitfield of a register value.
+type MMIOField struct {
+	Name  string `parquet:"name"`
+	Low   int32  `parquet:"low"`
+	High  int32  `parquet:"high"`
+	Value uint64 `parquet:"value"`
+	Enum  string `parquet:"enum"`
+}
+
+// MMIOAccessRow is a row of mmio_accesses: one R, W or UNKNOWN record.
+type MMIOAccessRow struct {
+	Identity
+	Line     int64       `parquet:"line"`    // input line number
+	TSNS     int64       `parquet:"ts_ns"`   // trace clock, ns
+	Op       string      `parquet:"op,dict"` // R, W, UNKNOWN
+	Width    int32       `parquet:"width"`   // bytes
+	MapID    int32       `parquet:"map_id"`
+	Phys     uint64      `parquet:"phys"`
+	Value    uint64      `parquet:"value"`
+	PC       uint64      `parquet:"pc"`
+	PID      int32       `parquet:"pid"`
+	CPU      *int32      `parquet:"cpu,optional"` // not in mmiotrace logs of this version: null
+	PCIAddr  *string     `parquet:"pci_addr,optional,dict"`
+	VendorID *int32      `parquet:"vendor_id,optional"`
+	DeviceID *int32      `parquet:"device_id,optional"`
+	Driver   *string     `parquet:"driver,optional,dict"`
+	BAR      *int32      `parquet:"bar,optional"`
+	Offset   *uint64     `parquet:"offset,optional"`
+	Register *string     `parquet:"register,optional,dict"`
+	Decoded  *string     `parquet:"decoded,optional,dict"`
+	Fields   []MMIOField `parquet:"fields,list"`
+}
+
+// MMIOMapRow is a row of mmio_maps: one MAP or UNMAP record.
+type MMIOMapRow struct {
+	Identity
+	Line     int64   `parquet:"line"`
+	TSNS     int64   `parquet:"ts_ns"`
+	Op       string  `parquet:"op,dict"` // MAP, UNMAP
+	MapID    int32   `parquet:"map_id"`
+	Phys     uint64  `parquet:"phys"`
+	Virt     uint64  `parquet:"virt"`
+	Len      uint64  `parquet:"len"`
+	PC       uint64  `parquet:"pc"`
+	PCIAddr  *string `parquet:"pci_addr,optional,dict"`
+	VendorID *int32  `parquet:"vendor_id,optional"`
+	DeviceID *int32  `parquet:"device_id,optional"`
+	Driver   *string `parquet:"driver,optional,dict"`
+	BAR      *int32  `parquet:"bar,optional"`
+	Offset   *uint64 `parquet:"offset,optional"`
+}
+
+// UserEventRow is a row of user_events: one recorded event. Fields are
+// in three typed maps by the JSON type of their value, so that one schema
+// holds every event of every capture (see docs/parquet.md).
+type UserEventRow struct {
+	Identity
+	Line       int64             `parquet:"line"`
+	TSNS       int64             `parquet:"ts_ns"`
+	System     string            `parquet:"system,dict"`
+	Name       string            `parquet:"name,dict"`
+	CPU        int32             `parquet:"cpu"`
+	PID        int32             `parquet:"pid"`
+	IntFields  map[string]int64  `parquet:"int_fields"`
+	UintFields map[string]uint64 `parquet:"uint_fields"` // integers above the int64 range
+	StrFields  map[string]string `parquet:"str_fields"`
+}
+
+// PTStatsRow is a row of pt_stats: the packet statistics of one Intel PT
+// stream (a CPU's trace or a raw file).
+type PTStatsRow struct {
+	Identity
+	CPU          int32            `parquet:"cpu"` // -1 for a raw file
+	Bytes        int64            `parquet:"bytes"`
+	Packets      int64            `parquet:"packets"`
+	PSBs         int64            `parquet:"psbs"`
+	Overflows    int64            `parquet:"overflows"`
+	Errors       int64            `parquet:"errors"`
+	SkippedBytes int64            `parquet:"skipped_bytes"`
+	Truncated    bool             `parquet:"truncated"`
+	FirstTSC     *int64           `parquet:"first_tsc,optional"`
+	LastTSC      *int64           `parquet:"last_tsc,optional"`
+	ByKind       map[string]int64 `parquet:"packets_by_kind"`
+}
