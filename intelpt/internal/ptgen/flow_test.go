@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
@@ -107,6 +108,27 @@ func ourBlocks(t testing.TB, p *Program, trace []byte, maxSteps int) (words []ui
 	return words, errs, endless
 }
 
+var (
+	genMu    sync.Mutex
+	genCache = map[Config]*Program{}
+)
+
+// generate is Generate with the programs cached for the package's tests
+// (callers must not modify the Program).
+func generate(t testing.TB, cfg Config) *Program {
+	genMu.Lock()
+	defer genMu.Unlock()
+	if p := genCache[cfg]; p != nil {
+		return p
+	}
+	p, err := Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	genCache[cfg] = p
+	return p
+}
+
 // flowSeeds returns the configurations of the flow tests: shorter runs in
 // -short mode.
 func flowSeeds() []Config {
@@ -135,10 +157,7 @@ func noErrors(t *testing.T, who string, errs []error) {
 // see TestLibiptInsnDecoder), on every seed.
 func TestInsnDecoderGroundTruth(t *testing.T) {
 	for _, cfg := range flowSeeds() {
-		p, err := Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := generate(t, cfg)
 		who := fmt.Sprintf("seed %d: InsnDecoder", cfg.Seed)
 		ips, errs, endless := ourInsns(t, p, p.Trace, 4*p.Count+1000)
 		if endless {
@@ -154,10 +173,7 @@ func TestInsnDecoderGroundTruth(t *testing.T) {
 // instructions that ran, block by block.
 func TestBlockDecoderGroundTruth(t *testing.T) {
 	for _, cfg := range flowSeeds() {
-		p, err := Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := generate(t, cfg)
 		who := fmt.Sprintf("seed %d: BlockDecoder", cfg.Seed)
 		words, errs, endless := ourBlocks(t, p, p.Trace, 4*p.Count+1000)
 		if endless {
@@ -178,10 +194,7 @@ func TestBlockDecoderGroundTruth(t *testing.T) {
 func TestFlowLibiptSameRun(t *testing.T) {
 	bin := buildPTFlow(t)
 	for _, cfg := range seeds[:4] {
-		p, err := Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := generate(t, cfg)
 		ours, errs, _ := ourInsns(t, p, p.Trace, 4*p.Count+1000)
 		noErrors(t, "InsnDecoder", errs)
 		theirs := runPTFlow(t, bin, "insn", p)

@@ -282,10 +282,7 @@ func compareIPs(t *testing.T, who string, p *Program, got []uint64) {
 func TestLibiptInsnDecoder(t *testing.T) {
 	bin := buildPTFlow(t)
 	for _, cfg := range seeds {
-		p, err := Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := generate(t, cfg)
 		compareIPs(t, fmt.Sprintf("seed %d: pt_insn_next", cfg.Seed), p, runPTFlow(t, bin, "insn", p))
 		t.Logf("seed %d: libipt's pt_insn_next == truth, %d instructions (%d executed, %d overflows), %d trace bytes", cfg.Seed, len(p.IPs), p.Count, len(p.Gaps), len(p.Trace))
 	}
@@ -296,10 +293,7 @@ func TestLibiptInsnDecoder(t *testing.T) {
 func TestLibiptBlockDecoder(t *testing.T) {
 	bin := buildPTFlow(t)
 	for _, cfg := range seeds {
-		p, err := Generate(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := generate(t, cfg)
 		words := runPTFlow(t, bin, "block", p)
 		if len(words)%3 != 0 {
 			t.Fatalf("seed %d: %d words", cfg.Seed, len(words))
