@@ -200,6 +200,12 @@ func TestTarget(t *testing.T) {
 	if got := in.Target(0x1fffc); got != 0x0000 { // (0x1fffc + 4) & 0xffff
 		t.Errorf("jmpw at 0x1fffc: target %#x, want 0", got)
 	}
+	if err := Decode(hexb(t, "66 e9 00 00 00 80"), Mode16, &in); err != nil { // jmp rel32 in 16-bit mode
+		t.Fatal(err)
+	}
+	if got := in.Target(0x1000); got != 0x80001006 {
+		t.Errorf("jmpl in 16-bit mode: target %#x, want 0x80001006", got)
+	}
 	if err := Decode(hexb(t, "eb 10"), Mode32, &in); err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,27 @@
 // 64-bit mode a 66 prefix does not shorten a near branch's displacement.
 //
 // The decoder is a few 256-entry tables built at initialisation from the
-// Intel SDM opcode maps; it does not allocate and does not use reflection
-// (speed: docs/performance.md). Its oracle is GNU objdump: the tests compare
-// every instruction of libc, the dynamic loader and a large program
-// (qemu-system-x86_64), real 32-bit code when the machine has some, and
-// random bytes in all three modes.
+// Intel SDM opcode maps; it does not allocate and does not use reflection.
+// A fast path (at most one legacy prefix and a REX, one-byte and 0F maps:
+// 95 % of libc's instructions) computes the length with table lookups and
+// arithmetic instead of branches, because walking code is bound by the
+// latency of byte -> length -> next byte; every other instruction takes the
+// general path, and a test checks that both agree at every offset. Speed:
+// docs/performance.md and bench/x86len.sh.
+//
+// The oracle is GNU objdump (-M intel64): the tests compare every
+// instruction of libc, the dynamic loader, qemu-system-x86_64, the lab
+// kernel's vmlinux (extracted from the bzImage's gzip payload, as the
+// kernel's scripts/extract-vmlinux does) and its 16-bit setup code, real
+// 32-bit code when the machine has some, and random bytes in all three
+// modes: lengths and classes must be equal. Where objdump departs from
+// Intel hardware the tests name the case: objdump prints fwait (9B) and
+// the x87 instruction after it as one instruction, and decodes a PTWRITE
+// with 66 and a LOCK MOV CR3, which raise #UD.
+//
+// Not decoded (ErrInvalid): APX (the REX2 prefix D5 and EVEX map 4), EVEX
+// map 7 and VEX maps other than 0F, 0F38 and 0F3A. FRED's ERETS/ERETU
+// (F2/F3 0F 01 CA) are classed Other.
 //
 // Why not golang.org/x/arch/x86/x86asm: it is a full disassembler (operands,
 // syntax) and, as measured for this project with v0.32.0 on libc.so.6's

@@ -77,7 +77,7 @@ var (
 	sizeIdx  [32]uint8     // [mode<<3 | pfOSZ|pfASZ|pfW]
 	immSize  [9 << 4]uint8 // [immKind<<4 | sizeIdx]
 	opFlags  [16]uint8     // [sizeIdx]: FlagOpSize16
-	flagOf   = [4]uint8{Mode32: FlagMode32}
+	flagOf   = [4]uint8{Mode16: FlagWrap32, Mode32: FlagWrap32}
 	modrmTab [512]uint8 // [addr16<<8 | ModRM]: disp size | sibFlag | sibMod0
 
 	// Fast path tables (32/64-bit addressing, no prefixes).

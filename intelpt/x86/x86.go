@@ -132,8 +132,9 @@ const (
 	// disp) & 0xFFFF). (In 64-bit mode a near branch ignores 66, and the
 	// flag is never set.)
 	FlagOpSize16 = 1 << iota
-	// FlagMode32: decoded in Mode32; a relative branch's target wraps at 32 bits.
-	FlagMode32
+	// FlagWrap32: decoded in 16- or 32-bit mode; a relative branch's target
+	// wraps at 32 bits (EIP).
+	FlagWrap32
 	// FlagModRM: Inst.ModRM is valid.
 	FlagModRM
 )
@@ -146,7 +147,7 @@ type Inst struct {
 	Opcode   uint8    // opcode byte within Map
 	ModRM    uint8    // ModRM byte when Flags&FlagModRM is set
 	Encoding Encoding // legacy, VEX, EVEX, XOP, 3DNow!
-	Flags    uint8    // FlagOpSize16, FlagMode32, FlagModRM
+	Flags    uint8    // FlagOpSize16, FlagWrap32, FlagModRM
 	// Disp is, for CondJump, JumpDirect and CallDirect, the signed
 	// displacement relative to the next instruction; 0 otherwise.
 	Disp int32
@@ -154,13 +155,13 @@ type Inst struct {
 
 // Target returns the target of a direct branch (Class.IsDirect) at ip:
 // ip + Len + Disp, truncated to 16 bits when the operand size is 16 and to
-// 32 bits in 32-bit mode.
+// 32 bits outside 64-bit mode.
 func (in *Inst) Target(ip uint64) uint64 {
 	t := ip + uint64(in.Len) + uint64(int64(in.Disp))
 	switch {
 	case in.Flags&FlagOpSize16 != 0:
 		t &= 0xffff
-	case in.Flags&FlagMode32 != 0:
+	case in.Flags&FlagWrap32 != 0:
 		t &= 0xffffffff
 	}
 	return t
