@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
 )
 
 // ptChunk is how much of a raw PT stream is decoded at a time.
@@ -155,6 +156,16 @@ func openPT(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Sourc
 		}
 		if srcs, err = newPerfDataSources(b, in, conv); err != nil {
 			return nil, err
+		}
+		if opt.PTCalls != nil {
+			cin, err := calls.ReadPerfData(b)
+			if err != nil {
+				return nil, err
+			}
+			if conv != nil {
+				cin.ToNS = conv.ToNS
+			}
+			srcs = append(srcs, NewPTCallsSources(in.Path, cin, *opt.PTCalls)...)
 		}
 	}
 	if conv == nil && !strings.HasPrefix(in.Clock, "perf time") {

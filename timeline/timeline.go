@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"github.com/iotap/iotap/intelpt/calls"
 	"io"
 	"math"
 	"os"
@@ -65,6 +66,10 @@ type Options struct {
 	// Warn, when set, receives warnings (a missing clock, an input without
 	// events...) as they happen. They are also in Stats.Warnings.
 	Warn func(string)
+	// PTCalls, when set, adds to each perf.data input with Intel PT a
+	// track per thread of its function calls (intelpt/calls), found with
+	// these options (sysroot, build-id directories, demangling).
+	PTCalls *calls.Options
 }
 
 // InputStats describes one input.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ func synthPerfData(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	tool := filepath.Join(dir, "ptsynth")
-	if b, err := exec.Command("go", "build", "-o", tool, "../../intelpt/internal/ptsynth/cmd/ptsynth").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", tool, "../../internal/ptsynth/cmd/ptsynth").CombinedOutput(); err != nil {
 		t.Fatalf("building ptsynth: %v: %s", err, b)
 	}
 	if b, err := exec.Command(tool, "-o", dir).CombinedOutput(); err != nil {
@@ -84,6 +85,14 @@ func TestPTCallsCLI(t *testing.T) {
 	out, _, code = runUSB(t, "pt", "calls", "--folded", perf)
 	if code != 0 || !strings.Contains(out, ";main;fib;fib;fib ") {
 		t.Errorf("--folded: exit %d:\n%s", code, out)
+	}
+
+	// The call track of the timeline: one slice per call.
+	trace := filepath.Join(t.TempDir(), "calls.pftrace")
+	out, stderr, code = runUSB(t, "timeline", "--pt-calls", "-o", trace, perf)
+	js, _, _ := runUSB(t, "pt", "calls", "--json", perf)
+	if want := strings.Count(js, "\n"); code != 0 || !strings.Contains(out, fmt.Sprintf(" %d slices", want)) {
+		t.Errorf("timeline --pt-calls: exit %d, want %d slices: %s %s", code, want, out, stderr)
 	}
 
 	// A truncated file: data lost, exit 3.

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/regdb"
@@ -28,6 +29,8 @@ type timelineOptions struct {
 	window      time.Duration
 	jsonOut     bool
 	allowLoss   bool
+	ptCalls     bool   // --pt-calls
+	sysroot     string // --sysroot
 	// warn, when set, receives the warnings (default: printed on stderr).
 	warn func(string)
 }
@@ -74,6 +77,8 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
+	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of perf.data Intel PT inputs (a track per thread, see 'pt calls')")
+	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
 	return c
 }
 
@@ -133,6 +138,13 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		opt.Clocks = c
 	}
 	opt.InputClocks = o.inputClocks
+	if o.ptCalls {
+		var dirs []string
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".debug"))
+		}
+		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, dirs), Demangle: true}
+	}
 	w, closeOut, err := timelineCreate(e, o.out, inputs)
 	if err != nil {
 		return nil, err

@@ -17,9 +17,15 @@ type Options struct {
 	Demangle bool
 	// PID keeps only the threads of this process (0: all).
 	PID int32
-	// OnCall receives each call as it ends (callees first); OnGap each gap.
-	OnCall func(*Call)
-	OnGap  func(*Gap)
+	// OnBegin receives each call as it begins (End, EndInsn and the
+	// counts are not known yet); OnCall each call as it ends (callees
+	// first); OnGap each gap. Within one stream the times they see never
+	// go back.
+	OnBegin func(*Call)
+	OnCall  func(*Call)
+	OnGap   func(*Gap)
+	// Streams selects the streams of the input to decode (nil: all).
+	Streams []int
 }
 
 // Input is a trace with its sideband: a perf.data file or an iotap
@@ -120,6 +126,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	as := in.Sideband.AddressSpaces()
 	res := &Result{}
 	tr := NewTracker(o.OnCall)
+	tr.OnBegin = o.OnBegin
 	tr.OnGap = func(g *Gap) {
 		res.Gaps++
 		if o.OnGap != nil {
@@ -165,7 +172,10 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			pidOf[r.TID] = r.PID
 		}
 	}
-	for _, s := range in.Streams {
+	for i, s := range in.Streams {
+		if o.Streams != nil && !containsInt(o.Streams, i) {
+			continue
+		}
 		if s.CPU < 0 || s.TID > 0 { // per-thread stream
 			tid := s.TID
 			pid := pidOf[tid]
@@ -238,4 +248,13 @@ func Analyze(in *Input, o Options) (*Result, error) {
 // directories.
 func Finder(sysroot string, buildIDDirs []string) symtab.Finder {
 	return symtab.Finder{Sysroot: sysroot, BuildIDDirs: buildIDDirs}
+}
+
+func containsInt(a []int, v int) bool {
+	for _, x := range a {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

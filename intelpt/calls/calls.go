@@ -105,9 +105,10 @@ type thread struct {
 // events of the trace; it reports each finished Call to Emit (in end
 // order: callees before callers) and each Gap to OnGap.
 type Tracker struct {
-	Emit  func(*Call)
-	OnGap func(*Gap)
-	Stats Stats
+	Emit    func(*Call)
+	OnBegin func(*Call) // each call as it begins (nil: not told)
+	OnGap   func(*Gap)
+	Stats   Stats
 	// Tree aggregates the calls: one child per thread, then the call
 	// paths (nil: not built).
 	Tree *Node
@@ -227,6 +228,9 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 	}
 	f.c.Begin, f.c.BeginInsn = now, th.insns
 	th.stack = append(th.stack, f)
+	if t.OnBegin != nil {
+		t.OnBegin(&th.stack[len(th.stack)-1].c)
+	}
 }
 
 // Block reports that the current thread ran n instructions starting at

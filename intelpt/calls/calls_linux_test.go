@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/intelpt/internal/ptsynth"
+	"github.com/iotap/iotap/internal/ptsynth"
 	"github.com/iotap/iotap/intelpt/symtab"
 )
 

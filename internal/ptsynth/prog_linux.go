@@ -14,7 +14,7 @@ import (
 // ProgSource is the C source of the calls test program.
 func ProgSource() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "calls", "prog.c")
+	return filepath.Join(filepath.Dir(file), "..", "..", "intelpt", "testdata", "calls", "prog.c")
 }
 
 // BuildProg compiles the calls test program as a PIE linked against libc

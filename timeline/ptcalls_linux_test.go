@@ -1,0 +1,70 @@
+//go:build linux
+
+package timeline
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt/calls"
+	"github.com/iotap/iotap/internal/ptsynth"
+)
+
+// TestPTCallsTrack: the calls of the synthesized trace of a real program
+// become balanced nested slices on a thread track, named after the
+// functions, one slice per call; protoc decodes the trace with
+// Perfetto's proto.
+func TestPTCallsTrack(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	s, err := ptsynth.SynthesizeProg(dir, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := calls.ReadPerfData(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if _, err := calls.Analyze(in, calls.Options{OnBegin: func(c *calls.Call) { want = append(want, c.Func) }}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	st, err := Merge(context.Background(), &out, NewPTCallsSources("perf.data", in, calls.Options{}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := decodeTrace(t, out.Bytes())
+	checkSlicesNest(t, tr)
+	var got []string
+	for _, e := range tr.events {
+		if e.typ == typeSliceBegin {
+			got = append(got, e.name)
+			if !strings.Contains(tr.path(e.track), "thread ") {
+				t.Fatalf("slice %s on track %s", e.name, tr.path(e.track))
+			}
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%d slices, want %d calls in order", len(got), len(want))
+	}
+	fib := 0
+	for _, n := range got {
+		if n == "fib" {
+			fib++
+		}
+	}
+	if fib != 177 || st.Inputs[0].Slices != int64(len(want)) {
+		t.Errorf("%d fib slices, %d slices counted", fib, st.Inputs[0].Slices)
+	}
+	if text := protocDecode(t, out.Bytes()); !strings.Contains(text, `name: "twice_plus_one"`) && !strings.Contains(text, `"twice_plus_one"`) {
+		t.Errorf("protoc's decoding lacks the function names")
+	}
+	_ = os.Remove
+}
