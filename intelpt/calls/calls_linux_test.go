@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/internal/ptsynth"
 	"github.com/iotap/iotap/intelpt/symtab"
+	"github.com/iotap/iotap/internal/ptsynth"
 )
 
 var (
