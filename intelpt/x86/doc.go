@@ -30,9 +30,10 @@
 // The oracle is GNU objdump (-M intel64): the tests compare every
 // instruction of libc, the dynamic loader, qemu-system-x86_64, the lab
 // kernel's vmlinux (extracted from the bzImage's gzip payload, as the
-// kernel's scripts/extract-vmlinux does) and its 16-bit setup code, real
-// 32-bit code when the machine has some, and random bytes in all three
-// modes: lengths and classes must be equal. Where objdump departs from
+// kernel's scripts/extract-vmlinux does) and its 16-bit setup code, SeaBIOS
+// (32-bit) and SeaVGABIOS (16-bit, gcc -m16), valgrind's 32-bit tools when
+// installed, and random bytes in all three modes: lengths and classes must
+// be equal. Where objdump departs from
 // Intel hardware the tests name the case: objdump prints fwait (9B) and
 // the x87 instruction after it as one instruction, and decodes a PTWRITE
 // with 66 and a LOCK MOV CR3, which raise #UD.

@@ -94,3 +94,31 @@ func TestObjdumpRandom32(t *testing.T) {
 func TestObjdumpRandom16(t *testing.T) {
 	compareRaw(t, "random 16-bit", randomCode(16, randomSize()), Mode16)
 }
+
+// TestObjdumpSeaBIOS32: SeaBIOS (a dependency of qemu-system-x86, so CI has
+// it) is compiled for 32-bit protected mode; the image also holds its 16-bit
+// entry code and data, compared as 32-bit bytes like everything objdump -m
+// i386 shows.
+func TestObjdumpSeaBIOS32(t *testing.T) {
+	const p = "/usr/share/seabios/bios-256k.bin"
+	skipMissing(t, p)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRaw(t, "SeaBIOS (32-bit)", b, Mode32)
+}
+
+// TestObjdumpVGABIOS16: SeaVGABIOS is 16-bit code compiled from C (gcc
+// -m16): operand- and address-size prefixes everywhere.
+func TestObjdumpVGABIOS16(t *testing.T) {
+	ps, _ := filepath.Glob("/usr/share/seabios/vgabios-stdvga.bin")
+	if len(ps) == 0 {
+		t.Skip("no SeaVGABIOS image (package seabios)")
+	}
+	b, err := os.ReadFile(ps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareRaw(t, "SeaVGABIOS (16-bit)", b, Mode16)
+}
