@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
-	"strconv"
 	"strings"
 )
 
@@ -134,26 +133,4 @@ func (c *TraceConfig) validate(pagesize int) (auxSize uint64, err error) {
 		}
 	}
 	return pages * uint64(pagesize), nil
-}
-
-// ParseCPUList parses a CPU list like "0-3,5,7-8".
-func ParseCPUList(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("intelpt: bad cpu list %q", s)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 4096 {
-				return nil, fmt.Errorf("intelpt: bad cpu list %q", s)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/iotap/iotap/internal/unix"
+	"github.com/iotap/iotap/tracefs"
 )
 
 // Trace is a Processor Trace session: one perf intel_pt event per CPU (or
@@ -349,9 +349,5 @@ func TimingInfo() (c Config) {
 
 // OnlineCPUs lists the online CPUs from /sys/devices/system/cpu/online.
 func OnlineCPUs() ([]int, error) {
-	b, err := os.ReadFile("/sys/devices/system/cpu/online")
-	if err != nil {
-		return nil, err
-	}
-	return ParseCPUList(strings.TrimSpace(string(b)))
+	return tracefs.OnlineCPUs(tracefs.DefaultOnlineCPUs)
 }

@@ -285,18 +285,6 @@ func TestParseSideband(t *testing.T) {
 	}
 }
 
-func TestParseCPUList(t *testing.T) {
-	got, err := ParseCPUList("0-2,5,7-8")
-	if err != nil || len(got) != 6 || got[3] != 5 || got[5] != 8 {
-		t.Fatalf("%v %v", got, err)
-	}
-	for _, bad := range []string{"", "a", "3-1", "-1", "0-99999"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 func TestTraceConfigValidate(t *testing.T) {
 	if _, err := (&TraceConfig{Chunks: 3, Order: 1}).validate(4096); err == nil {
 		t.Error("6 pages accepted")

@@ -134,7 +134,10 @@ func OnlineCPUs(sysfsCPUList string) ([]int, error) {
 // DefaultOnlineCPUs is the sysfs file listing online CPUs.
 var DefaultOnlineCPUs = filepath.Join("/sys/devices/system/cpu", "online")
 
-// ParseCPUList parses the kernel's CPU list format ("0-3,5,7-8").
+// ParseCPUList parses the kernel's CPU list format ("0-3,5,7-8"), as in
+// /sys/devices/system/cpu/online and taken by every --cpu flag: the
+// module's one CPU-list parser. Spaces around a part are ignored; an
+// empty list is no CPU.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -142,7 +145,7 @@ func ParseCPUList(s string) ([]int, error) {
 	}
 	var out []int
 	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 {
 			return nil, fmt.Errorf("cpu list %q: bad cpu %q", s, lo)

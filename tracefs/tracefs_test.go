@@ -207,6 +207,10 @@ func TestParseCPUList(t *testing.T) {
 		{"3-1", nil, false},
 		{"a", nil, false},
 		{"-1", nil, false},
+		{"0-2,5,7-8", []int{0, 1, 2, 5, 7, 8}, true},
+		{" 1, 3 ", []int{1, 3}, true},
+		{"0-99999", nil, false},
+		{"1,,2", nil, false},
 	} {
 		got, err := ParseCPUList(tc.in)
 		if (err == nil) != tc.ok || (tc.ok && !reflect.DeepEqual(got, tc.want)) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/tracefs"
 )
 
 type ptCaptureFlags struct {
@@ -129,7 +130,7 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	cfg := intelpt.TraceConfig{Chunks: f.chunks, Order: f.order, Circular: f.circular, Options: f.options(cmd),
 		User: f.user, Kernel: f.kernel, AddrFilters: f.filters}
 	if f.cpus != "" {
-		cpus, err := intelpt.ParseCPUList(f.cpus)
+		cpus, err := tracefs.ParseCPUList(f.cpus)
 		if err != nil {
 			return usageErrorf("pt capture: --cpu: %v", err)
 		}
