@@ -1,6 +1,6 @@
 module github.com/iotap/iotap
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/parquet-go/parquet-go v0.32.0
