@@ -243,7 +243,6 @@ type Stream struct {
 	f        *Filter
 	bars     *BARMap
 	inWindow bool
-	err      error
 }
 
 // NewStream returns a Stream for f. BARs are resolved from the PCIDEV

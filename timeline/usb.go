@@ -37,7 +37,6 @@ type usbSource struct {
 	devList []*usbDevice // devices in order of appearance: output is deterministic
 	pending map[usb.Key]*lane
 	max     int
-	window  int64
 	lastTS  uint64
 }
 

@@ -59,7 +59,9 @@ const maxRecord = 16 << 20
 
 func newPcapReader(br *bufio.Reader) (Reader, error) {
 	var h [24]byte
-	if n, err := io.ReadFull(br, h[:]); err != nil {
+	if n, err := io.ReadFull(br, h[:]); isIOError(err) {
+		return nil, ioError(FormatPcap, int64(n), err)
+	} else if err != nil {
 		return nil, &FormatError{Format: FormatPcap, Offset: int64(n), Msg: "file header cut short", Err: ErrTruncated}
 	}
 	var bo binary.ByteOrder = binary.LittleEndian
@@ -83,6 +85,9 @@ func (r *pcapReader) ReadInto(ev *Event) error {
 	if err == io.EOF {
 		return io.EOF
 	}
+	if isIOError(err) {
+		return ioError(FormatPcap, off, err)
+	}
 	if err != nil {
 		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: header cut short after %d bytes", r.n+1, n), Err: ErrTruncated}
 	}
@@ -95,7 +100,9 @@ func (r *pcapReader) ReadInto(ev *Event) error {
 		r.buf = make([]byte, caplen)
 	}
 	data := r.buf[:caplen]
-	if n, err := io.ReadFull(r.br, data); err != nil {
+	if n, err := io.ReadFull(r.br, data); isIOError(err) {
+		return ioError(FormatPcap, off, err)
+	} else if err != nil {
 		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %d of %d data bytes", r.n+1, n, caplen), Err: ErrTruncated}
 	}
 	r.n++
@@ -107,11 +114,16 @@ func (r *pcapReader) ReadInto(ev *Event) error {
 	return nil
 }
 
-func wrapEOF(err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return ErrTruncated
-	}
-	return ErrFormat
+// isIOError reports whether err is a read error rather than the end of
+// the input: such an error is returned as it is, never as ErrTruncated
+// (data lost, exit 3) or ErrFormat.
+func isIOError(err error) bool {
+	return err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// ioError wraps a read error with the position it happened at.
+func ioError(f Format, off int64, err error) error {
+	return fmt.Errorf("usbmon: %s: reading at byte %d: %w", f, off, err)
 }
 
 func (r *pcapReader) Format() Format { return FormatPcap }

@@ -81,6 +81,9 @@ func (r *pcapngReader) block() ([]byte, error) {
 	if len(h) == 0 && err == io.EOF {
 		return nil, io.EOF
 	}
+	if len(h) < 12 && isIOError(err) {
+		return nil, ioError(FormatPcapng, off, err)
+	}
 	if len(h) < 8 {
 		return nil, r.errf(off, ErrTruncated, "block header cut short (%d bytes)", len(h))
 	}
@@ -106,6 +109,9 @@ func (r *pcapngReader) block() ([]byte, error) {
 	var blk []byte
 	if int(length) <= r.br.Size() {
 		blk, err = r.br.Peek(int(length))
+		if len(blk) < int(length) && isIOError(err) {
+			return nil, ioError(FormatPcapng, off, err)
+		}
 		if len(blk) < int(length) {
 			return nil, r.errf(off, ErrTruncated, "block of %d bytes cut short after %d", length, len(blk))
 		}
@@ -115,7 +121,9 @@ func (r *pcapngReader) block() ([]byte, error) {
 			r.big = make([]byte, length)
 		}
 		blk = r.big[:length]
-		if n, _ := io.ReadFull(r.br, blk); n < int(length) {
+		if n, err := io.ReadFull(r.br, blk); isIOError(err) {
+			return nil, ioError(FormatPcapng, off, err)
+		} else if n < int(length) {
 			return nil, r.errf(off, ErrTruncated, "block of %d bytes cut short after %d", length, n)
 		}
 	}

@@ -132,8 +132,9 @@ type reqEvent struct {
 	Tag    [8]byte
 	Path   string `userevents:"path"`
 	Raw    []byte `userevents:"raw,__data_loc u8[]"`
-	skip   int
-	Skip   int `userevents:"-"`
+	//lint:ignore U1000 an unexported field is not an event field: the test checks that it is skipped
+	skip int
+	Skip int `userevents:"-"`
 }
 
 func TestLayoutOf(t *testing.T) {

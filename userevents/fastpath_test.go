@@ -99,18 +99,19 @@ func TestWriteIntsFastPath(t *testing.T) {
 // what StructLayout.Append produces, padding and coalesced runs included.
 func TestTypedRunsFastPath(t *testing.T) {
 	type rec struct {
-		A  uint8 `userevents:"a"`
-		B  int16 `userevents:"b"` // Go pads before B; the payload does not
-		C  uint32
-		D  int64
-		E  [5]byte
-		F  bool
-		G  [3]byte `userevents:"g,unsigned char[3]"`
-		H  uint64
-		I  int
-		_  uint32
-		J  int8
-		K  uint16 `userevents:"k,short"`
+		A uint8 `userevents:"a"`
+		B int16 `userevents:"b"` // Go pads before B; the payload does not
+		C uint32
+		D int64
+		E [5]byte
+		F bool
+		G [3]byte `userevents:"g,unsigned char[3]"`
+		H uint64
+		I int
+		_ uint32
+		J int8
+		K uint16 `userevents:"k,short"`
+		//lint:ignore U1000 an unexported field is not an event field
 		_x string // unexported: not a field
 	}
 	l, err := LayoutOf[rec]("ev")

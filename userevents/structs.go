@@ -149,7 +149,7 @@ func goType(t reflect.Type) (string, error) {
 			return fmt.Sprintf("char[%d]", t.Len()), nil
 		}
 	}
-	return "", fmt.Errorf("Go type %v has no user_events type", t)
+	return "", fmt.Errorf("the Go type %v has no user_events type", t)
 }
 
 func goSize(k reflect.Kind) int {
@@ -170,15 +170,15 @@ func compatible(f Field, _ reflect.Type, k reflect.Kind) error {
 	switch f.Kind {
 	case KindInt, KindUint:
 		if n := goSize(k); n != f.Size {
-			return fmt.Errorf("Go %v does not match %s (%d bytes)", k, f.Type, f.Size)
+			return fmt.Errorf("the Go kind %v does not match %s (%d bytes)", k, f.Type, f.Size)
 		}
 	case KindRelLoc, KindDataLoc:
 		if k != reflect.String && k != reflect.Slice {
-			return fmt.Errorf("Go %v does not match %s", k, f.Type)
+			return fmt.Errorf("the Go kind %v does not match %s", k, f.Type)
 		}
 	case KindArray:
 		if k != reflect.Array {
-			return fmt.Errorf("Go %v does not match %s", k, f.Type)
+			return fmt.Errorf("the Go kind %v does not match %s", k, f.Type)
 		}
 	default:
 		return fmt.Errorf("%s is not supported in struct layouts", f.Type)
