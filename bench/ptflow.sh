@@ -11,7 +11,9 @@
 # print only statistics (ptxed's --quiet --stat format: "insn: N." and
 # "blocks: N."), so the comparison is decoding, not printing; the script
 # checks that both count the same instructions. Each command runs N times
-# (default 5), alternating; the best wall time and the peak RSS are kept.
+# (default 5), alternating; the best wall time, the best CPU time (user +
+# system: steadier than wall time on a shared machine) and the peak RSS are
+# kept.
 # Needs go, gcc and libipt-dev.
 set -eu
 cd "$(dirname "$0")/.."
@@ -26,20 +28,21 @@ go run ./intelpt/internal/ptgen/cmd/ptgen -seed 1 -insns "${M}000000" -timing -o
 BASE=$(awk '/^base/ {print $2}' "$W/gen.txt")
 RAW="$W/run.bin:$BASE"
 echo "trace: $(stat -c %s "$W/run.pt") bytes, $(awk '/^insns/ {print $2}' "$W/gen.txt") instructions, code $(stat -c %s "$W/run.bin") bytes at $BASE"
-echo "best of $N alternating runs (wall seconds, peak RSS)"
+echo "best of $N alternating runs (wall seconds, CPU seconds, peak RSS)"
 
 # measure NAME CMD...: run CMD, keep its output in $W/NAME.out, and the best
-# wall time and largest RSS in $W/NAME.best.
+# wall time, the largest RSS and the best CPU time in $W/NAME.best.
 measure() {
 	name=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$W/time" "$@" >"$W/$name.out" 2>"$W/$name.err" || echo "WARNING: $name exited with an error" >&2
+	/usr/bin/time -f '%e %M %U %S' -o "$W/time" "$@" >"$W/$name.out" 2>"$W/$name.err" || echo "WARNING: $name exited with an error" >&2
 	set -- $(tail -n 1 "$W/time")
+	cpu=$(awk -v u="$3" -v s="$4" 'BEGIN { print u + s }')
 	if [ -f "$W/$name.best" ]; then
-		set -- $1 $2 $(cat "$W/$name.best")
-		awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" 'BEGIN { printf "%s %s\n", (a < c ? a : c), (b > d ? b : d) }' >"$W/$name.best"
+		set -- $1 $2 $cpu $(cat "$W/$name.best")
+		awk -v a="$1" -v b="$2" -v c="$3" -v d="$4" -v e="$5" -v f="$6" 'BEGIN { printf "%s %s %s\n", (a < d ? a : d), (b > e ? b : e), (c < f ? c : f) }' >"$W/$name.best"
 	else
-		echo "$1 $2" >"$W/$name.best"
+		echo "$1 $2 $cpu" >"$W/$name.best"
 	fi
 }
 
@@ -58,7 +61,7 @@ done
 
 show() {
 	set -- "$1" "$2" $(cat "$W/$2.best")
-	printf '%-46s %7.2f s %8d KiB   %s\n' "$1" "$3" "$4" "$(tr '\n\t' '  ' <"$W/$2.out")"
+	printf '%-46s %7.2f s %7.2f s %8d KiB   %s\n' "$1" "$3" "$5" "$4" "$(tr '\n\t' '  ' <"$W/$2.out")"
 }
 show "libipt pt_insn_next loop (C -O2)" c-insn
 show "libipt pt_blk_next loop (C -O2)" c-block
@@ -76,7 +79,9 @@ for f in go-insn go-block; do
 	[ -s "$W/$f.err" ] && { echo "WARNING: $f wrote to stderr:"; head -3 "$W/$f.err"; }
 done
 awk -v ci="$(cut -d' ' -f1 "$W/c-insn.best")" -v gi="$(cut -d' ' -f1 "$W/go-insn.best")" \
-	-v cb="$(cut -d' ' -f1 "$W/c-block.best")" -v gb="$(cut -d' ' -f1 "$W/go-block.best")" 'BEGIN {
-	printf "per-instruction: iotap is %.2fx pt_insn_next\n", ci / gi
-	printf "per-block:       iotap is %.2fx pt_blk_next\n", cb / gb
+	-v cb="$(cut -d' ' -f1 "$W/c-block.best")" -v gb="$(cut -d' ' -f1 "$W/go-block.best")" \
+	-v cci="$(cut -d' ' -f3 "$W/c-insn.best")" -v cgi="$(cut -d' ' -f3 "$W/go-insn.best")" \
+	-v ccb="$(cut -d' ' -f3 "$W/c-block.best")" -v cgb="$(cut -d' ' -f3 "$W/go-block.best")" 'BEGIN {
+	printf "per-instruction: iotap is %.2fx pt_insn_next (wall), %.2fx (CPU)\n", ci / gi, cci / cgi
+	printf "per-block:       iotap is %.2fx pt_blk_next (wall), %.2fx (CPU)\n", cb / gb, ccb / cgb
 }'

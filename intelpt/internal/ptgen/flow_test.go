@@ -40,6 +40,7 @@ type flowDecoder interface {
 func walk(d flowDecoder, next func() (int, error), maxSteps int) (errs []error, endless bool) {
 	steps := 0
 	lastSync := int64(-1)
+	var ev intelpt.Event // one for the walk: passed through an interface, it escapes
 	for {
 		status, err := d.SyncForward()
 		if err == io.EOF {
@@ -47,7 +48,6 @@ func walk(d flowDecoder, next func() (int, error), maxSteps int) (errs []error, 
 		}
 		for err == nil {
 			for status&intelpt.StatusEventPending != 0 && err == nil {
-				var ev intelpt.Event
 				status, err = d.Event(&ev)
 				if steps++; steps > maxSteps {
 					return errs, true
