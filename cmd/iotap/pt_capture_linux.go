@@ -23,6 +23,7 @@ type ptCaptureFlags struct {
 	chunks                                int
 	order                                 uint
 	circular, user, kernel, allowLoss     bool
+	copyBinaries                          bool
 	tsc, branch, mtc, cyc, noretcomp, ptw bool
 	pwrEvt                                bool
 	psbPeriod, mtcPeriod, cycThresh       uint64
@@ -68,6 +69,7 @@ PT and root or CAP_PERFMON.`,
 	fl.BoolVar(&f.user, "user", false, "trace user mode only")
 	fl.BoolVar(&f.kernel, "kernel", false, "trace kernel mode only")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when trace data was lost")
+	fl.BoolVar(&f.copyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
 	fl.BoolVar(&f.tsc, "tsc", true, "TSC packets")
 	fl.BoolVar(&f.branch, "branch", true, "branch tracing (control flow packets)")
 	fl.BoolVar(&f.mtc, "mtc", false, "MTC timing packets")
@@ -278,6 +280,24 @@ loop:
 	sc.Lost = len(lost) > 0
 	if err := intelpt.WriteCaptureInfo(f.out, &sc); err != nil {
 		return err
+	}
+	// The files the traced code came from, with their build-ids (and
+	// copies with --copy-binaries): what decoding elsewhere needs.
+	sideband := &intelpt.Sideband{}
+	for _, b := range bufs {
+		sideband.Merge(intelpt.RawSideband(b.Sideband(), tr.SampleType(), true))
+	}
+	files := intelpt.MappedFiles(sideband)
+	if f.copyBinaries {
+		intelpt.CopyBinaries(f.out, files)
+	}
+	if err := intelpt.WriteMappedFiles(f.out, files); err != nil {
+		return err
+	}
+	for _, mf := range files {
+		if mf.Error != "" {
+			fmt.Fprintf(e.stderr, "pt capture: %s: %s\n", mf.Path, mf.Error)
+		}
 	}
 	if len(lost) > 0 && !f.allowLoss {
 		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", lost)

@@ -87,6 +87,11 @@ func ReadCaptureDir(dir string) (*Input, error) {
 			in.Sideband.Merge(intelpt.RawSideband(raw, ci.SampleType, true))
 		}
 	}
+	files, err := intelpt.ReadMappedFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	in.Sideband.BuildIDs = append(in.Sideband.BuildIDs, intelpt.BuildIDTable(files)...)
 	in.Loss = in.Sideband.LossSummary()
 	if ci.Lost && in.Loss == "" {
 		in.Loss = "capture.json says trace was lost"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"testing"
@@ -258,6 +259,80 @@ func TestCallsOfRealProgram(t *testing.T) {
 	for _, c := range got {
 		if c.Func == "deep" && c.EndReason != EndUnwound {
 			t.Errorf("deep ended by %s, want unwound (longjmp)", c.EndReason)
+		}
+	}
+}
+
+// TestCaptureDirDecodesElsewhere: a capture directory as `iotap pt
+// capture --copy-binaries` writes it (trace, raw sideband, capture.json,
+// mapped_files.json, binaries/ by build-id) decodes with none of the
+// traced files at their paths (an empty sysroot): the same calls as the
+// perf.data. Without the copies, the mappings are reported unfound.
+func TestCaptureDirDecodesElsewhere(t *testing.T) {
+	s := synthesize(t)
+	want, _, _ := decodeCalls(t, s)
+	byBegin(want)
+	dir := t.TempDir()
+	raw := ptsynth.Sideband(s.Run, s.Enc)
+	ci := &intelpt.CaptureInfo{Tool: "iotap", Mode: "per-thread", PID: s.Run.PID, SampleType: ptsynth.SampleType,
+		Buffers: []intelpt.CaptureBuffer{{CPU: -1, File: "thread.pt", Sideband: "thread.sideband"}}}
+	if err := intelpt.WriteCaptureInfo(dir, ci); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "thread.pt"), s.Enc.PT, 0o600)
+	os.WriteFile(filepath.Join(dir, "thread.sideband"), raw, 0o600)
+	files := intelpt.MappedFiles(intelpt.RawSideband(raw, ptsynth.SampleType, true))
+	if err := intelpt.CopyBinaries(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := intelpt.WriteMappedFiles(dir, files); err != nil {
+		t.Fatal(err)
+	}
+	// The build-ids are perf's (the perf.data's build-id table).
+	sb, _ := intelpt.PerfSideband(s.Perf)
+	perfIDs := map[string]string{}
+	for _, b := range sb.BuildIDs {
+		perfIDs[b.Filename] = b.Hex()
+	}
+	for _, f := range files {
+		if f.BuildID == "" || f.BuildID != perfIDs[f.Path] || f.Copy == "" || f.Error != "" {
+			t.Errorf("mapped file %+v; perf's build-id %s", f, perfIDs[f.Path])
+		}
+	}
+	if len(files) != 3 {
+		t.Errorf("%d mapped files, want prog, libc and ld.so: %+v", len(files), files)
+	}
+
+	nowhere := t.TempDir()
+	for _, withCopies := range []bool{true, false} {
+		in, err := ReadCaptureDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dirs []string
+		if withCopies {
+			dirs = []string{filepath.Join(dir, intelpt.BinariesDir)}
+		}
+		var got []Call
+		res, err := Analyze(in, Options{Finder: Finder(nowhere, dirs), OnCall: func(c *Call) { got = append(got, *c) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !withCopies {
+			if len(res.Unfound) != 4 || res.Gaps == 0 { // prog, libc, ld.so, [vdso]
+				t.Errorf("without copies: %d unfound, %d gaps", len(res.Unfound), res.Gaps)
+			}
+			continue
+		}
+		byBegin(got)
+		if len(got) != len(want) || res.Gaps != 0 || len(res.Unfound) != 1 {
+			t.Fatalf("%d calls, want %d; %d gaps, unfound %v", len(got), len(want), res.Gaps, res.Unfound)
+		}
+		for i := range got {
+			got[i].End, want[i].End = 0, 0
+			if got[i] != want[i] {
+				t.Fatalf("call %d: %+v, want %+v", i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -90,35 +90,7 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	w.user(70, body)
 	// TIME_CONV: shift 0, mult 1, zero 0.
 	w.user(79, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 1), 0))
-	w.rec(3, 2|1<<13, t0-3, append(w.pidtid(nil), cstr(run.Comm)...))
-	var ids [][2]string
-	seen := map[string]bool{}
-	for _, m := range run.Maps {
-		if !m.Exec() || m.Path == "[vsyscall]" {
-			continue
-		}
-		b := w.pidtid(nil)
-		b = le.AppendUint64(b, m.Start)
-		b = le.AppendUint64(b, m.End-m.Start)
-		b = le.AppendUint64(b, m.Off)
-		b = le.AppendUint32(b, m.Maj)
-		b = le.AppendUint32(b, m.Min)
-		b = le.AppendUint64(b, m.Ino)
-		b = le.AppendUint64(b, 0)
-		b = le.AppendUint32(b, 5) // PROT_READ|PROT_EXEC
-		b = le.AppendUint32(b, 2) // MAP_PRIVATE
-		b = append(b, cstr(m.Path)...)
-		w.rec(10, 2, t0-2, b)
-		if !seen[m.Path] && len(m.Path) > 0 && m.Path[0] == '/' {
-			seen[m.Path] = true
-			if f, err := elf.Open(m.Path); err == nil {
-				if id := symtab.BuildID(f); id != nil {
-					ids = append(ids, [2]string{string(id), m.Path})
-				}
-				f.Close()
-			}
-		}
-	}
+	ids := w.startRecords(run, t0)
 	w.rec(12, 0, t0-1, w.pidtid(nil))
 	// AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; data.
 	a := le.AppendUint64(nil, uint64(len(enc.PT)))
@@ -180,3 +152,54 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	out = le.AppendUint64(out, uint64(len(sec)))
 	return append(out, sec...)
 }
+
+// startRecords appends COMM (exec) and an MMAP2 per executable mapping,
+// and returns the build-ids of the mapped files (id, path).
+func (w *perfWriter) startRecords(run *Run, t0 uint64) [][2]string {
+	w.rec(3, 2|1<<13, t0-3, append(w.pidtid(nil), cstr(run.Comm)...))
+	var ids [][2]string
+	seen := map[string]bool{}
+	for _, m := range run.Maps {
+		if !m.Exec() || m.Path == "[vsyscall]" {
+			continue
+		}
+		b := w.pidtid(nil)
+		b = le.AppendUint64(b, m.Start)
+		b = le.AppendUint64(b, m.End-m.Start)
+		b = le.AppendUint64(b, m.Off)
+		b = le.AppendUint32(b, m.Maj)
+		b = le.AppendUint32(b, m.Min)
+		b = le.AppendUint64(b, m.Ino)
+		b = le.AppendUint64(b, 0)
+		b = le.AppendUint32(b, 5) // PROT_READ|PROT_EXEC
+		b = le.AppendUint32(b, 2) // MAP_PRIVATE
+		b = append(b, cstr(m.Path)...)
+		w.rec(10, 2, t0-2, b)
+		if !seen[m.Path] && len(m.Path) > 0 && m.Path[0] == '/' {
+			seen[m.Path] = true
+			if f, err := elf.Open(m.Path); err == nil {
+				if id := symtab.BuildID(f); id != nil {
+					ids = append(ids, [2]string{string(id), m.Path})
+				}
+				f.Close()
+			}
+		}
+	}
+	return ids
+}
+
+// Sideband returns the kernel's sideband records of the run as `iotap pt
+// capture` stores them (cpuN.sideband, sample_id TID|TIME|CPU): COMM,
+// MMAP2, ITRACE_START, AUX, EXIT.
+func Sideband(run *Run, enc *Encoded) []byte {
+	w := &perfWriter{pid: int32(run.PID)}
+	t0 := enc.TSC[0]
+	w.startRecords(run, t0)
+	w.rec(12, 0, t0-1, w.pidtid(nil))
+	tEnd := enc.TSC[len(enc.TSC)-1] + 1
+	w.rec(11, 0, tEnd, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), uint64(len(enc.PT))), 0))
+	return w.b
+}
+
+// SampleType is the sample_type of the records Sideband writes.
+const SampleType = sampleType

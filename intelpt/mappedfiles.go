@@ -1,0 +1,153 @@
+package intelpt
+
+import (
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/iotap/iotap/intelpt/symtab"
+	"github.com/iotap/iotap/internal/outfile"
+)
+
+// MappedFilesName is the file of a capture directory that lists the files
+// the traced code was mapped from (written by `iotap pt capture`).
+const MappedFilesName = "mapped_files.json"
+
+// MappedFile is a file that executable mappings of the sideband name,
+// with its GNU build-id read at capture time, and where a copy of it was
+// put (--copy-binaries), relative to the capture directory.
+type MappedFile struct {
+	Path    string `json:"path"`
+	BuildID string `json:"build_id,omitempty"` // lower-case hex
+	Size    int64  `json:"size,omitempty"`
+	Copy    string `json:"copy,omitempty"`
+	Error   string `json:"error,omitempty"` // why it could not be read or copied
+}
+
+// MappedFiles lists the distinct files of the executable mappings of the
+// sideband (not [vdso], [vsyscall] or anonymous memory) with the build-id
+// of each as found at path on this machine.
+func MappedFiles(sb *Sideband) []MappedFile {
+	seen := map[string]bool{}
+	var out []MappedFile
+	for i := range sb.Records {
+		r := &sb.Records[i]
+		if (r.Type != PerfRecordMmap && r.Type != PerfRecordMmap2) || !r.Executable() || seen[r.Filename] {
+			continue
+		}
+		seen[r.Filename] = true
+		if !strings.HasPrefix(r.Filename, "/") {
+			continue
+		}
+		mf := MappedFile{Path: r.Filename}
+		if st, err := os.Stat(r.Filename); err != nil {
+			mf.Error = err.Error()
+		} else {
+			mf.Size = st.Size()
+			if f, err := elf.Open(r.Filename); err != nil {
+				mf.Error = err.Error()
+			} else {
+				mf.BuildID = hex.EncodeToString(symtab.BuildID(f))
+				f.Close()
+			}
+		}
+		if r.BuildID != nil && mf.BuildID != "" && r.BuildIDHex() != mf.BuildID {
+			mf.Error = fmt.Sprintf("the file's build-id %s is not the traced one %s (replaced since)", mf.BuildID, r.BuildIDHex())
+		}
+		out = append(out, mf)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// CopyBinaries copies each mapped file with a build-id into dir's
+// binaries/.build-id/xx/rest (perf's build-id cache layout, which `iotap
+// pt calls` searches first), and records the copy (or the error) in
+// files. Files are created 0600 and never overwritten.
+func CopyBinaries(dir string, files []MappedFile) error {
+	for i := range files {
+		f := &files[i]
+		if f.BuildID == "" || len(f.BuildID) < 3 || f.Error != "" {
+			continue
+		}
+		rel := filepath.Join(BinariesDir, ".build-id", f.BuildID[:2], f.BuildID[2:])
+		dst := filepath.Join(dir, rel)
+		if _, err := os.Lstat(dst); err == nil {
+			f.Copy = rel // same build-id: the same file
+			continue
+		}
+		if err := copyFile(f.Path, dst); err != nil {
+			f.Error = err.Error()
+			continue
+		}
+		f.Copy = rel
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
+}
+
+// WriteMappedFiles writes the list to dir/mapped_files.json (0600).
+func WriteMappedFiles(dir string, files []MappedFile) error {
+	b, err := json.MarshalIndent(files, "", "  ")
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(filepath.Join(dir, MappedFilesName), append(b, '\n'), outfile.Options{})
+}
+
+// ReadMappedFiles reads dir/mapped_files.json (nil, nil when absent).
+func ReadMappedFiles(dir string) ([]MappedFile, error) {
+	b, err := os.ReadFile(filepath.Join(dir, MappedFilesName))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var files []MappedFile
+	if err := json.Unmarshal(b, &files); err != nil {
+		return nil, fmt.Errorf("intelpt: %s: %w", MappedFilesName, err)
+	}
+	return files, nil
+}
+
+// BuildIDTable turns the list into build-id table entries (as perf's), so
+// that the address spaces' mappings carry the build-ids of capture time.
+func BuildIDTable(files []MappedFile) []PerfBuildID {
+	var out []PerfBuildID
+	for _, f := range files {
+		id, err := hex.DecodeString(f.BuildID)
+		if err != nil || len(id) == 0 {
+			continue
+		}
+		out = append(out, PerfBuildID{PID: -1, CPUMode: PerfMiscUser, BuildID: id, Filename: f.Path})
+	}
+	return out
+}
