@@ -30,6 +30,9 @@ import (
 // A source's common-clock time is its own time in nanoseconds plus
 // OffsetNS.
 type Clocks struct {
+	// Version is the capture directory format (package capture); absent
+	// in version 1 files. ReadClocks refuses a version it does not know.
+	Version int `json:"version,omitempty"`
 	// Common names the common clock (informative, e.g. "CLOCK_MONOTONIC").
 	Common string `json:"common"`
 	// Sources maps a source kind ("usb", "mmio", "events", "pt") or an
@@ -62,6 +65,9 @@ type Marker struct {
 	NS   int64  `json:"ns"`
 }
 
+// ClocksVersion is the newest clocks file version ReadClocks reads.
+const ClocksVersion = 1
+
 // ErrClocks is wrapped by errors in a clocks file.
 var ErrClocks = errors.New("bad clocks file")
 
@@ -76,6 +82,9 @@ func ReadClocks(r io.Reader) (*Clocks, error) {
 			return nil, fmt.Errorf("%w: byte %d: %v", ErrClocks, se.Offset, err)
 		}
 		return nil, fmt.Errorf("%w: %v", ErrClocks, err)
+	}
+	if c.Version > ClocksVersion {
+		return nil, fmt.Errorf("%w: version %d is newer than this iotap reads (%d)", ErrClocks, c.Version, ClocksVersion)
 	}
 	for k, s := range c.Sources {
 		if s.TSC != nil && s.TSC.Shift > 63 {

@@ -27,10 +27,6 @@ func notOnThisOS(use, short, what string, sentinel error) *cobra.Command {
 	}
 }
 
-func newCaptureCmd(*env) *cobra.Command {
-	return notOnThisOS("capture", "Capture several sources at once", "capture (usbmon, mmiotrace, user_events)", usbmon.ErrNotSupported)
-}
-
 func newUSBCaptureCmd(*env) *cobra.Command {
 	return notOnThisOS("capture", "Capture USB traffic with usbmon", "usb capture (usbmon)", usbmon.ErrNotSupported)
 }
