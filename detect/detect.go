@@ -219,6 +219,10 @@ func plain(head []byte, complete bool) (Result, error) {
 		return Result{Kind: PT, Format: "raw Intel PT"}, nil
 	case isPcap(head):
 		return usbHead(head, complete)
+	case bytes.Contains(head, psb):
+		// A snapshot of a PT ring starts anywhere: decoding starts at the
+		// first PSB packet.
+		return Result{Kind: PT, Format: "raw Intel PT"}, nil
 	case head[0] == '{':
 		return eventsHead(head, complete)
 	}

@@ -7,7 +7,8 @@
 //     mmiotrace record, and a record must appear in the first lines;
 //   - user_events NDJSON (iotap events record --json): the first line is a
 //     JSON object with "name" and "ts";
-//   - Intel PT: raw PT starting with a PSB packet, or a perf.data file.
+//   - Intel PT: raw PT with a PSB packet (where decoding starts) in the
+//     head, or a perf.data file.
 //
 // Compressed inputs (gzip, xz, zstd: by magic bytes) are decompressed and
 // the content is detected again: a gzipped README is "gzip-compressed text",

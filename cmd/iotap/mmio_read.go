@@ -144,29 +144,11 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 // mmioOpenInput opens a log file ("-" is standard input) and checks that
 // it is one (detect): anything else is an error saying what it is.
 func mmioOpenInput(path string) (io.ReadCloser, error) {
-	var f *os.File = os.Stdin
-	if path != "-" {
-		var err error
-		if f, err = detect.Open(path); err != nil {
-			return nil, fmt.Errorf("mmio: %w", err)
-		}
-	}
-	head, complete, rest, err := detect.ReadHead(f)
-	if err == nil {
-		_, err = detect.Expect(head, complete, detect.MMIO)
-	} else {
-		err = detect.ReadError(path, err)
-	}
+	in, err := openTrace(path, detect.MMIO)
 	if err != nil {
-		if f != os.Stdin {
-			f.Close()
-		}
-		return nil, fmt.Errorf("mmio: %s: %w", path, err)
+		return nil, fmt.Errorf("mmio: %w", err)
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{rest, f}, nil
+	return in, nil
 }
 
 // mmioCheckFile checks that the file at path is an mmiotrace log, for

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 )
 
@@ -31,6 +33,9 @@ Decoding works on any machine; capture needs an Intel CPU with the intel_pt PMU.
 	c.AddCommand(newPTDumpCmd(e), newPTStatsCmd(e), newPTCaptureCmd(e), newPTFlowCmd(e), newPTCallsCmd(e))
 	return c
 }
+
+// ptPSB is a PSB packet: a raw PT trace is decoded from its first one.
+var ptPSB = bytes.Repeat([]byte{0x02, 0x82}, 8)
 
 // ptInput is one PT stream to decode.
 type ptInput struct {
@@ -65,9 +70,16 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 		}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, detect.ReadError(path, err)
 	}
 	if !intelpt.IsPerfData(b) {
+		if !bytes.Contains(b, ptPSB) {
+			// Not PT at all: say what it is (detect), or why not.
+			if _, derr := detect.Expect(b[:min(len(b), detect.HeadSize)], len(b) <= detect.HeadSize, detect.PT); derr != nil {
+				return nil, nil, fmt.Errorf("pt: %s: %w", path, derr)
+			}
+			return nil, nil, fmt.Errorf("pt: %s: not an Intel PT trace: no PSB packet in its %d bytes (decoding starts at a PSB)", path, len(b))
+		}
 		return []ptInput{{cpu: -1, data: b}}, nil, nil
 	}
 	tr, err := intelpt.PerfDataPT(b)

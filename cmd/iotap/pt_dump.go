@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 )
 
@@ -300,6 +301,14 @@ func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err err
 		src, closeFn = fh, func() { fh.Close() }
 	}
 	br := bufio.NewReaderSize(src, 1<<20)
+	if head, _ := br.Peek(detect.HeadSize); path != "-" {
+		if res, err := detect.Head(head, len(head) < detect.HeadSize); err != nil || res.Kind != detect.PT {
+			// Not raw PT by its head: ptLoad reads the whole file and
+			// says what it is.
+			closeFn()
+			return nil, nil, false, nil
+		}
+	}
 	if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
 		closeFn()
 		if path == "-" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -101,12 +102,12 @@ func usbNewWriter(w io.Writer, f usbmon.Format, linkType int) (usbmon.Writer, er
 func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool) error {
 	var src io.Reader = os.Stdin
 	if in != "-" {
-		fh, err := os.Open(in)
+		t, err := openTrace(in, detect.USB)
 		if err != nil {
 			return err
 		}
-		defer fh.Close()
-		src = fh
+		defer t.Close()
+		src = t
 	}
 	skipped := 0
 	r, from, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: keepGoing, OnSkip: func(err error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -225,12 +226,12 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		src = os.Stdin
 		in.live = !isRegular(os.Stdin)
 	} else {
-		fh, err := os.Open(path)
+		t, err := openTrace(path, detect.USB)
 		if err != nil {
 			return nil, err
 		}
-		src, in.closer = fh, fh
-		in.live = !isRegular(fh)
+		src, in.closer = t, t
+		in.live = !isRegular(t.File)
 	}
 	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
 		in.skipErrs++
