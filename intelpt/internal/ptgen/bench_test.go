@@ -15,18 +15,10 @@ var benchProgram = sync.OnceValues(func() (*Program, error) {
 // BenchmarkInsnDecoder decodes a generated 3 M-instruction trace with the
 // instruction decoder; it reports ns and allocations per instruction.
 func BenchmarkInsnDecoder(b *testing.B) {
-	p, err := benchProgram()
-	if err != nil {
-		b.Fatal(err)
-	}
-	im := image(b, p)
-	b.SetBytes(int64(len(p.Trace)))
-	b.ReportAllocs()
-	n := 0
-	m0 := mallocs()
-	for b.Loop() {
+	benchFlow(b, func(p *Program, im *intelpt.Image) (int, []error) {
 		d := intelpt.NewInsnDecoder(p.Trace, intelpt.FlowConfig{Image: im})
 		var in intelpt.Insn
+		n := 0
 		errs, _ := walk(d, func() (int, error) {
 			st, err := d.Next(&in)
 			if in.Size != 0 {
@@ -34,15 +26,29 @@ func BenchmarkInsnDecoder(b *testing.B) {
 			}
 			return st, err
 		}, 1<<40)
-		if len(errs) > 0 {
-			b.Fatal(errs[0])
-		}
-	}
-	reportPerInsn(b, n, mallocs()-m0)
+		return n, errs
+	})
 }
 
 // BenchmarkBlockDecoder decodes the same trace block by block.
 func BenchmarkBlockDecoder(b *testing.B) {
+	benchFlow(b, func(p *Program, im *intelpt.Image) (int, []error) {
+		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im})
+		var blk intelpt.Block
+		n := 0
+		errs, _ := walk(d, func() (int, error) {
+			blk.NInsn = 0
+			st, err := d.Next(&blk)
+			n += blk.NInsn
+			return st, err
+		}, 1<<40)
+		return n, errs
+	})
+}
+
+// benchFlow runs decode (one pass over the trace, returning the
+// instructions decoded) b.N times.
+func benchFlow(b *testing.B, decode func(*Program, *intelpt.Image) (int, []error)) {
 	p, err := benchProgram()
 	if err != nil {
 		b.Fatal(err)
@@ -53,17 +59,11 @@ func BenchmarkBlockDecoder(b *testing.B) {
 	n := 0
 	m0 := mallocs()
 	for b.Loop() {
-		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im})
-		var blk intelpt.Block
-		errs, _ := walk(d, func() (int, error) {
-			blk.NInsn = 0
-			st, err := d.Next(&blk)
-			n += blk.NInsn
-			return st, err
-		}, 1<<40)
+		k, errs := decode(p, im)
 		if len(errs) > 0 {
 			b.Fatal(errs[0])
 		}
+		n += k
 	}
 	reportPerInsn(b, n, mallocs()-m0)
 }

@@ -156,32 +156,29 @@ func noErrors(t *testing.T, who string, errs []error) {
 // exactly the instructions that ran (which libipt's pt_insn_next also does,
 // see TestLibiptInsnDecoder), on every seed.
 func TestInsnDecoderGroundTruth(t *testing.T) {
-	for _, cfg := range flowSeeds() {
-		p := generate(t, cfg)
-		who := fmt.Sprintf("seed %d: InsnDecoder", cfg.Seed)
-		ips, errs, endless := ourInsns(t, p, p.Trace, 4*p.Count+1000)
-		if endless {
-			t.Fatalf("%s: no end after %d steps", who, 4*p.Count+1000)
-		}
-		noErrors(t, who, errs)
-		compareIPs(t, who, p, ips)
-		t.Logf("%s == truth, %d instructions", who, len(ips))
-	}
+	groundTruth(t, "InsnDecoder", ourInsns, compareIPs)
 }
 
 // TestBlockDecoderGroundTruth: iotap's block decoder covers exactly the
 // instructions that ran, block by block.
 func TestBlockDecoderGroundTruth(t *testing.T) {
+	groundTruth(t, "BlockDecoder", ourBlocks, checkBlocks)
+}
+
+func groundTruth(t *testing.T, name string,
+	decode func(testing.TB, *Program, []byte, int) ([]uint64, []error, bool),
+	check func(*testing.T, string, *Program, []uint64)) {
 	for _, cfg := range flowSeeds() {
 		p := generate(t, cfg)
-		who := fmt.Sprintf("seed %d: BlockDecoder", cfg.Seed)
-		words, errs, endless := ourBlocks(t, p, p.Trace, 4*p.Count+1000)
+		who := fmt.Sprintf("seed %d: %s", cfg.Seed, name)
+		limit := 4*p.Count + 1000
+		words, errs, endless := decode(t, p, p.Trace, limit)
 		if endless {
-			t.Fatalf("%s: no end after %d steps", who, 4*p.Count+1000)
+			t.Fatalf("%s: no end after %d steps", who, limit)
 		}
 		noErrors(t, who, errs)
-		checkBlocks(t, who, p, words)
-		t.Logf("%s == truth, %d blocks", who, len(words)/3)
+		check(t, who, p, words)
+		t.Logf("%s == truth, %d instructions", who, len(p.IPs))
 	}
 }
 
