@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/iotap/iotap/intelpt/symtab"
 	"github.com/iotap/iotap/internal/outfile"
@@ -101,16 +100,15 @@ func copyFile(src, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
+	out, err := outfile.Create(dst, outfile.Options{Mode: outfile.Exclusive})
 	if err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		os.Remove(dst)
+		out.Abort()
 		return err
 	}
-	return out.Close()
+	return out.Commit()
 }
 
 // WriteMappedFiles writes the list to dir/mapped_files.json (0600).
