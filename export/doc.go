@@ -1,7 +1,7 @@
 // Package export writes iotap's sources as Parquet tables, one per record
-// kind (usb_events, usb_transfers, mmio_accesses, mmio_maps, user_events,
-// captures), for SQL engines: DuckDB on one machine, ClickHouse, Spark or
-// Trino over a fleet's captures.
+// kind (usb_events, usb_transfers, mmio_accesses, mmio_maps, mmio_fields,
+// user_events, captures), for SQL engines: DuckDB on one machine,
+// ClickHouse, Spark or Trino over a fleet's captures.
 //
 // An Exporter streams each input once through the source's reader
 // (usbmon + usb pairing and identities, mmiotrace + the register

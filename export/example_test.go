@@ -42,6 +42,7 @@ func Example() {
 	// user_events
 	// mmio_accesses
 	// mmio_maps
+	// mmio_fields
 	// usb_events
 	// usb_transfers
 	// captures

@@ -234,13 +234,17 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 	var err error
 	switch in.kind {
 	case KindMMIO:
-		var rd *mmiotrace.Reader
-		rd, err = mmiotrace.Open(in.path)
+		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
+		// count in the resident size, which must stay flat.
+		var f *os.File
+		f, err = os.Open(in.path)
 		if err != nil {
-			return row, err
+			return row, fmt.Errorf("export: %w", err)
 		}
+		rd := mmiotrace.NewReader(f)
 		err = x.exportMMIO(ctx, c, in.path, rd, &row)
 		rd.Close()
+		f.Close()
 	default:
 		var f *os.File
 		f, err = os.Open(in.path)

@@ -36,23 +36,37 @@ type named struct {
 	name  *string
 	// decodings caches the decoding of values seen (bounded).
 	decodings map[uint64]*decoding
+	// emitted holds the values whose fields are in mmio_fields.
+	emitted map[uint64]bool
 }
 
+// maxEmitted bounds the values per register whose fields mmio_fields
+// lists (a counter register takes a new value at every read).
+const maxEmitted = 1 << 16
+
 type decoding struct {
-	text   *string
-	fields []MMIOField
+	text *string
 }
 
 const maxDecodings = 1 << 12
 
 // mmioNamer binds BARs to the register databases shipped with iotap
 // (regdb.BuiltinForPCI), as iotap mmio names and mmio stats do.
+// BARs are keyed by value: a log that describes its devices again (a
+// second PCIDEV header, logs concatenated) makes new BAR objects of the
+// same BARs.
 type mmioNamer struct {
-	bars map[*mmiotrace.BAR]*barInfo
+	last   *mmiotrace.BAR
+	lastBI *barInfo
+	bars   map[mmiotrace.BAR]*barInfo
 }
 
 func (n *mmioNamer) bar(b *mmiotrace.BAR) *barInfo {
-	if bi, ok := n.bars[b]; ok {
+	if b == n.last {
+		return n.lastBI
+	}
+	if bi, ok := n.bars[*b]; ok {
+		n.last, n.lastBI = b, bi
 		return bi
 	}
 	drv := (*string)(nil)
@@ -68,7 +82,8 @@ func (n *mmioNamer) bar(b *mmiotrace.BAR) *barInfo {
 			bi.unit = 1
 		}
 	}
-	n.bars[b] = bi
+	n.bars[*b] = bi
+	n.last, n.lastBI = b, bi
 	return bi
 }
 
@@ -84,7 +99,7 @@ func (bi *barInfo) lookup(off uint64, width uint8) *named {
 	var r *named
 	if off%bi.unit == 0 {
 		if m, ok := bi.db.LookupIn(bi.dom, off/bi.unit, uint(width)*8); ok {
-			r = &named{match: m, name: ptr(m.Name()), decodings: map[uint64]*decoding{}}
+			r = &named{match: m, name: ptr(m.Name()), decodings: map[uint64]*decoding{}, emitted: map[uint64]bool{}}
 		}
 	}
 	if len(bi.names) < 1<<16 {
@@ -98,7 +113,7 @@ func (r *named) decode(v uint64) *decoding {
 		return d
 	}
 	fs := r.match.Decode(v)
-	d := &decoding{text: ptr(regdb.FormatFields(fs)), fields: flattenFields(nil, "", fs)}
+	d := &decoding{text: ptr(regdb.FormatFields(fs))}
 	if len(r.decodings) >= maxDecodings {
 		clear(r.decodings)
 	}
@@ -106,20 +121,37 @@ func (r *named) decode(v uint64) *decoding {
 	return d
 }
 
-// flattenFields lists fields with nested bitsets as "OUTER.INNER".
-func flattenFields(dst []MMIOField, prefix string, fs []regdb.Field) []MMIOField {
+// emitFields writes the fields of value v of register r to mmio_fields,
+// once per value.
+func (r *named) emitFields(t *lazyTable[MMIOFieldRow], id Identity, bi *barInfo, v uint64) error {
+	if r.emitted[v] || len(r.emitted) >= maxEmitted {
+		return nil
+	}
+	r.emitted[v] = true
+	return emitFields(t, id, bi, *r.name, v, "", r.match.Decode(v))
+}
+
+// emitFields writes fs, nested bitsets as "OUTER.INNER".
+func emitFields(t *lazyTable[MMIOFieldRow], id Identity, bi *barInfo, reg string, v uint64, prefix string, fs []regdb.Field) error {
 	for _, f := range fs {
 		name := f.Name
 		if prefix != "" {
 			name = prefix + "." + name
 		}
 		if len(f.Sub) > 0 {
-			dst = flattenFields(dst, name, f.Sub)
+			if err := emitFields(t, id, bi, reg, v, name, f.Sub); err != nil {
+				return err
+			}
 			continue
 		}
-		dst = append(dst, MMIOField{Name: name, Low: int32(f.Low), High: int32(f.High), Value: f.Value, Enum: f.Enum})
+		row, err := t.next()
+		if err != nil {
+			return err
+		}
+		*row = MMIOFieldRow{Identity: id, PCIAddr: *bi.addr, VendorID: *bi.vendor, DeviceID: *bi.device, BAR: *bi.index,
+			Register: reg, Value: v, Field: name, Low: int32(f.Low), High: int32(f.High), FieldValue: f.Value, Enum: f.Enum}
 	}
-	return dst
+	return nil
 }
 
 // exportMMIO streams an mmiotrace log into mmio_accesses and mmio_maps.
@@ -130,8 +162,9 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 	id.SourceFile, id.ClockDomain = path, row.ClockDomain
 	accesses := &lazyTable[MMIOAccessRow]{x: x, name: TableMMIOAccesses, c: c, src: path}
 	maps := &lazyTable[MMIOMapRow]{x: x, name: TableMMIOMaps, c: c, src: path}
+	fields := &lazyTable[MMIOFieldRow]{x: x, name: TableMMIOFields, c: c, src: path}
 	bars := mmiotrace.NewBARMap()
-	namer := &mmioNamer{bars: map[*mmiotrace.BAR]*barInfo{}}
+	namer := &mmioNamer{bars: map[mmiotrace.BAR]*barInfo{}}
 	ops := [...]string{mmiotrace.KindRead: "R", mmiotrace.KindWrite: "W", mmiotrace.KindUnknown: "UNKNOWN",
 		mmiotrace.KindMap: "MAP", mmiotrace.KindUnmap: "UNMAP"}
 	var (
@@ -144,6 +177,7 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 			if err := ctx.Err(); err != nil {
 				accesses.abort()
 				maps.abort()
+				fields.abort()
 				return err
 			}
 		}
@@ -178,8 +212,10 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 				if r := bi.lookup(loc.Offset, rec.Width); r != nil {
 					a.Register = r.name
 					if rec.Kind != mmiotrace.KindUnknown {
-						d := r.decode(rec.Value)
-						a.Decoded, a.Fields = d.text, d.fields
+						a.Decoded = r.decode(rec.Value).text
+						if err := r.emitFields(fields, id, bi, rec.Value); err != nil {
+							return err
+						}
 					}
 				}
 			}
@@ -226,7 +262,12 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 	row.Loss = strings.Join(lost, "; ")
 	if err := accesses.commit(); err != nil {
 		maps.abort()
+		fields.abort()
 		return err
 	}
-	return maps.commit()
+	if err := maps.commit(); err != nil {
+		fields.abort()
+		return err
+	}
+	return fields.commit()
 }

@@ -13,12 +13,13 @@ const (
 	TableUSBTransfers = "usb_transfers"
 	TableMMIOAccesses = "mmio_accesses"
 	TableMMIOMaps     = "mmio_maps"
+	TableMMIOFields   = "mmio_fields"
 	TableUserEvents   = "user_events"
 	TablePTStats      = "pt_stats"
 )
 
 // Tables lists every table this version writes.
-var Tables = []string{TableCaptures, TableUSBEvents, TableUSBTransfers, TableMMIOAccesses, TableMMIOMaps, TableUserEvents, TablePTStats}
+var Tables = []string{TableCaptures, TableUSBEvents, TableUSBTransfers, TableMMIOAccesses, TableMMIOMaps, TableMMIOFields, TableUserEvents, TablePTStats}
 
 // Identity is the capture identity: the leading columns of every table.
 // None is null; an unknown value is "".
@@ -115,37 +116,46 @@ type USBTransferRow struct {
 	Summary        *string `parquet:"summary,optional"`
 }
 
-// MMIOField is one decoded bitfield of a register value.
-type MMIOField struct {
-	Name  string `parquet:"name"`
-	Low   int32  `parquet:"low"`
-	High  int32  `parquet:"high"`
-	Value uint64 `parquet:"value"`
-	Enum  string `parquet:"enum"`
+// MMIOFieldRow is a row of mmio_fields: one bitfield of a register value
+// seen in mmio_accesses, once per capture, register and value (join on
+// capture_id, pci_addr, register, value). Kept out of mmio_accesses: a
+// nested list per access costs more than the rest of the row to write.
+type MMIOFieldRow struct {
+	Identity
+	PCIAddr    string `parquet:"pci_addr,dict"`
+	VendorID   int32  `parquet:"vendor_id"`
+	DeviceID   int32  `parquet:"device_id"`
+	BAR        int32  `parquet:"bar"`
+	Register   string `parquet:"register,dict"`
+	Value      uint64 `parquet:"value"`
+	Field      string `parquet:"field,dict"` // "" for a whole-register enum; nested bitsets as OUTER.INNER
+	Low        int32  `parquet:"low"`        // lowest bit
+	High       int32  `parquet:"high"`       // highest bit
+	FieldValue uint64 `parquet:"field_value"`
+	Enum       string `parquet:"enum,dict"` // the value's name, "" when none
 }
 
 // MMIOAccessRow is a row of mmio_accesses: one R, W or UNKNOWN record.
 type MMIOAccessRow struct {
 	Identity
-	Line     int64       `parquet:"line"`    // input line number
-	TSNS     int64       `parquet:"ts_ns"`   // trace clock, ns
-	Op       string      `parquet:"op,dict"` // R, W, UNKNOWN
-	Width    int32       `parquet:"width"`   // bytes
-	MapID    int32       `parquet:"map_id"`
-	Phys     uint64      `parquet:"phys"`
-	Value    uint64      `parquet:"value"`
-	PC       uint64      `parquet:"pc"`
-	PID      int32       `parquet:"pid"`
-	CPU      *int32      `parquet:"cpu,optional"` // not in mmiotrace logs of this version: null
-	PCIAddr  *string     `parquet:"pci_addr,optional,dict"`
-	VendorID *int32      `parquet:"vendor_id,optional"`
-	DeviceID *int32      `parquet:"device_id,optional"`
-	Driver   *string     `parquet:"driver,optional,dict"`
-	BAR      *int32      `parquet:"bar,optional"`
-	Offset   *uint64     `parquet:"offset,optional"`
-	Register *string     `parquet:"register,optional,dict"`
-	Decoded  *string     `parquet:"decoded,optional,dict"`
-	Fields   []MMIOField `parquet:"fields,list"`
+	Line     int64   `parquet:"line"`    // input line number
+	TSNS     int64   `parquet:"ts_ns"`   // trace clock, ns
+	Op       string  `parquet:"op,dict"` // R, W, UNKNOWN
+	Width    int32   `parquet:"width"`   // bytes
+	MapID    int32   `parquet:"map_id"`
+	Phys     uint64  `parquet:"phys"`
+	Value    uint64  `parquet:"value"`
+	PC       uint64  `parquet:"pc"`
+	PID      int32   `parquet:"pid"`
+	CPU      *int32  `parquet:"cpu,optional"` // not in mmiotrace logs of this version: null
+	PCIAddr  *string `parquet:"pci_addr,optional,dict"`
+	VendorID *int32  `parquet:"vendor_id,optional"`
+	DeviceID *int32  `parquet:"device_id,optional"`
+	Driver   *string `parquet:"driver,optional,dict"`
+	BAR      *int32  `parquet:"bar,optional"`
+	Offset   *uint64 `parquet:"offset,optional"`
+	Register *string `parquet:"register,optional,dict"`
+	Decoded  *string `parquet:"decoded,optional,dict"` // the value's fields, compact: {SLU, SPEED=1000}; mmio_fields has them as rows
 }
 
 // MMIOMapRow is a row of mmio_maps: one MAP or UNMAP record.

@@ -22,7 +22,7 @@ func newExportCmd(e *env) *cobra.Command {
 		Use:   "export --parquet DIR [flags] INPUT...",
 		Short: "Write captures as Parquet tables for DuckDB, ClickHouse, Spark",
 		Long: `Export captures as Parquet files, one directory per table under DIR:
-usb_events, usb_transfers, mmio_accesses, mmio_maps, user_events and
+usb_events, usb_transfers, mmio_accesses, mmio_maps, mmio_fields, user_events and
 captures (one row per input: identity, clock, what was lost). Every row
 carries the capture identity: host, boot_id, kernel_release, capture_id,
 source_file, clock_domain. docs/parquet.md describes every column.

@@ -254,7 +254,7 @@ func TestExportSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantTables := docTables(string(doc))
-	for _, table := range []string{"captures", "usb_events", "usb_transfers", "mmio_accesses", "mmio_maps", "user_events"} {
+	for _, table := range []string{"captures", "usb_events", "usb_transfers", "mmio_accesses", "mmio_maps", "mmio_fields", "user_events"} {
 		t.Run(table, func(t *testing.T) {
 			files, _ := filepath.Glob(filepath.Join(dir, table, "*.parquet"))
 			if len(files) != 1 {
@@ -421,5 +421,58 @@ func TestExportLoss(t *testing.T) {
 	// capture id): its rows are the run that stopped at line 12.
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("captures rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestExportMMIOFields: joined with mmio_fields, every named access of
+// the log gives the bitfields iotap mmio names --json prints for it.
+func TestExportMMIOFields(t *testing.T) {
+	needDuckDB(t)
+	out, errs, code := runIotap(t, "mmio", "names", "--json", mmioGolden)
+	if code != 0 {
+		t.Fatalf("mmio names: exit %d: %s", code, errs)
+	}
+	want := map[int64]string{}
+	for _, o := range ndjson(t, out) {
+		fs, _ := o["fields"].([]any)
+		type f struct {
+			low int
+			s   string
+		}
+		var l []f
+		for _, x := range fs {
+			m := x.(map[string]any)
+			bits := m["bits"].(string)
+			if i := strings.IndexByte(bits, ':'); i >= 0 {
+				bits = bits[i+1:]
+			}
+			low, _ := strconv.Atoi(bits)
+			l = append(l, f{low, fmt.Sprintf("%s=%d%s", str(m["name"]), uint64(m["value"].(float64)), map[bool]string{true: "/" + str(m["enum"]), false: ""}[m["enum"] != nil])})
+		}
+		if len(l) == 0 {
+			continue
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i].low < l[j].low })
+		var s []string
+		for _, x := range l {
+			s = append(s, x.s)
+		}
+		want[int64(o["line"].(float64))] = strings.Join(s, " ")
+	}
+	dir := t.TempDir()
+	exportTo(t, dir, mmioGolden)
+	r := duck(t, fmt.Sprintf(`SELECT a.line, string_agg(f.field || '=' || f.field_value || CASE WHEN f.enum <> '' THEN '/' || f.enum ELSE '' END, ' ' ORDER BY f.low) AS fields
+FROM '%[1]s/mmio_accesses/*.parquet' a JOIN '%[1]s/mmio_fields/*.parquet' f USING (capture_id, pci_addr, register, value)
+GROUP BY a.line ORDER BY a.line`, dir))
+	if len(r.Rows) != len(want) || len(want) < 1000 {
+		t.Fatalf("DuckDB decodes %d accesses, mmio names %d", len(r.Rows), len(want))
+	}
+	bad := 0
+	for _, row := range r.Rows {
+		line := num(t, row["line"])
+		if got := str(row["fields"]); got != want[line] && bad < 10 {
+			bad++
+			t.Errorf("line %d: DuckDB %q, mmio names %q", line, got, want[line])
+		}
 	}
 }
