@@ -61,12 +61,16 @@ func (f *AddrFilter) check(addr uint64) int {
 
 // FlowConfig configures the instruction and block decoders.
 type FlowConfig struct {
-	Config             // packet and timing configuration, errata
-	Flags  FlowFlags   // decoder flags
-	Filter AddrFilter  // address filter configuration (for SKL014)
-	Image  *Image      // the memory image (required)
-	ASID   ASID        // initial address space; the zero value matches AnyASID sections only
-	_      [0]struct{} // keep composite literals keyed
+	Config            // packet and timing configuration, errata
+	Flags  FlowFlags  // decoder flags
+	Filter AddrFilter // address filter configuration (for SKL014)
+	Image  *Image     // the memory image (required)
+	ASID   ASID       // initial address space; the zero value matches AnyASID sections only
+	// straightLimit bounds the instructions decoded without consuming
+	// trace (0: 1<<24). Code that loops on direct jumps only (jmp .) never
+	// needs the trace: libipt would decode it forever; iotap reports
+	// FlowBadQuery instead.
+	straightLimit uint32
 }
 
 // retStack is the return stack for compressed returns (64 entries, the
@@ -147,6 +151,8 @@ type BlockDecoder struct {
 	tmp       insn // scratch instruction (kept here so that it does not escape per call)
 
 	runOffs [maxRun]uint32 // scratch for fillRun
+
+	straight, straightLimit uint32 // instructions since the last event (see FlowConfig)
 }
 
 // Status bits returned by Next, Event, SyncForward and Resync.
@@ -170,6 +176,10 @@ func (d *BlockDecoder) init(trace []byte, cfg FlowConfig) {
 	d.cfg = cfg
 	d.flags = cfg.Flags
 	d.image = cfg.Image
+	d.straightLimit = cfg.straightLimit
+	if d.straightLimit == 0 {
+		d.straightLimit = 1 << 24
+	}
 	d.ev.init(trace, cfg.Config, cfg.Flags.KeepTcalOnOVF, cfg.Flags.IFlagsEvents)
 	d.reset()
 }
@@ -226,6 +236,7 @@ func (d *BlockDecoder) CBR() (uint8, bool) { return d.cbr, d.hasCBR }
 func (d *BlockDecoder) ASID() ASID { return d.asid }
 
 func (d *BlockDecoder) fetchEvent() int {
+	d.straight = 0
 	ev := &d.event
 	d.tsc, d.hasTSC, d.lostMTC, d.lostCyc = ev.TSC, ev.HasTSC, ev.LostMTC, ev.LostCyc
 	if e := d.findTrigAnchor(ev); e < 0 {
@@ -480,6 +491,9 @@ func (d *BlockDecoder) logCall(in *insn) {
 func (d *BlockDecoder) proceedOneInsn(blk *Block, in *insn) int {
 	if blk.NInsn >= defaultBlockLimit || blk.Truncated {
 		return 0
+	}
+	if d.straight++; d.straight > d.straightLimit {
+		return eBadQuery
 	}
 	in.mode = d.mode
 	in.ip = d.ip
@@ -853,6 +867,9 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 				code := s.Data[off:]
 				if len(code) > maxInsnSize {
 					code = code[:maxInsnSize]
+				}
+				if d.straight++; d.straight > d.straightLimit {
+					return eBadQuery
 				}
 				if classify(code, d.mode, &in.insnEntry) == 0 {
 					in.ip, in.mode, in.isid, in.truncated = d.ip, d.mode, s.ID, false

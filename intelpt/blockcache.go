@@ -104,6 +104,7 @@ func (d *BlockDecoder) skipRun(blk *Block) (*Section, bool) {
 			}
 			d.icnt += uint32(n)
 		}
+		d.straight += uint32(n)
 		blk.ISID = s.ID
 		blk.NInsn += n
 		blk.Class = ClassOther

@@ -242,3 +242,21 @@ func (im *Image) AddELF(spec string) ([]*Section, error) {
 	}
 	return out, nil
 }
+
+// NextIP returns the address of the instruction after the one at ip (in
+// mode and address space asid) when it does not depend on the trace: the
+// next instruction, or the target of a direct jump or call. It is how the
+// instructions of a Block are listed: from Block.IP, NInsn-1 times. ok is
+// false when the bytes at ip do not decode or the instruction needs the
+// trace (conditional, indirect and far branches, returns).
+func (im *Image) NextIP(ip uint64, mode ExecMode, asid ASID) (next uint64, ok bool) {
+	var buf [maxInsnSize]byte
+	n := im.Read(buf[:], ip, asid)
+	var e insnEntry
+	if n == 0 || classify(buf[:n], mode, &e) < 0 {
+		return 0, false
+	}
+	x := insn{ip: ip, insnEntry: e}
+	next, st := x.nextIP()
+	return next, st == 0
+}

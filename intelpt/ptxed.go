@@ -39,6 +39,23 @@ type flowLister struct {
 	stats FlowStats
 	time  uint64
 	buf   []byte
+
+	lastErrOff int64 // offset of the last error, to stop resyncing in place
+	sameErr    int
+}
+
+// progress reports whether resynchronising after an error may get
+// further: errors at the same trace offset again and again (which a
+// resync at the same PSB can cause on bad input) end the resync loop;
+// decoding then goes on at the next PSB.
+func (l *flowLister) progress() bool {
+	off := l.offset()
+	if off > l.lastErrOff {
+		l.lastErrOff, l.sameErr = off, 0
+		return true
+	}
+	l.sameErr++
+	return l.sameErr < 4
 }
 
 // FlowListing decodes trace over cfg.Image and writes what ptxed prints for
@@ -47,7 +64,7 @@ type flowLister struct {
 // ptxed, decoding goes on at the next PSB); the returned error is a write
 // error.
 func FlowListing(w io.Writer, trace []byte, cfg FlowConfig, o FlowOptions) (FlowStats, error) {
-	l := &flowLister{w: bufio.NewWriterSize(w, 64<<10), o: o, cfg: cfg}
+	l := &flowLister{w: bufio.NewWriterSize(w, 64<<10), o: o, cfg: cfg, lastErrOff: -1}
 	if o.BlockDecoder {
 		l.blk = NewBlockDecoder(trace, cfg)
 		l.runBlock()
@@ -293,7 +310,7 @@ func (l *flowLister) runInsn() {
 				ip, _ = l.nextIP(in.IP, in.Mode)
 			}
 			l.diagnose(ip, "error", st)
-			if !l.o.ResyncOnError {
+			if !l.o.ResyncOnError || !l.progress() {
 				break
 			}
 			if st = l.resync(); st < 0 {
@@ -379,7 +396,7 @@ func (l *flowLister) runBlock() {
 				return
 			}
 			l.diagnoseBlock("error", st, &blk)
-			if !l.o.ResyncOnError {
+			if !l.o.ResyncOnError || !l.progress() {
 				break
 			}
 			if st = l.resync(); st < 0 {
