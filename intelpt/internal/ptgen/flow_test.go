@@ -279,18 +279,20 @@ func checkFlowErrors(t *testing.T, errs []error) {
 // on at the next PSB, as ptxed does), with as many errors.
 func TestFlowBadInputLikeLibipt(t *testing.T) {
 	bin := buildPTFlow(t)
-	for _, seed := range []uint64{1, 2} {
-		p := generate(t, Config{Seed: seed, Insns: 300_000, Timing: true})
-		cut := packetBoundary(p.Trace, len(p.Trace)*2/3)
-		cases := []struct {
+	for _, seed := range []uint64{1, 2, 7} {
+		p := generate(t, Config{Seed: seed, Insns: 300_000, Timing: true, Kernel: seed == 7})
+		type testCase struct {
 			name  string
 			trace []byte
 			hole  bool
 			known bool
-		}{
-			{"image with a hole", p.Trace, true, false},
-			{"trace cut at a packet boundary", p.Trace[:cut], false, false},
-			{"trace cut inside a packet", p.Trace[:cut+1], false, true},
+		}
+		cases := []testCase{{"image with a hole", p.Trace, true, false}}
+		for _, f := range []int{1, 2, 3, 4, 5} {
+			cut := packetBoundary(p.Trace, len(p.Trace)*f/6)
+			cases = append(cases,
+				testCase{fmt.Sprintf("trace cut at a packet boundary (%#x)", cut), p.Trace[:cut], false, false},
+				testCase{fmt.Sprintf("trace cut inside a packet (%#x)", cut+1), p.Trace[:cut+1], false, true})
 		}
 		for _, c := range cases {
 			q := *p
@@ -302,6 +304,9 @@ func TestFlowBadInputLikeLibipt(t *testing.T) {
 				mid := len(p.Code) / 2
 				q.Code = p.Code[:mid]
 				q.KernelBase, q.Kernel = p.Base+uint64(mid)+16<<10, p.Code[mid+16<<10:]
+				if p.Kernel != nil {
+					continue // the second section is taken by the kernel
+				}
 			}
 			who := fmt.Sprintf("seed %d, %s", seed, c.name)
 			ours, errs, endless := ourInsns(t, &q, q.Trace, 4*p.Count+1000)
