@@ -173,32 +173,13 @@ func NameRegisters(st *mmiotrace.Stats) func(mmiotrace.RegKey) string {
 	for _, r := range st.Regs {
 		bars[r.Key] = r.BAR
 	}
-	type dbKey struct {
-		id  regdb.PCIID
-		bar int
-	}
-	type dbDom struct {
-		db  *regdb.DB
-		dom string
-	}
-	dbs := map[dbKey]*dbDom{}
+	var binder regdb.Binder // the one BAR -> register naming (shipped databases)
 	return func(k mmiotrace.RegKey) string {
 		b := bars[k]
 		if b == nil {
 			return ""
 		}
-		key := dbKey{regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index}
-		d, seen := dbs[key]
-		if !seen {
-			if db, dom, ok := regdb.BuiltinForPCI(key.id, key.bar); ok {
-				d = &dbDom{db, dom.Name}
-			}
-			dbs[key] = d
-		}
-		if d == nil {
-			return ""
-		}
-		m, ok := d.db.Lookup(d.dom, k.Offset, uint(k.Width)*8)
+		m, _, ok := binder.Name(mmiotrace.Location{BAR: b, Offset: k.Offset}, int(k.Width))
 		if !ok {
 			return ""
 		}

@@ -21,7 +21,7 @@ type mmioSource struct {
 	in     *InputStats
 	rec    mmiotrace.Record
 
-	db       *regdb.DB
+	binder   regdb.Binder // the one BAR -> register naming
 	bars     *mmiotrace.BARMap
 	tracks   map[*mmiotrace.BAR]*barTrack
 	other    uint64
@@ -58,7 +58,11 @@ func newMMIOSource(rd *mmiotrace.Reader, in *InputStats, db *regdb.DB) *mmioSour
 	rd.SetKeepGoing(true)
 	in.Format = "mmiotrace log"
 	in.Clock = "ftrace trace clock (trace_clock, 'local' by default)"
-	return &mmioSource{rd: rd, in: in, db: db, bars: mmiotrace.NewBARMap(), tracks: map[*mmiotrace.BAR]*barTrack{}}
+	var dbs []*regdb.DB
+	if db != nil {
+		dbs = []*regdb.DB{db}
+	}
+	return &mmioSource{rd: rd, in: in, binder: regdb.Binder{DBs: dbs}, bars: mmiotrace.NewBARMap(), tracks: map[*mmiotrace.BAR]*barTrack{}}
 }
 
 func (s *mmioSource) Info() *InputStats { return s.in }
@@ -105,13 +109,8 @@ func (s *mmioSource) bar(c *Canvas, b *mmiotrace.BAR) *barTrack {
 		name += " (" + b.Driver + ")"
 	}
 	t := &barTrack{}
-	id := regdb.PCIID{Vendor: b.Vendor, Device: b.Device}
-	if s.db != nil {
-		if d, ok := s.db.ForPCI(id, b.Index); ok {
-			t.db, t.dom = s.db, d
-		}
-	} else if db, d, ok := regdb.BuiltinForPCI(id, b.Index); ok {
-		t.db, t.dom = db, d
+	if bd := s.binder.Bind(b); bd != nil {
+		t.db, t.dom = bd.DB, bd.Domain
 	}
 	desc := fmt.Sprintf("PCI %04x:%04x BAR%d at %#x, %#x bytes", b.Vendor, b.Device, b.Index, b.Start, b.Size)
 	if t.dom != nil {
@@ -181,32 +180,26 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 	}
 	name := op
 	if bt != nil && bt.dom != nil {
-		unit := uint64(bt.dom.Width / 8)
-		if unit == 0 {
-			unit = 1
-		}
-		if loc.Offset%unit == 0 {
-			if m, ok := bt.db.LookupIn(bt.dom, loc.Offset/unit, uint(r.Width)*8); ok {
-				s.in.Named++
-				key := loc.Offset<<8 | uint64(r.Width)<<1
-				if r.Kind == mmiotrace.KindWrite {
-					key |= 1
-				}
-				if n, ok := bt.names[key]; ok {
-					name = n
-				} else {
-					s.buf = append(append(s.buf[:0], op...), ' ')
-					name = string(m.AppendName(s.buf))
-					if bt.names == nil {
-						bt.names = map[uint64]string{}
-					}
-					if len(bt.names) < maxNameCache {
-						bt.names[key] = name
-					}
-				}
-				s.buf = m.AppendFormat(s.buf[:0], r.Value)
-				a = append(a, Bytes("decoded", s.buf))
+		if m, _, ok := s.binder.Name(loc, int(r.Width)); ok {
+			s.in.Named++
+			key := loc.Offset<<8 | uint64(r.Width)<<1
+			if r.Kind == mmiotrace.KindWrite {
+				key |= 1
 			}
+			if n, ok := bt.names[key]; ok {
+				name = n
+			} else {
+				s.buf = append(append(s.buf[:0], op...), ' ')
+				name = string(m.AppendName(s.buf))
+				if bt.names == nil {
+					bt.names = map[uint64]string{}
+				}
+				if len(bt.names) < maxNameCache {
+					bt.names[key] = name
+				}
+			}
+			s.buf = m.AppendFormat(s.buf[:0], r.Value)
+			a = append(a, Bytes("decoded", s.buf))
 		}
 	}
 	a = append(a, Hex("value", r.Value), Uint("width", uint64(r.Width)))

@@ -65,62 +65,33 @@ type namesOptions struct {
 	allowLoss bool
 }
 
-// barSpec is a --bar PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN binding.
-type barSpec struct {
-	text   string
-	addr   mmiotrace.PCIAddr
-	id     regdb.PCIID
-	byID   bool
-	index  int
-	domain string
-	used   bool
-}
-
-func (s *barSpec) matches(bar *mmiotrace.BAR) bool {
-	if s.index != bar.Index {
-		return false
-	}
-	if s.byID {
-		return s.id == regdb.PCIID{Vendor: bar.Vendor, Device: bar.Device}
-	}
-	return s.addr.Bus == bar.Addr.Bus && s.addr.Dev == bar.Addr.Dev && s.addr.Fn == bar.Addr.Fn
-}
-
-func parseBarSpec(s string) (barSpec, error) {
+func parseBarSpec(s string) (regdb.BARRule, error) {
 	lhs, dom, ok := strings.Cut(s, "=")
 	addr, idx, ok2 := strings.Cut(lhs, "/")
 	if !ok || !ok2 || dom == "" {
-		return barSpec{}, usageErrorf("mmio names: --bar %q: want PCIADDR/N=DOMAIN, as 0000:00:03.0/0=E1000", s)
+		return regdb.BARRule{}, usageErrorf("mmio names: --bar %q: want PCIADDR/N=DOMAIN, as 0000:00:03.0/0=E1000", s)
 	}
 	n, err := strconv.Atoi(idx)
 	if err != nil || n < 0 || n > 6 {
-		return barSpec{}, usageErrorf("mmio names: --bar %q: BAR number must be 0..6", s)
+		return regdb.BARRule{}, usageErrorf("mmio names: --bar %q: BAR number must be 0..6", s)
 	}
-	b := barSpec{text: s, index: n, domain: dom}
+	b := regdb.BARRule{Index: n, Domain: dom}
 	if id, ok := regdb.ParsePCIID(addr); ok && len(addr) == 9 {
-		b.id, b.byID = id, true
+		b.ID, b.ByID = id, true
 		return b, nil
 	}
 	a, err := mmiotrace.ParsePCIAddr(addr)
 	if err != nil {
-		return barSpec{}, usageErrorf("mmio names: --bar %q: %v", s, err)
+		return regdb.BARRule{}, usageErrorf("mmio names: --bar %q: %v", s, err)
 	}
-	b.addr = a
+	b.Addr = a
 	return b, nil
-}
-
-// binding is the database domain chosen for one BAR.
-type binding struct {
-	db  *regdb.DB
-	dom *regdb.Domain
 }
 
 // namer resolves accesses to register names and keeps the counts.
 type namer struct {
-	dbs     []*regdb.DB
-	variant string
-	specs   []barSpec
-	bound   map[*mmiotrace.BAR]*binding // nil value: no database
+	regdb.Binder
+	barTexts []string // the --bar flags, by rule
 
 	// cache holds formatted decodings: drivers write and read the same
 	// values again and again (EEPROM bit-banging, status polling).
@@ -144,15 +115,15 @@ func loadNamesDB(spec string) (*regdb.DB, error) {
 }
 
 func newNamer(o *namesOptions) (*namer, error) {
-	n := &namer{variant: o.variant, bound: map[*mmiotrace.BAR]*binding{}, cache: map[decodeKey][]byte{}, unnamedAt: map[string]int64{}, noDBBars: map[*mmiotrace.BAR]int64{}}
+	n := &namer{Binder: regdb.Binder{Variant: o.variant}, cache: map[decodeKey][]byte{}, unnamedAt: map[string]int64{}, noDBBars: map[*mmiotrace.BAR]int64{}}
 	for _, s := range o.dbs {
 		db, err := loadNamesDB(s)
 		if err != nil {
 			return nil, err
 		}
-		n.dbs = append(n.dbs, db)
+		n.DBs = append(n.DBs, db)
 	}
-	if o.variant != "" && len(n.dbs) == 0 {
+	if o.variant != "" && len(n.DBs) == 0 {
 		ok := false
 		for _, b := range regdb.Builtins() {
 			if db, err := regdb.Builtin(b); err == nil {
@@ -165,12 +136,12 @@ func newNamer(o *namesOptions) (*namer, error) {
 			return nil, usageErrorf("mmio names: --variant %q: no shipped database defines it (give the database with --db)", o.variant)
 		}
 	}
-	if o.variant != "" && len(n.dbs) > 0 {
+	if o.variant != "" && len(n.DBs) > 0 {
 		applied := false
-		for i, db := range n.dbs {
+		for i, db := range n.DBs {
 			v, err := db.WithVariant(o.variant)
 			if err == nil {
-				n.dbs[i], applied = v, true
+				n.DBs[i], applied = v, true
 			} else if !errors.Is(err, regdb.ErrNotFound) {
 				return nil, err
 			}
@@ -184,92 +155,19 @@ func newNamer(o *namesOptions) (*namer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, _, ok := n.findDomain(b.domain); !ok {
-			return nil, usageErrorf("mmio names: --bar %q: no database has a domain %q", s, b.domain)
+		if _, _, ok := n.FindDomain(b.Domain); !ok {
+			return nil, usageErrorf("mmio names: --bar %q: no database has a domain %q", s, b.Domain)
 		}
-		n.specs = append(n.specs, b)
+		n.Rules = append(n.Rules, b)
+		n.barTexts = append(n.barTexts, s)
 	}
 	return n, nil
-}
-
-// findDomain looks for a domain by name in the loaded databases, then in
-// the shipped ones.
-func (n *namer) findDomain(name string) (*regdb.DB, *regdb.Domain, bool) {
-	for _, db := range n.dbs {
-		if d, ok := db.Domain(name); ok {
-			return db, d, true
-		}
-	}
-	if len(n.dbs) == 0 {
-		for _, b := range regdb.Builtins() {
-			db, err := regdb.Builtin(b)
-			if err != nil {
-				continue
-			}
-			if d, ok := db.Domain(name); ok {
-				db, d = n.withVariant(db, d)
-				return db, d, true
-			}
-		}
-	}
-	return nil, nil, false
-}
-
-func (n *namer) withVariant(db *regdb.DB, d *regdb.Domain) (*regdb.DB, *regdb.Domain) {
-	if n.variant == "" {
-		return db, d
-	}
-	v, err := db.WithVariant(n.variant)
-	if err != nil {
-		return db, d
-	}
-	if vd, ok := v.Domain(d.Name); ok {
-		return v, vd
-	}
-	return db, d
-}
-
-// bind chooses the database domain of a BAR: an explicit --bar, then a
-// domain of --db declaring the device's PCI id, then (without --db) a
-// shipped database declaring it.
-func (n *namer) bind(bar *mmiotrace.BAR) *binding {
-	if b, ok := n.bound[bar]; ok {
-		return b
-	}
-	var out *binding
-	for i := range n.specs {
-		s := &n.specs[i]
-		if s.matches(bar) {
-			if db, d, ok := n.findDomain(s.domain); ok {
-				s.used = true
-				out = &binding{db, d}
-				break
-			}
-		}
-	}
-	id := regdb.PCIID{Vendor: bar.Vendor, Device: bar.Device}
-	if out == nil {
-		for _, db := range n.dbs {
-			if d, ok := db.ForPCI(id, bar.Index); ok {
-				out = &binding{db, d}
-				break
-			}
-		}
-	}
-	if out == nil && len(n.dbs) == 0 {
-		if db, d, ok := regdb.BuiltinForPCI(id, bar.Index); ok {
-			db, d = n.withVariant(db, d)
-			out = &binding{db, d}
-		}
-	}
-	n.bound[bar] = out
-	return out
 }
 
 // access is the naming of one access record.
 type access struct {
 	loc   mmiotrace.Location
-	bind  *binding
+	bind  *regdb.Binding
 	match regdb.Match
 	named bool
 }
@@ -283,24 +181,17 @@ func (n *namer) resolve(bars *mmiotrace.BARMap, rec *mmiotrace.Record) access {
 		return a
 	}
 	a.loc = loc
-	a.bind = n.bind(loc.BAR)
+	a.match, a.bind, a.named = n.Name(loc, int(rec.Width))
 	if a.bind == nil {
 		n.noDB++
 		n.noDBBars[loc.BAR]++
 		return a
 	}
-	unit := uint64(a.bind.dom.Width / 8)
-	if unit == 0 {
-		unit = 1
-	}
-	if loc.Offset%unit == 0 {
-		a.match, a.named = a.bind.db.LookupIn(a.bind.dom, loc.Offset/unit, uint(rec.Width)*8)
-	}
 	if a.named {
 		n.named++
 	} else {
 		n.unnamed++
-		n.unnamedAt[fmt.Sprintf("%s+%#x", a.bind.dom.Name, loc.Offset)]++
+		n.unnamedAt[fmt.Sprintf("%s+%#x", a.bind.Domain.Name, loc.Offset)]++
 	}
 	return a
 }
@@ -426,7 +317,7 @@ func (n *namer) appendNamed(dst []byte, rec *mmiotrace.Record, a access) []byte 
 		return n.format(dst, a.match, rec.Value)
 	case a.bind != nil:
 		dst = append(dst, " ; unnamed "...)
-		dst = append(dst, a.bind.dom.Name...)
+		dst = append(dst, a.bind.Domain.Name...)
 		dst = append(dst, "+0x"...)
 		return strconv.AppendUint(dst, a.loc.Offset, 16)
 	}
@@ -474,9 +365,9 @@ func (n *namer) report(w io.Writer) {
 	if n.outside > 0 {
 		fmt.Fprintf(w, "mmio names: %d accesses lie outside every PCI BAR of the log's PCIDEV records\n", n.outside)
 	}
-	for _, s := range n.specs {
-		if !s.used {
-			fmt.Fprintf(w, "mmio names: --bar %s matched no access\n", s.text)
+	for i, r := range n.Rules {
+		if !r.Used {
+			fmt.Fprintf(w, "mmio names: --bar %s matched no access\n", n.barTexts[i])
 		}
 	}
 }
@@ -535,7 +426,7 @@ func namesJSON(line int64, rec *mmiotrace.Record, a access) *namesRecordJSON {
 		j.Offset = &off
 	}
 	if a.bind != nil {
-		j.Domain = a.bind.dom.Name
+		j.Domain = a.bind.Domain.Name
 	}
 	if a.named {
 		j.Register = a.match.Name()
