@@ -25,7 +25,7 @@ require (
 	github.com/klauspost/compress v1.20.3
 	github.com/spf13/pflag v1.0.9
 	github.com/ulikunitz/xz v0.5.17
-	golang.org/x/net v0.55.0 // indirect
+	golang.org/x/net v0.55.0
 	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
 )

@@ -184,7 +184,7 @@ func (r *Report) WriteHTML(w io.Writer, o HTMLOptions) error {
 		}
 		var sec page
 		for _, t := range ts {
-			sec.f(`<article class="trace" data-trace="%s"><h3>%s</h3>`, esc(t.Name), esc(t.Name))
+			sec.f(`<article class="trace" id="trace-%d" data-trace="%s"><h3>%s</h3>`, t.index, esc(t.Name), esc(t.Name))
 			t.htmlStatus(&sec, a)
 			if t.Err == nil {
 				switch {
@@ -243,8 +243,8 @@ func (r *Report) htmlSummary(p *page, a axis, charts int) {
 		if t.Span.Set {
 			span = fmtSeconds(a.sec(t, t.Span.FirstNS)) + " – " + fmtSeconds(a.sec(t, t.Span.LastNS))
 		}
-		p.f(`<tr><td>%s</td><td>%s</td><td><a href="#%s">%s</a></td><td class="%s">%s</td><td>%s</td><td>%s</td></tr>`,
-			t.Source, esc(t.Format), t.Source, esc(t.Name), cls, esc(st), clock, span)
+		p.f(`<tr><td>%s</td><td>%s</td><td><a href="#trace-%d">%s</a></td><td class="%s">%s</td><td>%s</td><td>%s</td></tr>`,
+			t.Source, esc(t.Format), t.index, esc(t.Name), cls, esc(st), clock, span)
 	}
 	p.f(`</table>`)
 	if len(r.Others) > 0 {
@@ -300,7 +300,7 @@ func (t *Trace) htmlUSB(p *page, a axis, o HTMLOptions) {
 	}
 	p.f(`</table>`)
 	if unknown > 0 {
-		p.f(`<p class="note">Identity not captured for %d devices: %s.</p>`, unknown, esc(o.Unidentified))
+		p.f(`<p class="note">Identity not captured for %s: %s.</p>`, plural(unknown, "device"), esc(o.Unidentified))
 	}
 	eps := append([]*USBEndpoint(nil), u.Endpoints...)
 	stats := map[*USBEndpoint]int{}
@@ -488,4 +488,11 @@ func (t *Trace) htmlPT(p *page) {
 		}
 		p.chart(barChart("pt-functions", "time per function", bars, ""))
 	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

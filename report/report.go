@@ -51,8 +51,8 @@ type Trace struct {
 	// trace is placed at 0 (OffsetNS = -Span.FirstNS).
 	OffsetNS int64
 	Aligned  bool
-	// Clock names the clock Aligned refers to ("" when not aligned).
-	ClockFile string
+
+	index int // position in Report.Traces
 }
 
 // Status is "ok", "LOSS: ..." or "ERROR: ...".
@@ -113,7 +113,7 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 		k, err := SniffFileErr(f.Path)
 		if err != nil && !errors.Is(err, detect.ErrNotTrace) {
 			// Unreadable is an error, not "not a trace".
-			r.Traces = append(r.Traces, &Trace{Path: f.Path, Name: f.Name, Kind: Kind{"unreadable", "unreadable file"}, Err: err})
+			r.Traces = append(r.Traces, &Trace{Path: f.Path, Name: f.Name, Kind: Kind{"unreadable", "unreadable file"}, Err: err, index: len(r.Traces)})
 			continue
 		}
 		if err != nil {
@@ -126,7 +126,7 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 			r.Others = append(r.Others, f.Name)
 			continue
 		}
-		t := &Trace{Path: f.Path, Name: f.Name, Kind: k}
+		t := &Trace{Path: f.Path, Name: f.Name, Kind: k, index: len(r.Traces)}
 		if o.Progress != nil {
 			o.Progress(t)
 		}

@@ -295,7 +295,7 @@ func barChart(kind, title string, bars []hbar, attrs string) string {
 		vmax = 1
 	}
 	const labelW = 230
-	w := float64(chartW - labelW - 120)
+	w := float64(chartW - labelW - 180)
 	b.f(`<g class="axis" data-x0="%d" data-w="%s" data-vmax="%s"></g>`, labelW, num(w), num(vmax))
 	for i, x := range bars {
 		y := float64(padTop + 10 + i*18)
