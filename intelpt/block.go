@@ -862,16 +862,21 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 			// The block cache gives the run of fall-through instructions
 			// in one step; the instruction after it is decoded from the
 			// section's bytes.
-			if s, ok := d.skipRun(blk); ok && blk.NInsn < defaultBlockLimit {
-				off := d.ip - s.Addr
-				code := s.Data[off:]
-				if len(code) > maxInsnSize {
-					code = code[:maxInsnSize]
-				}
+			if s, ok, term := d.skipRun(blk); ok && blk.NInsn < defaultBlockLimit {
 				if d.straight++; d.straight > d.straightLimit {
 					return eBadQuery
 				}
-				if classify(code, d.mode, &in.insnEntry) == 0 {
+				cls := 0
+				if term.size != 0 {
+					in.insnEntry = term
+				} else {
+					code := s.Data[d.ip-s.Addr:]
+					if len(code) > maxInsnSize {
+						code = code[:maxInsnSize]
+					}
+					cls = classify(code, d.mode, &in.insnEntry)
+				}
+				if cls == 0 {
 					in.ip, in.mode, in.isid, in.truncated = d.ip, d.mode, s.ID, false
 					blk.ISID = s.ID
 					d.logCall(in)

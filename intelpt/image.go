@@ -204,7 +204,8 @@ func (im *Image) AddELF(spec string) ([]*Section, error) {
 	file, base, hasBase := spec, uint64(0), false
 	if i := strings.LastIndexByte(spec, ':'); i >= 0 && i < len(spec)-1 {
 		if v, err := strconv.ParseUint(spec[i+1:], 0, 64); err == nil {
-			file, base, hasBase = spec[:i], v, true
+			// like ptxed, a base of 0 means "where the file says"
+			file, base, hasBase = spec[:i], v, v != 0
 		}
 	}
 	f, err := elf.Open(file)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,4 +104,47 @@ func TestPTFlowLibiptCorpus(t *testing.T) {
 	sort.Strings(misses)
 	t.Logf("libipt ptxed corpus: %d/%d tests reproduced by both decoders; misses: %v", pass, total, misses)
 	fmt.Fprintf(os.Stderr, "libipt ptxed corpus: %d/%d tests reproduced by both decoders\n", pass, total)
+}
+
+// TestPTFlowJSON: --json writes one valid JSON object per line, with the
+// same instructions as the text listing.
+func TestPTFlowJSON(t *testing.T) {
+	cases := ptxedCases(t)
+	checked := 0
+	for _, c := range cases {
+		if c.name != "ptxed-block-stat" && c.name != "ptet-int-iret" && c.name != "ptxed-resync-bad_query-tip" {
+			continue
+		}
+		checked++
+		text, _, err := ptRun(t, append([]string{"pt", "flow", "--block:show-blocks"}, c.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _, err := ptRun(t, append([]string{"pt", "flow", "--json", "--block:show-blocks"}, c.args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ips []string
+		for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+			if !strings.HasPrefix(l, "[") && !strings.Contains(l, ":") && !strings.HasSuffix(l, ".") {
+				ips = append(ips, strings.TrimLeft(l, "0"))
+			}
+		}
+		var jips []string
+		for _, l := range strings.Split(strings.TrimSpace(js), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s: line %q: %v", c.name, l, err)
+			}
+			if m["type"] == "insn" {
+				jips = append(jips, strings.TrimPrefix(m["ip"].(string), "0x"))
+			}
+		}
+		if strings.Join(ips, ",") != strings.Join(jips, ",") {
+			t.Errorf("%s: text instructions %v, json %v", c.name, ips, jips)
+		}
+	}
+	if checked != 3 {
+		t.Fatalf("checked %d cases", checked)
+	}
 }
