@@ -89,16 +89,16 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	report := func(kind string, k usb.Key, s usb.Submission) error {
 		ev := usbmon.Event{ID: k.ID, Type: usbmon.Submission, Transfer: k.Transfer, Bus: k.Bus, Device: k.Device,
 			Endpoint: k.Endpoint & 0x0f, In: k.Endpoint&0x80 != 0, Length: s.Length}
-		if !in.filter.Match(&ev) {
+		if !in.pl.Filter.Match(&ev) {
 			return nil
 		}
 		var req string
 		if s.HasSetup {
-			req = s.Setup.Describe(hintFor(in.ids, k.Bus, k.Device, s.Setup))
+			req = s.Setup.Describe(usb.ClassHint(in.pl.Identities, k.Bus, k.Device, s.Setup))
 		}
 		if o.json {
 			return enc.Encode(usbUnmatchedJSON{Kind: kind, SubmitSeq: s.Seq + 1, URB: fmt.Sprintf("0x%x", k.ID), Transfer: k.Transfer.String(),
-				Dir: directionName(ev.In), Bus: k.Bus, Device: k.Device, Endpoint: ev.Endpoint, Requested: s.Length, Request: req})
+				Dir: usb.DirectionName(ev.In), Bus: k.Bus, Device: k.Device, Endpoint: ev.Endpoint, Requested: s.Length, Request: req})
 		}
 		b := strconv.AppendUint(nil, s.Seq+1, 10)
 		b = append(b, "->"...)
@@ -118,7 +118,7 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	}
 	var hookErr error
 	if unmatched {
-		in.pairer.OnSuperseded = func(k usb.Key, s usb.Submission) {
+		in.pl.Pairer.OnSuperseded = func(k usb.Key, s usb.Submission) {
 			if err := report("superseded", k, s); err != nil && hookErr == nil {
 				hookErr = err
 			}
@@ -130,11 +130,11 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 		}
 		var req string
 		if p.Submit.HasSetup {
-			req = p.Submit.Setup.Describe(hintFor(in.ids, ev.Bus, ev.Device, p.Submit.Setup))
+			req = p.Submit.Setup.Describe(usb.ClassHint(in.pl.Identities, ev.Bus, ev.Device, p.Submit.Setup))
 		}
 		if o.json {
 			return enc.Encode(usbPairJSON{SubmitSeq: p.Submit.Seq + 1, CompleteSeq: p.Seq + 1, URB: fmt.Sprintf("0x%x", p.ID),
-				Transfer: ev.Transfer.String(), Dir: directionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
+				Transfer: ev.Transfer.String(), Dir: usb.DirectionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
 				Status: ev.Status, StatusName: usb.StatusName(ev.Status), Requested: p.Submit.Length, Actual: p.Length,
 				LatencyUs: p.Latency, Request: req})
 		}
@@ -166,13 +166,13 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 		readErr = hookErr
 	}
 	if unmatched && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
-		for _, u := range in.pairer.InFlight() {
+		for _, u := range in.pl.Pairer.InFlight() {
 			if err := report("in_flight", u.Key, u.Submission); err != nil {
 				return err
 			}
 		}
 	}
-	c := in.pairer.Counts()
+	c := in.pl.Pairer.Counts()
 	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
 		if err := enc.Encode(struct {
 			Kind string `json:"kind"`
@@ -189,17 +189,4 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 			c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
 	}
 	return in.finish(readErr)
-}
-
-// hintFor returns the class usb.Setup.Describe should assume for s sent
-// to bus:dev.
-func hintFor(ids *usb.Identities, bus uint16, dev uint8, s usb.Setup) uint8 {
-	info, ok := ids.Lookup(bus, dev)
-	if !ok {
-		return 0
-	}
-	if s.Recipient() == usb.RecipientInterface {
-		return info.InterfaceClass(uint8(s.Index))
-	}
-	return info.Class
 }

@@ -187,18 +187,11 @@ func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
 // usbAnInput is an opened capture plus what the analysis commands share:
 // pairing and identities over all events, the output filter.
 type usbAnInput struct {
-	r        usbmon.Reader
+	pl       *usb.Pipeline // reading, pairing, identities, filter
 	closer   io.Closer
-	filter   usb.Filter
-	pairer   *usb.Pairer
-	ids      *usb.Identities
 	opt      *usbAnOptions
 	e        *env
 	skipErrs int
-	// first is the timestamp of the first event of the input (see
-	// usb.Micros); started says whether it is set.
-	first   int64
-	started bool
 	// live is set when the input is a pipe or FIFO (a capture piped in):
 	// output is then flushed event by event.
 	live bool
@@ -210,17 +203,17 @@ func isRegular(f *os.File) bool {
 }
 
 func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
-	in := &usbAnInput{pairer: usb.NewPairer(), ids: usb.NewIdentities(), opt: o, e: e}
+	in := &usbAnInput{opt: o, e: e}
+	ids := usb.NewIdentities()
 	if o.sysfs != "" {
-		if err := in.ids.AddSysfs(o.sysfs); err != nil {
+		if err := ids.AddSysfs(o.sysfs); err != nil {
 			return nil, err
 		}
 	}
-	f, err := o.filter(in.ids)
+	f, err := o.filter(ids)
 	if err != nil {
 		return nil, err
 	}
-	in.filter = f
 	var src io.Reader
 	if path == "-" {
 		src = os.Stdin
@@ -244,7 +237,7 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		in.close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	in.r = r
+	in.pl = usb.NewPipeline(r, f, ids)
 	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && (isWallClock(o.from) || isWallClock(o.to)) {
 		in.close()
 		return nil, usageErrorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", path)
@@ -263,39 +256,9 @@ func (in *usbAnInput) close() {
 	}
 }
 
-// each reads every event, pairs it, learns identities and calls fn for the
-// events the filter selects, with their 1-based position in the input (the
-// numbers pairs refer to, like tshark's frame numbers). It returns the read
-// error (nil at EOF).
+// each runs the pairing pipeline (usb.Pipeline.Each).
 func (in *usbAnInput) each(fn func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error) error {
-	var ev usbmon.Event
-	for n := uint64(0); ; n++ {
-		if n&4095 == 0 {
-			if err := in.e.ctx.Err(); err != nil {
-				return err
-			}
-		}
-		err := in.r.ReadInto(&ev)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !in.started {
-			in.first, in.started = usb.Micros(&ev), true
-		}
-		p, ok := in.pairer.Add(&ev)
-		if ok {
-			in.ids.Observe(p, &ev)
-		}
-		if !in.filter.Match(&ev) {
-			continue
-		}
-		if err := fn(n+1, &ev, p, ok); err != nil {
-			return err
-		}
-	}
+	return in.pl.Each(in.e.ctx, fn)
 }
 
 // finish turns the end state of the input into the command's error: the
@@ -309,10 +272,10 @@ func (in *usbAnInput) finish(readErr error) error {
 		}
 		lost = append(lost, readErr.Error())
 	}
-	if s, ok := in.r.(usbmon.Skipper); ok && s.Skipped() > 0 {
+	if s, ok := in.pl.Reader.(usbmon.Skipper); ok && s.Skipped() > 0 {
 		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", s.Skipped()))
 	}
-	if d, ok := in.r.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
+	if d, ok := in.pl.Reader.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
 		lost = append(lost, fmt.Sprintf("the capture records %d events dropped by the kernel", d.Dropped()))
 	}
 	if len(lost) == 0 {
@@ -351,82 +314,22 @@ func usbAddr(dst []byte, ev *usbmon.Event) []byte {
 	return strconv.AppendUint(dst, uint64(ev.Endpoint), 10)
 }
 
-func directionName(in bool) string {
-	if in {
-		return "in"
-	}
-	return "out"
-}
-
-type usbEventJSON struct {
-	Seq        uint64  `json:"seq"`
-	Time       float64 `json:"time"`
-	Micros     int64   `json:"ts_us"`
-	URB        string  `json:"urb_id"`
-	Type       string  `json:"type"`
-	Transfer   string  `json:"transfer"`
-	Dir        string  `json:"dir"`
-	Bus        uint16  `json:"bus"`
-	Device     uint8   `json:"device"`
-	Endpoint   uint8   `json:"endpoint"`
-	Status     *int32  `json:"status,omitempty"`
-	StatusName string  `json:"status_name,omitempty"`
-	Length     uint32  `json:"length"`
-	Setup      string  `json:"setup,omitempty"`
-	Data       string  `json:"data,omitempty"`
-	LatencyUs  *int64  `json:"latency_us,omitempty"`
-	SubmitSeq  *uint64 `json:"submit_seq,omitempty"`
-	Request    string  `json:"request,omitempty"`
-	Summary    string  `json:"summary,omitempty"`
-	Decoded    any     `json:"decoded,omitempty"`
-	DecodeErr  string  `json:"decode_error,omitempty"`
-	VIDPID     string  `json:"vidpid,omitempty"`
-}
-
 func runUSBRead(e *env, o *usbAnOptions, path string) error {
 	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
 	defer in.close()
-	dec := usb.NewDecoder(in.ids)
+	dec := usb.NewDecoder(in.pl.Identities)
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
 	enc := json.NewEncoder(w)
 	var line []byte
 	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		t := usb.Micros(ev)
-		rel := float64(usbElapsed(in.first, t, ev)) / 1e6
+		rel := float64(usbElapsed(in.pl.First, t, ev)) / 1e6
 		d := dec.Decode(ev, p, paired)
 		if o.json {
-			j := usbEventJSON{Seq: seq, Time: rel, Micros: t, URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),
-				Transfer: ev.Transfer.String(), Dir: directionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
-				Length: ev.Length, Summary: d.Summary, Decoded: d.Detail}
-			if ev.Type != usbmon.Submission {
-				st := ev.Status
-				j.Status, j.StatusName = &st, usb.StatusName(st)
-			}
-			if ev.HasSetup() && ev.Type == usbmon.Submission {
-				j.Setup = hex.EncodeToString(ev.Setup[:])
-				if s, err := usb.ParseSetup(ev.Setup[:]); err == nil {
-					j.Request = s.Name(hintFor(in.ids, ev.Bus, ev.Device, s))
-				}
-			}
-			if paired && p.Submit.HasSetup {
-				j.Request = p.Submit.Setup.Name(hintFor(in.ids, ev.Bus, ev.Device, p.Submit.Setup))
-			}
-			if ev.HasData() {
-				j.Data = hex.EncodeToString(ev.Data)
-			}
-			if paired {
-				lat, ss := p.Latency, p.Submit.Seq+1
-				j.LatencyUs, j.SubmitSeq = &lat, &ss
-			}
-			if d.Err != nil {
-				j.DecodeErr = d.Err.Error()
-			}
-			if info, ok := in.ids.Lookup(ev.Bus, ev.Device); ok && info.HasID {
-				j.VIDPID = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
-			}
+			j := usb.NewEventRecord(seq, rel, ev, p, paired, d, in.pl.Identities)
 			if err := enc.Encode(j); err != nil {
 				return err
 			}

@@ -126,7 +126,7 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 func isLoss(err error) bool { return err != nil && errors.Is(err, usbmon.ErrTruncated) }
 
 func identityOf(in *usbAnInput, bus uint16, dev uint8) (vidpid, manu, prod string) {
-	info, ok := in.ids.Lookup(bus, dev)
+	info, ok := in.pl.Identities.Lookup(bus, dev)
 	if !ok {
 		return "", "", ""
 	}
@@ -152,20 +152,20 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 		ep := s.Endpoint
 		v, _, _ := identityOf(in, s.Bus, s.Device)
 		j := usbStatsJSON{Kind: "endpoint", Bus: s.Bus, Device: s.Device, Endpoint: &ep, Transfer: s.Transfer.String(),
-			Dir: directionName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
+			Dir: usb.DirectionName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
 			SubmitErrors: s.SubmitErrors, Errors: s.Errors, Stalls: s.Stalls, Cancelled: s.Cancelled, Bytes: s.Bytes,
 			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: latencyJSON(&s.Latency), Status: statusJSON(s.StatusCounts())}
 		if err := enc.Encode(j); err != nil {
 			return err
 		}
 	}
-	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), Untracked: st.Untracked(), SpanUs: st.Span(), Pairs: in.pairer.Counts()})
+	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), Untracked: st.Untracked(), SpanUs: st.Span(), Pairs: in.pl.Pairer.Counts()})
 }
 
 func fmtMicros(us int64) string { return report.FmtMicros(us) }
 
 func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
-	return report.WriteUSBTable(w, st, in.pairer.Counts(), in.ids, report.USBTableOptions{
+	return report.WriteUSBTable(w, st, in.pl.Pairer.Counts(), in.pl.Identities, report.USBTableOptions{
 		Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
 	})
 }

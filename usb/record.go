@@ -1,0 +1,156 @@
+package usb
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// EventRecord is the NDJSON schema of one usbmon event as 'iotap usb read
+// --json' writes it (one object per line): the event, its decoding, and
+// its pairing (the submission a completion answers, the latency).
+type EventRecord struct {
+	Seq        uint64  `json:"seq"`   // 1-based position in the input
+	Time       float64 `json:"time"`  // seconds since the input's first event
+	Micros     int64   `json:"ts_us"` // the event's own stamp (Micros)
+	URB        string  `json:"urb_id"`
+	Type       string  `json:"type"`
+	Transfer   string  `json:"transfer"`
+	Dir        string  `json:"dir"` // "in" or "out"
+	Bus        uint16  `json:"bus"`
+	Device     uint8   `json:"device"`
+	Endpoint   uint8   `json:"endpoint"`
+	Status     *int32  `json:"status,omitempty"` // completions and errors
+	StatusName string  `json:"status_name,omitempty"`
+	Length     uint32  `json:"length"`
+	Setup      string  `json:"setup,omitempty"` // hex, submissions
+	Data       string  `json:"data,omitempty"`  // hex
+	LatencyUs  *int64  `json:"latency_us,omitempty"`
+	SubmitSeq  *uint64 `json:"submit_seq,omitempty"`
+	Request    string  `json:"request,omitempty"`
+	Summary    string  `json:"summary,omitempty"`
+	Decoded    any     `json:"decoded,omitempty"`
+	DecodeErr  string  `json:"decode_error,omitempty"`
+	VIDPID     string  `json:"vidpid,omitempty"`
+}
+
+// DirectionName is "in" or "out", as in EventRecord.Dir.
+func DirectionName(in bool) string {
+	if in {
+		return "in"
+	}
+	return "out"
+}
+
+// ClassHint returns the class Setup.Describe and Setup.Name should assume
+// for s sent to bus:dev: the interface's class for requests to an
+// interface, else the device's (0 when unknown).
+func ClassHint(ids *Identities, bus uint16, dev uint8, s Setup) uint8 {
+	info, ok := ids.Lookup(bus, dev)
+	if !ok {
+		return 0
+	}
+	if s.Recipient() == RecipientInterface {
+		return info.InterfaceClass(uint8(s.Index))
+	}
+	return info.Class
+}
+
+// NewEventRecord fills the record of ev (position seq, rel seconds after
+// the first event) with its pairing p (paired: p is valid) and decoding d.
+func NewEventRecord(seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded, ids *Identities) EventRecord {
+	j := EventRecord{Seq: seq, Time: rel, Micros: Micros(ev), URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),
+		Transfer: ev.Transfer.String(), Dir: DirectionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
+		Length: ev.Length, Summary: d.Summary, Decoded: d.Detail}
+	if ev.Type != usbmon.Submission {
+		st := ev.Status
+		j.Status, j.StatusName = &st, StatusName(st)
+	}
+	if ev.HasSetup() && ev.Type == usbmon.Submission {
+		j.Setup = hex.EncodeToString(ev.Setup[:])
+		if s, err := ParseSetup(ev.Setup[:]); err == nil {
+			j.Request = s.Name(ClassHint(ids, ev.Bus, ev.Device, s))
+		}
+	}
+	if paired && p.Submit.HasSetup {
+		j.Request = p.Submit.Setup.Name(ClassHint(ids, ev.Bus, ev.Device, p.Submit.Setup))
+	}
+	if ev.HasData() {
+		j.Data = hex.EncodeToString(ev.Data)
+	}
+	if paired {
+		lat, ss := p.Latency, p.Submit.Seq+1
+		j.LatencyUs, j.SubmitSeq = &lat, &ss
+	}
+	if d.Err != nil {
+		j.DecodeErr = d.Err.Error()
+	}
+	if info, ok := ids.Lookup(ev.Bus, ev.Device); ok && info.HasID {
+		j.VIDPID = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
+	}
+	return j
+}
+
+// Pipeline is the pairing pipeline of 'iotap usb read', 'pair' and
+// 'stats': it reads events, pairs submissions with completions, learns
+// device identities from the enumeration it sees, and hands on the events
+// Filter selects.
+type Pipeline struct {
+	Reader     usbmon.Reader
+	Filter     Filter
+	Pairer     *Pairer
+	Identities *Identities
+	// First is the Micros stamp of the input's first event; Started says
+	// whether one was read.
+	First   int64
+	Started bool
+}
+
+// NewPipeline returns a pipeline over r with a new Pairer; ids (nil: new
+// ones) collects the identities.
+func NewPipeline(r usbmon.Reader, f Filter, ids *Identities) *Pipeline {
+	if ids == nil {
+		ids = NewIdentities()
+	}
+	return &Pipeline{Reader: r, Filter: f, Pairer: NewPairer(), Identities: ids}
+}
+
+// Each reads every event, pairs it, learns identities and calls fn for the
+// events the filter selects, with their 1-based position in the input
+// (the numbers pairs refer to, like tshark's frame numbers). ev and its
+// data are valid during the call only. It returns the read error (nil at
+// the end of the input) or fn's.
+func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error) error {
+	var ev usbmon.Event
+	for n := uint64(0); ; n++ {
+		if n&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		err := pl.Reader.ReadInto(&ev)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !pl.Started {
+			pl.First, pl.Started = Micros(&ev), true
+		}
+		p, ok := pl.Pairer.Add(&ev)
+		if ok {
+			pl.Identities.Observe(p, &ev)
+		}
+		if !pl.Filter.Match(&ev) {
+			continue
+		}
+		if err := fn(n+1, &ev, p, ok); err != nil {
+			return err
+		}
+	}
+}
