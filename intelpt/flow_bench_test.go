@@ -106,3 +106,32 @@ func BenchmarkBlockDecoder(b *testing.B) {
 	}
 	b.ReportMetric(float64(p.Count)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Minsn/s")
 }
+
+// TestFlowAllocs: decoding allocates nothing per instruction: a whole
+// decode of a 100 k-instruction trace (the image's decode caches already
+// filled) allocates only the decoder itself.
+func TestFlowAllocs(t *testing.T) {
+	p, err := ptgen.Generate(ptgen.Config{Seed: 5, Insns: 100_000, Timing: true, NoIPs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := benchImage(p)
+	countInsns(t, intelpt.NewInsnDecoder(p.Trace, intelpt.FlowConfig{Image: im}))
+	countBlocks(t, intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im}))
+	n := testing.AllocsPerRun(3, func() {
+		if got := countInsns(t, intelpt.NewInsnDecoder(p.Trace, intelpt.FlowConfig{Image: im})); got != p.Count {
+			t.Fatalf("decoded %d instructions, want %d", got, p.Count)
+		}
+	})
+	if n > 2 {
+		t.Errorf("instruction decoder: %v allocations for %d instructions", n, p.Count)
+	}
+	n = testing.AllocsPerRun(3, func() {
+		if got := countBlocks(t, intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im})); got != p.Count {
+			t.Fatalf("decoded %d instructions, want %d", got, p.Count)
+		}
+	})
+	if n > 2 {
+		t.Errorf("block decoder: %v allocations for %d instructions", n, p.Count)
+	}
+}
