@@ -70,7 +70,9 @@ echo "vmlab: unbind and bind e1000 ` + E1000PCI + `" >trace_marker
 echo ` + E1000PCI + ` >/sys/bus/pci/drivers/e1000/unbind
 echo ` + E1000PCI + ` >/sys/bus/pci/drivers/e1000/bind
 echo "vmlab: e1000 bound" >trace_marker
-sleep 1
+# Wait for the reader to drain the marker (a fixed sleep was too short on a
+# loaded host under TCG).
+lab_wait 60 grep -q "vmlab: e1000 bound" /out/mmiotrace/e1000-probe.log
 # The tracer cannot change while trace_pipe is open (EBUSY): stop the
 # reader first.
 kill $p
