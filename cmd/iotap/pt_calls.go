@@ -22,6 +22,8 @@ type ptCallsFlags struct {
 	pid          int
 	noDemangle   bool
 	allowLoss    bool
+	raw          []string
+	quiet        bool
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
@@ -63,6 +65,8 @@ unless --allow-loss.`,
 	fl.IntVar(&f.pid, "pid", 0, "only the threads of process `PID`")
 	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	fl.BoolVar(&f.quiet, "quiet", false, "no output but the summary on stderr (for timing)")
+	fl.StringArrayVar(&f.raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
 	return c
 }
 
@@ -76,7 +80,21 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		return fmt.Errorf("pt calls: %w", err)
 	}
 	dirs := f.buildIDDirs
-	if st.IsDir() {
+	var rawImage *intelpt.Image
+	if len(f.raw) > 0 {
+		rawImage = intelpt.NewImage()
+		for _, r := range f.raw {
+			if _, err := rawImage.AddRaw(r); err != nil {
+				return usageErrorf("pt calls: --raw: %v", err)
+			}
+		}
+	}
+	if rawImage != nil {
+		var b []byte
+		if b, err = os.ReadFile(path); err == nil {
+			in = calls.RawInput(b, intelpt.Config{})
+		}
+	} else if st.IsDir() {
 		in, err = calls.ReadCaptureDir(path)
 		dirs = append([]string{filepath.Join(path, intelpt.BinariesDir)}, dirs...)
 	} else {
@@ -96,10 +114,10 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	clk := calls.Clock{ToNS: in.ToNS}
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer bw.Flush()
-	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid)}
+	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage}
 	minDur := uint64(f.resolution.Nanoseconds())
 	var line []byte
-	if f.json {
+	if f.json && !f.quiet {
 		o.OnCall = func(c *calls.Call) {
 			if minDur > 0 && clk.Convert(c.End)-clk.Convert(c.Begin) < minDur {
 				return
@@ -119,6 +137,7 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		return fmt.Errorf("pt calls: %w", err)
 	}
 	switch {
+	case f.quiet:
 	case f.folded:
 		err = calls.WriteFolded(bw, res.Tree, f.foldedTime)
 	case !f.json:

@@ -26,6 +26,9 @@ type Options struct {
 	OnGap   func(*Gap)
 	// Streams selects the streams of the input to decode (nil: all).
 	Streams []int
+	// Image, when set, is the memory of every thread (raw code given by
+	// the caller) instead of the files of the sideband's mappings.
+	Image *intelpt.Image
 }
 
 // Input is a trace with its sideband: a perf.data file or an iotap
@@ -151,9 +154,15 @@ func Analyze(in *Input, o Options) (*Result, error) {
 		if p == nil {
 			p = &intelpt.Process{PID: pid}
 		}
-		// the kernel's mappings are visible in every process
-		im, unfound, paths := p.LoadImage(&o.Finder)
-		res.Unfound = append(res.Unfound, unfound...)
+		var im *intelpt.Image
+		var paths map[string]string
+		if o.Image != nil {
+			im = o.Image
+		} else {
+			var unfound []intelpt.Unfound
+			im, unfound, paths = p.LoadImage(&o.Finder)
+			res.Unfound = append(res.Unfound, unfound...)
+		}
 		pi := &procImage{im: im, sym: NewProcSymbolizer(p, paths, symtab.Options{Demangle: o.Demangle})}
 		images[pid] = pi
 		return pi
@@ -262,4 +271,10 @@ func containsInt(a []int, v int) bool {
 		}
 	}
 	return false
+}
+
+// RawInput is a single raw PT stream of one thread (no sideband): decode
+// it with Options.Image.
+func RawInput(trace []byte, cfg intelpt.Config) *Input {
+	return &Input{Streams: []intelpt.PerfStream{{CPU: -1, TID: 1, Data: trace}}, Sideband: &intelpt.Sideband{}, Config: cfg}
 }

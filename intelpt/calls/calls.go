@@ -73,6 +73,11 @@ type Stats struct {
 	UnmatchedReturns, Unwinds, Gaps uint64
 }
 
+// maxSearch bounds how far down the stack a return or a jump looks for
+// the frame it goes to (64: the depth of the CPU's return stack; deeper
+// skips are rare and the search must not make deep stacks quadratic).
+const maxSearch = 64
+
 type frame struct {
 	c         Call
 	lo, hi    uint64 // function range (hi == lo+1 when unknown)
@@ -290,7 +295,7 @@ func (t *Tracker) resolve(th *thread, next uint64) {
 			return
 		}
 		// into a function further down the stack: longjmp, exception
-		for i := len(th.stack) - 2; i >= 0; i-- {
+		for i := len(th.stack) - 2; i >= 0 && i >= len(th.stack)-1-maxSearch; i-- {
 			if th.stack[i].lo == fn.Entry {
 				t.Stats.Unwinds++
 				for len(th.stack) > i+1 {
@@ -309,7 +314,7 @@ func (t *Tracker) ret(th *thread, next, now uint64) {
 		t.pop(th, now, EndReturn)
 		return
 	}
-	for i := n - 2; i >= 0; i-- {
+	for i := n - 2; i >= 0 && i >= n-1-maxSearch; i-- {
 		if th.stack[i].ret == next { // returns that skipped frames
 			t.Stats.UnmatchedReturns++
 			for len(th.stack) > i+1 {

@@ -19,6 +19,7 @@ type ProcSymbolizer struct {
 	Missing map[string]error
 	last    *intelpt.Mapping
 	lastTab *symtab.Table
+	unknown map[uint64]string
 }
 
 // NewProcSymbolizer names the code of p; paths maps each mapping's file
@@ -76,6 +77,18 @@ func (s *ProcSymbolizer) Func(addr uint64) (Func, bool) {
 // Unknown implements Symbolizer: "file+0xADDR" with the file's link-time
 // address (or its file offset), "[unknown 0xADDR]" outside every mapping.
 func (s *ProcSymbolizer) Unknown(addr uint64) string {
+	if n, ok := s.unknown[addr]; ok {
+		return n
+	}
+	if s.unknown == nil {
+		s.unknown = map[uint64]string{}
+	}
+	n := s.unknownName(addr)
+	s.unknown[addr] = n
+	return n
+}
+
+func (s *ProcSymbolizer) unknownName(addr uint64) string {
 	var m *intelpt.Mapping
 	if s.proc != nil {
 		m = s.proc.Lookup(addr)
