@@ -263,6 +263,9 @@ func (t *table[T]) next() (*T, error) {
 	return &t.buf[len(t.buf)-1], nil
 }
 
+// pos returns the index in the current batch of the row next returned.
+func (t *table[T]) pos() int { return len(t.buf) - 1 }
+
 func (t *table[T]) add(r T) error {
 	p, err := t.next()
 	if err != nil {

@@ -168,9 +168,11 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 	ops := [...]string{mmiotrace.KindRead: "R", mmiotrace.KindWrite: "W", mmiotrace.KindUnknown: "UNKNOWN",
 		mmiotrace.KindMap: "MAP", mmiotrace.KindUnmap: "UNMAP"}
 	var (
-		rec     mmiotrace.Record
-		readErr error
-		first   = true
+		rec             mmiotrace.Record
+		readErr         error
+		first           = true
+		firstTS, lastTS int64
+		offs            [batchRows]uint64
 	)
 	for n := 0; ; n++ {
 		if n&8191 == 0 {
@@ -195,9 +197,9 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 		case mmiotrace.KindRead, mmiotrace.KindWrite, mmiotrace.KindUnknown:
 			ts := int64(rec.Time.NS)
 			if first {
-				row.FirstTSNS, first = ptr(ts), false
+				firstTS, first = ts, false
 			}
-			row.LastTSNS = ptr(ts)
+			lastTS = ts
 			a, err := accesses.next()
 			if err != nil {
 				return err
@@ -208,7 +210,10 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 			if loc, ok := bars.Lookup(rec.Phys); ok {
 				bi := namer.bar(loc.BAR)
 				a.PCIAddr, a.VendorID, a.DeviceID, a.Driver, a.BAR = bi.addr, bi.vendor, bi.device, bi.driver, bi.index
-				a.Offset = ptr(loc.Offset)
+				// The offsets of a batch live in offs (the writer copies
+				// them at the batch's flush): no allocation per row.
+				offs[accesses.t.pos()] = loc.Offset
+				a.Offset = &offs[accesses.t.pos()]
 				if r := bi.lookup(loc.Offset, rec.Width); r != nil {
 					a.Register = r.name
 					if rec.Kind != mmiotrace.KindUnknown {
@@ -222,9 +227,9 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 		case mmiotrace.KindMap, mmiotrace.KindUnmap:
 			ts := int64(rec.Time.NS)
 			if first {
-				row.FirstTSNS, first = ptr(ts), false
+				firstTS, first = ts, false
 			}
-			row.LastTSNS = ptr(ts)
+			lastTS = ts
 			m, err := maps.next()
 			if err != nil {
 				return err
@@ -240,6 +245,9 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 				}
 			}
 		}
+	}
+	if !first {
+		row.FirstTSNS, row.LastTSNS = ptr(firstTS), ptr(lastTS)
 	}
 	row.Compression = rd.Compression().String()
 	var lost []string

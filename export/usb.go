@@ -72,6 +72,8 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		id      Identity
 		idSet   bool
 		readErr error
+		firstTS int64
+		lastTS  int64
 	)
 	for n := int64(0); ; n++ {
 		if n&4095 == 0 {
@@ -102,9 +104,9 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 			tsNS = unwrap.unwrap(usb.Micros(&ev)) * 1000
 		}
 		if row.Records == 0 {
-			row.FirstTSNS = ptr(tsNS)
+			firstTS = tsNS
 		}
-		row.LastTSNS = ptr(tsNS)
+		lastTS = tsNS
 		row.Records++
 		p, paired := pairer.Add(&ev)
 		if paired {
@@ -185,6 +187,9 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 			t.InterfaceClass = ptr(int32(class))
 		}
 		t.Request, t.Summary = request, e.Summary
+	}
+	if row.Records > 0 {
+		row.FirstTSNS, row.LastTSNS = ptr(firstTS), ptr(lastTS)
 	}
 	var lost []string
 	if readErr != nil {
