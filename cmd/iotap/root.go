@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
@@ -51,7 +52,9 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 data lost (dropped or lost events,
 truncated input) unless --allow-loss is given.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionString(debug.ReadBuildInfo()),
 	}
+	root.SetVersionTemplate("iotap {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &codeError{code: exitUsage, err: fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
