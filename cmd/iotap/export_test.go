@@ -375,6 +375,20 @@ FROM read_parquet('%s/captures/**/*.parquet', hive_partitioning = true) GROUP BY
 	if s := strings.Join(summary, " "); s != "lab-a:3:0:true lab-b:2:0:true lab-c:2:0:true" {
 		t.Errorf("captures per host: %s", s)
 	}
+	// The DuckDB examples of docs/parquet.md run on this tree; the hottest
+	// registers per host are mmio stats' top 5.
+	qs := docDuckDBQueries(t, dir)
+	if len(qs) < 4 {
+		t.Fatalf("%d DuckDB examples in docs/parquet.md", len(qs))
+	}
+	for _, q := range qs {
+		r := duck(t, q)
+		if strings.Contains(q, "hottest registers per host") {
+			if len(r.Rows) != 15 {
+				t.Errorf("hottest registers: %d rows, want 5 for each of 3 hosts", len(r.Rows))
+			}
+		}
+	}
 }
 
 // TestExportLoss: a truncated capture and an unreadable line exit 3 and
@@ -475,4 +489,29 @@ GROUP BY a.line ORDER BY a.line`, dir))
 			t.Errorf("line %d: DuckDB %q, mmio names %q", line, got, want[line])
 		}
 	}
+}
+
+// docDuckDBQueries returns the statements of the DuckDB examples of
+// docs/parquet.md, with their directory "fleet/" replaced by dir.
+func docDuckDBQueries(t *testing.T, dir string) []string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/parquet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "### DuckDB")
+	if i < 0 {
+		t.Fatal("docs/parquet.md: no DuckDB examples")
+	}
+	s = s[i:]
+	s = s[strings.Index(s, "```sql")+len("```sql"):]
+	s = s[:strings.Index(s, "```")]
+	var out []string
+	for _, q := range strings.Split(s, ";\n") {
+		if strings.TrimSpace(q) != "" {
+			out = append(out, strings.ReplaceAll(q, "'fleet/", "'"+dir+"/"))
+		}
+	}
+	return out
 }
