@@ -15,13 +15,26 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/ksym"
 	"github.com/klauspost/compress/gzip"
 )
 
 // WriteBundle writes the report bundle the mmiotrace documentation asks
 // for as a tar.gz at path (mode 0600): the log, lspci -vvv (or, without
-// lspci, the same facts from sysfs), dmesg and /proc/bus/pci/devices.
+// lspci, the same facts from sysfs), dmesg and /proc/bus/pci/devices,
+// plus /proc/kallsyms and /proc/modules (kallsyms.txt, modules.txt) that
+// name the PC of each access (see package ksym).
 func WriteBundle(path, logPath string, sys Sysfs) error {
+	return WriteBundleWarn(path, logPath, sys, nil)
+}
+
+// WriteBundleWarn is WriteBundle that reports problems that do not stop
+// the bundle through warn (nil: ignored): kallsyms whose addresses the
+// kernel hid (kptr_restrict) or an unreadable /proc file.
+func WriteBundleWarn(path, logPath string, sys Sysfs, warn func(string)) error {
+	if warn == nil {
+		warn = func(string) {}
+	}
 	if sys.Root == "" {
 		sys = DefaultSysfs
 	}
@@ -68,7 +81,25 @@ func WriteBundle(path, logPath string, sys Sysfs) error {
 		if derr != nil {
 			devs = []byte(fmt.Sprintf("unavailable: %v\n", derr))
 		}
-		return add("pci-devices.txt", devs)
+		if err := add("pci-devices.txt", devs); err != nil {
+			return err
+		}
+		for _, p := range []struct{ file, name string }{{ProcKallsyms, BundleKallsyms}, {ProcModules, BundleModules}} {
+			data, err := os.ReadFile(p.file)
+			if err != nil {
+				// Left out: a reader finds no file rather than a
+				// message it would have to tell from symbols.
+				warn(fmt.Sprintf("%s not saved in the bundle: %v; accesses will show bare PCs", p.file, err))
+				continue
+			}
+			if _, err := ksym.Load(bytes.NewReader(data), nil); err != nil && p.name == BundleKallsyms {
+				warn(fmt.Sprintf("%s: %v; the bundle keeps it, but accesses will show bare PCs", p.file, err))
+			}
+			if err := add(p.name, data); err != nil {
+				return err
+			}
+		}
+		return nil
 	}()
 	if cerr := tw.Close(); err == nil {
 		err = cerr

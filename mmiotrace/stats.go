@@ -122,7 +122,21 @@ type Stats struct {
 	Maps      []*MapStats // sorted by id
 	Loops     []PollLoop  // the longest polling loops, longest first
 	LoopCount int64       // all polling loops found
+	// Code counts the R/W accesses per program counter and register;
+	// ZeroPC counts the accesses recorded without a PC (the kernel
+	// records PCs only when booted with mmiotrace.trace_pc=1).
+	Code   map[CodeKey]*CodeStats
+	ZeroPC int64
 }
+
+// CodeKey is one program counter accessing one register.
+type CodeKey struct {
+	PC  uint64
+	Reg RegKey
+}
+
+// CodeStats counts the accesses of one CodeKey.
+type CodeStats struct{ Reads, Writes int64 }
 
 // StatsOptions tunes Analyze.
 type StatsOptions struct {
@@ -146,6 +160,7 @@ func Analyze(in io.Reader, opt StatsOptions) (*Stats, error) {
 	rd.SetKeepGoing(opt.KeepGoing)
 	bars := NewBARMap()
 	regs := map[RegKey]*RegStats{}
+	st.Code = map[CodeKey]*CodeStats{}
 	maps := map[int32]*MapStats{}
 	var run PollLoop
 	endRun := func() {
@@ -199,6 +214,19 @@ func Analyze(in io.Reader, opt StatsOptions) (*Stats, error) {
 			maps[rec.MapID] = ms
 		}
 		rs.LastValue = rec.Value
+		if rec.PC == 0 {
+			st.ZeroPC++
+		}
+		cs := st.Code[CodeKey{rec.PC, key}]
+		if cs == nil {
+			cs = &CodeStats{}
+			st.Code[CodeKey{rec.PC, key}] = cs
+		}
+		if rec.Kind == KindWrite {
+			cs.Writes++
+		} else {
+			cs.Reads++
+		}
 		if rec.Kind == KindWrite {
 			rs.Writes++
 			ms.Writes++

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 )
@@ -28,6 +29,7 @@ type mmioSource struct {
 	buf      []byte
 	args     []Arg
 	unmapped uint64 // physical address of the mapping an UNMAP ends
+	syms     *ksym.Table
 }
 
 type barTrack struct {
@@ -50,6 +52,7 @@ func NewMMIOSource(name string, r *mmiotrace.Reader, db *regdb.DB) Source {
 
 func openMMIO(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
 	s := newMMIOSource(mmiotrace.NewReader(br), in, opt.DB)
+	s.syms = opt.Symbols
 	s.closer = f
 	return []Source{s}, nil
 }
@@ -205,6 +208,9 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 	a = append(a, Hex("value", r.Value), Uint("width", uint64(r.Width)))
 	if r.PC != 0 {
 		a = append(a, Hex("pc", r.PC))
+		if f := s.syms.Name(r.PC); f != "" {
+			a = append(a, Str("func", f))
+		}
 	}
 	s.args = a
 	c.W.Instant(track, ts, "mmio", name, a...)

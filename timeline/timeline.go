@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/iotap/iotap/intelpt/calls"
+	"github.com/iotap/iotap/ksym"
 	"io"
 	"math"
 	"os"
@@ -70,6 +71,9 @@ type Options struct {
 	// track per thread of its function calls (intelpt/calls), found with
 	// these options (sysroot, build-id directories, demangling).
 	PTCalls *calls.Options
+	// Symbols names the PC of each MMIO access (arg "func",
+	// "e1000_reset_hw+0x1c [e1000]"); see mmiotrace.LoadSymbols.
+	Symbols *ksym.Table
 }
 
 // InputStats describes one input.

@@ -85,6 +85,9 @@ Examples:
 			if tracefsDir != "" {
 				opt.FS = tracefs.New(tracefsDir)
 			}
+			if bundle != "" && !mmiotrace.KernelRecordsPC() {
+				fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: the kernel records no PCs (boot with mmiotrace.trace_pc=1): the bundle's kallsyms cannot name the code of the accesses\n")
+			}
 			w, closeOut, err := mmioCreateOutput(e, out, outfile.InPlace)
 			if err != nil {
 				return err
@@ -98,7 +101,8 @@ Examples:
 			}
 			fmt.Fprintf(e.stderr, "mmio capture: %d lines (%d bytes) to %s\n", res.Lines, res.Bytes, out)
 			if bundle != "" {
-				if err := mmiotrace.WriteBundle(bundle, out, mmiotrace.Sysfs{}); err != nil {
+				warn := func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: %s\n", s) }
+				if err := mmiotrace.WriteBundleWarn(bundle, out, mmiotrace.Sysfs{}, warn); err != nil {
 					return err
 				}
 				fmt.Fprintf(e.stderr, "mmio capture: bundle %s\n", bundle)
@@ -123,7 +127,7 @@ Examples:
 	f.IntVar(&bufferKB, "buffer-kb", 0, "per-CPU ring buffer size in KiB (default: keep the current)")
 	f.BoolVar(&force, "force", false, "replace another active tracer")
 	f.BoolVar(&offline, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
-	f.StringVar(&bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg and the PCI device list")
+	f.StringVar(&bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg, the PCI device list, /proc/kallsyms and /proc/modules")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
 	f.StringVar(&tracefsDir, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
 	return c

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -22,6 +24,7 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 		check     bool
 		keepGoing bool
 		allowLoss bool
+		symbols   string
 	)
 	c := &cobra.Command{
 		Use:   "read FILE",
@@ -67,6 +70,14 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			}
 			defer rd.Close()
 			rd.SetKeepGoing(keepGoing)
+			var tab *ksym.Table
+			if symbols != "" {
+				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
+				if err != nil {
+					return err
+				}
+				tab = t
+			}
 			var rec mmiotrace.Record
 			if check {
 				// An array, not a map: hashing a key per record cost a
@@ -100,7 +111,28 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if asJSON {
 				bw := bufio.NewWriterSize(w, 256<<10)
 				enc := json.NewEncoder(bw)
-				write = func(r *mmiotrace.Record) error { return enc.Encode(mmioJSON(r)) }
+				write = func(r *mmiotrace.Record) error {
+					j := mmioJSON(r)
+					if tab != nil && r.PC != 0 {
+						j.Func = tab.Name(r.PC)
+					}
+					return enc.Encode(j)
+				}
+				flush = bw.Flush
+			} else if tab != nil {
+				// Each line of the log, with the function of its PC after
+				// a tab: an annotated listing, no longer the kernel format.
+				bw := bufio.NewWriterSize(w, 256<<10)
+				write = func(r *mmiotrace.Record) error {
+					line := mmiotrace.AppendRecord(nil, r)
+					if r.PC != 0 {
+						if n := tab.Name(r.PC); n != "" {
+							line = append(append(append(line[:len(line)-1], '\t'), n...), '\n')
+						}
+					}
+					_, err := bw.Write(line)
+					return err
+				}
 				flush = bw.Flush
 			} else {
 				mw := mmiotrace.NewWriter(w)
@@ -135,6 +167,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f := c.Flags()
 	f.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
+	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
@@ -233,6 +266,7 @@ type mmioRecordJSON struct {
 	Virt   string  `json:"virt,omitempty"`
 	Len    string  `json:"len,omitempty"`
 	PC     string  `json:"pc,omitempty"`
+	Func   string  `json:"func,omitempty"`
 	Opcode string  `json:"opcode,omitempty"`
 	Text   *string `json:"text,omitempty"`
 	Lost   uint64  `json:"lost,omitempty"`
@@ -287,4 +321,17 @@ func mmioJSON(r *mmiotrace.Record) *mmioRecordJSON {
 		text()
 	}
 	return j
+}
+
+const mmioSymbolsHelp = "name access PCs as function+0xoff [module] with the kernel symbols of a capture bundle (.tar.gz from mmio capture --bundle) or a kallsyms file"
+
+// mmioLoadSymbols loads --symbols; addresses the kernel hid are a
+// warning (names stay empty), not an error.
+func mmioLoadSymbols(path string, warn func(string)) (*ksym.Table, error) {
+	tab, err := mmiotrace.LoadSymbols(path)
+	if err != nil && errors.Is(err, ksym.ErrHidden) && tab != nil {
+		warn(err.Error() + ": PCs stay unnamed")
+		return tab, nil
+	}
+	return tab, err
 }

@@ -17,6 +17,7 @@ func newMMIOStatsCmd(e *env) *cobra.Command {
 		asJSON, keepGoing bool
 		allowLoss         bool
 		noNames           bool
+		symbols           string
 	)
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE",
@@ -37,6 +38,17 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 				return err
 			}
 			name := mmioRegNamer(st, noNames)
+			var funcs []mmiotrace.FuncStats
+			if symbols != "" {
+				tab, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
+				if err != nil {
+					return err
+				}
+				if st.ZeroPC > 0 {
+					fmt.Fprintf(e.stderr, "iotap: warning: mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)\n", st.ZeroPC)
+				}
+				funcs = mmiotrace.ByFunction(st, tab.Name)
+			}
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			if asJSON {
@@ -57,11 +69,24 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 					}
 					enc.Encode(map[string]any{"type": "register", "register": r.Key.String(), "name": name(r.Key), "width": r.Key.Width, "reads": r.Reads, "writes": r.Writes, "last_value": fmt.Sprintf("0x%x", r.LastValue), "poll_loops": r.PollLoops, "poll_reads": r.PollReads})
 				}
+				for i, f := range funcs {
+					if i >= top {
+						break
+					}
+					regs := []map[string]any{}
+					for _, r := range f.Regs {
+						regs = append(regs, map[string]any{"register": r.Key.String(), "name": name(r.Key), "reads": r.Reads, "writes": r.Writes})
+					}
+					enc.Encode(map[string]any{"type": "function", "func": f.Func, "reads": f.Reads, "writes": f.Writes, "pcs": f.PCs, "registers": regs})
+				}
 				for _, l := range st.Loops {
 					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "name": name(l.Key), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
 				}
 			} else {
 				report.WriteMMIOText(w, st, name, report.MMIOTextOptions{Top: top})
+				if symbols != "" {
+					mmiotrace.WriteFuncStats(w, funcs, top, 5, name)
+				}
 			}
 			w.Flush()
 			return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
@@ -74,6 +99,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 	f.BoolVar(&asJSON, "json", false, "NDJSON output")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the log records lost events")
+	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp)
 	f.BoolVar(&noNames, "no-names", false, "do not name registers with the shipped register databases")
 	return c
 }

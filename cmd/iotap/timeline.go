@@ -31,6 +31,7 @@ type timelineOptions struct {
 	allowLoss   bool
 	ptCalls     bool   // --pt-calls
 	sysroot     string // --sysroot
+	symbols     string // --symbols
 	// warn, when set, receives the warnings (default: printed on stderr).
 	warn func(string)
 }
@@ -72,6 +73,7 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	}
 	f := c.Flags()
 	f.StringVarP(&o.out, "output", "o", "", "Perfetto trace to write (created 0600), - for stdout")
+	f.StringVar(&o.symbols, "symbols", "", mmioSymbolsHelp)
 	f.StringVar(&o.db, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
 	f.StringVar(&o.clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
 	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
@@ -121,6 +123,11 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
 	if o.warn != nil {
 		opt.Warn = o.warn
+	}
+	if o.symbols != "" {
+		if opt.Symbols, err = mmioLoadSymbols(o.symbols, opt.Warn); err != nil {
+			return nil, err
+		}
 	}
 	if f, ok := e.stderr.(*os.File); ok && iunix.IsTerminal(f.Fd()) {
 		opt.Progress = func(read, total int64) {
