@@ -526,7 +526,6 @@ func (d *BlockDecoder) proceedOneInsn(blk *Block, in *insn) int {
 
 type insnPred func(*insn) bool
 
-func predFalse(*insn) bool      { return false }
 func predCR3(in *insn) bool     { return in.kind == ikMovCR3 }
 func predPIP(in *insn) bool     { return in.binds2PIP() }
 func predVMCS(in *insn) bool    { return in.binds2VMCS() }

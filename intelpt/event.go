@@ -521,9 +521,6 @@ func applyTiming(t *ptTime, c *tcal, p *Packet, cfg *Config) int {
 	return 0
 }
 
-// peekPackets returns a copy of the packet decoder for look-ahead.
-func (d *evDecoder) peekDecoder() Decoder { return d.pkt }
-
 func nextPacket(pd *Decoder, p *Packet) int {
 	if err := pd.Next(p); err != nil {
 		return pktErr(err)
