@@ -515,3 +515,35 @@ func docDuckDBQueries(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestQueryPrintsDuckDBCommand: the SQL of the command iotap query
+// prints runs in DuckDB and counts what the export wrote.
+func TestQueryPrintsDuckDBCommand(t *testing.T) {
+	needDuckDB(t)
+	dir := t.TempDir()
+	exportTo(t, dir, "--partition", "host", "--host", "h'1", "../../testdata/capture")
+	out, errs, code := runIotap(t, "query", dir, "SELECT count(*) AS n, any_value(host) AS host FROM usb_transfers")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	// Undo the shell quoting: duckdb -c '...'
+	if !strings.HasPrefix(out, "duckdb -c '") {
+		t.Fatalf("not a duckdb command: %s", out)
+	}
+	sql := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(out), "duckdb -c '"), "'")
+	sql = strings.ReplaceAll(sql, `'\''`, "'")
+	r := duck(t, sql)
+	usbOut, _, _ := runIotap(t, "usb", "stats", "--json", "../../testdata/capture/usb.pcapng")
+	var want int64
+	for _, o := range ndjson(t, usbOut) {
+		if o["kind"] == "endpoint" {
+			want += int64(o["latency"].(map[string]any)["count"].(float64))
+		}
+	}
+	if num(t, r.Rows[0]["n"]) != want || r.Rows[0]["host"] != "h'1" {
+		t.Errorf("DuckDB through iotap query: %v, want %d transfers of host h'1", r.Rows[0], want)
+	}
+	if _, _, code := runIotap(t, "query", t.TempDir()); code != 1 {
+		t.Errorf("query of an empty directory: exit %d, want 1", code)
+	}
+}

@@ -69,6 +69,7 @@ truncated input) unless --allow-loss is given.`,
 		newTimelineCmd(e),
 		newCaptureCmd(e),
 		newExportCmd(e), // export.go
+		newQueryCmd(e),  // query.go
 	)
 	strictSubcommands(root)
 	return root
