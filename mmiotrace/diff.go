@@ -30,6 +30,12 @@ func (a *Access) String() string {
 func Accesses(in io.Reader) ([]Access, error) {
 	rd := NewReader(in)
 	defer rd.Close()
+	return ReadAccesses(rd)
+}
+
+// ReadAccesses is Accesses from a Reader, whose Truncated, Skipped and
+// Lost then describe what the sequence misses.
+func ReadAccesses(rd *Reader) ([]Access, error) {
 	bars := NewBARMap()
 	var out []Access
 	var rec Record

@@ -62,6 +62,10 @@ func SniffFileErr(path string) (Kind, error) {
 		return Kind{}, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		// A pipe or device cannot be read twice (recognised, then read).
+		return Kind{}, fmt.Errorf("%s is not a regular file (%v): report reads files; 'iotap timeline' and the source commands read pipes", path, fi.Mode().Type())
+	}
 	head, _, _, err := detect.ReadHead(f)
 	if err != nil {
 		return Kind{}, detect.ReadError(path, err)

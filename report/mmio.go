@@ -72,6 +72,12 @@ func AnalyzeMMIO(ctx context.Context, path string, o MMIOOptions) (*MMIO, *Span,
 		m.Name = func(mmiotrace.RegKey) string { return "" }
 	}
 	m.Loss = mmioLoss(st.Lost, st.Skipped)
+	if st.Truncated {
+		if m.Loss != "" {
+			m.Loss += "; "
+		}
+		m.Loss += fmt.Sprintf("the log is cut: it ends inside line %d", st.Lines)
+	}
 	span, err := m.series(ctx, path, o.Stats.KeepGoing)
 	if err != nil {
 		return nil, nil, err

@@ -81,6 +81,7 @@ func (s *mmioSource) Next() (int64, error) {
 		if err == io.EOF {
 			if s.rd.Truncated() {
 				s.in.Truncated = true
+				s.in.Truncation = fmt.Sprintf("the log ends inside line %d", s.rd.Line())
 			}
 			return 0, io.EOF
 		}

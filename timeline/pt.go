@@ -209,6 +209,7 @@ func (s *ptSource) Next() (int64, error) {
 				if err == io.EOF {
 					if len(s.buf) > int(s.dec.Offset()) {
 						s.in.Truncated = true
+						s.in.Truncation = fmt.Sprintf("the trace ends inside a packet (%d bytes left undecoded)", len(s.buf)-int(s.dec.Offset()))
 					}
 					return 0, io.EOF
 				}

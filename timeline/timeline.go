@@ -101,17 +101,19 @@ type InputStats struct {
 	FirstNS uint64 `json:"first_ns"`
 	LastNS  uint64 `json:"last_ns"`
 	// Source-specific counts.
-	Slices    int64 `json:"slices,omitempty"`      // USB transfers drawn as slices
-	Unmatched int64 `json:"unmatched,omitempty"`   // USB submissions without completion
-	Orphans   int64 `json:"orphans,omitempty"`     // USB completions without submission
-	Named     int64 `json:"named,omitempty"`       // MMIO accesses named by a register database
-	Accesses  int64 `json:"accesses,omitempty"`    // MMIO reads and writes
-	Markers   int64 `json:"markers,omitempty"`     // markers the input carried
-	NotTimed  int64 `json:"not_timed,omitempty"`   // records without a time (PT before its first TSC)
-	Warnings  int64 `json:"warnings,omitempty"`    // warnings about this input
-	Truncated bool  `json:"truncated,omitempty"`   // the input ends in the middle of a record
-	Overflow  int64 `json:"overflow,omitempty"`    // USB submissions beyond the pending limit, not drawn
-	Dropped   int64 `json:"pt_overflow,omitempty"` // PT OVF packets
+	Slices    int64 `json:"slices,omitempty"`    // USB transfers drawn as slices
+	Unmatched int64 `json:"unmatched,omitempty"` // USB submissions without completion
+	Orphans   int64 `json:"orphans,omitempty"`   // USB completions without submission
+	Named     int64 `json:"named,omitempty"`     // MMIO accesses named by a register database
+	Accesses  int64 `json:"accesses,omitempty"`  // MMIO reads and writes
+	Markers   int64 `json:"markers,omitempty"`   // markers the input carried
+	NotTimed  int64 `json:"not_timed,omitempty"` // records without a time (PT before its first TSC)
+	Warnings  int64 `json:"warnings,omitempty"`  // warnings about this input
+	Truncated bool  `json:"truncated,omitempty"` // the input ends in the middle of a record
+	// Truncation says where, when the reader knows (byte offset, line).
+	Truncation string `json:"truncation,omitempty"`
+	Overflow   int64  `json:"overflow,omitempty"`    // USB submissions beyond the pending limit, not drawn
+	Dropped    int64  `json:"pt_overflow,omitempty"` // PT OVF packets
 }
 
 // Stats is the result of Export.
@@ -477,7 +479,7 @@ var openers = map[Kind]opener{
 func open(path string, opt *Options, prog *progress) ([]Source, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, detect.ReadError(path, err) // with a remedy
 	}
 	var r io.Reader = f
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && prog != nil {

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,8 +120,10 @@ func (s *usbSource) skipped() int64 {
 func (s *usbSource) Next() (int64, error) {
 	err := s.rd.ReadInto(&s.ev)
 	s.in.Skipped = s.skipped()
-	if err == io.ErrUnexpectedEOF {
+	if err == io.ErrUnexpectedEOF || errors.Is(err, usbmon.ErrTruncated) {
+		// A cut capture: what came before is drawn, the loss reported.
 		s.in.Truncated = true
+		s.in.Truncation = err.Error()
 		return 0, io.EOF
 	}
 	if err != nil {

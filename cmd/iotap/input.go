@@ -27,6 +27,12 @@ func (t *traceInput) Close() error {
 // says what the file is, and an unreadable file an error with a remedy.
 // Pipes are not checked here (see below).
 func openTrace(path string, want detect.Kind) (*traceInput, error) {
+	return openTraceOpt(path, want, want != detect.MMIO)
+}
+
+// openTraceOpt is openTrace; with trustPipes false a pipe is checked too
+// (its first detect.HeadSize bytes are read before anything is decoded).
+func openTraceOpt(path string, want detect.Kind, trustPipes bool) (*traceInput, error) {
 	f := os.Stdin
 	if path != "-" {
 		var err error
@@ -34,7 +40,7 @@ func openTrace(path string, want detect.Kind) (*traceInput, error) {
 			return nil, err
 		}
 	}
-	if !isRegular(f) {
+	if trustPipes && !isRegular(f) {
 		// A pipe (a live capture piped in) is not held up until a head
 		// is read: its reader checks it as it goes.
 		return &traceInput{Reader: f, File: f}, nil

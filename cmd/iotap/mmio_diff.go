@@ -11,8 +11,8 @@ import (
 
 func newMMIODiffCmd(e *env) *cobra.Command {
 	var (
-		all, asJSON bool
-		maxEdits    int
+		all, asJSON, allowLoss bool
+		maxEdits               int
 	)
 	c := &cobra.Command{
 		Use:   "diff [flags] A B",
@@ -34,15 +34,22 @@ and, with --all, the identical accesses too. A summary ends the output.
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var seqs [2][]mmiotrace.Access
+			var lossErr error // reported after the diff of what was read
 			for i, p := range args {
 				in, err := mmioOpenInput(p)
 				if err != nil {
 					return err
 				}
-				seqs[i], err = mmiotrace.Accesses(in)
+				rd := mmiotrace.NewReader(in)
+				rd.SetKeepGoing(true)
+				seqs[i], err = mmiotrace.ReadAccesses(rd)
+				rd.Close()
 				in.Close()
 				if err != nil {
 					return fmt.Errorf("%s: %w", p, err)
+				}
+				if lerr := mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss); lerr != nil && lossErr == nil {
+					lossErr = fmt.Errorf("%s: %w", p, lerr)
 				}
 			}
 			ops, err := mmiotrace.Diff(seqs[0], seqs[1], maxEdits)
@@ -117,11 +124,13 @@ and, with --all, the identical accesses too. A summary ends the output.
 			}
 			fmt.Fprintf(w, "A %d accesses, B %d: %d identical, %d same register with other value, %d only in A, %d only in B\n",
 				len(seqs[0]), len(seqs[1]), same, changed, onlyA, onlyB)
-			return nil
+			w.Flush()
+			return lossErr
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "also print identical accesses")
 	c.Flags().IntVar(&maxEdits, "max-edits", 4000, "give up beyond this many insertions and deletions")
+	c.Flags().BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when a log is cut, lost events or had bad lines skipped")
 	c.Flags().BoolVar(&asJSON, "json", false, "NDJSON output: one object per difference (with --all, per access), then a summary")
 	return c
 }

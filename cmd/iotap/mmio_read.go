@@ -40,7 +40,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			progress, endProgress := mmioProgress(e, "mmio read")
 			defer endProgress()
 			var rd *mmiotrace.Reader
-			if progress == nil && args[0] != "-" {
+			if fi, err := os.Stat(args[0]); progress == nil && args[0] != "-" && err == nil && fi.Mode().IsRegular() {
 				// Plain files are mapped and parsed in place.
 				if err := mmioCheckFile(args[0]); err != nil {
 					return err
@@ -59,8 +59,8 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				var src io.Reader = in
 				if progress != nil {
 					total := int64(-1)
-					if f, ok := in.(*os.File); ok {
-						if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+					if t, ok := in.(*traceInput); ok {
+						if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
 							total = fi.Size()
 						}
 					}

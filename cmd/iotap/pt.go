@@ -53,6 +53,9 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 	if path == "-" {
 		b, err = io.ReadAll(os.Stdin)
 	} else {
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			return nil, nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
+		}
 		b, err = os.ReadFile(path)
 		if err != nil && os.IsNotExist(err) {
 			// ptdump's FILE:FROM[-TO] selects a byte range.

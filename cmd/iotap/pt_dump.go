@@ -303,6 +303,17 @@ func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err err
 	br := bufio.NewReaderSize(src, 1<<20)
 	if head, _ := br.Peek(detect.HeadSize); path != "-" {
 		if res, err := detect.Head(head, len(head) < detect.HeadSize); err != nil || res.Kind != detect.PT {
+			if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+				closeFn()
+				return nil, nil, false, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
+			} else if serr == nil && !fi.Mode().IsRegular() {
+				// A pipe cannot be read again by ptLoad.
+				closeFn()
+				if err == nil {
+					err = &detect.NotTraceError{Want: detect.PT, Found: &res}
+				}
+				return nil, nil, false, fmt.Errorf("pt: %s: %w", path, err)
+			}
 			// Not raw PT by its head: ptLoad reads the whole file and
 			// says what it is.
 			closeFn()

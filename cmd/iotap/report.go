@@ -117,6 +117,7 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	}
 	var opt report.Options
 	opt.PT.Config = ptSidecarConfig
+	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
 	r, err := report.Build(e.ctx, args, opt)
 	if err != nil {
 		return err

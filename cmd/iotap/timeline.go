@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
 	iunix "github.com/iotap/iotap/internal/unix"
@@ -196,7 +198,11 @@ func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error)
 			if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") {
 				continue
 			}
-			if _, ok := report.SniffFile(p); ok {
+			_, err := report.SniffFileErr(p)
+			if err != nil && !errors.Is(err, detect.ErrNotTrace) {
+				return nil, err // unreadable is not "no trace"
+			}
+			if err == nil {
 				inputs = append(inputs, p)
 				n++
 			}
@@ -230,7 +236,7 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 	} else {
 		printTimelineStats(out, o.out, st)
 	}
-	return timelineLoss(st, o.allowLoss)
+	return timelineLoss(e, st, o.allowLoss)
 }
 
 func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
@@ -265,7 +271,7 @@ func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
 	}
 }
 
-func timelineLoss(st *timeline.Stats, allowLoss bool) error {
+func timelineLoss(e *env, st *timeline.Stats, allowLoss bool) error {
 	var parts []string
 	for _, in := range st.Inputs {
 		if in.Lost > 0 {
@@ -275,10 +281,18 @@ func timelineLoss(st *timeline.Stats, allowLoss bool) error {
 			parts = append(parts, fmt.Sprintf("%s: %d undecodable records skipped", in.Path, in.Skipped))
 		}
 		if in.Truncated {
-			parts = append(parts, fmt.Sprintf("%s: truncated", in.Path))
+			what := "truncated"
+			if in.Truncation != "" {
+				what += ": " + in.Truncation
+			}
+			parts = append(parts, fmt.Sprintf("%s: %s (what comes before is in the timeline)", in.Path, what))
 		}
 	}
-	if len(parts) == 0 || allowLoss {
+	if len(parts) == 0 {
+		return nil
+	}
+	if allowLoss {
+		fmt.Fprintf(e.stderr, "iotap: warning: timeline: %s\n", strings.Join(parts, "; "))
 		return nil
 	}
 	return dataLostError("timeline: %s (use --allow-loss to accept)", strings.Join(parts, "; "))
