@@ -236,7 +236,30 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 	} else {
 		printTimelineStats(out, o.out, st)
 	}
+	if fi, err := os.Stat(o.out); o.out != "-" && err == nil && fi.Mode().IsRegular() {
+		timelineSizeWarning(e, o.out, fi.Size())
+	}
 	return timelineLoss(e, st, o.allowLoss)
+}
+
+// perfettoUILimit is the trace size above which the Perfetto UI is
+// unlikely to open a file: it loads the whole trace in the browser tab,
+// which needs 2 to 4 times the file size in memory, and a tab gets about
+// 2 GB (4 GB at most).
+var perfettoUILimit int64 = 512 << 20
+
+// timelineSizeWarning warns when the trace is too big for the Perfetto UI
+// and says what to do instead.
+func timelineSizeWarning(e *env, path string, size int64) {
+	if size <= perfettoUILimit {
+		return
+	}
+	fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB: the Perfetto UI holds a whole trace in browser memory "+
+		"(2-4 times the file size, about 2 GB per tab), so it is unlikely to open a trace over %d MB. "+
+		"Cut the inputs to a time window first (iotap mmio filter --from/--to, iotap usb read --from/--to), "+
+		"or export the data as Parquet tables (iotap export) and query it instead; "+
+		"trace_processor (Perfetto's command-line tool) also reads big traces\n",
+		path, size>>20, perfettoUILimit>>20)
 }
 
 func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
