@@ -44,8 +44,10 @@ func (s *Section) End() uint64 { return s.Addr + uint64(len(s.Data)) }
 
 // Image is the memory that traced code ran from: a set of sections. When
 // sections overlap, the one added last wins for the overlapping bytes
-// (the older one is cut, like libipt's pt_image_add). An Image may be shared
-// by several decoders only while none of them adds sections.
+// (the older one is cut, like libipt's pt_image_add). Do not add sections
+// while a decoder uses the image (decoders keep the last section they used
+// and fill decode caches in the sections); an image may be shared by
+// decoders that run one after the other, not at the same time.
 type Image struct {
 	secs   []*Section // sorted by Addr, no overlaps within the same ASID
 	nextID int
