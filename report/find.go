@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -109,9 +110,20 @@ func (in *inputs) cleanup() {
 // find walks the arguments: directories recursively (skipping fuzz
 // corpora and hidden directories), bundles extracted into a temporary
 // directory, other files as they are. Files are sorted by name.
-func find(args []string) (*inputs, error) {
+func find(args []string, stdin io.Reader) (*inputs, error) {
 	in := &inputs{}
 	for _, a := range args {
+		name := a // how the argument is named in the report
+		if a == "-" {
+			// Standard input is read once into a private temporary
+			// file: the summaries read a trace more than once.
+			p, err := in.spool(stdin)
+			if err != nil {
+				in.cleanup()
+				return nil, fmt.Errorf("standard input: %w", err)
+			}
+			a = p
+		}
 		st, err := os.Stat(a)
 		if err != nil {
 			in.cleanup()
@@ -130,10 +142,10 @@ func find(args []string) (*inputs, error) {
 				in.cleanup()
 				return nil, fmt.Errorf("%s: %w", a, err)
 			}
-			in.bundles = append(in.bundles, Bundle{Path: a, Members: members})
-			root, prefix = dir, a+":"
+			in.bundles = append(in.bundles, Bundle{Path: name, Members: members})
+			root, prefix = dir, name+":"
 		} else if !st.IsDir() {
-			in.files = append(in.files, File{Path: a, Name: a})
+			in.files = append(in.files, File{Path: a, Name: name})
 			continue
 		}
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -233,4 +245,27 @@ func ExtractBundle(path, dir string) ([]string, error) {
 		}
 		names = append(names, name)
 	}
+}
+
+// spool copies r (standard input) into a new 0600 file of a temporary
+// directory removed by cleanup.
+func (in *inputs) spool(r io.Reader) (string, error) {
+	if r == nil {
+		return "", errors.New("no standard input")
+	}
+	dir, err := os.MkdirTemp("", "iotap-report-")
+	if err != nil {
+		return "", err
+	}
+	in.tmp = append(in.tmp, dir)
+	p := filepath.Join(dir, "stdin")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return p, err
 }

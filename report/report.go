@@ -88,18 +88,20 @@ type Options struct {
 	// Clocks, when set, aligns every trace; otherwise a clocks.json
 	// aligns the traces of its own directory.
 	Clocks *timeline.Clocks
+	// Stdin is read for the argument "-" (a trace or a bundle).
+	Stdin io.Reader
 	// Progress, when set, is called before each trace is read.
 	Progress func(t *Trace)
 }
 
 // Build finds the traces among args (directories are walked recursively,
-// .tar.gz bundles are read like directories, other files are taken as
-// they are), recognises each by its content and summarises it. A trace
+// .tar.gz bundles are read like directories, "-" is Options.Stdin, other
+// files are taken as they are), recognises each by its content and summarises it. A trace
 // that cannot be read has Trace.Err set; Build fails only when an
 // argument cannot be read or ctx is cancelled. Close the report to remove
 // the temporary copies of bundle members.
 func Build(ctx context.Context, args []string, o Options) (*Report, error) {
-	in, err := find(args)
+	in, err := find(args, o.Stdin)
 	if err != nil {
 		return nil, err
 	}

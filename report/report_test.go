@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -81,5 +83,28 @@ func TestBuildSeriesMatchCounts(t *testing.T) {
 		if !seen[s] {
 			t.Errorf("no %s trace in ../testdata", s)
 		}
+	}
+}
+
+// "-" reads a trace from Options.Stdin; it is named "-" and summarised
+// like the same file.
+func TestBuildStdin(t *testing.T) {
+	b, err := os.ReadFile("../testdata/capture/usb.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(context.Background(), []string{"-", "../testdata/capture/usb.pcapng"}, Options{Stdin: bytes.NewReader(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Traces) != 2 || r.Traces[0].Name != "-" || r.Traces[0].USB == nil || r.Traces[1].USB == nil {
+		t.Fatalf("traces: %+v", r.Traces)
+	}
+	var a, c bytes.Buffer
+	WriteUSBTable(&a, r.Traces[0].USB.Stats, r.Traces[0].USB.Pairs, r.Traces[0].USB.IDs, USBTableOptions{})
+	WriteUSBTable(&c, r.Traces[1].USB.Stats, r.Traces[1].USB.Pairs, r.Traces[1].USB.IDs, USBTableOptions{})
+	if a.String() != c.String() || a.Len() == 0 {
+		t.Errorf("stdin summary differs from the file's:\n%s\n%s", a.String(), c.String())
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,7 +35,7 @@ compressed; Intel PT raw streams or perf.data; user_events NDJSON records) and
 prints, per trace, the summary of the matching 'stats' verb, then a loss
 report over all of them. Files that are not traces are listed, not read.
 A bundle (a .tar.gz such as 'iotap mmio capture --bundle' writes) is read
-like a directory.
+like a directory. "-" reads a trace or a bundle from standard input.
 
 -o FILE writes the report as a file too, of the kind its extension names
 (or --format); -o may be given several times:
@@ -62,6 +63,7 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 		Example: `  iotap report testdata -o report.html -o timeline.pftrace
   iotap report capture-dir/ --json | jq 'select(.kind == "endpoint") | .latency.p99_us'
   iotap report bundle.tar.gz -o out.html
+  ssh lab cat /tmp/usb.pcapng | iotap report - -o usb.html
   iotap report capture.pcapng mmio.log.zst --format html -o -  > report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -118,6 +120,7 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	var opt report.Options
 	opt.PT.Config = ptSidecarConfig
 	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
+	opt.Stdin = os.Stdin
 	r, err := report.Build(e.ctx, args, opt)
 	if err != nil {
 		return err
