@@ -141,14 +141,26 @@ type Node struct {
 }
 
 func (n *Node) child(name string) *Node {
-	if c := n.index[name]; c != nil {
+	if n.index == nil {
+		// few children: a linear search beats a map
+		for _, c := range n.Children {
+			if c.Name == name {
+				return c
+			}
+		}
+		if len(n.Children) >= 8 {
+			n.index = make(map[string]*Node, 16)
+			for _, c := range n.Children {
+				n.index[c.Name] = c
+			}
+		}
+	} else if c := n.index[name]; c != nil {
 		return c
 	}
-	if n.index == nil {
-		n.index = map[string]*Node{}
-	}
 	c := &Node{Name: name}
-	n.index[name] = c
+	if n.index != nil {
+		n.index[name] = c
+	}
 	n.Children = append(n.Children, c)
 	return c
 }
