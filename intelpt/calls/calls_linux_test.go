@@ -20,7 +20,16 @@ var (
 	synthOnce sync.Once
 	synthRes  *ptsynth.Synthesized
 	synthErr  error
+	synthDir  string // removed by TestMain
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if synthDir != "" {
+		os.RemoveAll(synthDir)
+	}
+	os.Exit(code)
+}
 
 func synthesize(t *testing.T) *ptsynth.Synthesized {
 	t.Helper()
@@ -33,6 +42,7 @@ func synthesize(t *testing.T) *ptsynth.Synthesized {
 			synthErr = err
 			return
 		}
+		synthDir = dir
 		synthRes, synthErr = ptsynth.SynthesizeProg(dir, 256)
 	})
 	if synthErr != nil {

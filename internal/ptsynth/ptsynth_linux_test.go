@@ -20,7 +20,16 @@ var (
 	synthOnce sync.Once
 	synthRes  *Synthesized
 	synthErr  error
+	synthDir  string // removed by TestMain
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if synthDir != "" {
+		os.RemoveAll(synthDir)
+	}
+	os.Exit(code)
+}
 
 // synthesize records the test program from main once per test binary.
 func synthesize(t *testing.T) *Synthesized {
@@ -34,6 +43,7 @@ func synthesize(t *testing.T) *Synthesized {
 			synthErr = err
 			return
 		}
+		synthDir = dir
 		synthRes, synthErr = SynthesizeProg(dir, 256)
 	})
 	if synthErr != nil {
