@@ -76,7 +76,7 @@ func ExamplePairer() {
 	fmt.Printf("%+v\n", p.Counts())
 	// Output:
 	// urb 0xd5ea89a0: 31 bytes in 56µs
-	// {Pairs:1 Unmatched:0 Superseded:0 InFlight:0 Orphans:0 Overflow:0 SubmitErrors:0}
+	// {Pairs:1 Unmatched:0 Superseded:0 InFlight:0 Orphans:0 Overflow:0 SubmitErrors:0 Synthesized:0}
 }
 
 func ExampleFilter() {

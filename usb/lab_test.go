@@ -23,7 +23,7 @@ const labDecodeScript = `
 lab_wait 60 sh -c 'ls /sys/block | grep -c ^sd | grep -qx 2'
 lab_wait 60 sh -c 'cat /sys/bus/usb/devices/*/product | grep -qx "QEMU USB Tablet"'
 sleep 2
-iotap usb capture -o /tmp/lab.pcapng 2>/out/capture.err &
+iotap usb capture --no-inject-descriptors -o /tmp/lab.pcapng 2>/out/capture.err &
 C=$!
 sleep 3
 for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
@@ -35,7 +35,7 @@ for d in /sys/bus/usb/devices/*; do
 	if [ -f $d/idVendor ]; then echo "$(cat $d/busnum) $(cat $d/devnum) $(cat $d/idVendor):$(cat $d/idProduct)"; fi
 done >/out/live-devices.txt
 mkfifo /tmp/live
-iotap usb capture -o /tmp/live 2>/out/live-capture.err &
+iotap usb capture --no-inject-descriptors -o /tmp/live 2>/out/live-capture.err &
 L=$!
 iotap usb read --sysfs /sys/bus/usb/devices --vidpid 0627:0001 /tmp/live >/out/live.txt 2>/out/live-read.err &
 R=$!

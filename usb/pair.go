@@ -106,11 +106,12 @@ type Pairer struct {
 	pending map[Key]Submission
 	seq     uint64
 
-	superseded uint64
-	orphans    uint64
-	overflow   uint64
-	submitErrs uint64
-	pairs      uint64
+	superseded  uint64
+	synthesized uint64
+	orphans     uint64
+	overflow    uint64
+	submitErrs  uint64
+	pairs       uint64
 }
 
 // NewPairer returns an empty Pairer.
@@ -120,6 +121,11 @@ func NewPairer() *Pairer { return &Pairer{pending: make(map[Key]Submission)} }
 // returns the pair and true. It does not allocate once the pending table
 // has grown to its working size.
 func (p *Pairer) Add(ev *usbmon.Event) (Pair, bool) {
+	if ev.Synthesized {
+		// Made at capture start from sysfs: never a transfer to pair.
+		p.synthesized++
+		return Pair{}, false
+	}
 	if p.pending == nil {
 		p.pending = make(map[Key]Submission)
 	}
@@ -208,11 +214,14 @@ type PairCounts struct {
 	// reached.
 	Overflow     uint64 `json:"overflow"`
 	SubmitErrors uint64 `json:"submit_errors"`
+	// Synthesized events (usbmon.Event.Synthesized: descriptors written at
+	// capture start) seen and left out of pairing.
+	Synthesized uint64 `json:"synthesized,omitempty"`
 }
 
 // Counts returns the pairing counters so far.
 func (p *Pairer) Counts() PairCounts {
 	inflight := uint64(len(p.pending))
 	return PairCounts{Pairs: p.pairs, Unmatched: p.superseded + inflight, Superseded: p.superseded, InFlight: inflight,
-		Orphans: p.orphans, Overflow: p.overflow, SubmitErrors: p.submitErrs}
+		Orphans: p.orphans, Overflow: p.overflow, SubmitErrors: p.submitErrs, Synthesized: p.synthesized}
 }

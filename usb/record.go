@@ -36,6 +36,9 @@ type EventRecord struct {
 	Decoded    any     `json:"decoded,omitempty"`
 	DecodeErr  string  `json:"decode_error,omitempty"`
 	VIDPID     string  `json:"vidpid,omitempty"`
+	// Synthesized: made at capture start from sysfs (descriptors), not
+	// captured traffic (usbmon.Event.Synthesized).
+	Synthesized bool `json:"synthesized,omitempty"`
 }
 
 // DirectionName is "in" or "out", as in EventRecord.Dir.
@@ -65,7 +68,7 @@ func ClassHint(ids *Identities, bus uint16, dev uint8, s Setup) uint8 {
 func NewEventRecord(seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded, ids *Identities) EventRecord {
 	j := EventRecord{Seq: seq, Time: rel, Micros: Micros(ev), URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),
 		Transfer: ev.Transfer.String(), Dir: DirectionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
-		Length: ev.Length, Summary: d.Summary, Decoded: d.Detail}
+		Length: ev.Length, Summary: d.Summary, Decoded: d.Detail, Synthesized: ev.Synthesized}
 	if ev.Type != usbmon.Submission {
 		st := ev.Status
 		j.Status, j.StatusName = &st, StatusName(st)

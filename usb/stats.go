@@ -88,6 +88,9 @@ func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
 // Record accounts ev with a pairing result obtained elsewhere (a Pairer
 // that sees every event while Record sees only filtered ones).
 func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
+	if ev.Synthesized {
+		return // made at capture start, not traffic
+	}
 	t := Micros(ev)
 	if st.events == 0 {
 		st.first = t

@@ -177,6 +177,11 @@ type Event struct {
 
 	// Fields says which fields the source provided.
 	Fields Fields
+	// Synthesized marks an event iotap made rather than captured: the
+	// GET_DESCRIPTOR transfers written at capture start from sysfs (see
+	// usb.DescriptorEvents). In pcapng it is the packet comment
+	// SynthesizedComment; analyses (pairing, statistics, latency) skip it.
+	Synthesized bool
 	// Format is the format the event was read from.
 	Format Format
 }
@@ -214,3 +219,7 @@ func (e *Event) reset() {
 	*e = Event{}
 	e.Data, e.ISO = d, iso
 }
+
+// SynthesizedComment starts the pcapng packet comment of a synthesized
+// event (Event.Synthesized); readers recognise the prefix.
+const SynthesizedComment = "iotap: synthesized at capture start from sysfs descriptors, not captured traffic"

@@ -29,30 +29,30 @@ status() { rc=0; wait $1 || rc=$?; echo $rc >/out/$2.rc; }
 # Phase 1: four readers at once.
 cat /sys/kernel/debug/usb/usbmon/0u >/tmp/kernel.0u &
 K=$!
-iotap usb capture --method mmap --ring-size 1200K -o /tmp/mmap.pcapng 2>/out/mmap.err &
+iotap usb capture --no-inject-descriptors --method mmap --ring-size 1200K -o /tmp/mmap.pcapng 2>/out/mmap.err &
 M=$!
-iotap usb capture --method read --ring-size 1200K -o /tmp/read.pcapng 2>/out/read.err &
+iotap usb capture --no-inject-descriptors --method read --ring-size 1200K -o /tmp/read.pcapng 2>/out/read.err &
 R=$!
-iotap usb capture --method text --format 1u -o /tmp/text.1u 2>/out/text.err &
+iotap usb capture --no-inject-descriptors --method text --format 1u -o /tmp/text.1u 2>/out/text.err &
 T=$!
-iotap usb capture --method text -o /tmp/textts.pcapng 2>/out/textts.err &
+iotap usb capture --no-inject-descriptors --method text -o /tmp/textts.pcapng 2>/out/textts.err &
 TT=$!
 # One bus only: the bus of the xHCI disk.
 xdisk=$(for d in /sys/block/sd*; do case "$(readlink -f $d)" in */0000:00:04.0/*) echo $d;; esac; done)
 bus=$(d=$(readlink -f $xdisk); while [ ! -e $d/busnum ]; do d=${d%/*}; done; cat $d/busnum)
 echo $bus >/out/bus
-iotap usb capture --bus $bus --method mmap -o /tmp/bus.pcapng 2>/out/bus.err &
+iotap usb capture --no-inject-descriptors --bus $bus --method mmap -o /tmp/bus.pcapng 2>/out/bus.err &
 B=$!
 # One device only: the xHCI disk.
 dev=$(d=$(readlink -f $xdisk); while [ ! -e $d/devnum ]; do d=${d%/*}; done; cat $d/devnum)
 echo $dev >/out/dev
-iotap usb capture --bus $bus --dev $dev -o /tmp/dev.pcapng 2>/out/dev.err &
+iotap usb capture --no-inject-descriptors --bus $bus --dev $dev -o /tmp/dev.pcapng 2>/out/dev.err &
 DV=$!
 # Only the QEMU keyboards and tablet (0627:0001): those present now are
 # identified from sysfs, the keyboard plugged later from its enumeration.
 usbdevs() { for d in /sys/bus/usb/devices/*; do [ -e $d/idVendor ] && echo $(cat $d/busnum $d/devnum $d/idVendor $d/idProduct); done; }
 usbdevs >/out/devs.start
-iotap usb capture --vidpid 0627:0001 -o /tmp/vid.pcapng 2>/out/vid.err &
+iotap usb capture --no-inject-descriptors --vidpid 0627:0001 -o /tmp/vid.pcapng 2>/out/vid.err &
 V=$!
 sleep 3
 for e in /dev/input/event*; do cat $e >/dev/null & echo $! >>/tmp/inputs; done
@@ -89,7 +89,7 @@ disk=$(for d in /sys/block/sd*; do case "$(readlink -f $d)" in */0000:00:04.0/*)
 echo $disk >/out/disk
 fullread() { # name, iotap capture options...
 	n=$1; shift
-	iotap usb capture "$@" -o /tmp/$n.pcapng 2>/out/$n.err &
+	iotap usb capture --no-inject-descriptors "$@" -o /tmp/$n.pcapng 2>/out/$n.err &
 	F=$!
 	sleep 2
 	dd if=/dev/$disk of=/dev/null bs=64k iflag=direct 2>/out/$n.dd
@@ -113,7 +113,7 @@ rm -f /tmp/full*.pcapng
 # Phase 3: the smallest ring, and a reader that cannot keep up (stopped
 # while the disk is read): events are dropped, and the capture says so.
 echo 3 >/proc/sys/vm/drop_caches
-iotap usb capture --ring-size 8K -o /tmp/tiny.pcapng 2>/out/tiny.err &
+iotap usb capture --no-inject-descriptors --ring-size 8K -o /tmp/tiny.pcapng 2>/out/tiny.err &
 S=$!
 sleep 2
 kill -STOP $S
@@ -126,7 +126,7 @@ cp /tmp/tiny.pcapng /out/
 
 # Phase 4: SIGKILL in the middle of a capture.
 echo 3 >/proc/sys/vm/drop_caches
-iotap usb capture --ring-size 1200K -o /tmp/killed.pcapng 2>/out/killed.err &
+iotap usb capture --no-inject-descriptors --ring-size 1200K -o /tmp/killed.pcapng 2>/out/killed.err &
 X=$!
 sleep 2
 dd if=/dev/$disk of=/dev/null bs=64k count=64 2>/dev/null
@@ -137,7 +137,7 @@ cp /tmp/killed.pcapng /out/
 # Phase 5: SIGTERM while the disk is being read: the capture stops at once
 # (traffic going on does not keep it draining) and leaves a complete file.
 echo 3 >/proc/sys/vm/drop_caches
-iotap usb capture --nice -20 --ring-size 1200K --snaplen 64 -o /tmp/term.pcapng 2>/out/term.err &
+iotap usb capture --no-inject-descriptors --nice -20 --ring-size 1200K --snaplen 64 -o /tmp/term.pcapng 2>/out/term.err &
 X=$!
 sleep 2
 dd if=/dev/$disk of=/dev/null bs=16k 2>/dev/null &

@@ -264,6 +264,9 @@ func NewPcapngWriterInterface(w io.Writer, lt int, name string) (*PcapngWriter, 
 func (p *PcapngWriter) Write(ev *Event) error {
 	ci, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
 	p.n++
+	if ev.Synthesized {
+		return p.w.WritePacketWithOptions(ci, data, pcapgo.NgPacketOptions{Comments: []string{SynthesizedComment}})
+	}
 	return p.w.WritePacket(ci, data)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // pcapngReader reads pcapng files whose interfaces have link type 189 or
@@ -160,7 +161,7 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 		}
 		body := blk[8 : len(blk)-4]
 		var ifid uint32
-		var data []byte
+		var data, opts []byte
 		switch r.typ(blk) {
 		case ngIDB:
 			if len(body) < 8 {
@@ -200,6 +201,9 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 				return r.errf(off, ErrFormat, "captured length %d exceeds its block", caplen)
 			}
 			data = body[20 : 20+caplen]
+			if o := 20 + (int(caplen)+3)&^3; o <= len(body) {
+				opts = body[o:]
+			}
 		case ngPB:
 			if len(body) < 20 {
 				return r.errf(off, ErrFormat, "packet block too short")
@@ -239,6 +243,22 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			return r.errf(off, unwrapSentinel(err), "packet %d: %v", r.n, err)
 		}
 		ev.Format = FormatPcapng
+		ev.Synthesized = r.synthesized(opts)
 		return nil
 	}
+}
+
+// synthesized reports whether EPB options hold the SynthesizedComment.
+func (r *pcapngReader) synthesized(opt []byte) bool {
+	for len(opt) >= 4 {
+		code, l := r.bo.Uint16(opt), int(r.bo.Uint16(opt[2:]))
+		if code == 0 || 4+l > len(opt) {
+			return false
+		}
+		if code == 1 && strings.HasPrefix(string(opt[4:4+l]), SynthesizedComment) {
+			return true
+		}
+		opt = opt[4+(l+3)&^3:]
+	}
+	return false
 }

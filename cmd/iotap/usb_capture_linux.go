@@ -22,6 +22,7 @@ import (
 )
 
 type usbCaptureOptions struct {
+	noInject   bool // --no-inject-descriptors
 	bus        int
 	ringSize   string
 	method     string
@@ -123,6 +124,7 @@ text method mount debugfs.`,
 	fl.StringVar(&o.queue, "queue", "32M", "mmap: memory queue between the ring-draining thread and the writer, K or M suffix (0: read the ring in place)")
 	fl.StringVar(&o.method, "method", "mmap", "kernel interface: mmap, read (MON_IOCX_GETX) or text")
 	fl.StringVar(&o.format, "format", "pcapng", "output format: pcapng, pcap, 1u or 1t")
+	fl.BoolVar(&o.noInject, "no-inject-descriptors", false, "pcapng: do not write the present devices' descriptors (from sysfs) as synthesized GET_DESCRIPTOR transfers at the start")
 	fl.StringVarP(&o.out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.Uint64VarP(&o.count, "count", "c", 0, "stop after this many events (0: no limit)")
 	fl.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
@@ -261,6 +263,26 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		return err
 	}
 	ng, _ = w.(*usbmon.PcapngWriter)
+	if ng != nil && !o.noInject {
+		// The descriptors of the devices present, as the GET_DESCRIPTOR
+		// transfers a capture started after enumeration missed; marked
+		// synthesized (packet comment), skipped by iotap's analyses.
+		evs, errs := usb.DescriptorEvents(usb.DefaultSysfsRoot, time.Now(), func(bus uint16, _ uint8) bool { return o.bus == 0 || int(bus) == o.bus })
+		for _, err := range errs {
+			fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err)
+		}
+		n := 0
+		for i := range evs {
+			if keep != nil && !keep(&evs[i]) {
+				continue
+			}
+			if err := w.Write(&evs[i]); err != nil {
+				return err
+			}
+			n++
+		}
+		fmt.Fprintf(e.stderr, "iotap: %d synthesized descriptor events (from sysfs) written first; --no-inject-descriptors leaves them out\n", n)
+	}
 	if err := w.Flush(); err != nil { // the file header, before any event
 		return err
 	}

@@ -29,7 +29,7 @@ cat $m/${kbdbus}t >/out/usbmon/1t.txt &
 tt=$!
 cat /dev/usbmon0 >/out/usbmon/usbmon0.bin &
 b=$!
-iotap usb capture --bus 0 --ring-size 1200K -o /out/usbmon/all.pcapng 2>/out/usbmon/capture.stderr &
+iotap usb capture --no-inject-descriptors --bus 0 --ring-size 1200K -o /out/usbmon/all.pcapng 2>/out/usbmon/capture.stderr &
 ic=$!
 # Start the traffic only once the capture runs (a fixed second was too
 # short on a loaded host under TCG).
