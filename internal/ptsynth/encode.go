@@ -72,7 +72,6 @@ type encoder struct {
 	tnt    uint64
 	nbits  uint8
 	out    *Encoded
-	err    error
 }
 
 func (w *encoder) put(p intelpt.Packet) {

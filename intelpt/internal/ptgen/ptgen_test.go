@@ -267,14 +267,6 @@ func runPTFlowErrs(t *testing.T, bin, decoder string, p *Program) ([]uint64, []s
 	return words, errs
 }
 
-func firstLines(s string, n int) string {
-	lines := strings.SplitAfterN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "")
-}
-
 // compareIPs reports the first difference of got from the true sequence.
 func compareIPs(t *testing.T, who string, p *Program, got []uint64) {
 	t.Helper()
