@@ -32,55 +32,13 @@ type TraceJSON struct {
 	OffsetNS int64  `json:"offset_ns"` // added to map onto the report's axis
 }
 
-// USBLatencyJSON is the latency of 'iotap usb stats --json'.
-type USBLatencyJSON struct {
-	Count uint64 `json:"count"`
-	Min   int64  `json:"min_us"`
-	P50   int64  `json:"p50_us"`
-	P99   int64  `json:"p99_us"`
-	Max   int64  `json:"max_us"`
-}
-
 // USBStatsJSON is a "device" or "endpoint" object, as 'iotap usb stats
-// --json' prints it ("kind"), plus type, trace and source.
+// --json' prints it (usb.StatsRecord), plus type, trace and source.
 type USBStatsJSON struct {
-	Type         string            `json:"type"`
-	Trace        string            `json:"trace"`
-	Source       string            `json:"source"`
-	Kind         string            `json:"kind"`
-	Bus          uint16            `json:"bus"`
-	Device       uint8             `json:"device"`
-	Endpoint     *uint8            `json:"endpoint,omitempty"`
-	Transfer     string            `json:"transfer,omitempty"`
-	Dir          string            `json:"dir,omitempty"`
-	VIDPID       string            `json:"vidpid,omitempty"`
-	Manufacturer string            `json:"manufacturer,omitempty"`
-	Product      string            `json:"product,omitempty"`
-	Submissions  uint64            `json:"submissions"`
-	Completions  uint64            `json:"completions"`
-	SubmitErrors uint64            `json:"submit_errors"`
-	Errors       uint64            `json:"errors"`
-	Stalls       uint64            `json:"stalls"`
-	Cancelled    uint64            `json:"cancelled"`
-	Bytes        uint64            `json:"bytes"`
-	BytesPerSec  float64           `json:"bytes_per_sec"`
-	SpanUs       int64             `json:"span_us"`
-	Latency      USBLatencyJSON    `json:"latency"`
-	Status       map[string]uint64 `json:"status"`
-}
-
-// LatencyJSON summarises a latency histogram.
-func LatencyJSON(h *usb.Histogram) USBLatencyJSON {
-	return USBLatencyJSON{Count: h.Count(), Min: h.Min(), P50: h.Quantile(0.5), P99: h.Quantile(0.99), Max: h.Max()}
-}
-
-// StatusJSON names the statuses of a status count.
-func StatusJSON(m map[int32]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for s, n := range m {
-		out[usb.StatusName(s)] += n
-	}
-	return out
+	Type   string `json:"type"`
+	Trace  string `json:"trace"`
+	Source string `json:"source"`
+	usb.StatsRecord
 }
 
 // WriteJSON writes the report as NDJSON.
@@ -144,22 +102,13 @@ func (t *Trace) usbJSON(enc *json.Encoder) error {
 	u := t.USB
 	for _, d := range u.Stats.Devices() {
 		v, m, p := identityParts(u.IDs, d.Bus, d.Device)
-		j := USBStatsJSON{Type: "device", Trace: t.Name, Source: "usb", Kind: "device", Bus: d.Bus, Device: d.Device, VIDPID: v, Manufacturer: m, Product: p,
-			Submissions: d.Submissions, Completions: d.Completions, SubmitErrors: d.SubmitErrors, Errors: d.Errors,
-			Stalls: d.Stalls, Cancelled: d.Cancelled, Bytes: d.Bytes, BytesPerSec: d.BytesPerSecond(), SpanUs: d.Span(),
-			Latency: LatencyJSON(&d.Latency), Status: StatusJSON(d.StatusCounts())}
-		if err := enc.Encode(j); err != nil {
+		if err := enc.Encode(USBStatsJSON{"device", t.Name, "usb", usb.DeviceRecord(d, v, m, p)}); err != nil {
 			return err
 		}
 	}
 	for _, s := range u.Stats.Endpoints() {
-		ep := s.Endpoint
 		v, _, _ := identityParts(u.IDs, s.Bus, s.Device)
-		j := USBStatsJSON{Type: "endpoint", Trace: t.Name, Source: "usb", Kind: "endpoint", Bus: s.Bus, Device: s.Device, Endpoint: &ep, Transfer: s.Transfer.String(),
-			Dir: DirName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
-			SubmitErrors: s.SubmitErrors, Errors: s.Errors, Stalls: s.Stalls, Cancelled: s.Cancelled, Bytes: s.Bytes,
-			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: LatencyJSON(&s.Latency), Status: StatusJSON(s.StatusCounts())}
-		if err := enc.Encode(j); err != nil {
+		if err := enc.Encode(USBStatsJSON{"endpoint", t.Name, "usb", usb.EndpointRecord(s, v)}); err != nil {
 			return err
 		}
 	}

@@ -43,15 +43,7 @@ type USBEndpoint struct {
 
 // Name is "BUS:DEV ep 81 in".
 func (e *USBEndpoint) Name() string {
-	return fmt.Sprintf("%d:%03d ep %02x %s", e.Bus, e.Device, e.Endpoint, DirName(e.Endpoint&0x80 != 0))
-}
-
-// DirName is "in" or "out".
-func DirName(in bool) string {
-	if in {
-		return "in"
-	}
-	return "out"
+	return fmt.Sprintf("%d:%03d ep %02x %s", e.Bus, e.Device, e.Endpoint, usb.DirectionName(e.Endpoint&0x80 != 0))
 }
 
 type epKey struct {
@@ -288,7 +280,7 @@ func WriteUSBTable(w io.Writer, st *usb.Stats, pairs usb.PairCounts, ids *usb.Id
 				few++
 			}
 			fmt.Fprintf(tw, "%s\t%02x %s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
-				dev, s.Endpoint, DirName(s.Endpoint&0x80 != 0), s.Transfer, s.Submissions, s.Completions, s.Bytes,
+				dev, s.Endpoint, usb.DirectionName(s.Endpoint&0x80 != 0), s.Transfer, s.Submissions, s.Completions, s.Bytes,
 				FmtRate(s.BytesPerSecond()), lat[0], lat[1], lat[2], lat[3], s.Errors+s.SubmitErrors, s.Stalls, s.Cancelled, Problems(s.Status))
 		}
 		lat := latencyCells(&d.Latency, o.Honest)

@@ -47,55 +47,12 @@ The same filters as 'iotap usb read' select the events counted.`,
 	return c
 }
 
-type usbLatencyJSON struct {
-	Count uint64 `json:"count"`
-	Min   int64  `json:"min_us"`
-	P50   int64  `json:"p50_us"`
-	P99   int64  `json:"p99_us"`
-	Max   int64  `json:"max_us"`
-}
-
-type usbStatsJSON struct {
-	Kind         string            `json:"kind"` // "endpoint", "device", "summary"
-	Bus          uint16            `json:"bus"`
-	Device       uint8             `json:"device"`
-	Endpoint     *uint8            `json:"endpoint,omitempty"`
-	Transfer     string            `json:"transfer,omitempty"`
-	Dir          string            `json:"dir,omitempty"`
-	VIDPID       string            `json:"vidpid,omitempty"`
-	Manufacturer string            `json:"manufacturer,omitempty"`
-	Product      string            `json:"product,omitempty"`
-	Submissions  uint64            `json:"submissions"`
-	Completions  uint64            `json:"completions"`
-	SubmitErrors uint64            `json:"submit_errors"`
-	Errors       uint64            `json:"errors"`
-	Stalls       uint64            `json:"stalls"`
-	Cancelled    uint64            `json:"cancelled"`
-	Bytes        uint64            `json:"bytes"`
-	BytesPerSec  float64           `json:"bytes_per_sec"`
-	SpanUs       int64             `json:"span_us"`
-	Latency      usbLatencyJSON    `json:"latency"`
-	Status       map[string]uint64 `json:"status"`
-}
-
 type usbSummaryJSON struct {
 	Kind      string         `json:"kind"`
 	Events    uint64         `json:"events"`
 	Untracked uint64         `json:"untracked_events"`
 	SpanUs    int64          `json:"span_us"`
 	Pairs     usb.PairCounts `json:"pairing"`
-}
-
-func latencyJSON(h *usb.Histogram) usbLatencyJSON {
-	return usbLatencyJSON{Count: h.Count(), Min: h.Min(), P50: h.Quantile(0.5), P99: h.Quantile(0.99), Max: h.Max()}
-}
-
-func statusJSON(m map[int32]uint64) map[string]uint64 {
-	out := map[string]uint64{}
-	for s, n := range m {
-		out[usb.StatusName(s)] += n
-	}
-	return out
 }
 
 func runUSBStats(e *env, o *usbAnOptions, path string) error {
@@ -140,22 +97,13 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 	enc := json.NewEncoder(w)
 	for _, d := range st.Devices() {
 		v, m, p := identityOf(in, d.Bus, d.Device)
-		j := usbStatsJSON{Kind: "device", Bus: d.Bus, Device: d.Device, VIDPID: v, Manufacturer: m, Product: p,
-			Submissions: d.Submissions, Completions: d.Completions, SubmitErrors: d.SubmitErrors, Errors: d.Errors,
-			Stalls: d.Stalls, Cancelled: d.Cancelled, Bytes: d.Bytes, BytesPerSec: d.BytesPerSecond(), SpanUs: d.Span(),
-			Latency: latencyJSON(&d.Latency), Status: statusJSON(d.StatusCounts())}
-		if err := enc.Encode(j); err != nil {
+		if err := enc.Encode(usb.DeviceRecord(d, v, m, p)); err != nil {
 			return err
 		}
 	}
 	for _, s := range st.Endpoints() {
-		ep := s.Endpoint
 		v, _, _ := identityOf(in, s.Bus, s.Device)
-		j := usbStatsJSON{Kind: "endpoint", Bus: s.Bus, Device: s.Device, Endpoint: &ep, Transfer: s.Transfer.String(),
-			Dir: usb.DirectionName(ep&0x80 != 0), VIDPID: v, Submissions: s.Submissions, Completions: s.Completions,
-			SubmitErrors: s.SubmitErrors, Errors: s.Errors, Stalls: s.Stalls, Cancelled: s.Cancelled, Bytes: s.Bytes,
-			BytesPerSec: s.BytesPerSecond(), SpanUs: s.Span(), Latency: latencyJSON(&s.Latency), Status: statusJSON(s.StatusCounts())}
-		if err := enc.Encode(j); err != nil {
+		if err := enc.Encode(usb.EndpointRecord(s, v)); err != nil {
 			return err
 		}
 	}
