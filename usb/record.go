@@ -111,6 +111,9 @@ type Pipeline struct {
 	// whether one was read.
 	First   int64
 	Started bool
+	// Limit, when not 0, ends Each after it has handed on Limit events
+	// (tshark -c): the rest of the input is not read.
+	Limit uint64
 }
 
 // NewPipeline returns a pipeline over r with a new Pairer; ids (nil: new
@@ -126,10 +129,15 @@ func NewPipeline(r usbmon.Reader, f Filter, ids *Identities) *Pipeline {
 // events the filter selects, with their 1-based position in the input
 // (the numbers pairs refer to, like tshark's frame numbers). ev and its
 // data are valid during the call only. It returns the read error (nil at
-// the end of the input) or fn's.
+// the end of the input) or fn's. With Limit set it returns nil once
+// Limit events were handed on.
 func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error) error {
 	var ev usbmon.Event
+	var handed uint64
 	for n := uint64(0); ; n++ {
+		if pl.Limit != 0 && handed >= pl.Limit {
+			return nil
+		}
 		if n&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -152,6 +160,7 @@ func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 		if !pl.Filter.Match(&ev) {
 			continue
 		}
+		handed++
 		if err := fn(n+1, &ev, p, ok); err != nil {
 			return err
 		}

@@ -3,7 +3,10 @@ package usbmon
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
+
+	"github.com/iotap/iotap/mmiotrace"
 )
 
 // Reader streams usbmon events.
@@ -45,7 +48,9 @@ func NewReader(r io.Reader) (Reader, Format, error) {
 	return NewReaderOptions(r, ReaderOptions{})
 }
 
-// NewReaderOptions is NewReader with options.
+// NewReaderOptions is NewReader with options. Input compressed with gzip,
+// xz or zstd is recognised by its content (not a file name) and read
+// decompressed.
 func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	// Read the head to detect the format, then put it back in front of r:
 	// each reader buffers r its own way (no double buffering of the data).
@@ -59,6 +64,13 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 		return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
 	}
 	all := io.MultiReader(bytes.NewReader(head), r)
+	if mmiotrace.DetectCompression(head) != mmiotrace.None {
+		zr, c, closeDec, err := mmiotrace.Decompress(all)
+		if err != nil {
+			return nil, FormatUnknown, &FormatError{Offset: 0, Msg: c.String() + " input does not decompress", Err: errors.Join(ErrFormat, err)}
+		}
+		return NewReaderOptions(&releaseAtEOF{r: zr, release: closeDec}, opt)
+	}
 	switch {
 	case isPcapMagic(head):
 		pr, err := newPcapReader(bufio.NewReaderSize(all, 1<<16))
@@ -110,4 +122,22 @@ func sniffText(head []byte) (Format, error) {
 		}
 	}
 	return FormatUnknown, &FormatError{Offset: 0, Msg: "not a pcap, pcapng, usbmon text or raw /dev/usbmonN file", Err: ErrFormat}
+}
+
+// releaseAtEOF releases a decompressor's resources when its stream ends.
+type releaseAtEOF struct {
+	r       io.Reader
+	release func()
+}
+
+func (z *releaseAtEOF) Read(p []byte) (int, error) {
+	if z.r == nil {
+		return 0, io.EOF
+	}
+	n, err := z.r.Read(p)
+	if err == io.EOF {
+		z.release()
+		z.r = nil
+	}
+	return n, err
 }

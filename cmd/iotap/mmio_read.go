@@ -25,6 +25,7 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 		keepGoing bool
 		allowLoss bool
 		symbols   string
+		count     uint64
 	)
 	c := &cobra.Command{
 		Use:   "read FILE",
@@ -138,7 +139,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				mw := mmiotrace.NewWriter(w)
 				write, flush = mw.Write, mw.Flush
 			}
-			for n := 0; ; n++ {
+			for n := uint64(0); count == 0 || n < count; n++ {
 				if n&0xffff == 0 && e.ctx.Err() != nil {
 					flush()
 					closeOut()
@@ -169,6 +170,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
 	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
+	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
 	return c

@@ -33,7 +33,9 @@ CAPACITY data. --json prints one JSON object per event (NDJSON).
 
 FILE is a usbmon text capture ('1u' or '1t', e.g. a copy of
 /sys/kernel/debug/usb/usbmon/0u), a pcap or a pcapng file (link type 189 or
-220); the format is detected from the content. "-" reads standard input.
+220), also compressed by gzip, xz or zstd; the format and compression are
+detected from the content. "-" reads standard input. -c N stops after N
+printed events.
 
 Columns: event number (position in the input, also with filters: the
 numbers 'iotap usb pair' and tshark's frame.number use), seconds since the
@@ -49,13 +51,15 @@ capture. Exit code 3 when the input is truncated, records dropped events or
 has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 		Example: `  iotap usb read capture.pcapng
   iotap usb read --type bulk --dir in --vidpid 0781:5583 0u.txt
-  iotap usb read --json --status stall capture.pcap | jq .`,
+  iotap usb read --json --status stall capture.pcap | jq .
+  iotap usb read -c 20 capture.pcapng.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUSBRead(e, &o, args[0])
 		},
 	}
 	o.register(c.Flags(), true)
+	c.Flags().Uint64VarP(&o.count, "count", "c", 0, "stop after `N` printed events, like tshark -c (0: all)")
 	c.Flags().BoolVarP(&o.hexDump, "hex", "x", false, "also print the captured data of every event as a hex and ASCII dump")
 	return c
 }
@@ -76,6 +80,7 @@ type usbAnOptions struct {
 	from, to  string
 	sysfs     string
 	hexDump   bool
+	count     uint64 // usb read -c
 }
 
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
@@ -238,6 +243,7 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	in.pl = usb.NewPipeline(r, f, ids)
+	in.pl.Limit = o.count
 	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && (isWallClock(o.from) || isWallClock(o.to)) {
 		in.close()
 		return nil, usageErrorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", path)
