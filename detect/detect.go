@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/iotap/iotap/internal/compress"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -164,12 +165,12 @@ func Expect(head []byte, complete bool, want Kind) (Result, error) {
 }
 
 func compression(head []byte) string {
-	switch mmiotrace.DetectCompression(head) {
-	case mmiotrace.Gzip:
+	switch compress.Detect(head) {
+	case compress.Gzip:
 		return "gzip"
-	case mmiotrace.XZ:
+	case compress.XZ:
 		return "xz"
-	case mmiotrace.Zstd:
+	case compress.Zstd:
 		return "zstd"
 	}
 	return ""
@@ -177,7 +178,7 @@ func compression(head []byte) string {
 
 // decompressHead decompresses what head holds, up to HeadSize bytes.
 func decompressHead(head []byte, complete bool) ([]byte, bool, error) {
-	zr, _, closeDec, err := mmiotrace.Decompress(bytes.NewReader(head))
+	zr, _, closeDec, err := compress.Decompress(bytes.NewReader(head))
 	if err != nil {
 		return nil, false, errors.Unwrap(err)
 	}

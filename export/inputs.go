@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/iotap/iotap/internal/compress"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -36,7 +37,7 @@ var mmioKeywords = [][]byte{[]byte("VERSION"), []byte("PCIDEV"), []byte("LSPCI")
 
 // Detect tells the kind of an input from its first bytes.
 func Detect(head []byte) (Kind, bool) {
-	if mmiotrace.DetectCompression(head) != mmiotrace.None {
+	if compress.Detect(head) != compress.None {
 		return KindMMIO, true // the only compressed input iotap writes
 	}
 	b := bytes.TrimLeft(head, " \t\r\n")

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/internal/compress"
 )
 
 // Reader streams usbmon events.
@@ -64,8 +64,8 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 		return nil, FormatUnknown, &FormatError{Offset: 0, Msg: "empty input", Err: ErrTruncated}
 	}
 	all := io.MultiReader(bytes.NewReader(head), r)
-	if mmiotrace.DetectCompression(head) != mmiotrace.None {
-		zr, c, closeDec, err := mmiotrace.Decompress(all)
+	if compress.Detect(head) != compress.None {
+		zr, c, closeDec, err := compress.Decompress(all)
 		if err != nil {
 			return nil, FormatUnknown, &FormatError{Offset: 0, Msg: c.String() + " input does not decompress", Err: errors.Join(ErrFormat, err)}
 		}
