@@ -163,46 +163,17 @@ func (t *Trace) mmioJSON(enc *json.Encoder) error {
 // PTStreamJSON is the object of 'iotap pt stats --json', plus type,
 // trace name and source ("trace" of pt stats is "stream" here).
 type PTStreamJSON struct {
-	Type         string           `json:"type"`
-	Trace        string           `json:"trace"`
-	Source       string           `json:"source"`
-	Stream       string           `json:"stream"`
-	CPU          *int32           `json:"cpu,omitempty"`
-	Bytes        int64            `json:"bytes"`
-	Packets      int64            `json:"packets"`
-	Kinds        map[string]int64 `json:"kinds"`
-	PSBs         int64            `json:"psbs"`
-	PSBGapMin    int64            `json:"psb_gap_min"`
-	PSBGapMean   int64            `json:"psb_gap_mean"`
-	PSBGapMax    int64            `json:"psb_gap_max"`
-	Overflows    int64            `json:"overflows"`
-	Errors       int64            `json:"errors"`
-	ErrorOffsets []int64          `json:"error_offsets,omitempty"`
-	Skipped      int64            `json:"skipped_bytes"`
-	Truncated    bool             `json:"truncated"`
-	FirstTSC     *uint64          `json:"first_tsc,omitempty"`
-	LastTSC      *uint64          `json:"last_tsc,omitempty"`
+	Type   string `json:"type"`
+	Trace  string `json:"trace"`
+	Source string `json:"source"`
+	Stream string `json:"stream"`
+	intelpt.StatsRecord
 }
 
 func (t *Trace) ptJSON(enc *json.Encoder) error {
 	for i := range t.PT.Streams {
 		st := &t.PT.Streams[i]
-		s := &st.Stats
-		o := PTStreamJSON{Type: "stream", Trace: t.Name, Source: "pt", Stream: st.Name, Bytes: s.Bytes, Packets: s.Packets, Kinds: map[string]int64{},
-			PSBs: s.PSBs, PSBGapMin: s.PSBGapMin, PSBGapMean: s.PSBGapMean, PSBGapMax: s.PSBGapMax,
-			Overflows: s.Overflows, Errors: s.Errors, ErrorOffsets: s.ErrorOffsets, Skipped: s.SkippedBytes, Truncated: s.Truncated}
-		if st.CPU >= 0 {
-			cpu := st.CPU
-			o.CPU = &cpu
-		}
-		for _, k := range intelpt.Kinds() {
-			if n := s.Count(k); n > 0 {
-				o.Kinds[k.String()] = n
-			}
-		}
-		if s.HaveTime {
-			o.FirstTSC, o.LastTSC = &s.FirstTSC, &s.LastTSC
-		}
+		o := PTStreamJSON{"stream", t.Name, "pt", st.Name, intelpt.NewStatsRecord(&st.Stats, st.CPU)}
 		if err := enc.Encode(o); err != nil {
 			return err
 		}

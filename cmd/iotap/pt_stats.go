@@ -106,39 +106,12 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 }
 
 type ptStatsJSONOut struct {
-	Trace        string           `json:"trace"`
-	CPU          *int32           `json:"cpu,omitempty"`
-	Bytes        int64            `json:"bytes"`
-	Packets      int64            `json:"packets"`
-	Kinds        map[string]int64 `json:"kinds"`
-	PSBs         int64            `json:"psbs"`
-	PSBGapMin    int64            `json:"psb_gap_min"`
-	PSBGapMean   int64            `json:"psb_gap_mean"`
-	PSBGapMax    int64            `json:"psb_gap_max"`
-	Overflows    int64            `json:"overflows"`
-	Errors       int64            `json:"errors"`
-	ErrorOffsets []int64          `json:"error_offsets,omitempty"`
-	Skipped      int64            `json:"skipped_bytes"`
-	Truncated    bool             `json:"truncated"`
-	FirstTSC     *uint64          `json:"first_tsc,omitempty"`
-	LastTSC      *uint64          `json:"last_tsc,omitempty"`
+	Trace string `json:"trace"`
+	intelpt.StatsRecord
 }
 
 func ptStatsJSON(e *env, name string, cpu int32, s *intelpt.Stats) error {
-	o := ptStatsJSONOut{Trace: name, Bytes: s.Bytes, Packets: s.Packets, Kinds: map[string]int64{},
-		PSBs: s.PSBs, PSBGapMin: s.PSBGapMin, PSBGapMean: s.PSBGapMean, PSBGapMax: s.PSBGapMax,
-		Overflows: s.Overflows, Errors: s.Errors, ErrorOffsets: s.ErrorOffsets, Skipped: s.SkippedBytes, Truncated: s.Truncated}
-	if cpu >= 0 {
-		o.CPU = &cpu
-	}
-	for _, k := range intelpt.Kinds() {
-		if n := s.Count(k); n > 0 {
-			o.Kinds[k.String()] = n
-		}
-	}
-	if s.HaveTime {
-		o.FirstTSC, o.LastTSC = &s.FirstTSC, &s.LastTSC
-	}
+	o := ptStatsJSONOut{name, intelpt.NewStatsRecord(s, cpu)}
 	b, err := json.Marshal(o)
 	if err != nil {
 		return err
