@@ -395,3 +395,9 @@ func eventsHead(head []byte, complete bool) (Result, error) {
 	}
 	return Result{Kind: Events, Format: "user_events NDJSON"}, nil
 }
+
+// Reason is what the input is and why it is not a trace, without the
+// "not a trace: " prefix of Error ("text (line 3 is not ...)").
+func (e *NotTraceError) Reason() string {
+	return strings.TrimPrefix(e.Error(), "not "+e.Want.Name()+": ")
+}

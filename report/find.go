@@ -129,6 +129,21 @@ func find(args []string, stdin io.Reader) (*inputs, error) {
 			in.cleanup()
 			return nil, err
 		}
+		if !st.IsDir() && !st.Mode().IsRegular() {
+			// A named pipe (or a device) is read once, into a private
+			// temporary file like standard input: the summaries read a
+			// trace more than once.
+			p, err := in.spoolPath(a)
+			if err != nil {
+				in.cleanup()
+				return nil, err
+			}
+			a = p
+			if st, err = os.Stat(a); err != nil {
+				in.cleanup()
+				return nil, err
+			}
+		}
 		root, prefix := a, ""
 		if !st.IsDir() && IsBundle(a) {
 			dir, err := os.MkdirTemp("", "iotap-report-")
@@ -245,6 +260,21 @@ func ExtractBundle(path, dir string) ([]string, error) {
 		}
 		names = append(names, name)
 	}
+}
+
+// spoolPath copies the named pipe or device at path into a temporary file
+// (see spool).
+func (in *inputs) spoolPath(path string) (string, error) {
+	f, err := detect.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	p, err := in.spool(f)
+	if err != nil {
+		return "", detect.ReadError(path, err)
+	}
+	return p, nil
 }
 
 // spool copies r (standard input) into a new 0600 file of a temporary

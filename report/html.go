@@ -248,7 +248,11 @@ func (r *Report) htmlSummary(p *page, a axis, charts int) {
 	}
 	p.f(`</table>`)
 	if len(r.Others) > 0 {
-		p.f(`<p class="note">Not traces (%d): %s</p>`, len(r.Others), esc(strings.Join(r.Others, " ")))
+		p.f(`<p class="note">Not traces (%d):</p><ul class="note">`, len(r.Others))
+		for _, o := range r.Others {
+			p.f(`<li>%s: %s</li>`, esc(o.Name), esc(o.Why))
+		}
+		p.f(`</ul>`)
 	}
 }
 

@@ -83,7 +83,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	others := r.Others
 	if others == nil {
-		others = []string{}
+		others = []Other{}
 	}
 	return enc.Encode(map[string]any{"type": "report", "traces": len(r.Traces), "lossy": r.Lossy(), "errors": r.errors(), "not_traces": others, "bundles": r.Bundles})
 }

@@ -19,8 +19,8 @@ type Report struct {
 	Bundles []Bundle
 	// Traces lists the recognised traces, sorted by name.
 	Traces []*Trace
-	// Others lists the files that are not traces (by name).
-	Others []string
+	// Others lists the files that are not traces, with why.
+	Others []Other
 	// Clocks lists the clocks.json files found among the inputs.
 	Clocks []File
 
@@ -125,7 +125,11 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 					clocks[filepath.Dir(f.Path)] = c
 				}
 			}
-			r.Others = append(r.Others, f.Name)
+			why := notTraceReason(err)
+			if filepath.Base(f.Path) == "clocks.json" {
+				why = "clocks file (aligns the traces of its directory)"
+			}
+			r.Others = append(r.Others, Other{Name: f.Name, Why: why})
 			continue
 		}
 		t := &Trace{Path: f.Path, Name: f.Name, Kind: k, index: len(r.Traces)}
@@ -249,10 +253,32 @@ func (r *Report) WriteText(w io.Writer, o TextOptions) error {
 		return err
 	}
 	if len(r.Others) > 0 {
-		_, err := fmt.Fprintf(w, "not traces (%d): %s\n", len(r.Others), strings.Join(r.Others, " "))
-		return err
+		fmt.Fprintf(w, "not traces (%d):\n", len(r.Others))
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, o := range r.Others {
+			fmt.Fprintf(tw, "  %s\t%s\n", o.Name, o.Why)
+		}
+		return tw.Flush()
 	}
 	return nil
+}
+
+// Other is a file among the inputs that is not a trace.
+type Other struct {
+	Name string `json:"name"`
+	// Why says what the file looks like and why it is not a trace
+	// ("text (line 1 is not a usbmon, mmiotrace or user_events record: ...)").
+	Why string `json:"why"`
+}
+
+// notTraceReason is the reason of a detect.ErrNotTrace error, without the
+// path and the "not a trace: " prefix.
+func notTraceReason(err error) string {
+	var nt *detect.NotTraceError
+	if errors.As(err, &nt) {
+		return nt.Reason()
+	}
+	return err.Error()
 }
 
 func (t *Trace) writeText(w io.Writer, o TextOptions) error {

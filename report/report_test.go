@@ -3,7 +3,11 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -106,5 +110,69 @@ func TestBuildStdin(t *testing.T) {
 	WriteUSBTable(&c, r.Traces[1].USB.Stats, r.Traces[1].USB.Pairs, r.Traces[1].USB.IDs, USBTableOptions{})
 	if a.String() != c.String() || a.Len() == 0 {
 		t.Errorf("stdin summary differs from the file's:\n%s\n%s", a.String(), c.String())
+	}
+}
+
+// Files that are not traces are listed with what they are and why they
+// are not a trace, in the text, the NDJSON and the HTML.
+func TestBuildNotTracesSayWhy(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"empty.bin":   "",
+		"image.png":   "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"notes.txt":   "hello\nworld\n",
+		"clocks.json": `{"version":1}`,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := map[string]string{ // name -> start of the reason
+		"empty.bin":   "empty",
+		"image.png":   "a PNG image",
+		"notes.txt":   "text (line 1 ",
+		"clocks.json": "clocks file",
+	}
+	if len(r.Others) != len(want) {
+		t.Fatalf("others: %+v", r.Others)
+	}
+	for _, o := range r.Others {
+		if w := want[filepath.Base(o.Name)]; w == "" || !strings.HasPrefix(o.Why, w) {
+			t.Errorf("%s: why %q, want %q...", o.Name, o.Why, w)
+		}
+	}
+	var text, js, html bytes.Buffer
+	if err := r.WriteText(&text, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteHTML(&html, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
+	var last struct {
+		NotTraces []Other `json:"not_traces"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(last.NotTraces, r.Others) {
+		t.Errorf("NDJSON not_traces %+v, want %+v", last.NotTraces, r.Others)
+	}
+	for _, o := range r.Others {
+		if !strings.Contains(text.String(), o.Why) {
+			t.Errorf("text lacks %s's reason %q:\n%s", o.Name, o.Why, text.String())
+		}
+		if !strings.Contains(html.String(), "empty") || !strings.Contains(html.String(), "a PNG image") {
+			t.Errorf("HTML lacks the reasons")
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 )
 
@@ -53,7 +52,7 @@ func NewEventsSource(name string, r io.Reader) Source {
 	return s
 }
 
-func openEvents(f *os.File, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
+func openEvents(f io.Closer, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
 	s := newEventsSource(br, in)
 	s.closer = f
 	return []Source{s}, nil

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
@@ -50,7 +49,7 @@ func NewMMIOSource(name string, r *mmiotrace.Reader, db *regdb.DB) Source {
 	return newMMIOSource(r, &InputStats{Path: name, Kind: KindMMIO}, db)
 }
 
-func openMMIO(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
+func openMMIO(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
 	s := newMMIOSource(mmiotrace.NewReader(br), in, opt.DB)
 	s.syms = opt.Symbols
 	s.closer = f

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/iotap/iotap/intelpt"
@@ -120,7 +119,7 @@ func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source
 // perf.data file (read whole; one source per CPU or thread stream). The
 // TSC conversion comes from the clocks file, else from the perf.data
 // file's TIME_CONV.
-func openPT(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
+func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
 	var conv *TSCConversion
 	in.Clock = "TSC ticks (no conversion in the clocks file: shown as ns)"
 	clk, ok := opt.clocksOf(in.Path).lookup(in.Path, KindPT)

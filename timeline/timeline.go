@@ -71,6 +71,9 @@ type Options struct {
 	// track per thread of its function calls (intelpt/calls), found with
 	// these options (sysroot, build-id directories, demangling).
 	PTCalls *calls.Options
+	// Stdin is read for the path "-" (standard input: read once, as it
+	// comes; no other input may be "-").
+	Stdin io.Reader
 	// Symbols names the PC of each MMIO access (arg "func",
 	// "e1000_reset_hw+0x1c [e1000]"); see mmiotrace.LoadSymbols.
 	Symbols *ksym.Table
@@ -466,7 +469,7 @@ func Open(path string, opt Options) ([]Source, error) {
 
 // opener opens the sources of one kind of input, read from br (a
 // buffered f). When it returns an error, f is closed by open.
-type opener func(f *os.File, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error)
+type opener func(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error)
 
 // openers are the file formats Open reads, by the kind Detect returns.
 var openers = map[Kind]opener{
@@ -477,14 +480,27 @@ var openers = map[Kind]opener{
 }
 
 func open(path string, opt *Options, prog *progress) ([]Source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, detect.ReadError(path, err) // with a remedy
-	}
-	var r io.Reader = f
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && prog != nil {
-		prog.total += fi.Size()
-		r = &countingReader{r: f, n: &prog.read}
+	var f io.ReadCloser
+	var r io.Reader
+	if path == "-" {
+		if opt.Stdin == nil {
+			return nil, fmt.Errorf("-: no standard input")
+		}
+		f = io.NopCloser(opt.Stdin)
+		r = opt.Stdin
+		if prog != nil {
+			r = &countingReader{r: opt.Stdin, n: &prog.read}
+		}
+	} else {
+		of, err := os.Open(path)
+		if err != nil {
+			return nil, detect.ReadError(path, err) // with a remedy
+		}
+		f, r = of, of
+		if fi, err := of.Stat(); err == nil && fi.Mode().IsRegular() && prog != nil {
+			prog.total += fi.Size()
+			r = &countingReader{r: of, n: &prog.read}
+		}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(detect.HeadSize)

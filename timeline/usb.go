@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/iotap/iotap/usb"
@@ -84,7 +83,7 @@ func NewUSBSource(name string, r usbmon.Reader) Source {
 	return s
 }
 
-func openUSB(f *os.File, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
+func openUSB(f io.Closer, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
 	rd, format, err := usbmon.NewReader(br)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/iotap/iotap/intelpt"
 )
@@ -324,33 +326,99 @@ func TestBadInputs(t *testing.T) {
 	}
 }
 
-// TestBadInputFIFO: a named pipe of garbage is "not a trace" (read once,
-// never reopened).
+// TestBadInputFIFO: a named pipe is read once, never reopened, and never
+// left with its writer blocked: garbage is "not a trace" (report lists it
+// with the reason), a trace is decoded. Every run has a deadline: a
+// command that opened the pipe twice, or refused it after opening it,
+// would block here.
 func TestBadInputFIFO(t *testing.T) {
 	dir := t.TempDir()
-	// Not yet: pt stats, timeline and report on a FIFO (they may open it
-	// twice, which blocks).
-	for _, cmd := range [][]string{{"usb", "read"}, {"mmio", "read", "--check"}, {"mmio", "stats"}, {"mmio", "filter"}} {
+	garbage := bytes.Repeat([]byte("not a trace at all\n"), 100)
+	trace, err := os.ReadFile("../../testdata/capture/usb.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.pftrace")
+	for _, tc := range []struct {
+		cmd  []string
+		data []byte
+		code int
+		want string // in stderr, or in stdout when code is 0
+	}{
+		{[]string{"usb", "read"}, garbage, 1, "not a pcap, pcapng"},
+		{[]string{"mmio", "read", "--check"}, garbage, 1, "fifo: not"},
+		{[]string{"mmio", "stats"}, garbage, 1, "fifo: not"},
+		{[]string{"mmio", "filter"}, garbage, 1, "fifo: not"},
+		{[]string{"pt", "stats"}, garbage, 1, "fifo: not"},
+		{[]string{"timeline", "-o", out}, garbage, 1, "fifo: not"},
+		{[]string{"report"}, garbage, 0, "fifo  text (line 1 is not"},
+		{[]string{"report"}, trace, 0, "usb  usbmon pcapng  FIFO  ok"},
+		{[]string{"timeline", "-o", out}, trace, 0, "usb     FIFO  12 "},
+		{[]string{"usb", "stats"}, trace, 0, "transfers"},
+	} {
 		fifo := filepath.Join(dir, "fifo")
 		os.Remove(fifo)
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Skip("mkfifo:", err)
 		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-				f.Write(bytes.Repeat([]byte("not a trace at all\n"), 100))
-				f.Close()
-			}
-		}()
-		args := append(append([]string{}, cmd...), fifo)
-		_, stderr, code := runUSB(t, args...)
-		if code != 1 || !strings.Contains(stderr, "fifo") {
-			t.Errorf("%v on a FIFO: exit %d %q", cmd, code, stderr)
+		name := strings.Join(tc.cmd, " ")
+		writer := feedFIFO(fifo, tc.data, 20*time.Second)
+		type result struct {
+			stdout, stderr string
+			code           int
 		}
-		<-done
+		done := make(chan result, 1)
+		go func() {
+			args := append(append([]string{}, tc.cmd...), fifo)
+			stdout, stderr, code := runUSB(t, args...)
+			done <- result{stdout, stderr, code}
+		}()
+		select {
+		case r := <-done:
+			got := r.stderr
+			if tc.code == 0 {
+				got = r.stdout
+			}
+			want := strings.ReplaceAll(tc.want, "FIFO", fifo)
+			if r.code != tc.code || !strings.Contains(got, want) {
+				t.Errorf("%s on a FIFO: exit %d (want %d), want %q in:\n%s\n%s", name, r.code, tc.code, want, r.stdout, r.stderr)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s on a FIFO: still running after 20 s (blocked on the pipe?)", name)
+		}
+		if err := <-writer; err != nil && !errors.Is(err, syscall.EPIPE) {
+			t.Errorf("%s: the FIFO's writer: %v", name, err)
+		}
 	}
+}
+
+// feedFIFO writes data into the named pipe at path once a reader opens
+// it, and reports on the channel; it gives up (with an error) when no
+// reader comes within d, so it never blocks a test.
+func feedFIFO(path string, data []byte, d time.Duration) <-chan error {
+	ch := make(chan error, 1)
+	go func() {
+		deadline := time.Now().Add(d)
+		for {
+			// O_NONBLOCK: ENXIO while no reader has the pipe open.
+			f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err == nil {
+				// Blocking writes from here on.
+				if err = syscall.SetNonblock(int(f.Fd()), false); err == nil {
+					_, err = f.Write(data)
+				}
+				f.Close()
+				ch <- err
+				return
+			}
+			if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
+				ch <- fmt.Errorf("no reader opened the pipe: %w", err)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return ch
 }
 
 // TestBadInputsUnprivileged runs the commands as an unprivileged user on

@@ -33,7 +33,8 @@ func newReportCmd(e *env) *cobra.Command {
 trace by its content (usbmon text, pcap or pcapng; mmiotrace logs, plain or
 compressed; Intel PT raw streams or perf.data; user_events NDJSON records) and
 prints, per trace, the summary of the matching 'stats' verb, then a loss
-report over all of them. Files that are not traces are listed, not read.
+report over all of them. Files that are not traces are listed with what they
+are and why they are not a trace. A named pipe is read once, like "-".
 A bundle (a .tar.gz such as 'iotap mmio capture --bundle' writes) is read
 like a directory. "-" reads a trace or a bundle from standard input.
 

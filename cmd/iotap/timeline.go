@@ -41,7 +41,7 @@ type timelineOptions struct {
 func newTimelineCmd(e *env) *cobra.Command {
 	o := &timelineOptions{}
 	c := &cobra.Command{
-		Use:   "timeline INPUT|DIR... -o FILE.pftrace",
+		Use:   "timeline INPUT|DIR|-... -o FILE.pftrace",
 		Short: "Merge traces of all sources on one clock into a Perfetto trace",
 		Long: `timeline reads usbmon captures (text, pcap, pcapng), mmiotrace logs (plain or
 compressed) and user_events records (iotap events record --json), detected
@@ -58,7 +58,8 @@ from their content, merges their events by time and writes a Perfetto trace
                clocks file's markers, on every source's track
 
 A directory stands for the traces in it (an 'iotap capture' directory), and
-its clocks.json is used unless --clocks is given.
+its clocks.json is used unless --clocks is given. "-" reads a trace from
+standard input (a pipe is read once, as it comes).
 
 --clocks FILE (clocks.json, written by 'iotap capture') maps every source's
 clock onto one. Without it each source starts at time 0 and a warning says
@@ -147,6 +148,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		opt.Clocks = c
 	}
 	opt.InputClocks = o.inputClocks
+	opt.Stdin = os.Stdin
 	if o.ptCalls {
 		var dirs []string
 		if home, err := os.UserHomeDir(); err == nil {
@@ -172,7 +174,15 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 // (not recursively) and, without --clocks, takes a directory's clocks.json.
 func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error) {
 	var inputs []string
+	stdin := 0
 	for _, a := range args {
+		if a == "-" {
+			if stdin++; stdin > 1 {
+				return nil, usageErrorf("timeline: - (standard input) may be given once")
+			}
+			inputs = append(inputs, a)
+			continue
+		}
 		st, err := os.Stat(a)
 		if err != nil {
 			return nil, err

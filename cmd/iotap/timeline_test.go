@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -218,5 +219,66 @@ func TestTimelineDirectory(t *testing.T) {
 	empty := t.TempDir()
 	if err := run(context.Background(), []string{"timeline", empty, "-o", out}, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no trace") {
 		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// withStdin runs f with os.Stdin a pipe fed with data (as a shell pipe
+// would be: read once, as it comes).
+func withStdin(t *testing.T, data []byte, f func()) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		w.Write(data)
+		w.Close()
+	}()
+	old := os.Stdin
+	os.Stdin = r
+	defer func() { os.Stdin = old; r.Close() }()
+	f()
+}
+
+// "timeline -" reads a trace from standard input: the same tracks,
+// slices and events as the file itself, for each kind of source, and the
+// trace decodes with protoc.
+func TestTimelineStdin(t *testing.T) {
+	dir := t.TempDir()
+	for _, in := range []string{
+		"../../testdata/capture/usb.pcapng",
+		"../../testdata/capture/mmio.log.zst",
+		"../../testdata/capture/events.ndjson",
+	} {
+		data, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fileOut, pipeOut := filepath.Join(dir, "file.pftrace"), filepath.Join(dir, "pipe.pftrace")
+		want, stderr, code := runUSB(t, "timeline", "--json", in, "-o", fileOut)
+		if code != 0 {
+			t.Fatalf("timeline %s: exit %d %s", in, code, stderr)
+		}
+		var got string
+		withStdin(t, data, func() {
+			got, stderr, code = runUSB(t, "timeline", "--json", "-", "-o", pipeOut)
+		})
+		if code != 0 {
+			t.Fatalf("timeline - < %s: exit %d %s", in, code, stderr)
+		}
+		// The byte counts differ by the length of the name in the
+		// tracks' descriptions.
+		bytesField := regexp.MustCompile(`"Bytes":[0-9]+`)
+		want = bytesField.ReplaceAllString(strings.ReplaceAll(want, in, "-"), "")
+		if want != bytesField.ReplaceAllString(got, "") {
+			t.Errorf("timeline - < %s differs from the file's:\n%s\n%s", in, want, got)
+		}
+		if !strings.Contains(protocText(t, pipeOut), "track_event") {
+			t.Errorf("%s: no track events in the trace read from stdin", in)
+		}
+	}
+	_, stderr, code := runUSB(t, "timeline", "-", "-", "-o", filepath.Join(dir, "x.pftrace"))
+	if code != exitUsage || !strings.Contains(stderr, "once") {
+		t.Errorf("timeline - -: exit %d %q", code, stderr)
 	}
 }
