@@ -127,6 +127,10 @@ type Stats struct {
 	Markers  int64       `json:"markers"`
 	Warnings []string    `json:"warnings,omitempty"`
 	Writer   WriterStats `json:"writer"`
+	// Interrupted is true when ctx stopped the export: the trace was
+	// still closed validly and holds the events read until then (Export
+	// and Merge return ctx's error with these Stats).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Lost returns the total of lost and skipped events over all inputs.
@@ -243,7 +247,9 @@ func (x *exporter) marker(ts uint64, origin string, text []byte) {
 // Export reads the traces at paths, merges their events on one clock and
 // writes them to out as a Perfetto trace. Each input is streamed: memory
 // does not grow with the inputs' size. It is Open of every path, then
-// Merge.
+// Merge. When ctx is cancelled during the merge, the trace is ended
+// validly (open slices closed) with the events read so far, and Export
+// returns ctx's error with Stats.Interrupted set.
 func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*Stats, error) {
 	var prog progress
 	var srcs []Source
@@ -376,10 +382,12 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	var now uint64
 	n := 0
 	lastProgress := time.Now()
+	var stopped error // ctx's error: the trace ends at the events read so far
 	for h.Len() > 0 {
 		if n++; n&4095 == 0 {
 			if err := ctx.Err(); err != nil {
-				return st, err
+				stopped = err
+				break
 			}
 			if err := x.w.Err(); err != nil {
 				return st, err
@@ -425,7 +433,8 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		return st, err
 	}
 	st.Writer = x.w.Stats()
-	return st, nil
+	st.Interrupted = stopped != nil
+	return st, stopped
 }
 
 func timelineTime(t, shift int64) uint64 {

@@ -131,3 +131,31 @@ func TestTimelineSizeWarning(t *testing.T) {
 		t.Errorf("warning on a small trace: %q", stderr)
 	}
 }
+
+// An interrupted timeline ends its trace validly with the events read so
+// far (issue 12): exit 130, the message names the file, and protoc decodes
+// it with Perfetto's proto, with fewer events than the whole run's.
+func TestInterruptedTimelineValid(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join("..", "..", "testdata", "mmiotrace", "e1000-probe.log") // 11,946 accesses
+	full := filepath.Join(dir, "full.pftrace")
+	if _, stderr, code := runUSB(t, "timeline", in, "-o", full); code != 0 {
+		t.Fatalf("timeline: exit %d %s", code, stderr)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("interrupt signal received"))
+	out := filepath.Join(dir, "cut.pftrace")
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"timeline", in, "-o", out}, &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130: %s", code, stderr.String())
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "interrupted (interrupt signal received): wrote "+out) {
+		t.Errorf("message %q", msg)
+	}
+	cut, whole := protocText(t, out), protocText(t, full)
+	nc, nw := strings.Count(cut, "TYPE_INSTANT"), strings.Count(whole, "TYPE_INSTANT")
+	if nc == 0 || nc >= nw {
+		t.Errorf("interrupted trace has %d instants, the whole one %d", nc, nw)
+	}
+}

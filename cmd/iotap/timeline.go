@@ -65,6 +65,9 @@ standard input (a pipe is read once, as it comes).
 clock onto one. Without it each source starts at time 0 and a warning says
 they are not aligned.
 
+Interrupted (Ctrl-C, SIGTERM), timeline ends the trace validly with the
+events merged so far, says so and exits 130.
+
 Exit status 3 when an input records lost or skipped events, unless --allow-loss.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -161,8 +164,15 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		return nil, err
 	}
 	st, err := timeline.Export(e.ctx, w, inputs, opt)
-	if err == nil {
+	switch {
+	case err == nil:
 		err = closeOut()
+	case st != nil && st.Interrupted:
+		// SIGINT/SIGTERM: the trace was ended validly with the events
+		// read so far; keep it (run reports it, exit 130).
+		if cerr := closeOut(); cerr != nil {
+			err = cerr
+		}
 	} // else run removes the partial trace (an existing file stays)
 	if err != nil {
 		return st, fmt.Errorf("timeline: %w", err)
