@@ -135,3 +135,17 @@ func ParseVIDPID(s string) (vendor, product uint16, err error) {
 	}
 	return 0, 0, fmt.Errorf("usb: vendor:product %q: want hexadecimal VVVV:PPPP", s)
 }
+
+// Learning returns f preceded by pairing every event and teaching ids what
+// enumeration reveals (device descriptors read while the events stream by),
+// so that a [DeviceIDIs] filter over ids follows devices that enumerate
+// during a live capture. The returned filter must see every event, in order.
+func Learning(f Filter, ids *Identities) Filter {
+	pairer := NewPairer()
+	return func(ev *usbmon.Event) bool {
+		if p, ok := pairer.Add(ev); ok {
+			ids.Observe(p, ev)
+		}
+		return f.Match(ev)
+	}
+}

@@ -197,3 +197,26 @@ func TestFilters(t *testing.T) {
 		t.Error("bad type accepted")
 	}
 }
+
+// TestLearning: a DeviceIDIs filter behind Learning matches a device from
+// the completion of its device descriptor on (not before), and never
+// another device.
+func TestLearning(t *testing.T) {
+	S, C := usbmon.Submission, usbmon.Callback
+	dev := mustHex(t, km003cDevice)
+	ids := NewIdentities()
+	f := Learning(DeviceIDIs(ids, 0x5fc9, 0x0063), ids)
+	for i, tc := range []struct {
+		ev   *usbmon.Event
+		want bool
+	}{
+		{ctrl(S, 0x10, 7, "8006000100001200", nil, 40), false}, // identity not known yet
+		{ctrl(C, 0x10, 7, "8006000100001200", dev, 50), true},  // learnt from this very event
+		{ctrl(S, 0x11, 7, "8006000200000900", nil, 60), true},
+		{ctrl(S, 0x12, 8, "8006000200000900", nil, 70), false}, // another address
+	} {
+		if got := f(tc.ev); got != tc.want {
+			t.Errorf("event %d: %v, want %v", i, got, tc.want)
+		}
+	}
+}

@@ -20,3 +20,9 @@ func (c *Capture) Stats() CaptureStats { return CaptureStats{} }
 
 // Close does nothing.
 func (c *Capture) Close() error { return nil }
+
+// Record returns nil.
+func (c *Capture) Record() []byte { return nil }
+
+// Path returns "".
+func (c *Capture) Path() string { return "" }

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/internal/outfile"
-	"github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -37,25 +36,6 @@ type usbCaptureOptions struct {
 	snaplen    int
 	vidpid     string
 	dev        int
-}
-
-// usbThreadNice locks the calling goroutine to its thread and sets the
-// thread's nice value; restore puts the old value back and unlocks it.
-func usbThreadNice(nice int) (restore func(), err error) {
-	runtime.LockOSThread()
-	old, err := unix.ThreadNice()
-	if err == nil {
-		err = unix.SetThreadNice(nice)
-	}
-	if err != nil {
-		runtime.UnlockOSThread()
-		return nil, err
-	}
-	return func() {
-		if unix.SetThreadNice(old) == nil {
-			runtime.UnlockOSThread()
-		} // else the thread keeps its priority and dies with the goroutine
-	}, nil
 }
 
 // usbAutoNice is the nice value --nice auto gives the ring-draining thread
@@ -209,29 +189,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-
-	var (
-		w         usbmon.Writer
-		ng        *usbmon.PcapngWriter
-		capt      *usbmon.Capture
-		lastStats = time.Now()
-		writeErr  error
-	)
-	onBatch := func() {
-		if w == nil || writeErr != nil {
-			return
-		}
-		if ng != nil && capt != nil && o.statsEvery > 0 && time.Since(lastStats) >= o.statsEvery {
-			lastStats = time.Now()
-			writeErr = ng.WriteStats(lastStats, capt.Stats().Dropped)
-		}
-		if err := w.Flush(); err != nil && writeErr == nil {
-			writeErr = err
-		}
-	}
-	copt := usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring, OnBatch: onBatch,
+	copt := usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring,
 		TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng, Queue: queue}
 	if method == usbmon.MethodText {
 		copt.RingSize = 0
@@ -245,25 +203,29 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 		}
 	}
-	capt, err = usbmon.OpenCapture(ctx, copt)
+	ropt := usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}
+	if usbIsTerminal(e.stderr) {
+		ropt.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
+	}
+	rec, err := usbmon.OpenRecording(ctx, copt, ropt)
 	if err != nil {
 		if errors.Is(err, usbmon.ErrNotSupported) {
 			return fmt.Errorf("%w (try 'iotap doctor')", err)
 		}
 		return err
 	}
-	defer capt.Close()
+	defer rec.Close()
+	capt := rec.Capture()
 
 	dst, closeOut, err := usbCreateOutput(e, o.out, outfile.InPlace)
 	if err != nil {
 		return err
 	}
-	w, err = usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
+	w, err := usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
 	if err != nil {
 		return err
 	}
-	ng, _ = w.(*usbmon.PcapngWriter)
-	if ng != nil && !o.noInject {
+	if _, ok := w.(*usbmon.PcapngWriter); ok && !o.noInject {
 		// The descriptors of the devices present, as the GET_DESCRIPTOR
 		// transfers a capture started after enumeration missed; marked
 		// synthesized (packet comment), skipped by iotap's analyses.
@@ -292,18 +254,15 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
 			busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
 	}
-	progress := usbIsTerminal(e.stderr)
-	lastProgress := time.Now()
 
 	// This thread encodes and writes the events. With --queue 0 it is
 	// also the one that drains the ring. With a queue it must run at the
-	// draining thread's priority all the same: the two share the queue's
-	// locks, and a writer starved by the traffic it records (the process
-	// reading the disk) holds the draining thread up behind it: on one
-	// CPU that lost events (docs/performance.md, USB, session 2).
+	// draining thread's priority all the same (usbmon.LockThreadNice): on
+	// one CPU a starved writer lost events (docs/performance.md, USB,
+	// session 2).
 	appliedNice := 0
 	if nice != 0 && (queue == 0 || capt.Stats().Nice != 0) {
-		restore, err := usbThreadNice(nice)
+		restore, err := usbmon.LockThreadNice(nice)
 		if err == nil {
 			appliedNice = nice
 			defer restore()
@@ -311,72 +270,19 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			return fmt.Errorf("--nice %d: %w", nice, err)
 		}
 	}
-	start := time.Now()
-	var ev usbmon.Event
-	var n, cut uint64
-	var readErr error
-	for {
-		err := capt.ReadInto(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
-		if keep != nil && !keep(&ev) {
-			continue
-		}
-		if o.snaplen > 0 && len(ev.Data) > o.snaplen {
-			cut++
-		}
-		if err := writeCaptured(w, capt, &ev, o.snaplen); err != nil {
-			writeErr = err
-			break
-		}
-		n++
-		if progress && n&255 == 0 && time.Since(lastProgress) >= time.Second {
-			lastProgress = time.Now()
-			fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, capt.Stats().Dropped)
-		}
-		if o.count > 0 && n >= o.count {
-			stop() // drain nothing more: the count is reached
-			break
-		}
-		if writeErr != nil {
-			break
-		}
-	}
-	capt.Close()
-	if progress {
+	st, readErr, writeErr := rec.Run(w)
+	if ropt.Progress != nil {
 		fmt.Fprint(e.stderr, "\r\033[K")
-	}
-	st := capt.Stats()
-	if ng != nil && writeErr == nil {
-		writeErr = ng.WriteStats(time.Now(), st.Dropped)
-	}
-	if err := w.Flush(); err != nil && writeErr == nil {
-		writeErr = err
 	}
 	if err := closeOut(); err != nil && writeErr == nil {
 		writeErr = err
 	}
-	elapsed := time.Since(start).Round(time.Millisecond)
-	fmt.Fprintf(e.stderr, "iotap: %d events in %v; kernel dropped %d", n, elapsed, st.Dropped)
-	if method == usbmon.MethodMmap {
-		fmt.Fprintf(e.stderr, "; %d batches, %d filler records skipped, %d events flushed from the ring", st.Batches, st.Fillers, st.Flushed)
-		fmt.Fprintf(e.stderr, "; ring peak %dK of %dK (%d events in one fetch), ring undrained for at most %v, events waited in the ring up to %v",
-			(st.RingPeak+1023)/1024, st.RingSize/1024, st.BatchPeak, st.MaxStall.Round(10*time.Microsecond), st.MaxWait.Round(10*time.Microsecond))
-		if queue > 0 {
-			fmt.Fprintf(e.stderr, ", queue peak %dK of %dK, draining thread at nice %d", (st.QueuePeak+1023)/1024, queue/1024, st.Nice)
-		}
-	}
-	fmt.Fprintln(e.stderr)
-	if l := w.Loss(); l.Total() > 0 {
+	fmt.Fprintf(e.stderr, "iotap: %s\n", st)
+	if l := st.Loss; l.Total() > 0 {
 		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", format, l)
 	}
-	if cut > 0 {
-		fmt.Fprintf(e.stderr, "iotap: %d events kept only their first %d data bytes (--snaplen)\n", cut, o.snaplen)
+	if st.Cut > 0 {
+		fmt.Fprintf(e.stderr, "iotap: %d events kept only their first %d data bytes (--snaplen)\n", st.Cut, o.snaplen)
 	}
 	if writeErr != nil {
 		return fmt.Errorf("write %s: %w", o.out, writeErr)
@@ -384,26 +290,26 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if readErr != nil {
 		return readErr
 	}
-	if st.Dropped > 0 {
+	if cs := st.Capture; cs.Dropped > 0 {
 		var help []string
-		if st.RingSize < usbmon.RingSizeMax {
+		if cs.RingSize < usbmon.RingSizeMax {
 			help = append(help, fmt.Sprintf("a larger --ring-size (up to %dK)", usbmon.RingSizeMax/1024))
 		}
 		if queue == 0 && method == usbmon.MethodMmap {
 			help = append(help, "--queue (drains the ring on a thread of its own)")
-		} else if queue > 0 && st.QueuePeak+usbmon.RingSizeMax > queue {
+		} else if queue > 0 && cs.QueuePeak+usbmon.RingSizeMax > queue {
 			help = append(help, "a larger --queue")
 		}
-		if st.Nice == 0 && appliedNice == 0 && method != usbmon.MethodText {
+		if cs.Nice == 0 && appliedNice == 0 && method != usbmon.MethodText {
 			help = append(help, "--nice -20 as root")
 		}
 		if len(help) == 0 {
 			help = append(help, "--snaplen (less data per event) or --bus (fewer events)")
 		}
 		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; ring peak %dK, undrained for at most %v, events waited up to %v; try %s)",
-			st.Dropped, st.RingSize, (st.RingPeak+1023)/1024, st.MaxStall.Round(10*time.Microsecond), st.MaxWait.Round(10*time.Microsecond), strings.Join(help, ", "))
+			cs.Dropped, cs.RingSize, (cs.RingPeak+1023)/1024, cs.MaxStall.Round(10*time.Microsecond), cs.MaxWait.Round(10*time.Microsecond), strings.Join(help, ", "))
 		if method == usbmon.MethodText {
-			msg = fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", st.Dropped)
+			msg = fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", cs.Dropped)
 		}
 		if o.allowLoss {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
@@ -416,7 +322,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 
 // usbCaptureFilter returns the event filter of --vidpid and --dev, or nil.
 // It sees every event (pairing and identities learn from all of them).
-func usbCaptureFilter(o *usbCaptureOptions) (func(*usbmon.Event) bool, error) {
+func usbCaptureFilter(o *usbCaptureOptions) (usb.Filter, error) {
 	var fs []usb.Filter
 	var ids *usb.Identities
 	if o.vidpid != "" {
@@ -433,20 +339,11 @@ func usbCaptureFilter(o *usbCaptureOptions) (func(*usbmon.Event) bool, error) {
 	if o.dev != 0 {
 		fs = append(fs, usb.DeviceIs(uint8(o.dev)))
 	}
-	if len(fs) == 0 {
-		return nil, nil
-	}
 	f := usb.All(fs...)
-	if ids == nil {
-		return f.Match, nil
+	if f != nil && ids != nil {
+		f = usb.Learning(f, ids)
 	}
-	pairer := usb.NewPairer()
-	return func(ev *usbmon.Event) bool {
-		if p, ok := pairer.Add(ev); ok {
-			ids.Observe(p, ev)
-		}
-		return f.Match(ev)
-	}, nil
+	return f, nil
 }
 
 func busName(bus int) string {
@@ -454,29 +351,6 @@ func busName(bus int) string {
 		return "all USB buses"
 	}
 	return "USB bus " + strconv.Itoa(bus)
-}
-
-// writeCaptured writes ev, straight from the kernel's record when the
-// output is pcap/pcapng with the same 64-byte header (no re-encoding, one
-// copy less under load).
-//
-// With snaplen > 0 only the first snaplen data bytes are written; the
-// header keeps the kernel's lengths, so readers see a cut record.
-func writeCaptured(w usbmon.Writer, capt *usbmon.Capture, ev *usbmon.Event, snaplen int) error {
-	type recordWriter interface {
-		WriteRecord(ev *usbmon.Event, rec []byte) error
-	}
-	drop := 0
-	if snaplen > 0 && len(ev.Data) > snaplen {
-		drop = len(ev.Data) - snaplen
-		ev.Data = ev.Data[:snaplen]
-	}
-	if rw, ok := w.(recordWriter); ok {
-		if rec := capt.Record(); rec != nil {
-			return rw.WriteRecord(ev, rec[:len(rec)-drop])
-		}
-	}
-	return w.Write(ev)
 }
 
 // usbIsTerminal reports whether w is a terminal (progress goes there only).
