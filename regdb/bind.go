@@ -11,7 +11,8 @@ type BARRule struct {
 	Addr   mmiotrace.PCIAddr // else
 	Index  int
 	Domain string
-	Used   bool // set once the rule bound a BAR
+	Used   bool   // set once the rule bound a BAR
+	Text   string // the rule as written (ParseBARRule), for messages
 }
 
 func (r *BARRule) matches(bar *mmiotrace.BAR) bool {

@@ -2,7 +2,10 @@ package regdb_test
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
+	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 )
 
@@ -70,4 +73,32 @@ func ExampleDB_WithVariant() {
 	// Output:
 	// A OLD
 	// chip=B NEW
+}
+
+// Name the accesses of an mmiotrace log as 'iotap mmio names' does: the
+// shipped e1000 database binds the BAR by its PCI id.
+func ExampleNamer() {
+	log := `PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
+`
+	rd := mmiotrace.NewReader(strings.NewReader(log))
+	defer rd.Close()
+	bars := mmiotrace.NewBARMap()
+	n := regdb.NewNamer(regdb.Binder{})
+	for {
+		rec, err := rd.Read()
+		if err != nil {
+			break
+		}
+		bars.Observe(rec)
+		if rec.Kind == mmiotrace.KindWrite {
+			a := n.Resolve(bars, rec)
+			fmt.Printf("%s\n", n.AppendNamed([]byte(rec.Kind.String()), rec, a))
+		}
+	}
+	n.WriteSummary(os.Stdout)
+	// Output:
+	// W ; IMC = 0xffffffff {TXDW, TXQE, LSC, RXSEQ, RXDMT0, RXO, RXT0, MDAC, RXCFG, GPI_EN0, GPI_EN1, GPI_EN2, GPI_EN3, TXD_LOW, SRPD, unk=0xfffe0120}
+	// mmio names: 1 accesses: 1 named, 0 unnamed, 0 in BARs without a database, 0 outside any PCI BAR
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/internal/vmlab"
-	"github.com/iotap/iotap/regdb"
 )
 
 // namesLog is a small hand-written log: an 82540EM at 00:03.0 (BAR0
@@ -404,32 +403,4 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
-}
-
-func TestMMIONamesDecodeCache(t *testing.T) {
-	n, err := newNamer(&namesOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := regdb.Builtin("e1000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := db.Lookup("E1000", 0x0, 32)
-	for i := 0; i < maxDecodeCache+10; i++ {
-		v := uint64(i) * 0x10001
-		for rep := 0; rep < 2; rep++ { // the second time from the cache
-			if got, want := string(n.format(nil, m, v)), m.Format(v); got != want {
-				t.Fatalf("value %#x: cached %q, want %q", v, got, want)
-			}
-		}
-		if len(n.cache) > maxDecodeCache {
-			t.Fatalf("cache holds %d entries, limit %d", len(n.cache), maxDecodeCache)
-		}
-	}
-	// another register instance with the same value is not confused with CTRL
-	m2, _ := db.Lookup("E1000", 0x5404, 32)
-	if got := string(n.format(nil, m2, 0x10001)); !strings.HasPrefix(got, "RAH[0] = ") {
-		t.Errorf("cache mixed registers: %q", got)
-	}
 }

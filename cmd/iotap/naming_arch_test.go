@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 )
@@ -30,7 +31,7 @@ func TestMMIONamingAgrees(t *testing.T) {
 			sc := bufio.NewScanner(strings.NewReader(out))
 			sc.Buffer(nil, 1<<20)
 			for sc.Scan() {
-				var r namesRecordJSON
+				var r regdb.NameRecord
 				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 					t.Fatal(err)
 				}
