@@ -96,6 +96,12 @@ func (r *retStack) push(ip uint64) {
 	}
 }
 
+// peek returns the address a compressed return would pop (any value when
+// the stack is empty).
+func (r *retStack) peek() uint64 {
+	return r.stack[(int(r.top)+retstackCap)%(retstackCap+1)]
+}
+
 func (r *retStack) pop() (uint64, int) {
 	if r.top == r.bottom {
 		return 0, eRetstackEmpty
@@ -150,7 +156,8 @@ type BlockDecoder struct {
 	insnCache bool
 	tmp       insn // scratch instruction (kept here so that it does not escape per call)
 
-	runOffs [maxRun]uint32 // scratch for fillRun
+	runOffs [maxRun]uint32 // scratch for fillChain
+	policy  uint64         // block cache branch policy (followJumps, followCalls)
 
 	straight, straightLimit uint32 // instructions since the last event (see FlowConfig)
 }
@@ -177,6 +184,13 @@ func (d *BlockDecoder) init(trace []byte, cfg FlowConfig) {
 	d.flags = cfg.Flags
 	d.image = cfg.Image
 	d.straightLimit = cfg.straightLimit
+	d.policy = 0
+	if !cfg.Flags.EndOnJump {
+		d.policy |= followJumps
+	}
+	if !cfg.Flags.EndOnCall {
+		d.policy |= followCalls
+	}
 	if d.straightLimit == 0 {
 		d.straightLimit = 1 << 24
 	}
@@ -858,36 +872,24 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 	for {
 		var st int
 		if !d.noBC {
-			// The block cache gives the run of fall-through instructions
-			// in one step; the instruction after it is decoded from the
-			// section's bytes.
-			if s, ok, term := d.skipRun(blk); ok && blk.NInsn < defaultBlockLimit {
+			// The block cache gives the chain of fall-through
+			// instructions and direct branches in one step, and the
+			// instruction after it.
+			if s, ok := d.skipRun(blk, in); ok && blk.NInsn < defaultBlockLimit {
 				if d.straight++; d.straight > d.straightLimit {
 					return eBadQuery
 				}
-				cls := 0
-				if term.size != 0 {
-					in.insnEntry = term
-				} else {
-					code := s.Data[d.ip-s.Addr:]
-					if len(code) > maxInsnSize {
-						code = code[:maxInsnSize]
-					}
-					cls = classify(code, d.mode, &in.insnEntry)
-				}
-				if cls == 0 {
-					in.ip, in.mode, in.isid, in.truncated = d.ip, d.mode, s.ID, false
-					blk.ISID = s.ID
-					d.logCall(in)
-					blk.Class = in.class
-					blk.EndIP = in.ip
-					blk.NInsn++
-					st = 1
-					if d.hasICnt {
-						d.icnt++
-						if d.icnt == 0 {
-							return eOverflow
-						}
+				in.ip, in.isid, in.truncated = d.ip, s.ID, false
+				blk.ISID = s.ID
+				d.logCall(in)
+				blk.Class = in.class
+				blk.EndIP = in.ip
+				blk.NInsn++
+				st = 1
+				if d.hasICnt {
+					d.icnt++
+					if d.icnt == 0 {
+						return eOverflow
 					}
 				}
 			}

@@ -1,73 +1,110 @@
 package intelpt
 
-// The block cache: for every instruction start in a section, how many
-// instructions from there fall through to the next one (not branches, so
-// they need no trace) and how many bytes they take. The block decoder skips
-// such a run in one step instead of decoding instruction by instruction
-// (libipt's block decoder has a block cache for the same reason). Entries
-// are 8 bytes (they are read at random block starts: the smaller, the fewer
-// cache misses), filled lazily a whole run at a time, valid for one mode.
-// They also hold the decoded instruction after the run (the branch that
-// ends the block) when its displacement fits in 20 bits.
+// The block cache: for every instruction start in a section, how the
+// decoder gets from there to the next instruction that needs the trace
+// without reading it: a chain of fall-through instructions and direct
+// jumps and calls inside the section. The block decoder skips such a chain
+// in one step instead of decoding instruction by instruction (libipt's
+// block decoder has a block cache for the same reason, and also proceeds
+// over direct branches). Entries are 16 bytes, filled lazily, valid for one
+// execution mode and one branch policy (--block:end-on-call and
+// --block:end-on-jump end a block at calls and jumps: such decoders do not
+// follow them in the cache).
 //
-//	bits  0-1   execution mode (0: not computed)
-//	bits  2-13  n: instructions in the run (0: the first one needs the trace)
-//	bits 14-29  bytes: length of the run
-//	bit  30     the instruction after the run lies inside the section
-//	bit  31     bits 32-63 hold that instruction:
-//	bits 32-35  its length
-//	bits 36-39  its class
-//	bits 40-43  its kind (kindDirect as 15)
-//	bits 44-63  its displacement (signed)
-type blockEntry uint64
+// A chain holds at most one direct call that pushes a return address, so
+// that an entry holds all the return-stack effect (the chain stops before
+// a second such call, which the decoder then handles as the instruction
+// after the chain).
+//
+// The instruction that ends the chain (the term) is cached in the entry
+// when it lies inside the section ("termIn"): its offset, length, class,
+// kind and displacement. Without it the chain is one run that reaches the
+// end of the section, an undecodable instruction or the run limit, and the
+// decoder goes on instruction by instruction.
+//
+//	w0 bits  0-31  offset of the term in the section
+//	w0 bits 32-63  its displacement (signed)
+//	w1 bits  0-1   execution mode (0: not computed)
+//	w1 bits  2-3   branch policy (see followJumps, followCalls)
+//	w1 bits  4-15  n: instructions before the term
+//	w1 bit  16     termIn: the term is inside the section and cached
+//	w1 bit  17     the chain passes a call: push the return address
+//	w1 bits 18-21  term length
+//	w1 bits 22-25  term class
+//	w1 bits 26-29  term kind (kindDirect as 15)
+//	w1 bit  30     the chain passes a direct jump or call
+//	w1 bits 32-63  offset of the return address of the call
+type blockEntry struct{ w0, w1 uint64 }
 
-func (e blockEntry) mode() ExecMode { return ExecMode(e & 3) }
-func (e blockEntry) n() int         { return int(e>>2) & 0xfff }
-func (e blockEntry) bytes() uint64  { return uint64(e>>14) & 0xffff }
-func (e blockEntry) termIn() bool   { return e&(1<<30) != 0 }
+// Branch policy bits of a block cache entry.
+const (
+	followJumps = 1 << 2
+	followCalls = 2 << 2
+)
 
-// term returns the cached instruction after the run (size 0: not cached).
-func (e blockEntry) term(mode ExecMode) insnEntry {
-	if e&(1<<31) == 0 {
-		return insnEntry{}
-	}
-	k := insnKind(e>>40) & 0xf
+func (e blockEntry) key() uint64          { return e.w1 & 0xf }
+func (e blockEntry) n() int               { return int(e.w1>>4) & 0xfff }
+func (e blockEntry) termIn() bool         { return e.w1&(1<<16) != 0 }
+func (e blockEntry) hasCall() bool        { return e.w1&(1<<17) != 0 }
+func (e blockEntry) branches() bool       { return e.w1&(1<<30) != 0 }
+func (e blockEntry) termOff() uint64      { return e.w0 & 0xffffffff }
+func (e blockEntry) callRet() uint64      { return e.w1 >> 32 }
+func (e blockEntry) termDisp() int32      { return int32(e.w0 >> 32) }
+func (e blockEntry) termSize() uint8      { return uint8(e.w1>>18) & 0xf }
+func (e blockEntry) termClass() InsnClass { return InsnClass(e.w1>>22) & 0xf }
+func (e blockEntry) termKind() insnKind {
+	k := insnKind(e.w1>>26) & 0xf
 	if k == 0xf {
 		k = kindDirect
 	}
-	return insnEntry{size: uint8(e>>32) & 0xf, class: InsnClass(e>>36) & 0xf, kind: k, mode: mode, disp: int32(int64(e) >> 44)}
+	return k
 }
 
-func mkBlockEntry(mode ExecMode, n int, bytes uint32, termIn bool, term *insnEntry) blockEntry {
-	e := blockEntry(mode) | blockEntry(n)<<2 | blockEntry(bytes)<<14
-	if termIn {
-		e |= 1 << 30
-		if term.size != 0 && term.disp >= -1<<19 && term.disp < 1<<19 && (term.kind < 0xf || term.kind == kindDirect) {
-			k := uint64(term.kind)
-			if term.kind == kindDirect {
-				k = 0xf
-			}
-			e |= 1<<31 | blockEntry(term.size)<<32 | blockEntry(term.class)<<36 | blockEntry(k)<<40 | blockEntry(uint64(int64(term.disp))<<44)
+// chain is a block cache entry being built.
+type chain struct {
+	n        int
+	termOff  uint64
+	term     insnEntry
+	termIn   bool
+	hasCall  bool
+	branches bool
+	callRet  uint64
+}
+
+func (c *chain) entry(key uint64) blockEntry {
+	var w1 uint64 = key | uint64(c.n)<<4
+	w0 := c.termOff
+	if c.termIn {
+		k := uint64(c.term.kind)
+		if c.term.kind == kindDirect {
+			k = 0xf
 		}
+		w1 |= 1<<16 | uint64(c.term.size)<<18 | uint64(c.term.class)<<22 | k<<26
+		w0 |= uint64(uint32(c.term.disp)) << 32
 	}
-	return e
+	if c.hasCall {
+		w1 |= 1<<17 | c.callRet<<32
+	}
+	if c.branches {
+		w1 |= 1 << 30
+	}
+	return blockEntry{w0, w1}
 }
 
-// maxRun bounds a cached run (12 bits).
+// maxRun bounds a cached chain (12 bits).
 const maxRun = 0xfff
 
-// fillRun computes the run at offset off of s in mode and the runs at every
-// instruction start inside it, and returns the entry at off. offs is
-// scratch space.
-func fillRun(s *Section, off uint64, mode ExecMode, offs *[maxRun]uint32) blockEntry {
-	if s.blocks == nil {
-		s.blocks = make([]blockEntry, len(s.Data))
-	}
-	n := 0
-	o := off
-	termIn := false
-	var term insnEntry
-	for n < maxRun && o < uint64(len(s.Data)) {
+// maxCacheSection: sections this large are not cached (offsets are 32 bits).
+const maxCacheSection = 1 << 32
+
+// scanRun adds the fall-through instructions at c.termOff to c until one
+// that is not (the term), the run limit, the end of the section or an
+// undecodable instruction. With offs, it records the instructions'
+// offsets there. It reports whether it stopped at a term inside the
+// section.
+func scanRun(s *Section, mode ExecMode, c *chain, offs []uint32) bool {
+	o := c.termOff
+	for c.n < maxRun && o < uint64(len(s.Data)) {
 		var e insnEntry
 		if s.insns != nil {
 			e = s.insns[o]
@@ -85,51 +122,107 @@ func fillRun(s *Section, off uint64, mode ExecMode, offs *[maxRun]uint32) blockE
 			}
 		}
 		if e.class != ClassOther && e.class != ClassPTWrite {
-			termIn = o+uint64(e.size) <= uint64(len(s.Data))
-			term = e
-			break
+			c.termOff = o
+			c.term = e
+			c.termIn = o+uint64(e.size) <= uint64(len(s.Data))
+			return c.termIn
 		}
-		offs[n] = uint32(o)
-		n++
+		if offs != nil {
+			offs[c.n] = uint32(o)
+		}
+		c.n++
 		o += uint64(e.size)
 	}
-	end := uint32(o)
-	if n == 0 {
-		s.blocks[off] = mkBlockEntry(mode, 0, 0, termIn, &term)
+	c.termOff = o
+	c.termIn = false
+	return false
+}
+
+// fillChain computes the chain at offset off of s for the decoder's mode
+// and policy, stores it there and at every instruction of its first run,
+// and returns it.
+func (d *BlockDecoder) fillChain(s *Section, off uint64, key uint64) blockEntry {
+	if s.blocks == nil {
+		s.blocks = make([]blockEntry, len(s.Data))
 	}
-	for i := 0; i < n; i++ {
-		s.blocks[offs[i]] = mkBlockEntry(mode, n-i, end-offs[i], termIn, &term)
+	mode := d.mode
+	offs := d.runOffs[:]
+	c := chain{termOff: off}
+	scanRun(s, mode, &c, offs)
+	first := c.n
+	for c.termIn && c.term.kind == kindDirect && c.n < maxRun-1 {
+		// Proceed over a direct jump or call inside the section.
+		if (c.term.class == ClassJump && key&followJumps == 0) ||
+			(c.term.class == ClassCall && (key&followCalls == 0 || (c.hasCall && c.term.disp != 0))) ||
+			(c.term.class != ClassJump && c.term.class != ClassCall) {
+			break
+		}
+		next := c.termOff + uint64(c.term.size)
+		target := s.Addr + next + uint64(int64(c.term.disp))
+		if target-s.Addr >= uint64(len(s.Data)) {
+			break
+		}
+		save := c
+		if c.term.class == ClassCall && c.term.disp != 0 {
+			c.hasCall, c.callRet = true, next
+		}
+		c.n++
+		c.branches = true
+		c.termOff = target - s.Addr
+		// Reuse the target's entry when it is there.
+		if t := s.blocks[c.termOff]; t.key() == key && t.termIn() && c.n+t.n() < maxRun && !(c.hasCall && t.hasCall()) {
+			c.n += t.n()
+			c.termOff = t.termOff()
+			c.term = insnEntry{size: t.termSize(), class: t.termClass(), kind: t.termKind(), mode: mode, disp: t.termDisp()}
+			if t.hasCall() {
+				c.hasCall, c.callRet = true, t.callRet()
+			}
+			continue
+		}
+		if !scanRun(s, mode, &c, nil) {
+			c = save
+			break
+		}
+	}
+	if first == 0 {
+		s.blocks[off] = c.entry(key)
+		return s.blocks[off]
+	}
+	n := c.n
+	for i := 0; i < first; i++ {
+		c.n = n - i
+		s.blocks[offs[i]] = c.entry(key)
 	}
 	return s.blocks[off]
 }
 
-// skipRun adds the cached run of fall-through instructions at d.ip to blk
-// and reports whether the instruction after it is in the same section
-// (then the caller may decode it from s directly), with that instruction
-// when the cache holds it (size 0 otherwise).
-func (d *BlockDecoder) skipRun(blk *Block) (*Section, bool, insnEntry) {
+// skipRun adds the cached chain at d.ip to blk and reports whether the
+// instruction after it (the term) is in the same section; then it is in
+// in and d.ip is its address.
+func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 	s := d.lookup(d.ip)
-	if s == nil || blk.Truncated || (blk.NInsn != 0 && blk.ISID != s.ID) {
-		return nil, false, insnEntry{}
+	if s == nil || blk.Truncated || (blk.NInsn != 0 && blk.ISID != s.ID) || d.mode == ModeUnknown || uint64(len(s.Data)) >= maxCacheSection {
+		return nil, false
 	}
 	off := d.ip - s.Addr
+	key := uint64(d.mode) | d.policy
 	var e blockEntry
 	if s.blocks != nil {
 		e = s.blocks[off]
 	}
-	if e.mode() != d.mode || d.mode == ModeUnknown {
-		if d.mode == ModeUnknown {
-			return nil, false, insnEntry{}
-		}
-		e = fillRun(s, off, d.mode, &d.runOffs)
+	if e.key() != key {
+		e = d.fillChain(s, off, key)
 	}
-	if n := e.n(); n != 0 {
-		if blk.NInsn+n > defaultBlockLimit {
-			return nil, false, insnEntry{}
+	n := e.n()
+	if n != 0 || e.branches() {
+		// The term must fit in the block; near the limits the decoder goes
+		// on instruction by instruction.
+		if blk.NInsn+n+1 >= defaultBlockLimit || d.straight+uint32(n)+1 > d.straightLimit {
+			return nil, false
 		}
 		if d.hasICnt {
 			if d.icnt+uint32(n) < d.icnt {
-				return nil, false, insnEntry{}
+				return nil, false
 			}
 			d.icnt += uint32(n)
 		}
@@ -137,8 +230,12 @@ func (d *BlockDecoder) skipRun(blk *Block) (*Section, bool, insnEntry) {
 		blk.ISID = s.ID
 		blk.NInsn += n
 		blk.Class = ClassOther
+		if e.hasCall() {
+			d.rs.push(s.Addr + e.callRet())
+		}
 		if !e.termIn() {
-			// rare: find the last instruction of the run for EndIP
+			// rare (a single run without branches): find the last
+			// instruction of the run for EndIP
 			ip := d.ip
 			for i := 0; i < n; i++ {
 				var x insnEntry
@@ -151,7 +248,27 @@ func (d *BlockDecoder) skipRun(blk *Block) (*Section, bool, insnEntry) {
 				ip += uint64(x.size)
 			}
 		}
-		d.ip += e.bytes()
+		d.ip = s.Addr + e.termOff()
 	}
-	return s, e.termIn(), e.term(d.mode)
+	if !e.termIn() {
+		return nil, false
+	}
+	in.insnEntry = insnEntry{size: e.termSize(), class: e.termClass(), kind: e.termKind(), mode: d.mode, disp: e.termDisp()}
+	if s.blocks != nil {
+		// Where the decoder goes next is known up to a trace bit: ask for
+		// the entries there now.
+		next := e.termOff() + uint64(in.size)
+		switch in.class {
+		case ClassCondJump:
+			target := next + uint64(int64(in.disp))
+			if next < uint64(len(s.blocks)) && target < uint64(len(s.blocks)) {
+				prefetch2(&s.blocks[next], &s.blocks[target])
+			}
+		case ClassReturn:
+			if r := d.rs.peek() - s.Addr; r < uint64(len(s.blocks)) {
+				prefetch2(&s.blocks[r], &s.blocks[r])
+			}
+		}
+	}
+	return s, true
 }

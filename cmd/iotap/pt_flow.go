@@ -119,6 +119,10 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if len(f.raw) == 0 && len(f.elf) == 0 {
 		return usageErrorf("pt flow: no image (--raw or --elf)")
 	}
+	// The decoders do not allocate per instruction: the heap is the trace,
+	// the image and its decode caches, all live until the end. A collection
+	// would only burn CPU, so collect late (from before the trace is read).
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	im := intelpt.NewImage()
 	for _, r := range f.raw {
 		if _, err := im.AddRaw(r); err != nil {
@@ -164,10 +168,6 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	} else {
 		cfg.Flags.KeepTcalOnOVF = f.insnKeep
 	}
-	// The decoders do not allocate per instruction: the heap is the trace,
-	// the image and its decode caches, all live until the end. A collection
-	// would only burn CPU, so collect late.
-	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	_, err = intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
 }

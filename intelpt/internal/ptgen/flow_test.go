@@ -355,3 +355,56 @@ func packetBoundary(trace []byte, off int) int {
 	}
 	return int(d.Offset())
 }
+
+// TestBlockDecoderPolicies: decoders with --block:end-on-call and
+// --block:end-on-jump share one image (and so its block cache, which
+// follows direct jumps and calls only for decoders that do not end blocks
+// there) with decoders without them, one after the other. Each covers the
+// truth, and a block of an end-on-call (end-on-jump) decoder has no call
+// (jump) but its last instruction; the ground truth's program says which
+// instructions are calls and jumps.
+func TestBlockDecoderPolicies(t *testing.T) {
+	cfg := flowSeeds()[0]
+	p := generate(t, cfg)
+	im := image(t, p)
+	flags := []intelpt.FlowFlags{{}, {EndOnCall: true}, {}, {EndOnJump: true}, {EndOnCall: true, EndOnJump: true}, {}}
+	blocks := make([]int, len(flags))
+	for i, fl := range flags {
+		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im, Flags: fl})
+		var b intelpt.Block
+		var words []uint64
+		errs, endless := walk(d, func() (int, error) {
+			b = intelpt.Block{}
+			st, err := d.Next(&b)
+			if b.NInsn != 0 {
+				words = append(words, b.IP, b.EndIP, uint64(b.NInsn))
+			}
+			return st, err
+		}, 4*p.Count+1000)
+		who := fmt.Sprintf("seed %d, %+v", cfg.Seed, fl)
+		if endless {
+			t.Fatalf("%s: no end", who)
+		}
+		noErrors(t, who, errs)
+		checkBlocks(t, who, p, words)
+		k := 0
+		for w := 0; w+2 < len(words); w += 3 {
+			n := int(words[w+2])
+			for i := k; i < k+n-1; i++ {
+				switch kind := p.KindAt(p.IPs[i]); {
+				case fl.EndOnCall && kind == KindCall, fl.EndOnJump && kind == KindJmp:
+					t.Fatalf("%s: block %#x-%#x goes on past the %v at %#x", who, words[w], words[w+1], kind, p.IPs[i])
+				}
+			}
+			k += n
+		}
+		blocks[i] = len(words) / 3
+	}
+	if blocks[0] != blocks[2] || blocks[0] != blocks[5] {
+		t.Errorf("default decoders give %d, %d and %d blocks", blocks[0], blocks[2], blocks[5])
+	}
+	if blocks[1] <= blocks[0] || blocks[3] <= blocks[0] || blocks[4] <= blocks[1] || blocks[4] <= blocks[3] {
+		t.Errorf("blocks per policy %v: ending at calls or jumps must give more blocks", blocks)
+	}
+	t.Logf("blocks: default %d, end-on-call %d, end-on-jump %d, both %d", blocks[0], blocks[1], blocks[3], blocks[4])
+}
