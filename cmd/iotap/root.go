@@ -70,6 +70,8 @@ truncated input) unless --allow-loss is given.`,
 		newCaptureCmd(e),
 		newExportCmd(e), // export.go
 		newQueryCmd(e),  // query.go
+		newCutCmd(e),    // cut.go
+		newIndexCmd(e),  // cut.go
 	)
 	strictSubcommands(root)
 	return root

@@ -103,14 +103,25 @@ func ParseRange(s string) (Window, error) {
 }
 
 func parseValue(s string) (ns int64, wall bool, err error) {
+	return parseValueMax(s, MaxSeconds)
+}
+
+// MaxAbsolute bounds @T values: traces stamped with Unix-epoch seconds
+// (pcap) are written so, up to the year 2286.
+const MaxAbsolute = 1e10
+
+func parseValueMax(s string, maxSeconds float64) (ns int64, wall bool, err error) {
+	if ns, ok := exactSeconds(s); ok && float64(ns) <= maxSeconds*1e9 {
+		return ns, false, nil
+	}
 	if f, perr := strconv.ParseFloat(s, 64); perr == nil || errors.Is(perr, strconv.ErrRange) {
 		switch {
 		case math.IsNaN(f) || math.IsInf(f, 0) || errors.Is(perr, strconv.ErrRange):
 			return 0, false, fmt.Errorf("%q is not a finite number of seconds", s)
 		case f < 0:
 			return 0, false, fmt.Errorf("%q: negative time", s)
-		case f > MaxSeconds:
-			return 0, false, fmt.Errorf("%q: more than %g seconds (give an RFC 3339 time for a wall-clock instant)", s, float64(MaxSeconds))
+		case f > maxSeconds:
+			return 0, false, fmt.Errorf("%q: more than %g seconds (give an RFC 3339 time for a wall-clock instant)", s, maxSeconds)
 		}
 		return int64(math.Round(f * 1e9)), false, nil
 	}
@@ -118,8 +129,8 @@ func parseValue(s string) (ns int64, wall bool, err error) {
 		if d < 0 {
 			return 0, false, fmt.Errorf("%q: negative time", s)
 		}
-		if d > time.Duration(MaxSeconds)*time.Second {
-			return 0, false, fmt.Errorf("%q: more than %g seconds", s, float64(MaxSeconds))
+		if d > time.Duration(maxSeconds)*time.Second {
+			return 0, false, fmt.Errorf("%q: more than %g seconds", s, maxSeconds)
 		}
 		return int64(d), false, nil
 	} else if strings.Contains(derr.Error(), "overflow") {
@@ -132,4 +143,31 @@ func parseValue(s string) (ns int64, wall bool, err error) {
 		return t.UnixNano(), true, nil
 	}
 	return 0, false, fmt.Errorf("%q: want seconds (1.5), a duration (200ms, 1m30s) or an RFC 3339 time (2026-11-25T12:00:00Z)", s)
+}
+
+// exactSeconds parses plain decimal seconds (12.345678, at most 9
+// fractional digits) exactly: a float64 would round epoch times by
+// hundreds of nanoseconds.
+func exactSeconds(s string) (int64, bool) {
+	sec, frac, _ := strings.Cut(s, ".")
+	if sec == "" || len(sec) > 11 || len(frac) > 9 {
+		return 0, false
+	}
+	var ns int64
+	for _, c := range sec {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		ns = ns*10 + int64(c-'0')
+	}
+	ns *= 1e9
+	scale := int64(1e8)
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		ns += int64(c-'0') * scale
+		scale /= 10
+	}
+	return ns, true
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
+	"github.com/spf13/cobra"
+)
+
+// timeWindowHelp is the one description of --from/--to of cut, index and
+// timeline.
+const timeWindowHelp = `Times (--from, --to; the window is [from, to)):
+  1.5  200ms  1m30s       from the capture's start (its first timed record)
+  +2s                     (--to only) 2 s after --from
+  @12.345678              the trace's own clock as it prints it (mmiotrace and
+                          usbmon text stamps, pcap epoch seconds, events ts/1e9)
+  2026-11-25T12:00:00Z    wall clock (pcap, pcapng)
+  mark:NAME               the first marker named NAME (else the first whose text
+                          starts with NAME): mmiotrace MARK lines, iotap_marker
+                          user events`
+
+func newCutCmd(e *env) *cobra.Command {
+	var (
+		from, to, out string
+		noIndex       bool
+		allowLoss     bool
+	)
+	c := &cobra.Command{
+		Use:   "cut --from T --to T INPUT -o OUT",
+		Short: "Write the part of a trace inside a time window, in the input's format",
+		Long: `Write to OUT the records of INPUT inside [--from, --to), in INPUT's own format
+(pcapng, pcap, usbmon text, mmiotrace log, user_events NDJSON), with what a
+reader needs to interpret them: file and interface headers, the mmiotrace
+VERSION/PCIDEV/MAP lines before the window. A window with no events is a
+valid file of headers only. Loss inside the window stays in it (mmiotrace
+"Lost N events." lines; pcapng interface statistics, made relative to the
+window's start); it makes the exit code 3 unless --allow-loss.
+
+With INPUT.iotapidx (iotap index INPUT) only the window is read; a stale
+index is ignored with a warning. Compressed inputs are read from the start.
+
+` + timeWindowHelp,
+		Example: `  iotap cut --from 10 --to 11 capture.pcapng -o second10.pcapng
+  iotap cut --from 'mark:probe done' --to +2s mmio.log -o probe.log
+  iotap cut --from @12.3 --to @12.5 mmio.log -o - | iotap mmio stats /dev/stdin`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErrorf("cut: give the output file with -o (- for standard output)")
+			}
+			spec, err := timerange.ParseSpec(from, to)
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
+			warn := func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
+			in, closer, err := cut.OpenFile(args[0], !noIndex, warn)
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			f, err := e.createOutput(out, outfile.Atomic, args[0], args[0]+cut.IndexSuffix)
+			if err != nil {
+				return err
+			}
+			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: warn})
+			if err != nil {
+				if e.ctx.Err() != nil {
+					return e.interrupted(err)
+				}
+				return err
+			}
+			if err := f.Commit(); err != nil {
+				return err
+			}
+			how := "read from the start"
+			if res.Indexed {
+				how = "seeked with the index"
+			}
+			fmt.Fprintf(e.stderr, "iotap cut: %s %s: %d events kept of [%s), %d bytes read (%s)\n",
+				res.Format, args[0], res.Events, spec, res.BytesRead, how)
+			if res.Lost > 0 {
+				msg := fmt.Sprintf("the window records %d lost events", res.Lost)
+				if !allowLoss {
+					return dataLostError("%s (kept in %s; use --allow-loss to accept)", msg, out)
+				}
+				warn(msg)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&from, "from", "", "keep records at or after `TIME` (see Times)")
+	fl.StringVar(&to, "to", "", "keep records before `TIME`")
+	fl.StringVarP(&out, "output", "o", "", "write the cut to `FILE` (- for standard output)")
+	fl.BoolVar(&noIndex, "no-index", false, "do not use INPUT.iotapidx: read the input from its start")
+	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the window records lost events")
+	return c
+}
+
+func newIndexCmd(e *env) *cobra.Command {
+	var interval int64
+	c := &cobra.Command{
+		Use:   "index INPUT",
+		Short: "Write INPUT.iotapidx, so that cut seeks to a time window instead of reading from the start",
+		Long: `Read INPUT once and write the sidecar index INPUT.iotapidx: a checkpoint
+(time -> byte offset) every --interval bytes, the header records a window
+needs, the markers and per-source event counts (docs/cut.md describes the
+versioned format). 'iotap cut' uses it to read little more than the window.
+The index records INPUT's size, modification time and the checksums of the
+bytes it points at: when INPUT changes, the index is ignored with a warning.
+Compressed inputs cannot be indexed (decompress them first).`,
+		Example: `  iotap index capture.pcapng && iotap cut --from 3600 --to 3601 capture.pcapng -o s.pcapng`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if interval < 64<<10 {
+				return usageErrorf("--interval %d: at least 65536 bytes", interval)
+			}
+			in, closer, err := cut.OpenFile(args[0], false, nil)
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			ix, err := cut.BuildIndex(e.ctx, in, interval)
+			if err != nil {
+				if e.ctx.Err() != nil {
+					return e.interrupted(err)
+				}
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			b, err := ix.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			name := args[0] + cut.IndexSuffix
+			f, err := e.createOutput(name, outfile.Atomic, args[0])
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(b); err != nil {
+				return err
+			}
+			if err := f.Commit(); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)\n",
+				args[0], ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), name, len(b))
+			return nil
+		},
+	}
+	c.Flags().Int64Var(&interval, "interval", cut.DefaultInterval, "bytes between checkpoints")
+	return c
+}

@@ -1,0 +1,436 @@
+package cut
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/internal/timerange"
+)
+
+// Input is a trace to cut or index.
+type Input struct {
+	// Name names the input in messages.
+	Name string
+	// ReaderAt and Size give a seekable, uncompressed input (a file): the
+	// index can then be used to read only the window.
+	ReaderAt io.ReaderAt
+	Size     int64
+	// ModTime is the input's modification time (ns since the epoch), 0
+	// when unknown; an index made before a change is ignored.
+	ModTime int64
+	// Open, for inputs without ReaderAt (compressed files), returns the
+	// decompressed input from its start; it is called once per pass.
+	Open func() (io.ReadCloser, error)
+	// Index is the input's index (LoadIndex), nil when there is none. An
+	// index that does not match the input is ignored with a warning.
+	Index *Index
+}
+
+// Options control Cut.
+type Options struct {
+	// Window is the window to keep ([from, to)); an unset Spec keeps all.
+	Window timerange.Spec
+	// Warn receives warnings (an index ignored, ...); nil drops them.
+	Warn func(msg string)
+}
+
+// Result describes a cut.
+type Result struct {
+	Format Format
+	// Window is the window resolved on the trace's clock (ns).
+	Window timerange.Window
+	// Start is the time of the input's first timed record (HasStart).
+	Start    int64
+	HasStart bool
+	// Records counts the records read, Kept those written (headers too).
+	Records, Kept int64
+	// Events counts the event records written.
+	Events int64
+	// Lost is the sum of the loss the written records report (mmiotrace
+	// "Lost N events." markers) and, for pcapng, the drops the written
+	// interface statistics count inside the window.
+	Lost uint64
+	// BytesRead is the number of input bytes read (all passes).
+	BytesRead int64
+	// Indexed says the index was used to seek.
+	Indexed bool
+}
+
+// Cut writes to w the records of in that fall inside opt.Window, in the
+// input's own format: what a reader needs to interpret them (file and
+// interface headers, the mmiotrace header and MAP lines before the end of
+// the window) and every event record whose time is in [from, to). Records
+// without their own time (pcapng simple packets, damaged lines) take the
+// time of the last timed record before them. A window with no events
+// gives a valid file holding only the headers.
+func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, error) {
+	res := &Result{}
+	c := &cutter{in: in, res: res, warn: opt.Warn}
+	if c.warn == nil {
+		c.warn = func(string) {}
+	}
+	f, err := c.sniff()
+	if err != nil {
+		return res, err
+	}
+	res.Format = f
+	ix := in.Index
+	if ix != nil {
+		if err := ix.matches(in, f); err != nil {
+			c.warn(fmt.Sprintf("%s: index ignored: %v", in.Name, err))
+			ix = nil
+		}
+	}
+	clock, err := c.clock(ctx, f, ix, opt.Window)
+	if err != nil {
+		return res, err
+	}
+	win, err := opt.Window.Resolve(clock)
+	if err != nil {
+		return res, err
+	}
+	res.Window = win
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if ix != nil {
+		err = c.cutIndexed(ctx, f, ix, win, bw)
+		if errors.Is(err, errStaleCheckpoint) {
+			// Nothing was written yet: every check precedes the first write.
+			c.warn(fmt.Sprintf("%s: index ignored: %v", in.Name, err))
+			res.Records, res.Kept, res.Events, res.Lost, res.Indexed = 0, 0, 0, 0, false
+			ix = nil
+		} else if err != nil {
+			return res, err
+		}
+	}
+	if ix == nil {
+		r, closeFn, err := c.open(0, -1)
+		if err != nil {
+			return res, err
+		}
+		err = c.run(ctx, newScanner(f), r, 0, NoTime, win, bw)
+		closeFn()
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, bw.Flush()
+}
+
+var errStaleCheckpoint = errors.New("the input changed where the index points")
+
+type cutter struct {
+	in   Input
+	res  *Result
+	warn func(string)
+}
+
+// countingReader counts the bytes read into the result.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// open returns the input from off to end (-1: the end).
+func (c *cutter) open(off, end int64) (io.Reader, func(), error) {
+	if c.in.ReaderAt != nil {
+		if end < 0 || end > c.in.Size {
+			end = c.in.Size
+		}
+		return countingReader{io.NewSectionReader(c.in.ReaderAt, off, end-off), &c.res.BytesRead}, func() {}, nil
+	}
+	if c.in.Open == nil {
+		return nil, nil, errors.New("cut: input has neither ReaderAt nor Open")
+	}
+	rc, err := c.in.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	var r io.Reader = countingReader{rc, &c.res.BytesRead}
+	if off > 0 {
+		if _, err := io.CopyN(io.Discard, r, off); err != nil {
+			rc.Close()
+			return nil, nil, err
+		}
+	}
+	if end >= 0 {
+		r = io.LimitReader(r, end-off)
+	}
+	return r, func() { rc.Close() }, nil
+}
+
+func (c *cutter) sniff() (Format, error) {
+	r, closeFn, err := c.open(0, 64<<10)
+	if err != nil {
+		return FormatUnknown, err
+	}
+	defer closeFn()
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(r, head)
+	complete := err == io.EOF || err == io.ErrUnexpectedEOF
+	if err != nil && !complete {
+		return FormatUnknown, err
+	}
+	if c.in.ReaderAt != nil {
+		complete = int64(n) == c.in.Size
+	}
+	return Sniff(head[:n], complete)
+}
+
+// clock finds what resolving the window needs: the first timed record
+// and, for mark:NAME, the markers (from the index, else by reading the
+// input from its start until they are found).
+func (c *cutter) clock(ctx context.Context, f Format, ix *Index, spec timerange.Spec) (timerange.Clock, error) {
+	clock := timerange.Clock{HasWall: f.hasWall()}
+	marks := spec.Marks()
+	if ix != nil && (len(marks) == 0 || ix.MarkersComplete) {
+		clock.Start, clock.HasStart = ix.First, ix.First != NoTime
+		clock.Marker = ix.Marker
+		c.res.Start, c.res.HasStart = clock.Start, clock.HasStart
+		return clock, nil
+	}
+	r, closeFn, err := c.open(0, -1)
+	if err != nil {
+		return clock, err
+	}
+	defer closeFn()
+	sc := newScanner(f)
+	sc.reset(r, 0, NoTime)
+	var u unit
+	var names []string
+	var times []int64
+	exact := make(map[string]bool)
+	for n := 0; ; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return clock, ctx.Err()
+		}
+		_, err := sc.next(&u)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return clock, err
+		}
+		if u.timed && !clock.HasStart {
+			clock.Start, clock.HasStart = u.t, true
+		}
+		if u.mark != nil && len(marks) > 0 {
+			eff := u.t
+			if !u.timed {
+				continue
+			}
+			names = append(names, string(u.mark))
+			times = append(times, eff)
+			for _, m := range marks {
+				if string(u.mark) == m {
+					exact[m] = true
+				}
+			}
+		}
+		if clock.HasStart && len(exact) == len(marks) {
+			break
+		}
+	}
+	clock.Marker = func(name string) (int64, bool) {
+		if i := timerange.MatchMarker(names, name); i >= 0 {
+			return times[i], true
+		}
+		return 0, false
+	}
+	c.res.Start, c.res.HasStart = clock.Start, clock.HasStart
+	return clock, nil
+}
+
+// run cuts the records of r (starting at offset off, last being the time
+// of the last timed record before it) into w. stop, when set, is the
+// offset where reading ends.
+func (c *cutter) run(ctx context.Context, sc scanner, r io.Reader, off, last int64, win timerange.Window, w *bufio.Writer) error {
+	sc.reset(r, off, last)
+	st, _ := sc.(statser)
+	var u unit
+	for n := 0; ; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		raw, err := sc.next(&u)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c.res.Records++
+		if u.timed {
+			last = u.t
+		}
+		eff := last
+		if err := c.keep(&u, raw, eff, win, w, st); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *cutter) keep(u *unit, raw []byte, eff int64, win timerange.Window, w *bufio.Writer, st statser) error {
+	before := win.HasFrom && eff < win.From
+	after := win.HasTo && eff >= win.To
+	switch u.kind {
+	case kindHeader:
+		if after {
+			return nil
+		}
+	case kindEvent:
+		if before || after {
+			return nil
+		}
+		c.res.Events++
+		c.res.Lost += u.lost
+	case kindStats:
+		if st == nil {
+			return nil
+		}
+		if before {
+			st.baseline(raw)
+			return nil
+		}
+		if after {
+			return nil
+		}
+		raw = st.relative(raw)
+		c.res.Lost += isbDrops(raw)
+	}
+	c.res.Kept++
+	_, err := w.Write(raw)
+	return err
+}
+
+var byteOrders = [2]binary.ByteOrder{binary.LittleEndian, binary.BigEndian}
+
+// isbDrops returns isb_ifdrop of an interface statistics block (either
+// byte order: the value is read as the block's own).
+func isbDrops(raw []byte) uint64 {
+	if len(raw) < 24 {
+		return 0
+	}
+	for _, bo := range byteOrders {
+		if bo.Uint32(raw[4:]) != uint32(len(raw)) {
+			continue
+		}
+		opts := raw[20 : len(raw)-4]
+		for len(opts) >= 4 {
+			code, l := bo.Uint16(opts), int(bo.Uint16(opts[2:]))
+			if code == 0 || 4+l > len(opts) {
+				break
+			}
+			if code == 5 && l == 8 {
+				return bo.Uint64(opts[4:])
+			}
+			opts = opts[4+(l+3)&^3:]
+		}
+		return 0
+	}
+	return 0
+}
+
+// cutIndexed seeks with the index: the headers before the start
+// checkpoint come from the index's list, then the input is read from the
+// checkpoint before the window to the first checkpoint after it.
+func (c *cutter) cutIndexed(ctx context.Context, f Format, ix *Index, win timerange.Window, w *bufio.Writer) error {
+	c.res.Indexed = true
+	start, stop := ix.span(win)
+	sc := newScanner(f)
+	st, _ := sc.(statser)
+	// The headers (and statistics baselines) before the start, all
+	// checked against the index before anything is written.
+	type pre struct {
+		u   unit
+		raw []byte
+		eff int64
+	}
+	var pres []pre
+	last := int64(NoTime)
+	for _, m := range ix.Metas {
+		if m.Off >= start.Off {
+			break
+		}
+		r, closeFn, err := c.open(m.Off, m.Off+int64(m.Len))
+		if err != nil {
+			return err
+		}
+		var u unit
+		sc.reset(r, m.Off, last)
+		raw, err := sc.next(&u)
+		closeFn()
+		if err != nil {
+			return fmt.Errorf("%w: header at offset %d: %v", errStaleCheckpoint, m.Off, err)
+		}
+		if len(raw) != int(m.Len) || crc(raw) != m.CRC {
+			return fmt.Errorf("%w: header at offset %d differs", errStaleCheckpoint, m.Off)
+		}
+		if u.timed {
+			last = u.t
+		}
+		if u.kind == kindStats {
+			// Before the window (the start checkpoint is after it): the
+			// baseline of the counters.
+			if st != nil {
+				st.baseline(raw)
+			}
+			continue
+		}
+		pres = append(pres, pre{u, bytes.Clone(raw), last})
+	}
+	if err := c.verifyCheckpoint(start); err != nil {
+		return err
+	}
+	end := int64(-1)
+	if stop != nil {
+		end = stop.Off
+		if err := c.verifyCheckpoint(*stop); err != nil {
+			return err
+		}
+	}
+	// The scanner saw the headers in order (pcapng interfaces); the
+	// statistics baselines are noted by keep.
+	for i := range pres {
+		if err := c.keep(&pres[i].u, pres[i].raw, pres[i].eff, win, w, st); err != nil {
+			return err
+		}
+	}
+	r, closeFn, err := c.open(start.Off, end)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	return c.run(ctx, sc, r, start.Off, start.Last, win, w)
+}
+
+// verifyCheckpoint checks that the bytes at a checkpoint are those indexed.
+func (c *cutter) verifyCheckpoint(cp Checkpoint) error {
+	n := int64(hashLen)
+	if cp.Off+n > c.in.Size {
+		n = c.in.Size - cp.Off
+	}
+	if n <= 0 {
+		return nil
+	}
+	b := make([]byte, n)
+	k, err := c.in.ReaderAt.ReadAt(b, cp.Off)
+	c.res.BytesRead += int64(k)
+	if err != nil && !(err == io.EOF && int64(k) == n) {
+		return err
+	}
+	if crc(b) != cp.CRC {
+		return fmt.Errorf("%w (bytes at offset %d)", errStaleCheckpoint, cp.Off)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package cut
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/compress"
+)
+
+// OpenFile opens a trace file for Cut or BuildIndex. A plain file is read
+// at offsets (ReaderAt); a gzip, xz or zstd file is decompressed from its
+// start at each pass (it cannot be seeked). When useIndex is set and the
+// sidecar path+IndexSuffix exists, it is loaded into Input.Index; one that
+// cannot be read is reported to warn and ignored. Close the returned
+// closer when done.
+func OpenFile(path string, useIndex bool, warn func(string)) (Input, io.Closer, error) {
+	if path == "-" || path == "" {
+		return Input{}, nil, errors.New("cut reads its input more than once: give a file, not standard input")
+	}
+	f, err := detect.Open(path)
+	if err != nil {
+		return Input{}, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return Input{}, nil, detect.ReadError(path, err)
+	}
+	head := make([]byte, 8)
+	n, _ := f.ReadAt(head, 0)
+	in := Input{Name: path}
+	if c := compress.Detect(head[:n]); c != compress.None {
+		if !st.Mode().IsRegular() {
+			f.Close()
+			return Input{}, nil, fmt.Errorf("%s: a compressed stream is read more than once: give a file", path)
+		}
+		in.Open = func() (io.ReadCloser, error) {
+			g, err := detect.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			r, _, release, err := compress.Decompress(g)
+			if err != nil {
+				g.Close()
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return &decompressed{r, func() { release(); g.Close() }}, nil
+		}
+	} else {
+		if !st.Mode().IsRegular() {
+			f.Close()
+			return Input{}, nil, fmt.Errorf("%s is not a regular file: cut reads its input more than once", path)
+		}
+		in.ReaderAt, in.Size, in.ModTime = f, st.Size(), st.ModTime().UnixNano()
+	}
+	if useIndex {
+		ix, err := LoadIndex(path + IndexSuffix)
+		switch {
+		case err == nil:
+			in.Index = ix
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			if warn != nil {
+				warn(fmt.Sprintf("%s%s: index ignored: %v", path, IndexSuffix, err))
+			}
+		}
+	}
+	return in, f, nil
+}
+
+type decompressed struct {
+	io.Reader
+	close func()
+}
+
+func (d *decompressed) Close() error { d.close(); return nil }
+
+// LoadIndex reads an index file.
+func LoadIndex(path string) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadIndex(f)
+}

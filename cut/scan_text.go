@@ -1,0 +1,197 @@
+package cut
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+
+	"github.com/iotap/iotap/mmiotrace"
+)
+
+// mmioScanner reads mmiotrace logs line by line with the mmiotrace
+// package's one record parser.
+type mmioScanner struct {
+	base
+	rec mmiotrace.Record
+}
+
+func (s *mmioScanner) reset(r io.Reader, off int64, _ int64) { s.base.reset(r, off) }
+
+var (
+	mmioSrcR    = []byte("R")
+	mmioSrcW    = []byte("W")
+	mmioSrcMark = []byte("MARK")
+	mmioSrcMap  = []byte("MAP")
+	mmioSrcUnk  = []byte("UNKNOWN")
+	mmioSrcOth  = []byte("other")
+)
+
+func (s *mmioScanner) next(u *unit) ([]byte, error) {
+	off := s.off
+	l, err := s.line()
+	if err != nil {
+		return nil, err
+	}
+	*u = unit{kind: kindEvent}
+	body := trimEOL(l)
+	if len(bytes.TrimSpace(body)) == 0 {
+		u.kind = kindHeader
+		return l, nil
+	}
+	if perr := mmiotrace.ParseLine(body, &s.rec); perr != nil {
+		// A damaged line stays in place: kept when its neighbours are.
+		u.src = mmioSrcOth
+		_ = off
+		return l, nil
+	}
+	r := &s.rec
+	switch r.Kind {
+	case mmiotrace.KindRead:
+		u.src = mmioSrcR
+	case mmiotrace.KindWrite:
+		u.src = mmioSrcW
+	case mmiotrace.KindUnknown:
+		u.src = mmioSrcUnk
+	case mmiotrace.KindMark:
+		u.src = mmioSrcMark
+		if n, ok := r.Lost(); ok {
+			u.lost = n
+		} else {
+			u.mark = r.Text
+		}
+	case mmiotrace.KindMap, mmiotrace.KindUnmap:
+		u.kind, u.src = kindHeader, mmioSrcMap
+	case mmiotrace.KindOther:
+		u.src = mmioSrcOth
+	default:
+		u.kind = kindHeader
+	}
+	switch r.Kind {
+	case mmiotrace.KindRead, mmiotrace.KindWrite, mmiotrace.KindUnknown, mmiotrace.KindMark, mmiotrace.KindMap, mmiotrace.KindUnmap:
+		if r.Time.NS <= 1<<63-1 {
+			u.timed, u.t = true, int64(r.Time.NS)
+		}
+	}
+	return l, nil
+}
+
+// usbTextScanner reads usbmon '1u'/'1t' text. Its stamps are microseconds
+// modulo 4096 s: they are unwrapped (4096 s added at each wrap, a step
+// back of less than half the period being jitter, not a wrap).
+type usbTextScanner struct {
+	base
+	last    int64 // unwrapped ns of the last stamp
+	hasLast bool
+	src     []byte
+}
+
+const textWrapNS = 4096 * 1e9
+
+func (s *usbTextScanner) reset(r io.Reader, off int64, last int64) {
+	s.base.reset(r, off)
+	s.last, s.hasLast = last, last != NoTime
+}
+
+func (s *usbTextScanner) next(u *unit) ([]byte, error) {
+	l, err := s.line()
+	if err != nil {
+		return nil, err
+	}
+	*u = unit{kind: kindEvent}
+	// ID STAMP TYPE ADDR ...
+	f := bytes.Fields(trimEOL(l))
+	if len(f) < 4 {
+		if len(f) == 0 || f[0][0] == '#' {
+			u.kind = kindHeader
+		}
+		return l, nil
+	}
+	us, err := strconv.ParseUint(string(f[1]), 10, 64)
+	if err != nil || us >= textWrapNS/1000 {
+		return l, nil
+	}
+	stamp := int64(us) * 1000
+	if !s.hasLast {
+		s.last, s.hasLast = stamp, true
+	} else {
+		cur := s.last % textWrapNS
+		d := stamp - cur
+		if d < -textWrapNS/2 {
+			d += textWrapNS
+		} else if d > textWrapNS/2 {
+			d -= textWrapNS
+		}
+		s.last += d
+	}
+	u.timed, u.t = true, s.last
+	// Address word: Ci:3:006:0 ('1u') or Ci:006:0 ('1t'): the source is
+	// the device, bus:address.
+	a := f[3]
+	if i := bytes.IndexByte(a, ':'); i >= 0 {
+		a = a[i+1:]
+		if j := bytes.LastIndexByte(a, ':'); j >= 0 {
+			a = a[:j]
+		}
+	}
+	s.src = append(s.src[:0], a...)
+	u.src = s.src
+	return l, nil
+}
+
+// eventsScanner reads user_events NDJSON: one object a line with "ts" (ns)
+// and "name"; iotap_marker records are markers (their "text" field).
+type eventsScanner struct {
+	base
+}
+
+func (s *eventsScanner) reset(r io.Reader, off int64, _ int64) { s.base.reset(r, off) }
+
+var (
+	keyTS   = []byte(`"ts":`)
+	keyName = []byte(`"name":"`)
+)
+
+// MarkerEvent is the user event iotap treats as a marker (as package
+// timeline names it).
+const MarkerEvent = "iotap_marker"
+
+func (s *eventsScanner) next(u *unit) ([]byte, error) {
+	l, err := s.line()
+	if err != nil {
+		return nil, err
+	}
+	// A line without "ts" (a header or schema line) is kept with its
+	// neighbours.
+	*u = unit{kind: kindHeader}
+	if i := bytes.Index(l, keyTS); i >= 0 {
+		j := i + len(keyTS)
+		for j < len(l) && l[j] == ' ' {
+			j++
+		}
+		k := j
+		for k < len(l) && l[k] >= '0' && l[k] <= '9' {
+			k++
+		}
+		if v, err := strconv.ParseUint(string(l[j:k]), 10, 63); err == nil {
+			u.kind, u.timed, u.t = kindEvent, true, int64(v)
+		}
+	}
+	if i := bytes.Index(l, keyName); i >= 0 {
+		n := l[i+len(keyName):]
+		if j := bytes.IndexByte(n, '"'); j >= 0 {
+			u.src = n[:j]
+		}
+	}
+	if string(u.src) == MarkerEvent {
+		var rec struct {
+			Fields struct {
+				Text string `json:"text"`
+			} `json:"fields"`
+		}
+		if json.Unmarshal(l, &rec) == nil {
+			u.mark = []byte(rec.Fields.Text)
+		}
+	}
+	return l, nil
+}
