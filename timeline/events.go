@@ -26,6 +26,7 @@ type eventsSource struct {
 	rec    eventRecord
 	tracks map[string]uint64
 	args   []Arg
+	ov     map[string]*ovSeries
 }
 
 type eventRecord struct {
@@ -163,3 +164,22 @@ func (s *eventsSource) Draw(c *Canvas, ts uint64) {
 
 func (s *eventsSource) Flush(*Canvas, uint64)  {}
 func (s *eventsSource) Finish(*Canvas, uint64) {}
+
+// overview counts the record in its event name's series.
+func (s *eventsSource) overview(oi *ovInput, ts uint64) {
+	sr, ok := s.ov[s.rec.Name]
+	if !ok {
+		if s.ov == nil {
+			s.ov = map[string]*ovSeries{}
+		}
+		name := s.rec.Name
+		if s.rec.System != "" {
+			name = s.rec.System + ":" + name
+		}
+		sr = oi.newSeries("", name+" events/s", ovPlain)
+		if len(s.ov) < maxOvSeries {
+			s.ov[s.rec.Name] = sr
+		}
+	}
+	oi.ov.add(sr, ts, 1)
+}

@@ -29,6 +29,13 @@ type mmioSource struct {
 	args     []Arg
 	unmapped uint64 // physical address of the mapping an UNMAP ends
 	syms     *ksym.Table
+
+	// the access Draw drew last, for the overview
+	drawnBT  *barTrack
+	drawnLoc mmiotrace.Location
+	drawnRW  bool
+	otherOv  *ovSeries
+	otherMk  bool
 }
 
 type barTrack struct {
@@ -36,6 +43,11 @@ type barTrack struct {
 	db    *regdb.DB
 	dom   *regdb.Domain
 	names map[uint64]string // "W IMC" by offset, width and direction
+
+	name   string // the track's name
+	ov     *ovSeries
+	ovMade bool
+	regs   map[uint64]*ovSeries // by offset<<8 | width
 }
 
 // maxNameCache bounds the register names cached per BAR.
@@ -119,6 +131,7 @@ func (s *mmioSource) bar(c *Canvas, b *mmiotrace.BAR) *barTrack {
 	if t.dom != nil {
 		desc += ", registers from domain " + t.dom.Name
 	}
+	t.name = name
 	t.track = c.W.Track(c.Top, name, TrackOptions{Description: desc})
 	s.tracks[b] = t
 	return t
@@ -133,6 +146,7 @@ func (s *mmioSource) otherTrack(c *Canvas) uint64 {
 
 func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 	r := &s.rec
+	s.drawnRW = false
 	a := s.args[:0]
 	switch r.Kind {
 	case mmiotrace.KindMark:
@@ -140,6 +154,7 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 			s.in.Lost += int64(n)
 			c.W.DataLost()
 			c.W.Instant(c.Top, ts, "mmio", "events lost", Uint("lost", n))
+			c.Lost(ts, n)
 			return
 		}
 		s.in.Markers++
@@ -176,6 +191,7 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 		c.W.Instant(track, ts, "mmio", "unknown opcode", append(a, Str("opcode", fmt.Sprintf("% x", r.Opcode[:])))...)
 		return
 	}
+	s.drawnBT, s.drawnLoc, s.drawnRW = bt, loc, true
 	s.in.Accesses++
 	op := "R"
 	if r.Kind == mmiotrace.KindWrite {
@@ -218,3 +234,47 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 
 func (s *mmioSource) Flush(*Canvas, uint64)  {}
 func (s *mmioSource) Finish(*Canvas, uint64) {}
+
+// overview counts a read or write in its BAR's series (accesses/s) and in
+// its register's (the busiest registers of each BAR are shown, named from
+// the register database).
+func (s *mmioSource) overview(oi *ovInput, ts uint64) {
+	if !s.drawnRW {
+		return
+	}
+	o := oi.ov
+	bt := s.drawnBT
+	if bt == nil {
+		if !s.otherMk {
+			s.otherMk = true
+			s.otherOv = oi.newSeries("outside known BARs", "accesses/s", ovPlain)
+		}
+		o.add(s.otherOv, ts, 1)
+		return
+	}
+	if !bt.ovMade {
+		bt.ovMade = true
+		bt.ov = oi.newSeries(bt.name, "accesses/s", ovGroup)
+		bt.regs = map[uint64]*ovSeries{}
+	}
+	o.add(bt.ov, ts, 1)
+	w := uint64(s.rec.Width)
+	key := s.drawnLoc.Offset<<8 | w
+	rs, ok := bt.regs[key]
+	if !ok {
+		name := fmt.Sprintf("+%#x", s.drawnLoc.Offset)
+		if bt.dom != nil {
+			if m, _, ok := s.binder.Name(s.drawnLoc, int(w)); ok {
+				name = string(m.AppendName(nil)) + " " + name
+			}
+		}
+		if w != 4 {
+			name += fmt.Sprintf(" w%d", w)
+		}
+		rs = oi.newSeries(bt.name, name+" accesses/s", ovRegister)
+		if len(bt.regs) < maxOvSeries {
+			bt.regs[key] = rs
+		}
+	}
+	o.add(rs, ts, 1)
+}

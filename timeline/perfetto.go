@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -172,7 +173,23 @@ type Writer struct {
 	hdr                   [16]byte
 
 	stats WriterStats
+
+	rot *rotation // nil unless EnableRotation
 }
+
+// rotation is the state a Writer keeps to continue in another file: every
+// track's descriptor (declared again, with its parents, in each file where
+// it is used) and the slices still open.
+type rotation struct {
+	descs  [][]byte // TrackDescriptor by uuid-1
+	parent []uint64
+	shown  []uint32 // file (epoch) where each track was last declared
+	epoch  uint32
+	open   map[uint64][]openSlice
+	base   int64 // stats.Bytes when the current file began
+}
+
+type openSlice struct{ cat, name string }
 
 type intern struct {
 	ids  map[string]uint64
@@ -265,12 +282,99 @@ func (w *Writer) Track(parent uint64, name string, opt TrackOptions) uint64 {
 		b = protowire.AppendString(b, opt.Description)
 	}
 	w.ev = b
+	if r := w.rot; r != nil {
+		r.descs = append(r.descs, append([]byte(nil), b...))
+		r.parent = append(r.parent, parent)
+		r.shown = append(r.shown, r.epoch)
+	}
+	w.emitTrack(b)
+	return id
+}
+
+func (w *Writer) emitTrack(desc []byte) {
 	p := w.packetHeader(false, 0, false)
 	p = protowire.AppendTag(p, fPacketTrackDescriptor, protowire.BytesType)
-	p = protowire.AppendBytes(p, b)
+	p = protowire.AppendBytes(p, desc)
 	w.emit(p)
 	w.stats.Tracks++
-	return id
+}
+
+// declare writes the descriptor of track (parents first) in the current
+// file of a rotating Writer, once per file.
+func (w *Writer) declare(track uint64) {
+	r := w.rot
+	if track == 0 || track > uint64(len(r.descs)) || r.shown[track-1] == r.epoch {
+		return
+	}
+	r.shown[track-1] = r.epoch
+	w.declare(r.parent[track-1])
+	w.emitTrack(r.descs[track-1])
+}
+
+// EnableRotation makes w able to continue in another file (Rotate). It
+// must be called before the first track is declared. Memory then grows
+// with the number of tracks and of slices open at once, not with events.
+func (w *Writer) EnableRotation() {
+	if w.rot == nil {
+		w.rot = &rotation{open: map[uint64][]openSlice{}}
+	}
+}
+
+// FileBytes returns the bytes written to the current file (since the last
+// Rotate).
+func (w *Writer) FileBytes() int64 {
+	if w.rot == nil {
+		return w.stats.Bytes
+	}
+	return w.stats.Bytes - w.rot.base
+}
+
+// Rotate ends the current file at ts and continues the trace in next, a
+// trace that opens on its own: its first packet clears the incremental
+// state, names are interned again, and each track is declared again (with
+// its parents) before its first event in next. Slices open at ts end
+// there with the argument window="continues in the next file" and begin
+// again at ts in next (window="continued from the previous file"). The
+// current file is flushed; the caller closes it. EnableRotation must have
+// been called.
+func (w *Writer) Rotate(next io.Writer, ts uint64) error {
+	r := w.rot
+	if r == nil {
+		return errors.New("perfetto: Rotate without EnableRotation")
+	}
+	if w.err != nil {
+		return w.err
+	}
+	tracks := make([]uint64, 0, len(r.open))
+	for t, st := range r.open {
+		if len(st) > 0 {
+			tracks = append(tracks, t)
+		}
+	}
+	sort.Slice(tracks, func(i, j int) bool { return tracks[i] < tracks[j] })
+	for _, t := range tracks {
+		for range r.open[t] {
+			w.event(typeSliceEnd, t, ts, "", "", []Arg{Str("window", "continues in the next file")}, 0)
+		}
+	}
+	if !w.began {
+		w.begin()
+	}
+	if err := w.w.Flush(); err != nil {
+		w.err = fmt.Errorf("perfetto: %w", err)
+		return w.err
+	}
+	w.w.Reset(next)
+	w.began = false
+	w.names, w.cats, w.argNames = intern{}, intern{}, intern{}
+	r.epoch++
+	r.base = w.stats.Bytes
+	for _, t := range tracks {
+		for _, sl := range r.open[t] {
+			w.event(typeSliceBegin, t, ts, sl.cat, sl.name, []Arg{Str("window", "continued from the previous file")}, 0)
+		}
+	}
+	return w.err
 }
 
 // Begin begins a slice named name (category cat, may be empty) on track
@@ -278,6 +382,9 @@ func (w *Writer) Track(parent uint64, name string, opt TrackOptions) uint64 {
 func (w *Writer) Begin(track, ts uint64, cat, name string, args ...Arg) {
 	w.event(typeSliceBegin, track, ts, cat, name, args, 0)
 	w.stats.Slices++
+	if w.rot != nil {
+		w.rot.open[track] = append(w.rot.open[track], openSlice{cat, name})
+	}
 }
 
 // End ends the innermost open slice of track at ts. Its args are added
@@ -285,6 +392,11 @@ func (w *Writer) Begin(track, ts uint64, cat, name string, args ...Arg) {
 func (w *Writer) End(track, ts uint64, args ...Arg) {
 	w.event(typeSliceEnd, track, ts, "", "", args, 0)
 	w.stats.Ends++
+	if r := w.rot; r != nil {
+		if st := r.open[track]; len(st) > 0 {
+			r.open[track] = st[:len(st)-1]
+		}
+	}
 }
 
 // Instant writes an instant event on track at ts.
@@ -302,6 +414,9 @@ func (w *Writer) Counter(track, ts uint64, v float64) {
 func (w *Writer) event(typ uint64, track, ts uint64, cat, name string, args []Arg, v float64) {
 	if w.err != nil {
 		return
+	}
+	if w.rot != nil {
+		w.declare(track)
 	}
 	w.interned = w.interned[:0]
 	b := w.ev[:0]

@@ -278,6 +278,7 @@ func (s *ptSource) Draw(c *Canvas, ts uint64) {
 	case intelpt.KindOVF:
 		c.W.DataLost()
 		c.W.Instant(c.Top, ts, "pt", "overflow", Str("meaning", "the CPU dropped trace packets"))
+		c.Lost(ts, 1)
 	case intelpt.KindTraceStop:
 		c.W.Instant(c.Top, ts, "pt", "trace stop")
 	case intelpt.KindPwrE:

@@ -187,11 +187,21 @@ type Canvas struct {
 	x   *exporter
 	in  *InputStats
 	opt *Options
+	ov  *ovInput // a split timeline's overview of the source
 }
 
 // Marker shows a marker (origin: the kind of source it comes from) on
 // every input's track and on the markers track.
 func (c *Canvas) Marker(ts uint64, origin string, text []byte) { c.x.marker(ts, origin, text) }
+
+// Lost records that n events were lost at ts (the source draws the loss
+// itself): a split timeline shows it in the overview and counts it in the
+// window.
+func (c *Canvas) Lost(ts, n uint64) {
+	if c.x.sp != nil {
+		c.x.sp.lost(c.ov, ts, n)
+	}
+}
 
 // Warn records a warning about the source (Stats.Warnings, Options.Warn).
 func (c *Canvas) Warn(format string, args ...any) { c.x.warn(c.in, format, args...) }
@@ -209,6 +219,7 @@ type exporter struct {
 	stats   *Stats
 	tops    []uint64 // every input's top track, for markers
 	markers uint64   // the markers track
+	sp      *splitter
 }
 
 // countingReader counts the bytes read through it.
@@ -238,6 +249,9 @@ func (x *exporter) warn(in *InputStats, format string, args ...any) {
 // marker shows a marker on every input's track and on the markers track.
 func (x *exporter) marker(ts uint64, origin string, text []byte) {
 	x.stats.Markers++
+	if x.sp != nil {
+		x.sp.ov.marker(ts, origin, text)
+	}
 	for _, t := range x.tops {
 		x.w.Instant(t, ts, "marker", "marker", Bytes("text", text), Str("from", origin))
 	}
@@ -269,7 +283,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 		}
 		srcs = append(srcs, ss...)
 	}
-	return merge(ctx, out, srcs, opt, &prog)
+	return merge(ctx, out, srcs, opt, &prog, nil)
 }
 
 // Merge merges the events of srcs on one clock and writes them to out as
@@ -277,13 +291,15 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 // (looked up by the base name of its Info().Path, then by its Kind); the
 // markers of the clocks files are shown. It does not close the sources.
 func Merge(ctx context.Context, out io.Writer, srcs []Source, opt Options) (*Stats, error) {
-	return merge(ctx, out, srcs, opt, nil)
+	return merge(ctx, out, srcs, opt, nil, nil)
 }
 
 // progress counts the input bytes read, for Options.Progress.
 type progress struct{ read, total int64 }
 
-func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog *progress) (*Stats, error) {
+// merge merges srcs into out; with sp, out is the first file of a split
+// timeline, which sp continues in further files.
+func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog *progress, sp *splitter) (*Stats, error) {
 	if opt.BandwidthWindowNS <= 0 {
 		opt.BandwidthWindowNS = 100e6
 	}
@@ -292,7 +308,10 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	}
 	anyClocks := opt.Clocks != nil || len(opt.InputClocks) > 0
 	st := &Stats{Aligned: anyClocks}
-	x := &exporter{w: NewWriter(out), opt: &opt, stats: st}
+	x := &exporter{w: NewWriter(out), opt: &opt, stats: st, sp: sp}
+	if sp != nil {
+		x.w.EnableRotation()
+	}
 	var paths []string
 	seen := map[string]bool{}
 	for _, s := range srcs {
@@ -367,9 +386,18 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 
 	x.markers = x.w.Track(0, "markers", TrackOptions{Rank: -1})
 	canvases := make([]*Canvas, len(srcs))
+	var ovs []overviewer
+	if sp != nil {
+		ovs = make([]overviewer, len(srcs))
+		sp.begin(srcs)
+	}
 	for i, s := range srcs {
 		c := &Canvas{W: x.w, x: x, in: s.Info(), opt: &opt}
 		canvases[i] = c
+		if sp != nil {
+			c.ov = sp.ov.input(s.Info())
+			ovs[i], _ = s.(overviewer)
+		}
 		if ms, ok := s.(*markerSource); ok {
 			c.Top = x.markers
 			ms.track = x.markers
@@ -405,6 +433,11 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 			for i, o := range srcs {
 				o.Flush(canvases[i], now)
 			}
+			if sp != nil {
+				if err := sp.maybeRotate(x.w, ts); err != nil {
+					return st, err
+				}
+			}
 		}
 		in := s.Info()
 		if in.Events == 0 {
@@ -413,6 +446,15 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		in.Events++
 		in.LastNS = ts
 		s.Draw(canvases[it.idx], ts)
+		if sp != nil {
+			c := canvases[it.idx]
+			sp.ov.add(c.ov.events, ts, 1)
+			if o := ovs[it.idx]; o != nil {
+				o.overview(c.ov, ts)
+			}
+			sp.cur.Events++
+			sp.cur.PerInput[it.idx]++
+		}
 		raw, err := s.Next()
 		if err == io.EOF {
 			heap.Pop(h)
@@ -427,6 +469,9 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	for i, s := range srcs {
 		s.Flush(canvases[i], math.MaxUint64)
 		s.Finish(canvases[i], s.Info().LastNS)
+	}
+	if sp != nil {
+		sp.end(now)
 	}
 	st.Writer = x.w.Stats()
 	if err := x.w.Close(); err != nil {
@@ -446,15 +491,7 @@ func timelineTime(t, shift int64) uint64 {
 }
 
 func topTrack(x *exporter, in *InputStats) uint64 {
-	name, ok := map[Kind]string{KindUSB: "USB", KindMMIO: "MMIO", KindEvents: "user_events", KindPT: "Intel PT"}[in.Kind]
-	if !ok {
-		name = string(in.Kind)
-	}
-	name += " " + baseName(in.Path)
-	if in.Stream != "" {
-		name += " " + in.Stream
-	}
-	return x.w.Track(0, name, TrackOptions{
+	return x.w.Track(0, topName(in), TrackOptions{
 		Description: fmt.Sprintf("%s (%s), clock %s, offset %d ns", in.Path, in.Format, in.Clock, in.OffsetNS),
 	})
 }

@@ -38,6 +38,7 @@ type usbSource struct {
 	pending map[usb.Key]*lane
 	max     int
 	lastTS  uint64
+	ov      map[usbOvKey]*usbOv
 }
 
 type devKey struct {
@@ -325,5 +326,78 @@ func (s *usbSource) Finish(c *Canvas, ts uint64) {
 	for _, l := range ls {
 		c.W.End(l.track, ts, Str("completion", "none: in flight at the end of the capture"))
 		s.in.Unmatched++
+	}
+}
+
+// usbOv is the overview series of one endpoint (keyed as 'usb stats'
+// keys them: bus, device, endpoint address, transfer type).
+type usbOv struct {
+	bytes, transfers, errors *ovSeries
+	made                     [3]bool
+}
+
+type usbOvKey struct {
+	bus  uint16
+	dev  uint8
+	addr uint8
+	typ  usbmon.TransferType
+}
+
+// overview counts the event in its endpoint's series, with the rules of
+// 'usb stats' (usb.Stats): bytes are the actual lengths of completions
+// that moved data, transfers the completions, errors the completions with
+// an error (stalls included, cancellations not) plus submission errors.
+func (s *usbSource) overview(oi *ovInput, ts uint64) {
+	ev := &s.ev
+	if ev.Synthesized {
+		return
+	}
+	var bytes, transfers, errs uint64
+	switch ev.Type {
+	case usbmon.Callback:
+		transfers = 1
+		if ev.Status >= 0 || ev.Status == -121 || ev.Status == -18 {
+			bytes = uint64(ev.Length)
+		}
+		if usb.IsStall(ev.Status) || ev.Status < 0 && !usb.IsCancel(ev.Status) && ev.Status != -18 {
+			errs = 1
+		}
+	case usbmon.SubmitError:
+		errs = 1
+	default:
+		return
+	}
+	k := usbOvKey{ev.Bus, ev.Device, ev.EndpointAddress(), ev.Transfer}
+	if s.ov == nil {
+		s.ov = map[usbOvKey]*usbOv{}
+	}
+	e := s.ov[k]
+	if e == nil {
+		e = &usbOv{}
+		s.ov[k] = e
+	}
+	group := func() string {
+		dir := "OUT"
+		if k.addr&0x80 != 0 {
+			dir = "IN"
+		}
+		return fmt.Sprintf("%d:%03d ep %02x %s %s", k.bus, k.dev, k.addr, dir, k.typ)
+	}
+	series := func(i int, p **ovSeries, name string, kind ovKind) *ovSeries {
+		if !e.made[i] {
+			e.made[i] = true
+			*p = oi.newSeries(group(), name, kind)
+		}
+		return *p
+	}
+	o := oi.ov
+	if bytes > 0 {
+		o.add(series(0, &e.bytes, "bytes/s", ovBytes), ts, bytes)
+	}
+	if transfers > 0 {
+		o.add(series(1, &e.transfers, "transfers/s", ovPlain), ts, transfers)
+	}
+	if errs > 0 {
+		o.add(series(2, &e.errors, "errors/s", ovPlain), ts, errs)
 	}
 }

@@ -122,12 +122,12 @@ func TestTimelineSizeWarning(t *testing.T) {
 	defer func(n int64) { perfettoUILimit = n }(perfettoUILimit)
 	perfettoUILimit = 1000
 	out := filepath.Join(t.TempDir(), "t.pftrace")
-	_, stderr, code := runUSB(t, "timeline", usbLab("lab-capture.pcapng"), "-o", out)
+	_, stderr, code := runUSB(t, "timeline", usbLab("lab-capture.pcapng"), "-o", out, "--max-size", "0")
 	if code != 0 || !strings.Contains(stderr, "warning: "+out) || !strings.Contains(stderr, "browser memory") || !strings.Contains(stderr, "iotap export") {
 		t.Errorf("exit %d, %q", code, stderr)
 	}
 	perfettoUILimit = 1 << 40
-	if _, stderr, _ := runUSB(t, "timeline", usbLab("lab-capture.pcapng"), "-o", out); strings.Contains(stderr, "browser memory") {
+	if _, stderr, _ := runUSB(t, "timeline", usbLab("lab-capture.pcapng"), "-o", out, "--max-size", "0"); strings.Contains(stderr, "browser memory") {
 		t.Errorf("warning on a small trace: %q", stderr)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +36,10 @@ type timelineOptions struct {
 	ptCalls     bool   // --pt-calls
 	sysroot     string // --sysroot
 	symbols     string // --symbols
+	maxSize     sizeFlag
+	// maxSizeSet: --max-size given (else the default, and none for -o -)
+	maxSizeSet bool
+	split      *timeline.SplitStats // set by a split export
 	// warn, when set, receives the warnings (default: printed on stderr).
 	warn func(string)
 }
@@ -68,11 +74,35 @@ they are not aligned.
 Interrupted (Ctrl-C, SIGTERM), timeline ends the trace validly with the
 events merged so far, says so and exits 130.
 
+--max-size (default 256MiB) bounds every file written, so that the Perfetto UI
+opens each: the UI holds a whole trace in the browser tab's memory, 2 to 4
+times the file size, and a tab typically gets 2 GB. When the full detail is
+larger, timeline writes
+  FILE.pftrace     the overview of the whole capture: per input, counters of
+                   its events in time buckets (USB bytes/s, transfers/s and
+                   errors/s per endpoint; MMIO accesses/s per BAR and for its
+                   busiest registers, named; user_events per event name),
+                   lost events and markers, and one slice per detail window
+                   naming the file that holds it
+  FILE.d/NNNN.pftrace  the full detail, split at time boundaries into windows
+                   under the bound, on the same clock; each opens on its own
+  FILE.d/index.json    the windows: time ranges, sizes, event counts, busiest
+                   tracks
+and prints the bucket width, the windows and their sizes. --max-size 0 writes
+one file whatever its size (so does -o -).
+
 Exit status 3 when an input records lost or skipped events, unless --allow-loss.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
 				return usageErrorf("timeline: -o FILE.pftrace is required (- for stdout)")
+			}
+			o.maxSizeSet = cmd.Flags().Changed("max-size")
+			if o.maxSizeSet && o.maxSize != 0 && o.maxSize < timeline.MinMaxSize {
+				return usageErrorf("timeline: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.maxSize), timeline.MinMaxSize)
+			}
+			if o.out == "-" && o.maxSizeSet && o.maxSize != 0 {
+				return usageErrorf("timeline: --max-size needs -o FILE (stdout is one stream): use --max-size 0")
 			}
 			return runTimeline(e, o, args)
 		},
@@ -87,6 +117,8 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
 	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of perf.data Intel PT inputs (a track per thread, see 'pt calls')")
 	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
+	o.maxSize = timeline.DefaultMaxSize
+	f.Var(&o.maxSize, "max-size", "largest file to write (bytes, or with K/M/G/KiB/MiB/GiB); above it an overview plus detail windows in FILE.d/; 0: one file")
 	return c
 }
 
@@ -158,6 +190,19 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 			dirs = append(dirs, filepath.Join(home, ".debug"))
 		}
 		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, dirs), Demangle: true}
+	}
+	if o.out != "-" && o.maxSize != 0 {
+		sst, err := timeline.ExportSplit(e.ctx, o.out, inputs, opt, timeline.SplitOptions{MaxSize: int64(o.maxSize)})
+		if sst != nil {
+			o.split = sst
+		}
+		if err != nil {
+			if sst != nil {
+				return sst.Stats, fmt.Errorf("timeline: %w", err)
+			}
+			return nil, fmt.Errorf("timeline: %w", err)
+		}
+		return sst.Stats, nil
 	}
 	w, closeOut, err := timelineCreate(e, o.out, inputs)
 	if err != nil {
@@ -248,15 +293,24 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 		out = e.stdout
 	}
 	if o.jsonOut {
-		b, err := json.Marshal(st)
+		var v any = st
+		if o.split != nil && o.split.Split {
+			v = o.split
+		}
+		b, err := json.Marshal(v)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%s\n", b)
 	} else {
-		printTimelineStats(out, o.out, st)
+		if o.split != nil && o.split.Split {
+			printTimelineStats(out, o.split.Dir+"/ (detail, all windows)", st)
+			printTimelineSplit(out, o.out, o.split)
+		} else {
+			printTimelineStats(out, o.out, st)
+		}
 	}
-	if fi, err := os.Stat(o.out); o.out != "-" && err == nil && fi.Mode().IsRegular() {
+	if fi, err := os.Stat(o.out); o.out != "-" && o.maxSize == 0 && err == nil && fi.Mode().IsRegular() {
 		timelineSizeWarning(e, o.out, fi.Size())
 	}
 	return timelineLoss(e, st, o.allowLoss)
@@ -266,7 +320,7 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 // unlikely to open a file: it loads the whole trace in the browser tab,
 // which needs 2 to 4 times the file size in memory, and a tab gets about
 // 2 GB (4 GB at most).
-var perfettoUILimit int64 = 512 << 20
+var perfettoUILimit int64 = timeline.DefaultMaxSize
 
 // timelineSizeWarning warns when the trace is too big for the Perfetto UI
 // and says what to do instead.
@@ -276,10 +330,11 @@ func timelineSizeWarning(e *env, path string, size int64) {
 	}
 	fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB: the Perfetto UI holds a whole trace in browser memory "+
 		"(2-4 times the file size, about 2 GB per tab), so it is unlikely to open a trace over %d MB. "+
-		"Cut the inputs to a time window first (iotap mmio filter --from/--to, iotap usb read --from/--to), "+
+		"Leave out --max-size 0 to get an overview and detail windows under %d MB each, "+
+		"cut the inputs to a time window (iotap mmio filter --from/--to, iotap usb read --from/--to), "+
 		"or export the data as Parquet tables (iotap export) and query it instead; "+
 		"trace_processor (Perfetto's command-line tool) also reads big traces\n",
-		path, size>>20, perfettoUILimit>>20)
+		path, size>>20, perfettoUILimit>>20, perfettoUILimit>>20)
 }
 
 func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
@@ -339,4 +394,62 @@ func timelineLoss(e *env, st *timeline.Stats, allowLoss bool) error {
 		return nil
 	}
 	return dataLostError("timeline: %s (use --allow-loss to accept)", strings.Join(parts, "; "))
+}
+
+// printTimelineSplit prints what a split export wrote.
+func printTimelineSplit(w io.Writer, out string, st *timeline.SplitStats) {
+	idx := st.Index
+	fmt.Fprintf(w, "the full detail is over --max-size %d bytes: %s is the overview (%d bytes, %d buckets of %v), "+
+		"the detail is in %d windows in %s/ (index.json lists them)\n",
+		idx.MaxSize, out, st.OverviewBytes, idx.Buckets, time.Duration(idx.BucketNS), len(idx.Windows), st.Dir)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tFROM\tTO\tEVENTS\tLOST\tBYTES\tBUSIEST")
+	for _, win := range idx.Windows {
+		busiest := "-"
+		if len(win.Top) > 0 {
+			busiest = fmt.Sprintf("%s (%d)", win.Top[0].Track, win.Top[0].Events)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%v\t%d\t%d\t%d\t%s\n", win.File, time.Duration(win.StartNS-idx.StartNS),
+			time.Duration(win.EndNS-idx.StartNS), win.Events, win.Lost, win.Bytes, busiest)
+	}
+	tw.Flush()
+}
+
+// sizeFlag is a byte count given as 1000, 64K, 256MiB, 1G...
+type sizeFlag int64
+
+func (s *sizeFlag) String() string {
+	v := int64(*s)
+	for _, u := range []struct {
+		n    string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v != 0 && v%u.size == 0 {
+			return fmt.Sprintf("%d%s", v/u.size, u.n)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+func (s *sizeFlag) Type() string { return "size" }
+
+func (s *sizeFlag) Set(v string) error {
+	t := strings.TrimSpace(v)
+	mult := int64(1)
+	for _, u := range []struct {
+		suf  string
+		mult int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSuffix(t, u.suf), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return fmt.Errorf("%q is not a size (bytes, or a number with K, M, G, KiB, MiB, GiB, KB, MB, GB)", v)
+	}
+	*s = sizeFlag(n * mult)
+	return nil
 }

@@ -282,3 +282,41 @@ func TestTimelineStdin(t *testing.T) {
 		t.Errorf("timeline - -: exit %d %q", code, stderr)
 	}
 }
+
+// TestTimelineMaxSize: --max-size wires the split export (the behaviour is
+// tested in package timeline): an overview, windows under the bound in
+// FILE.d/, the bucket width and windows printed; bad sizes are usage
+// errors.
+func TestTimelineMaxSize(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "t.pftrace")
+	stdout, stderr, code := runIotap(t, "timeline", "../../testdata/mmiotrace/e1000-probe.log", "-o", out, "--max-size", "300KiB")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "buckets of") || !strings.Contains(stdout, "0001.pftrace") || !strings.Contains(stdout, "windows in "+filepath.Join(dir, "t.d")) {
+		t.Errorf("stdout %q", stdout)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "t.d"))
+	if err != nil || len(ents) < 3 {
+		t.Fatalf("t.d: %v, %d files", err, len(ents))
+	}
+	for _, e := range ents {
+		fi, _ := e.Info()
+		if fi.Size() > 300<<10 {
+			t.Errorf("%s: %d bytes", e.Name(), fi.Size())
+		}
+	}
+	for _, bad := range [][]string{{"--max-size", "1K"}, {"--max-size", "ten"}, {"--max-size", "1M", "-o", "-"}} {
+		args := append([]string{"timeline", "../../testdata/mmiotrace/e1000-probe.log", "-o", out}, bad...)
+		if _, stderr, code := runIotap(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage): %s", bad, code, stderr)
+		}
+	}
+	var s sizeFlag
+	for in, want := range map[string]int64{"1000": 1000, "64K": 64 << 10, "256MiB": 256 << 20, "2GB": 2e9, "0": 0} {
+		if err := s.Set(in); err != nil || int64(s) != want {
+			t.Errorf("size %q: %d, %v; want %d", in, s, err, want)
+		}
+	}
+}
