@@ -45,6 +45,7 @@ func (e *env) interrupted(err error) error {
 			wrote = append(wrote, fmt.Sprintf("%s (%d bytes, complete up to the interruption)", f.Name(), f.Written()))
 		}
 	}
+	wrote = append(wrote, e.written...)
 	switch {
 	case len(wrote) > 0:
 		msg += ": wrote " + strings.Join(wrote, ", ")

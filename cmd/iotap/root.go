@@ -20,6 +20,9 @@ type env struct {
 	stderr io.Writer
 	// outputs are the files the command created (see createOutput).
 	outputs []*outfile.File
+	// written describes files a package wrote itself (a split timeline),
+	// for the interruption message.
+	written []string
 }
 
 // run executes the iotap command line args and returns the first error.

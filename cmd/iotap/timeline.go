@@ -197,6 +197,14 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 			o.split = sst
 		}
 		if err != nil {
+			if sst != nil && sst.Stats != nil && sst.Interrupted {
+				if fi, serr := os.Stat(o.out); serr == nil {
+					e.written = append(e.written, fmt.Sprintf("%s (%d bytes, complete up to the interruption)", o.out, fi.Size()))
+				}
+				if sst.Split {
+					e.written = append(e.written, fmt.Sprintf("%s/ (%d windows)", sst.Dir, len(sst.Index.Windows)))
+				}
+			}
 			if sst != nil {
 				return sst.Stats, fmt.Errorf("timeline: %w", err)
 			}
