@@ -69,3 +69,20 @@ func ExampleDump() {
 	// 0000000000000012  psbend
 	// 0000000000000014  fup        2: ????????00001000       ip   0000000000001000
 }
+
+// List a trace as NDJSON, the IPs reconstructed (iotap pt dump --json).
+func ExampleDumpJSON() {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTIPPGE, IPC: intelpt.IPCSext48, Payload: 0x401000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTIP, IPC: intelpt.IPCUpdate16, Payload: 0x2040})
+	if _, err := intelpt.DumpJSON(os.Stdout, e.Bytes(), intelpt.Config{}, intelpt.DumpOptions{}); err != nil {
+		panic(err)
+	}
+	// Output:
+	// {"offset":0,"kind":"psb","size":16}
+	// {"offset":16,"kind":"psbend","size":2}
+	// {"offset":18,"kind":"tip.pge","size":7,"ipc":3,"payload":"0x401000","ip":"0x401000"}
+	// {"offset":25,"kind":"tip","size":3,"ipc":1,"payload":"0x2040","ip":"0x402040"}
+}

@@ -82,17 +82,11 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 		if len(tr.Streams) == 0 {
 			return nil, fmt.Errorf("%s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path)
 		}
-		for _, s := range tr.Streams {
-			name := fmt.Sprintf("cpu %d", s.CPU)
-			if s.CPU < 0 {
-				name = fmt.Sprintf("tid %d", s.TID)
-			}
-			p.Streams = append(p.Streams, PTStream{Name: name, CPU: s.CPU, Stats: intelpt.ComputeStats(s.Data, tr.Config)})
+		for i := range tr.Streams {
+			s := &tr.Streams[i]
+			p.Streams = append(p.Streams, PTStream{Name: s.Name(), CPU: s.CPU, Stats: intelpt.ComputeStats(s.Data, tr.Config)})
 		}
-		if tr.Lossy() {
-			p.PerfLoss = fmt.Sprintf("perf recorded loss: %d truncated AUX, %d partial AUX, %d AUX collisions, %d lost records, %d lost samples, %d AUXTRACE errors",
-				tr.AuxTruncated, tr.AuxPartial, tr.AuxCollision, tr.Lost, tr.LostSamples, tr.AuxtraceErrors)
-		}
+		p.PerfLoss = tr.LossSummary()
 	}
 	for _, s := range p.Streams {
 		if s.Stats.Overflows > 0 {

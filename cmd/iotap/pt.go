@@ -93,12 +93,9 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 		return nil, tr, fmt.Errorf("%s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path)
 	}
 	var in []ptInput
-	for _, s := range tr.Streams {
-		name := fmt.Sprintf("cpu %d", s.CPU)
-		if s.CPU < 0 {
-			name = fmt.Sprintf("tid %d", s.TID)
-		}
-		in = append(in, ptInput{name: name, cpu: s.CPU, data: s.Data})
+	for i := range tr.Streams {
+		s := &tr.Streams[i]
+		in = append(in, ptInput{name: s.Name(), cpu: s.CPU, data: s.Data})
 	}
 	return in, tr, nil
 }
@@ -130,13 +127,4 @@ func ptRange(arg string) (name string, from, to uint64, ok bool) {
 		}
 	}
 	return arg[:i], from, to, true
-}
-
-// perfLoss describes perf's recorded losses, or "".
-func perfLoss(tr *intelpt.PerfTrace) string {
-	if tr == nil || !tr.Lossy() {
-		return ""
-	}
-	return fmt.Sprintf("perf recorded loss: %d truncated AUX, %d partial AUX, %d AUX collisions, %d lost records, %d lost samples, %d AUXTRACE errors",
-		tr.AuxTruncated, tr.AuxPartial, tr.AuxCollision, tr.Lost, tr.LostSamples, tr.AuxtraceErrors)
 }

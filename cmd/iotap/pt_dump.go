@@ -146,7 +146,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.name, len(in.data))
 		}
 		if f.json {
-			r, err := ptDumpJSON(e, in.data, cfg, f.opt)
+			r, err := intelpt.DumpJSON(e.stdout, in.data, cfg, f.opt)
 			if err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	if len(truncated) > 0 {
 		lost = append(lost, fmt.Sprintf("trace ends inside a packet (%v)", truncated))
 	}
-	if l := perfLoss(tr); l != "" {
+	if l := tr.LossSummary(); l != "" {
 		lost = append(lost, l)
 	}
 	if len(lost) > 0 {
@@ -193,67 +193,6 @@ func ptName(in ptInput, path string) string {
 		return path
 	}
 	return in.name
-}
-
-// ptDumpJSON writes one JSON object per packet. Errors are objects with
-// "error" and "offset".
-func ptDumpJSON(e *env, data []byte, cfg intelpt.Config, opt intelpt.DumpOptions) (intelpt.DumpResult, error) {
-	var res intelpt.DumpResult
-	w := bufio.NewWriterSize(e.stdout, 64<<10)
-	d := intelpt.NewDecoder(data, cfg)
-	if opt.NoSync {
-		d.SetOffset(0)
-	} else if d.SyncForward() != nil {
-		res.SkippedTail = int64(len(data))
-		return res, w.Flush()
-	}
-	var p intelpt.Packet
-	var last intelpt.LastIP
-	var line []byte
-	tt := intelpt.NewTimeTracker(cfg)
-	for {
-		off := d.Offset()
-		err := d.Next(&p)
-		if err != nil {
-			if perr, ok := ptDecodeErr(err); ok {
-				if perr == "truncated" {
-					res.Truncated, res.SkippedTail = true, int64(len(data))-off
-					break
-				}
-				res.Errors++
-				line = fmt.Appendf(line[:0], "{\"offset\":%d,\"error\":%q}\n", off, perr)
-				w.Write(line)
-				if d.SyncForward() != nil {
-					break
-				}
-				last = intelpt.LastIP{}
-				tt.Reset()
-				continue
-			}
-			break // io.EOF
-		}
-		res.Packets++
-		switch p.Kind {
-		case intelpt.KindPSB:
-			last = intelpt.LastIP{}
-		case intelpt.KindTIP, intelpt.KindTIPPGE, intelpt.KindTIPPGD, intelpt.KindFUP:
-			last.Update(p.IPC, p.Payload)
-		case intelpt.KindPad:
-			if opt.NoPad {
-				continue
-			}
-		}
-		timed := tt.Update(&p)
-		line = p.AppendJSON(line[:0], off, &last)
-		if tsc, ok := tt.TSC(); timed && ok && p.Kind != intelpt.KindTSC {
-			line = fmt.Appendf(line[:len(line)-1], ",\"est_tsc\":%d}", tsc)
-		}
-		line = append(line, '\n')
-		if _, err := w.Write(line); err != nil {
-			return res, err
-		}
-	}
-	return res, w.Flush()
 }
 
 // ptDumpStream lists a raw PT file (or stdin) through intelpt.DumpReader.

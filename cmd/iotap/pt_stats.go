@@ -96,7 +96,7 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 			lost = append(lost, fmt.Sprintf("%s: truncated tail", it.name))
 		}
 	}
-	if l := perfLoss(tr); l != "" {
+	if l := tr.LossSummary(); l != "" {
 		lost = append(lost, l)
 	}
 	if len(lost) > 0 && !allowLoss {
