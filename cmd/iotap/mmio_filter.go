@@ -123,7 +123,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			progress, endProgress := mmioProgress(e, "mmio filter")
+			progress, endProgress := mmioProgress(e, "mmio filter", out == "" || out == "-")
 			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: progress})
 			endProgress()
 			if err == nil || e.ctx.Err() != nil {

@@ -38,7 +38,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 (--keep-going) make the command exit 3 unless --allow-loss.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progress, endProgress := mmioProgress(e, "mmio read")
+			progress, endProgress := mmioProgress(e, "mmio read", !check && (out == "" || out == "-"))
 			defer endProgress()
 			var rd *mmiotrace.Reader
 			if fi, err := os.Stat(args[0]); progress == nil && args[0] != "-" && err == nil && fi.Mode().IsRegular() {

@@ -122,7 +122,20 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	opt.PT.Config = ptSidecarConfig
 	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
 	opt.Stdin = os.Stdin
+	m := e.meter("iotap: report", -1, false)
+	var done, last int64
+	n := 0
+	opt.Progress = func(t *report.Trace) {
+		done += last
+		if fi, err := os.Stat(t.Path); err == nil {
+			last = fi.Size()
+		}
+		n++
+		m.Update(done)
+		m.SetStatus(fmt.Sprintf("trace %d: %s", n, t.Name))
+	}
 	r, err := report.Build(e.ctx, args, opt)
+	m.Done()
 	if err != nil {
 		return err
 	}

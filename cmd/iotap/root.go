@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/progress"
 	"github.com/spf13/cobra"
 )
 
@@ -23,6 +24,9 @@ type env struct {
 	// written describes files a package wrote itself (a split timeline),
 	// for the interruption message.
 	written []string
+	// progress is --progress; progressSet whether it was given.
+	progress, progressSet bool
+	meters                []*progress.Meter // see meter
 }
 
 // run executes the iotap command line args and returns the first error.
@@ -34,6 +38,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	e.endMeters()
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = e.interrupted(err)
 	}
@@ -58,6 +63,10 @@ truncated input) unless --allow-loss is given.`,
 		Version:       versionString(debug.ReadBuildInfo()),
 	}
 	root.SetVersionTemplate("iotap {{.Version}}\n")
+	root.PersistentFlags().BoolVar(&e.progress, "progress", false, progressHelp)
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) {
+		e.progressSet = c.Flags().Changed("progress")
+	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &codeError{code: exitUsage, err: fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})

@@ -16,7 +16,6 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
-	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
@@ -42,6 +41,9 @@ type timelineOptions struct {
 	split      *timeline.SplitStats // set by a split export
 	// warn, when set, receives the warnings (default: printed on stderr).
 	warn func(string)
+	// sizeWarned is set when the trace was estimated, early, to be too
+	// big for the Perfetto UI (and the user warned).
+	sizeWarned bool
 }
 
 func newTimelineCmd(e *env) *cobra.Command {
@@ -167,13 +169,21 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 			return nil, err
 		}
 	}
-	if f, ok := e.stderr.(*os.File); ok && iunix.IsTerminal(f.Fd()) {
-		opt.Progress = func(read, total int64) {
-			if total > 0 {
-				fmt.Fprintf(e.stderr, "\riotap: timeline: %3d%% (%d of %d MB)", read*100/total, read>>20, total>>20)
+	m := e.meter("iotap: timeline", -1, o.out == "-")
+	warn := opt.Warn
+	opt.Warn = func(s string) { m.Done(); warn(s) } // the warning on a line of its own
+	out := &countWriter{}
+	early := false
+	opt.Progress = func(read, total int64) {
+		m.SetTotal(total)
+		m.Update(read)
+		if !early && o.out != "-" && o.maxSize == 0 {
+			if est, ok := timelineEstimate(read, total, out.n); ok && est > perfettoUILimit {
+				early = true
+				m.Done()
+				timelineSizeWarning(e, o.out, est, true)
 			}
 		}
-		defer fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if o.clocks != "" {
 		c, err := timeline.LoadClocks(o.clocks)
@@ -216,7 +226,10 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	if err != nil {
 		return nil, err
 	}
-	st, err := timeline.Export(e.ctx, w, inputs, opt)
+	out.w = w
+	st, err := timeline.Export(e.ctx, out, inputs, opt)
+	m.Done()
+	o.sizeWarned = early
 	switch {
 	case err == nil:
 		err = closeOut()
@@ -319,7 +332,11 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 		}
 	}
 	if fi, err := os.Stat(o.out); o.out != "-" && o.maxSize == 0 && err == nil && fi.Mode().IsRegular() {
-		timelineSizeWarning(e, o.out, fi.Size())
+		if !o.sizeWarned {
+			timelineSizeWarning(e, o.out, fi.Size(), false)
+		} else if fi.Size() > perfettoUILimit {
+			fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB, over the %d MB the Perfetto UI opens (see above)\n", o.out, fi.Size()>>20, perfettoUILimit>>20)
+		}
 	}
 	return timelineLoss(e, st, o.allowLoss)
 }
@@ -330,19 +347,33 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 // 2 GB (4 GB at most).
 var perfettoUILimit int64 = timeline.DefaultMaxSize
 
-// timelineSizeWarning warns when the trace is too big for the Perfetto UI
-// and says what to do instead.
-func timelineSizeWarning(e *env, path string, size int64) {
+// timelineEstimate extrapolates the size of the trace from written, the
+// bytes written while read of total input bytes were read: ok once 2 % and
+// at least 8 MB of the input were read.
+func timelineEstimate(read, total, written int64) (int64, bool) {
+	if total <= 0 || read < 8<<20 || read*50 < total {
+		return 0, false
+	}
+	return int64(float64(written) * float64(total) / float64(read)), true
+}
+
+// timelineSizeWarning warns when the trace is (estimated, early, to be)
+// too big for the Perfetto UI and says what to do instead.
+func timelineSizeWarning(e *env, path string, size int64, estimated bool) {
 	if size <= perfettoUILimit {
 		return
 	}
-	fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB: the Perfetto UI holds a whole trace in browser memory "+
+	what := fmt.Sprintf("%s is %d MB", path, size>>20)
+	if estimated {
+		what = fmt.Sprintf("%s will be about %d MB (estimated from the start of the inputs)", path, size>>20)
+	}
+	fmt.Fprintf(e.stderr, "iotap: warning: %s: the Perfetto UI holds a whole trace in browser memory "+
 		"(2-4 times the file size, about 2 GB per tab), so it is unlikely to open a trace over %d MB. "+
 		"Leave out --max-size 0 to get an overview and detail windows under %d MB each, "+
 		"cut the inputs to a time window (iotap mmio filter --from/--to, iotap usb read --from/--to), "+
 		"or export the data as Parquet tables (iotap export) and query it instead; "+
 		"trace_processor (Perfetto's command-line tool) also reads big traces\n",
-		path, size>>20, perfettoUILimit>>20, perfettoUILimit>>20)
+		what, perfettoUILimit>>20, perfettoUILimit>>20)
 }
 
 func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {

@@ -107,7 +107,7 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 			return err
 		}
 		defer t.Close()
-		src = t
+		src = e.meterReader("iotap: usb convert", t.File, t, out == "-")
 	}
 	skipped := 0
 	r, from, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: keepGoing, OnSkip: func(err error) {

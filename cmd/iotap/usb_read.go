@@ -81,6 +81,9 @@ type usbAnOptions struct {
 	sysfs     string
 	hexDump   bool
 	count     uint64 // usb read -c
+	// summary is set for a command printing only at the end (usb stats):
+	// its progress is shown even when stdout is the terminal.
+	summary bool
 }
 
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
@@ -228,7 +231,7 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		if err != nil {
 			return nil, err
 		}
-		src, in.closer = t, t
+		src, in.closer = e.meterReader("iotap: usb", t.File, t, !o.summary), t
 		in.live = !isRegular(t.File)
 	}
 	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {

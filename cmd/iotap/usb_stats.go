@@ -56,6 +56,7 @@ type usbSummaryJSON struct {
 }
 
 func runUSBStats(e *env, o *usbAnOptions, path string) error {
+	o.summary = true
 	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
