@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +101,7 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 			// Nothing was written yet: every check precedes the first write.
 			c.warn(fmt.Sprintf("%s: index ignored: %v", in.Name, err))
 			res.Records, res.Kept, res.Events, res.Lost, res.Indexed = 0, 0, 0, 0, false
+			c.drops = nil
 			ix = nil
 		} else if err != nil {
 			return res, err
@@ -124,9 +124,10 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 var errStaleCheckpoint = errors.New("the input changed where the index points")
 
 type cutter struct {
-	in   Input
-	res  *Result
-	warn func(string)
+	in    Input
+	res   *Result
+	warn  func(string)
+	drops map[int]uint64 // last drops of each interface's statistics in the window
 }
 
 // countingReader counts the bytes read into the result.
@@ -305,40 +306,22 @@ func (c *cutter) keep(u *unit, raw []byte, eff int64, win timerange.Window, w *b
 		if after {
 			return nil
 		}
-		raw = st.relative(raw)
-		c.res.Lost += isbDrops(raw)
+		var key int
+		var drops uint64
+		raw, key, drops = st.relative(raw)
+		// The counters are cumulative: the window's drops are the last
+		// block's of each interface.
+		if c.drops == nil {
+			c.drops = map[int]uint64{}
+		}
+		if prev := c.drops[key]; drops > prev {
+			c.res.Lost += drops - prev
+		}
+		c.drops[key] = drops
 	}
 	c.res.Kept++
 	_, err := w.Write(raw)
 	return err
-}
-
-var byteOrders = [2]binary.ByteOrder{binary.LittleEndian, binary.BigEndian}
-
-// isbDrops returns isb_ifdrop of an interface statistics block (either
-// byte order: the value is read as the block's own).
-func isbDrops(raw []byte) uint64 {
-	if len(raw) < 24 {
-		return 0
-	}
-	for _, bo := range byteOrders {
-		if bo.Uint32(raw[4:]) != uint32(len(raw)) {
-			continue
-		}
-		opts := raw[20 : len(raw)-4]
-		for len(opts) >= 4 {
-			code, l := bo.Uint16(opts), int(bo.Uint16(opts[2:]))
-			if code == 0 || 4+l > len(opts) {
-				break
-			}
-			if code == 5 && l == 8 {
-				return bo.Uint64(opts[4:])
-			}
-			opts = opts[4+(l+3)&^3:]
-		}
-		return 0
-	}
-	return 0
 }
 
 // cutIndexed seeks with the index: the headers before the start

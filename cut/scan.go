@@ -55,8 +55,9 @@ type scanner interface {
 type statser interface {
 	// baseline notes a statistics record before the window.
 	baseline(raw []byte)
-	// relative returns raw with the baseline subtracted from its counters.
-	relative(raw []byte) []byte
+	// relative returns raw with the baseline subtracted from its counters,
+	// the interface it counts (unique over sections) and its drops.
+	relative(raw []byte) (out []byte, key int, drops uint64)
 }
 
 // FormatError is an input that is not what its format says, at Offset.

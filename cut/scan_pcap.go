@@ -94,8 +94,9 @@ type pcapngScanner struct {
 	src []byte
 	// baseline statistics per interface of the current section:
 	// option code -> value.
-	basel []map[uint16]uint64
-	out   []byte
+	basel   []map[uint16]uint64
+	out     []byte
+	section int // sections seen
 }
 
 type ngIface struct {
@@ -158,6 +159,7 @@ func (s *pcapngScanner) next(u *unit) ([]byte, error) {
 	*u = unit{kind: kindHeader}
 	switch typ {
 	case ngSHB:
+		s.section++
 		s.ifs = s.ifs[:0]
 		s.basel = s.basel[:0]
 	case ngIDB:
@@ -307,10 +309,14 @@ func (s *pcapngScanner) baseline(raw []byte) {
 	s.basel[id] = m
 }
 
-func (s *pcapngScanner) relative(raw []byte) []byte {
+func (s *pcapngScanner) relative(raw []byte) ([]byte, int, uint64) {
 	id, ok := s.isbID(raw)
-	if !ok || s.basel[id] == nil {
-		return raw
+	if !ok {
+		return raw, -1, 0
+	}
+	key := s.section<<32 | id
+	if s.basel[id] == nil {
+		return raw, key, isbDrops(raw, s.bo)
 	}
 	s.out = append(s.out[:0], raw...)
 	opts := s.out[20 : len(s.out)-4]
@@ -328,5 +334,21 @@ func (s *pcapngScanner) relative(raw []byte) []byte {
 		}
 		opts = opts[4+(l+3)&^3:]
 	}
-	return s.out
+	return s.out, key, isbDrops(s.out, s.bo)
+}
+
+// isbDrops returns isb_ifdrop of an interface statistics block.
+func isbDrops(raw []byte, bo binary.ByteOrder) uint64 {
+	opts := raw[20 : len(raw)-4]
+	for len(opts) >= 4 {
+		code, l := bo.Uint16(opts), int(bo.Uint16(opts[2:]))
+		if code == 0 || 4+l > len(opts) {
+			break
+		}
+		if code == 5 && l == 8 {
+			return bo.Uint64(opts[4:])
+		}
+		opts = opts[4+(l+3)&^3:]
+	}
+	return 0
 }
