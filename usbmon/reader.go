@@ -41,6 +41,11 @@ type LinkTyper interface {
 	LinkType() int
 }
 
+// readBufSize is the size of the reads from the input: measured on the
+// 22 MB benchmark capture, 64 KiB reads cost 30% less CPU than 1 MiB ones
+// (docs/performance.md).
+const readBufSize = 64 << 10
+
 // NewReader detects the format of r from its first bytes (pcap in either
 // byte order, pcapng, text 1u or 1t, or a raw copy of /dev/usbmonN: 48-byte
 // records as read(2) returns them) and returns a reader for it.
@@ -73,14 +78,16 @@ func NewReaderOptions(r io.Reader, opt ReaderOptions) (Reader, Format, error) {
 	}
 	switch {
 	case isPcapMagic(head):
-		pr, err := newPcapReader(bufio.NewReaderSize(all, 1<<16))
+		pr, err := newPcapReader(bufio.NewReaderSize(all, readBufSize))
 		if err != nil {
 			return nil, FormatPcap, err
 		}
 		return pr, FormatPcap, nil
 	case bytes.HasPrefix(head, []byte{0x0a, 0x0d, 0x0d, 0x0a}):
-		// pcapgo keeps a *bufio.Reader it is given when it is large enough.
-		pr, err := newPcapngReader(bufio.NewReaderSize(all, 1<<20), head)
+		// 64 KiB reads: cheaper per byte than 1 MiB ones (the copy stays
+		// in the L2 cache) and a smaller buffer to clear; blocks larger
+		// than the buffer are read aside (pcapngReader.big).
+		pr, err := newPcapngReader(bufio.NewReaderSize(all, readBufSize), head)
 		if err != nil {
 			return nil, FormatPcapng, err
 		}
