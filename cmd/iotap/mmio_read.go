@@ -26,6 +26,7 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 		allowLoss bool
 		symbols   string
 		count     uint64
+		workers   int
 	)
 	c := &cobra.Command{
 		Use:   "read FILE",
@@ -40,6 +41,17 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 		RunE: func(cmd *cobra.Command, args []string) error {
 			progress, endProgress := mmioProgress(e, "mmio read", !check && (out == "" || out == "-"))
 			defer endProgress()
+			var tab *ksym.Table
+			if symbols != "" {
+				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
+				if err != nil {
+					return err
+				}
+				tab = t
+			}
+			if !check && count == 0 {
+				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, progress)
+			}
 			var rd *mmiotrace.Reader
 			if fi, err := os.Stat(args[0]); progress == nil && args[0] != "-" && err == nil && fi.Mode().IsRegular() {
 				// Plain files are mapped and parsed in place.
@@ -71,14 +83,6 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			}
 			defer rd.Close()
 			rd.SetKeepGoing(keepGoing)
-			var tab *ksym.Table
-			if symbols != "" {
-				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
-				if err != nil {
-					return err
-				}
-				tab = t
-			}
 			var rec mmiotrace.Record
 			if check {
 				// An array, not a map: hashing a key per record cost a
@@ -107,38 +111,18 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if err != nil {
 				return err
 			}
-			var write func(*mmiotrace.Record) error
-			var flush func() error
-			if asJSON {
-				bw := bufio.NewWriterSize(w, 256<<10)
-				enc := json.NewEncoder(bw)
-				write = func(r *mmiotrace.Record) error {
-					j := mmioJSON(r)
-					if tab != nil && r.PC != 0 {
-						j.Func = tab.Name(r.PC)
-					}
-					return enc.Encode(j)
-				}
-				flush = bw.Flush
-			} else if tab != nil {
-				// Each line of the log, with the function of its PC after
-				// a tab: an annotated listing, no longer the kernel format.
-				bw := bufio.NewWriterSize(w, 256<<10)
-				write = func(r *mmiotrace.Record) error {
-					line := mmiotrace.AppendRecord(nil, r)
-					if r.PC != 0 {
-						if n := tab.Name(r.PC); n != "" {
-							line = append(append(append(line[:len(line)-1], '\t'), n...), '\n')
-						}
-					}
-					_, err := bw.Write(line)
+			bw := bufio.NewWriterSize(w, 256<<10)
+			format := mmioFormat(asJSON, tab)
+			var line []byte
+			write := func(r *mmiotrace.Record) error {
+				var err error
+				if line, err = format(line[:0], r); err != nil {
 					return err
 				}
-				flush = bw.Flush
-			} else {
-				mw := mmiotrace.NewWriter(w)
-				write, flush = mw.Write, mw.Flush
+				_, err = bw.Write(line)
+				return err
 			}
+			flush := bw.Flush
 			for n := uint64(0); count == 0 || n < count; n++ {
 				if n&0xffff == 0 && e.ctx.Err() != nil {
 					flush()
@@ -170,6 +154,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
 	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
+	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a log of 4 MiB or more)")
 	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
@@ -280,6 +265,75 @@ type mmioRecordJSON struct {
 		Sizes  []string `json:"sizes"`
 		Driver string   `json:"driver"`
 	} `json:"pci,omitempty"`
+}
+
+// mmioConvert is 'mmio read' without --check and -c: the log parsed and
+// formatted by mmiotrace.ConvertLog (several goroutines on a large input,
+// output in input order), read in chunks, in memory that does not grow
+// with the log.
+func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoing, allowLoss bool, workers int, progress func(done, total int64)) error {
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var src io.Reader = in
+	if t, ok := in.(*traceInput); ok {
+		if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() < 4<<20 && workers == 0 {
+				workers = 1 // not worth the goroutines and buffers
+			}
+			if progress != nil {
+				src = &mmioCountingReader{r: in, total: fi.Size(), progress: progress}
+			}
+		}
+	}
+	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
+	if err != nil {
+		return err
+	}
+	format := mmioFormat(asJSON, tab)
+	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing})
+	if err != nil {
+		if e.ctx.Err() != nil {
+			closeOut()
+			return e.ctx.Err()
+		}
+		return err
+	}
+	if err := closeOut(); err != nil {
+		return err
+	}
+	return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
+}
+
+// mmioFormat formats the records of 'mmio read': the kernel's text
+// format, NDJSON (--json), or the text with the function of each PC after
+// a tab (--symbols: an annotated listing, no longer the kernel format).
+// It is called from several goroutines at once (tab is read only).
+func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
+	switch {
+	case asJSON:
+		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
+			j := mmioJSON(r)
+			if tab != nil && r.PC != 0 {
+				j.Func = tab.Name(r.PC)
+			}
+			b, err := json.Marshal(j)
+			return append(append(dst, b...), '\n'), err
+		}
+	case tab != nil:
+		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
+			dst = mmiotrace.AppendRecord(dst, r)
+			if r.PC != 0 {
+				if n := tab.Name(r.PC); n != "" {
+					dst = append(append(append(dst[:len(dst)-1], '\t'), n...), '\n')
+				}
+			}
+			return dst, nil
+		}
+	}
+	return mmiotrace.AppendText
 }
 
 func mmioJSON(r *mmiotrace.Record) *mmioRecordJSON {

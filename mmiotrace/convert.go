@@ -1,0 +1,363 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// AppendFunc appends the output form of one record (a line of text, an
+// NDJSON object...) to dst. ConvertLog calls it from several goroutines
+// at once, each with its own record: it must not keep rec or its slices.
+type AppendFunc func(dst []byte, rec *Record) ([]byte, error)
+
+// ConvertOptions tunes ConvertLog.
+type ConvertOptions struct {
+	Workers   int  // parsing goroutines; 0: GOMAXPROCS
+	KeepGoing bool // skip bad lines (counted) instead of failing
+	ChunkSize int  // bytes of input per work unit; 0: 1 MiB
+}
+
+// ConvertStats summarises a ConvertLog run.
+type ConvertStats struct {
+	Lines     int64  // lines read
+	Records   int64  // records formatted
+	Skipped   int64  // bad lines skipped (keep-going)
+	FirstSkip error  // the first skipped line's error (line numbers of the whole log)
+	Lost      uint64 // sum of the kernel's "Lost N events." marks
+	Truncated bool   // the input ended inside a line
+}
+
+// ConvertError is an error of the AppendFunc, with the line of the record
+// it was given.
+type ConvertError struct {
+	Line int64
+	Err  error
+}
+
+func (e *ConvertError) Error() string { return fmt.Sprintf("mmiotrace: line %d: %v", e.Line, e.Err) }
+func (e *ConvertError) Unwrap() error { return e.Err }
+
+// ConvertLog reads every record of the log in (plain or compressed, as
+// Reader does) and writes what format appends for each to out, in the
+// order of the input. The input is cut into chunks that end on a newline,
+// parsed and formatted by several goroutines, and the chunks' outputs are
+// written in order: the output is the same as a Reader loop's
+// (TestConvertLogMatchesReader), with the same errors, line numbers, skip
+// counts and lost-event totals. Memory does not grow with the input: at
+// most four chunks per worker are in flight.
+//
+// On a parse or format error (without KeepGoing) the output holds every
+// record before the bad line, and the error is returned.
+func ConvertLog(ctx context.Context, in io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	src, _, closeDec, err := Decompress(in)
+	if err != nil {
+		return ConvertStats{}, err
+	}
+	defer closeDec()
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.ChunkSize <= 0 {
+		opt.ChunkSize = 1 << 20
+	}
+	if opt.Workers == 1 {
+		return convertSequential(ctx, src, out, format, opt)
+	}
+	return convertParallel(ctx, src, out, format, opt)
+}
+
+// convertSequential is ConvertLog on one goroutine: a Reader loop.
+func convertSequential(ctx context.Context, src io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	var st ConvertStats
+	rd := NewReader(src)
+	rd.comp, rd.in, rd.started, rd.closeDec = None, src, true, nil
+	rd.SetKeepGoing(opt.KeepGoing)
+	buf := make([]byte, 0, 256<<10)
+	var rec Record
+	var err error
+	for n := 0; ; n++ {
+		if n&0xfff == 0 && ctx.Err() != nil {
+			err = ctx.Err()
+			break
+		}
+		e := rd.ReadInto(&rec)
+		if e == io.EOF {
+			break
+		}
+		if e != nil {
+			err = e
+			break
+		}
+		if buf, e = format(buf, &rec); e != nil {
+			err = &ConvertError{Line: rd.Line(), Err: e}
+			break
+		}
+		st.Records++
+		if len(buf) >= 192<<10 {
+			if _, e := out.Write(buf); e != nil {
+				return st, e
+			}
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		if _, e := out.Write(buf); e != nil && err == nil {
+			err = e
+		}
+	}
+	st.Lines, st.Skipped, st.FirstSkip, st.Lost, st.Truncated = rd.Line(), rd.Skipped(), rd.FirstSkipError(), rd.Lost(), rd.Truncated()
+	return st, err
+}
+
+// longLineError is Reader's error for a line longer than DefaultMaxLine.
+type longLineError struct{ line int64 }
+
+func (e *longLineError) Error() string {
+	return fmt.Sprintf("mmiotrace: line %d: %v: line longer than %d bytes", e.line, ErrFormat, DefaultMaxLine)
+}
+func (e *longLineError) Unwrap() error { return ErrFormat }
+
+// AppendText is the AppendFunc of the kernel's text format (Writer.Write):
+// the record's line as AppendRecord writes it, after checkRecord.
+func AppendText(dst []byte, rec *Record) ([]byte, error) {
+	if err := checkRecord(rec); err != nil {
+		return dst, err
+	}
+	return AppendRecord(dst, rec), nil
+}
+
+type convertJob struct {
+	data      []byte
+	out       []byte
+	last      bool // the last chunk of the input
+	lines     int64
+	records   int64
+	skipped   int64
+	firstSkip *ParseError
+	lost      uint64
+	truncated bool
+	err       error // *ParseError or *ConvertError, chunk-relative line
+	done      chan struct{}
+}
+
+// run parses and formats the chunk's records as Reader.ReadInto would
+// return them; line numbers in errors are chunk-relative.
+func (j *convertJob) run(format AppendFunc, keepGoing bool) {
+	var rec Record
+	data := j.data
+	out := j.out[:0]
+	defer func() { j.out = out }()
+	for len(data) > 0 {
+		var err error
+		// R and W lines of the kernel's shape, as ReadInto.
+		if end, ok := parseRWFast(data, &rec, true); ok {
+			j.lines++
+			data = data[end+1:]
+			if out, err = format(out, &rec); err != nil {
+				j.err = &ConvertError{Line: j.lines, Err: err}
+				return
+			}
+			j.records++
+			continue
+		}
+		if len(data) > 2 && data[1] == ' ' && (data[0] == 'R' || data[0] == 'W') {
+			if end, f := parseRWFields(data, &rec); f == "" && end < len(data) && data[end] == '\n' {
+				rec.Kind = KindRead
+				if data[0] == 'W' {
+					rec.Kind = KindWrite
+				}
+				rec.Line, rec.Text = data[:end], nil
+				j.lines++
+				data = data[end+1:]
+				if out, err = format(out, &rec); err != nil {
+					j.err = &ConvertError{Line: j.lines, Err: err}
+					return
+				}
+				j.records++
+				continue
+			}
+		}
+		var line []byte
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			line, data = data, nil
+			if j.last {
+				j.truncated = true
+			}
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		j.lines++
+		if len(line) >= DefaultMaxLine {
+			// Reader's limit, with its error.
+			j.err = &longLineError{line: j.lines}
+			return
+		}
+		if f := parseLine(line, &rec); f != "" {
+			if i < 0 && j.last {
+				// The input ends inside this line: a cut record is
+				// dropped, it is not a bad line.
+				return
+			}
+			pe := &ParseError{Line: j.lines, Kind: rec.Kind, Field: f}
+			if !keepGoing {
+				j.err = pe
+				return
+			}
+			if j.firstSkip == nil {
+				j.firstSkip = pe
+			}
+			j.skipped++
+			continue
+		}
+		if rec.Kind == KindMark {
+			if n, ok := rec.Lost(); ok {
+				j.lost += n
+			}
+		}
+		if out, err = format(out, &rec); err != nil {
+			j.err = &ConvertError{Line: j.lines, Err: err}
+			return
+		}
+		j.records++
+	}
+}
+
+func convertParallel(ctx context.Context, src io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	var st ConvertStats
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// Two chunks per worker in flight keep them busy; output buffers start
+	// at twice the chunk (NDJSON is about 2.3 times the log) and keep what
+	// they grow to.
+	nbuf := opt.Workers*2 + 1
+	free := make(chan []byte, nbuf)
+	freeOut := make(chan []byte, nbuf)
+	for i := 0; i < nbuf; i++ {
+		free <- make([]byte, opt.ChunkSize)
+		freeOut <- make([]byte, 0, 2*opt.ChunkSize)
+	}
+	jobs := make(chan *convertJob, nbuf)
+	order := make(chan *convertJob, nbuf)
+	var readErr error
+
+	var wg sync.WaitGroup
+	for w := 0; w < opt.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.run(format, opt.KeepGoing)
+				close(j.done)
+			}
+		}()
+	}
+
+	// Reader: cut the input into chunks that end on a newline (the last
+	// one may not).
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		var carry []byte
+		eof := false
+		for !eof {
+			var buf []byte
+			select {
+			case buf = <-free:
+			case <-ctx.Done():
+				return
+			}
+			buf = buf[:cap(buf)]
+			if len(carry) >= len(buf) { // a line longer than the chunk: grow
+				buf = make([]byte, 2*len(carry))
+			}
+			n := copy(buf, carry)
+			for n < len(buf) {
+				m, err := src.Read(buf[n:])
+				n += m
+				if err != nil {
+					eof = true
+					if !errors.Is(err, io.EOF) {
+						readErr = fmt.Errorf("mmiotrace: read: %w", err)
+					}
+					break
+				}
+			}
+			data := buf[:n]
+			carry = carry[:0]
+			if !eof {
+				k := bytes.LastIndexByte(data, '\n')
+				if k < 0 { // no newline yet: keep everything for the next round
+					carry = append(carry, data...)
+					free <- buf[:0]
+					continue
+				}
+				carry = append(carry, data[k+1:]...)
+				data = data[:k+1]
+			}
+			if len(data) == 0 && !eof {
+				free <- buf[:0]
+				continue
+			}
+			var ob []byte
+			select {
+			case ob = <-freeOut:
+			case <-ctx.Done():
+				return
+			}
+			j := &convertJob{data: data, out: ob, last: eof, done: make(chan struct{})}
+			order <- j
+			jobs <- j
+		}
+	}()
+
+	var err error
+	for j := range order {
+		<-j.done
+		if err == nil {
+			if len(j.out) > 0 {
+				if _, e := out.Write(j.out); e != nil {
+					err = e
+					cancel()
+				}
+			}
+			st.Records += j.records
+			st.Lost += j.lost
+			st.Truncated = st.Truncated || j.truncated
+			if j.firstSkip != nil && st.FirstSkip == nil {
+				j.firstSkip.Line += st.Lines
+				st.FirstSkip = j.firstSkip
+			}
+			st.Skipped += j.skipped
+			if err == nil && j.err != nil {
+				switch e := j.err.(type) {
+				case *ParseError:
+					e.Line += st.Lines
+				case *ConvertError:
+					e.Line += st.Lines
+				case *longLineError:
+					e.line += st.Lines
+				}
+				err = j.err
+				cancel()
+			}
+			st.Lines += j.lines
+		}
+		free <- j.data[:0]
+		freeOut <- j.out[:0]
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+	}
+	wg.Wait()
+	if err == nil {
+		err = readErr
+	}
+	return st, err
+}
