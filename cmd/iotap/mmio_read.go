@@ -278,15 +278,17 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 	}
 	defer in.Close()
 	var src io.Reader = in
+	total := int64(-1)
 	if t, ok := in.(*traceInput); ok {
 		if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
-			if fi.Size() < 4<<20 && workers == 0 {
+			total = fi.Size()
+			if total < 4<<20 && workers == 0 {
 				workers = 1 // not worth the goroutines and buffers
 			}
-			if progress != nil {
-				src = &mmioCountingReader{r: in, total: fi.Size(), progress: progress}
-			}
 		}
+	}
+	if progress != nil {
+		src = &mmioCountingReader{r: in, total: total, progress: progress}
 	}
 	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
 	if err != nil {
