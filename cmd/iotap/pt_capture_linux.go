@@ -3,16 +3,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/tracefs"
 )
 
@@ -138,11 +137,12 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 		}
 		cfg.CPUs = cpus
 	}
+	ropt := intelpt.RecordOptions{Trace: cfg, Command: args, CopyBinaries: f.copyBinaries}
 	var child *exec.Cmd
-	var release *os.File
+	started := false
 	switch {
 	case f.pid != 0:
-		cfg.Mode, cfg.PID = intelpt.PerThread, f.pid
+		ropt.Trace.Mode, ropt.Trace.PID = intelpt.PerThread, f.pid
 	case len(args) > 0:
 		// The child waits on a pipe so the event exists before it execs
 		// COMMAND; tracing starts at that exec (enable_on_exec).
@@ -159,148 +159,40 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 			return fmt.Errorf("pt capture: starting %s: %w", args[0], err)
 		}
 		r.Close()
-		release = w
-		cfg.Mode, cfg.PID, cfg.EnableOnExec = intelpt.PerThread, child.Process.Pid, true
+		ropt.Trace.Mode, ropt.Trace.PID, ropt.Trace.EnableOnExec = intelpt.PerThread, child.Process.Pid, true
+		done := make(chan error, 1)
+		ropt.Done = done
+		ropt.Started = func() {
+			started = true
+			w.Write([]byte("go\n"))
+			w.Close()
+			go func() { done <- child.Wait() }()
+		}
 	}
-	tr, err := intelpt.NewTrace(cfg)
+	ctx := e.ctx
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	res, err := intelpt.Record(ctx, f.out, ropt)
 	if err != nil {
-		if child != nil {
+		if child != nil && !started {
 			child.Process.Kill()
 			child.Wait()
 		}
 		return fmt.Errorf("pt capture: %w", err)
 	}
-	defer tr.Free()
-	if err := os.MkdirAll(f.out, 0o700); err != nil {
-		return err
+	for _, b := range res.Info.Buffers {
+		fmt.Fprintf(e.stderr, "%s: %d bytes of trace\n", intelpt.BufferFileName(b.CPU), b.Bytes)
 	}
-	type sink struct {
-		pt    *os.File
-		bytes int64
-		info  intelpt.BufferInfo
-	}
-	bufs := tr.Buffers()
-	sinks := make([]sink, len(bufs))
-	for i, b := range bufs {
-		name := intelpt.BufferFileName(b.CPU)
-		of, err := outfile.Create(filepath.Join(f.out, name+".pt"), outfile.Options{Mode: outfile.InPlace})
-		if err != nil {
-			return err
-		}
-		fh := of.OS() // kept under its name whatever happens (a killed capture reads back)
-		defer fh.Close()
-		sinks[i].pt = fh
-	}
-	var scratch []byte
-	drain := func(final bool) error {
-		for i, b := range bufs {
-			if f.circular && !final {
-				continue
-			}
-			var info intelpt.BufferInfo
-			var err error
-			scratch, info, err = b.Drain(scratch[:0])
-			if err != nil {
-				return err
-			}
-			if _, err := sinks[i].pt.Write(scratch); err != nil {
-				return err
-			}
-			sinks[i].bytes += int64(len(scratch))
-			sinks[i].info = info
-			if _, err := b.DrainSideband(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	start := time.Now()
-	if err := tr.Start(); err != nil {
-		return fmt.Errorf("pt capture: %w", err)
-	}
-	var done <-chan error
-	if child != nil {
-		release.Write([]byte("go\n"))
-		release.Close()
-		ch := make(chan error, 1)
-		go func() { ch <- child.Wait() }()
-		done = ch
-	}
-	var timeout <-chan time.Time
-	if f.duration > 0 {
-		timeout = time.After(f.duration)
-	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-loop:
-	for {
-		select {
-		case <-e.ctx.Done():
-			break loop
-		case <-timeout:
-			break loop
-		case <-done:
-			break loop
-		case <-tick.C:
-			if err := drain(false); err != nil {
-				return fmt.Errorf("pt capture: %w", err)
-			}
-		}
-	}
-	if err := tr.Stop(); err != nil {
-		return err
-	}
-	if err := drain(true); err != nil {
-		return fmt.Errorf("pt capture: %w", err)
-	}
-	words, dcfg := tr.Config()
-	sc := intelpt.CaptureInfo{Tool: "iotap", Mode: cfg.Mode.String(), CPUs: cfg.CPUs, PID: cfg.PID, Command: args,
-		Chunks: cfg.Chunks, Order: cfg.Order, Circular: cfg.Circular, PMUType: tr.PMU().Type, Config: words,
-		MTCFreq: dcfg.MTCFreq, SampleType: tr.SampleType(), Filters: cfg.AddrFilters, Start: start, End: time.Now()}
-	ti := intelpt.TimingInfo()
-	sc.CPUID15EAX, sc.CPUID15EBX, sc.NomFreq = ti.CPUID15EAX, ti.CPUID15EBX, ti.NomFreq
-	if len(bufs) > 0 {
-		sc.TSC = bufs[0].TSC()
-	}
-	var lost []string
-	for i, b := range bufs {
-		name := intelpt.BufferFileName(b.CPU)
-		if err := outfile.WriteFile(filepath.Join(f.out, name+".sideband"), b.Sideband(), outfile.Options{}); err != nil {
-			return err
-		}
-		sb, _ := b.DrainSideband()
-		sc.Buffers = append(sc.Buffers, intelpt.CaptureBuffer{CPU: b.CPU, File: name + ".pt", Sideband: name + ".sideband",
-			Bytes: sinks[i].bytes, Info: sinks[i].info, SB: sb})
-		if sb.Lossy() {
-			lost = append(lost, fmt.Sprintf("%s: %d truncated, %d partial, %d collision AUX records, %d lost records",
-				name, sb.Truncated, sb.Partial, sb.Collision, sb.Lost))
-		}
-		fmt.Fprintf(e.stderr, "%s: %d bytes of trace\n", name, sinks[i].bytes)
-	}
-	sc.Lost = len(lost) > 0
-	if err := intelpt.WriteCaptureInfo(f.out, &sc); err != nil {
-		return err
-	}
-	// The files the traced code came from, with their build-ids (and
-	// copies with --copy-binaries): what decoding elsewhere needs.
-	sideband := &intelpt.Sideband{}
-	for _, b := range bufs {
-		sideband.Merge(intelpt.RawSideband(b.Sideband(), tr.SampleType(), true))
-	}
-	files := intelpt.MappedFiles(sideband)
-	if f.copyBinaries {
-		intelpt.CopyBinaries(f.out, files)
-	}
-	if err := intelpt.WriteMappedFiles(f.out, files); err != nil {
-		return err
-	}
-	for _, mf := range files {
+	for _, mf := range res.Files {
 		if mf.Error != "" {
 			fmt.Fprintf(e.stderr, "pt capture: %s: %s\n", mf.Path, mf.Error)
 		}
 	}
-	if len(lost) > 0 && !f.allowLoss {
-		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", lost)
+	if len(res.Lost) > 0 && !f.allowLoss {
+		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", res.Lost)
 	}
 	return nil
 }
