@@ -109,9 +109,7 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		lastTS = tsNS
 		row.Records++
 		p, paired := pairer.Add(&ev)
-		if paired {
-			ids.Observe(p, &ev)
-		}
+		ids.Learn(&ev, p, paired)
 		d := dec.Decode(&ev, p, paired)
 
 		e, err := events.next()

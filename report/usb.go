@@ -109,9 +109,7 @@ func AnalyzeUSB(ctx context.Context, r io.Reader) (*USB, *Span, error) {
 		t := clk.ns(&ev)
 		span.add(t)
 		p, ok := pairer.Add(&ev)
-		if ok {
-			u.IDs.Observe(p, &ev)
-		}
+		u.IDs.Learn(&ev, p, ok)
 		u.Stats.Record(&ev, p, ok)
 		addr := ev.Endpoint
 		if ev.In {

@@ -32,6 +32,7 @@ type usbSource struct {
 
 	pairer  *usb.Pairer
 	decoder *usb.Decoder
+	ids     *usb.Identities // what the decoder knows: learned from enumeration and injected descriptors
 	buses   map[uint16]uint64
 	devices map[devKey]*usbDevice
 	devList []*usbDevice // devices in order of appearance: output is deterministic
@@ -97,10 +98,12 @@ func openUSB(f io.Closer, br *bufio.Reader, in *InputStats, _ *Options) ([]Sourc
 func newUSBSource(rd usbmon.Reader, in *InputStats, format usbmon.Format) *usbSource {
 	in.Format = "usbmon " + format.String()
 	in.Clock = "usbmon wall clock (CLOCK_REALTIME)"
+	ids := usb.NewIdentities()
 	return &usbSource{
 		rd: rd, in: in,
 		pairer:  usb.NewPairer(),
-		decoder: usb.NewDecoder(usb.NewIdentities()),
+		ids:     ids,
+		decoder: usb.NewDecoder(ids),
 		buses:   map[uint16]uint64{},
 		devices: map[devKey]*usbDevice{},
 		pending: map[usb.Key]*lane{},
@@ -215,6 +218,7 @@ func (s *usbSource) Draw(c *Canvas, ts uint64) {
 	s.lastTS = ts
 	d := s.device(c, ev, ts)
 	pair, paired := s.pairer.Add(ev)
+	s.ids.Learn(ev, pair, paired)
 	dec := s.decoder.Decode(ev, pair, paired)
 	key := usb.KeyOf(ev)
 	switch ev.Type {

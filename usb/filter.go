@@ -143,9 +143,8 @@ func ParseVIDPID(s string) (vendor, product uint16, err error) {
 func Learning(f Filter, ids *Identities) Filter {
 	pairer := NewPairer()
 	return func(ev *usbmon.Event) bool {
-		if p, ok := pairer.Add(ev); ok {
-			ids.Observe(p, ev)
-		}
+		p, ok := pairer.Add(ev)
+		ids.Learn(ev, p, ok)
 		return f.Match(ev)
 	}
 }

@@ -231,10 +231,19 @@ func FuzzDecoder(f *testing.F) {
 		}
 		for _, e := range evs {
 			pr, ok := p.Add(e)
-			if ok {
-				ids.Observe(pr, e)
-			}
+			ids.Learn(e, pr, ok)
 			_ = d.Decode(e, pr, ok)
+		}
+		// The same transfers injected at capture start: learned, never paired.
+		for _, e := range evs {
+			c := *e
+			c.Synthesized, c.ID = true, c.ID|1<<63
+			pr, ok := p.Add(&c)
+			if ok {
+				t.Fatalf("synthesized event paired: %+v", pr)
+			}
+			ids.Learn(&c, pr, ok)
+			_ = d.Decode(&c, pr, ok)
 		}
 	})
 }

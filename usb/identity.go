@@ -72,6 +72,9 @@ type devAddr struct {
 // about the previous device at that address.
 type Identities struct {
 	devs map[devAddr]*DeviceInfo
+	// injected holds the setup packets of synthesized submissions (the
+	// descriptors injected at capture start) until their completion.
+	injected map[uint64]Setup
 }
 
 // NewIdentities returns an empty table.
@@ -117,6 +120,54 @@ func (ids *Identities) get(bus uint16, dev uint8) *DeviceInfo {
 		ids.devs[k] = d
 	}
 	return d
+}
+
+// maxInjected bounds the synthesized submissions waiting for their
+// completion (injection writes each completion right after its
+// submission; a corrupt capture could hold millions of submissions).
+const maxInjected = 1 << 12
+
+// Learn learns from every event of a stream, given what a Pairer returned
+// for it: from paired control completions (Observe), and from the
+// descriptors injected at capture start (usbmon.Event.Synthesized), which a
+// Pairer never pairs because they are not traffic. Those are paired here,
+// by URB id, only to learn the identities, interfaces and HID report
+// descriptors they carry, so that a capture started after enumeration
+// decodes its class traffic. What they teach is marked Source "sysfs".
+func (ids *Identities) Learn(ev *usbmon.Event, p Pair, paired bool) {
+	if !ev.Synthesized {
+		if paired {
+			ids.Observe(p, ev)
+		}
+		return
+	}
+	if ev.Transfer != usbmon.Control {
+		return
+	}
+	switch ev.Type {
+	case usbmon.Submission:
+		if !ev.HasSetup() {
+			return
+		}
+		if ids.injected == nil {
+			ids.injected = map[uint64]Setup{}
+		}
+		if len(ids.injected) >= maxInjected {
+			return
+		}
+		s, _ := ParseSetup(ev.Setup[:])
+		ids.injected[ev.ID] = s
+	case usbmon.Callback:
+		s, ok := ids.injected[ev.ID]
+		if !ok {
+			return
+		}
+		delete(ids.injected, ev.ID)
+		ids.Observe(Pair{Key: KeyOf(ev), Submit: Submission{Setup: s, HasSetup: true}, Status: ev.Status, Length: ev.Length}, ev)
+		if d, ok := ids.Lookup(ev.Bus, ev.Device); ok {
+			d.Source = "sysfs"
+		}
+	}
 }
 
 // Observe learns from a completed control transfer: p is the completion

@@ -2,11 +2,15 @@ package usb
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +148,108 @@ func TestDescriptorEventsBadSysfs(t *testing.T) {
 	evs, errs := DescriptorEvents(injTree(t, append(append([]byte{}, injDevice...), injConfig[:20]...)), time.Now(), nil)
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "wTotalLength 34, 20 bytes left") || len(evs) != 4 {
 		t.Errorf("cut configuration: %d events, %v", len(evs), errs)
+	}
+}
+
+// TestInjectedIdentities reads two captures the lab made at the same time
+// after enumeration (TestLabInjectDescriptors): lab-inject.pcapng with the
+// descriptors injected at capture start, lab-inject-raw.pcapng without. With
+// them, iotap's own decoder knows every device's vendor, product and
+// interface classes (as tshark reads them from the same frames) and decodes
+// the keyboard's HID reports on exactly the frames tshark decodes as HID;
+// without them it knows none and decodes no HID, like tshark.
+func TestInjectedIdentities(t *testing.T) {
+	type devKey struct {
+		bus uint16
+		dev uint8
+	}
+	run := func(path string) (ids *Identities, hid []uint64, keyA bool) {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r, _, err := usbmon.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := NewPipeline(r, nil, nil)
+		dec := NewDecoder(pl.Identities)
+		err = pl.Each(context.Background(), func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+			d := dec.Decode(ev, p, paired)
+			if strings.HasPrefix(d.Summary, "HID input") {
+				hid = append(hid, seq)
+				keyA = keyA || strings.Contains(d.Summary, "Key a")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl.Identities, hid, keyA
+	}
+	tshark := func(path, filter string, fields ...string) [][]string {
+		args := []string{"-r", path, "-Y", filter, "-T", "fields"}
+		for _, f := range fields {
+			args = append(args, "-e", f)
+		}
+		out, err := exec.Command(needTshark(t), args...).Output()
+		if err != nil {
+			t.Fatalf("tshark %v: %v", args, err)
+		}
+		var rows [][]string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l != "" {
+				rows = append(rows, strings.Split(l, "\t"))
+			}
+		}
+		return rows
+	}
+	inj, raw := filepath.Join("testdata", "lab-inject.pcapng"), filepath.Join("testdata", "lab-inject-raw.pcapng")
+
+	ids, hid, keyA := run(inj)
+	// Identities: tshark's reading of the injected device descriptors.
+	want := map[devKey]string{}
+	for _, r := range tshark(inj, "usb.idVendor", "usb.bus_id", "usb.device_address", "usb.idVendor", "usb.idProduct") {
+		b, _ := strconv.Atoi(r[0])
+		d, _ := strconv.Atoi(r[1])
+		want[devKey{uint16(b), uint8(d)}] = r[2] + ":" + r[3]
+	}
+	if len(want) < 4 {
+		t.Fatalf("tshark found %d devices", len(want))
+	}
+	for k, w := range want {
+		info, ok := ids.Lookup(k.bus, k.dev)
+		if !ok || !info.HasID || fmt.Sprintf("0x%04x:0x%04x", info.Vendor, info.Product) != w || info.Source != "sysfs" {
+			t.Errorf("%d:%03d: iotap knows %+v, tshark says %s", k.bus, k.dev, info, w)
+		}
+	}
+	// Interface classes of interface 0 (the only one these devices have).
+	for _, r := range tshark(inj, "usb.bInterfaceNumber == 0", "usb.bus_id", "usb.device_address", "usb.bInterfaceClass") {
+		b, _ := strconv.Atoi(r[0])
+		d, _ := strconv.Atoi(r[1])
+		info, _ := ids.Lookup(uint16(b), uint8(d))
+		if info == nil || fmt.Sprintf("0x%02x", info.InterfaceClass(0)) != r[2] {
+			t.Errorf("%d:%03d interface 0: iotap %+v, tshark class %s", b, d, info, r[2])
+		}
+	}
+	// HID reports: decoded on the frames tshark decodes as HID data.
+	var tsHID []uint64
+	for _, r := range tshark(inj, "usbhid.data", "frame.number") {
+		n, _ := strconv.ParseUint(r[0], 10, 64)
+		tsHID = append(tsHID, n)
+	}
+	if len(hid) == 0 || !slices.Equal(hid, tsHID) || !keyA {
+		t.Errorf("HID input decoded on frames %v (key a seen: %v); tshark decodes HID data on %v", hid, keyA, tsHID)
+	}
+
+	// Without injection: nothing known about the keyboard, no HID decoded,
+	// and tshark agrees.
+	ids, hid, _ = run(raw)
+	if info, ok := ids.Lookup(2, 2); ok && info.HasID {
+		t.Errorf("raw capture: keyboard identity %+v", info)
+	}
+	if n := len(tshark(raw, "usbhid.data", "frame.number")); len(hid) != 0 || n != 0 {
+		t.Errorf("raw capture: iotap decoded HID on %v, tshark on %d frames", hid, n)
 	}
 }

@@ -154,9 +154,7 @@ func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 			pl.First, pl.Started = Micros(&ev), true
 		}
 		p, ok := pl.Pairer.Add(&ev)
-		if ok {
-			pl.Identities.Observe(p, &ev)
-		}
+		pl.Identities.Learn(&ev, p, ok)
 		if !pl.Filter.Match(&ev) {
 			continue
 		}
