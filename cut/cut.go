@@ -417,3 +417,39 @@ func (c *cutter) verifyCheckpoint(cp Checkpoint) error {
 	}
 	return nil
 }
+
+// Markers returns the markers of an input in file order with their times
+// on the trace's clock: from its index when it has a complete one, else by
+// reading it.
+func Markers(ctx context.Context, in Input) ([]Marker, error) {
+	c := &cutter{in: in, res: &Result{}}
+	f, err := c.sniff()
+	if err != nil {
+		return nil, err
+	}
+	if ix := in.Index; ix != nil && ix.MarkersComplete && ix.matches(in, f) == nil {
+		return ix.Markers, nil
+	}
+	r, closeFn, err := c.open(0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	sc := newScanner(f)
+	sc.reset(r, 0, NoTime)
+	var ms []Marker
+	var u unit
+	for n := 0; ; n++ {
+		if n&4095 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if _, err := sc.next(&u); err == io.EOF {
+			return ms, nil
+		} else if err != nil {
+			return ms, err
+		}
+		if u.mark != nil && u.timed {
+			ms = append(ms, Marker{Time: u.t, Text: string(u.mark)})
+		}
+	}
+}

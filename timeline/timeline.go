@@ -10,9 +10,12 @@ import (
 	"io"
 	"math"
 	"os"
+	"sort"
 	"time"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/regdb"
 )
 
@@ -77,6 +80,13 @@ type Options struct {
 	// Symbols names the PC of each MMIO access (arg "func",
 	// "e1000_reset_hw+0x1c [e1000]"); see mmiotrace.LoadSymbols.
 	Symbols *ksym.Table
+	// Window, when set, keeps only the events inside [from, to) (iotap
+	// timeline --from/--to): relative times count from the timeline's
+	// first event, @T is the timeline's own time (ns as Perfetto shows
+	// it, written in seconds), mark:NAME a marker of the clocks file or
+	// of an input (mmiotrace MARK lines, iotap_marker user events).
+	// Merging stops at the first event past the window.
+	Window timerange.Spec
 }
 
 // InputStats describes one input.
@@ -131,6 +141,14 @@ type Stats struct {
 	// still closed validly and holds the events read until then (Export
 	// and Merge return ctx's error with these Stats).
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Window is Options.Window resolved on the timeline's clock.
+	Window *TimeWindow `json:"window,omitempty"`
+}
+
+// TimeWindow is a window on the timeline's clock, ns (an open end is nil).
+type TimeWindow struct {
+	FromNS *int64 `json:"from_ns,omitempty"`
+	ToNS   *int64 `json:"to_ns,omitempty"`
 }
 
 // Lost returns the total of lost and skipped events over all inputs.
@@ -383,6 +401,20 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		shift = -min
 	}
 	heap.Init(h)
+	var win timerange.Window
+	if opt.Window.Set() {
+		var err error
+		if win, err = resolveWindow(ctx, opt.Window, srcs, offsets, min, shift); err != nil {
+			return st, err
+		}
+		st.Window = &TimeWindow{}
+		if win.HasFrom {
+			st.Window.FromNS = &win.From
+		}
+		if win.HasTo {
+			st.Window.ToNS = &win.To
+		}
+	}
 
 	x.markers = x.w.Track(0, "markers", TrackOptions{Rank: -1})
 	canvases := make([]*Canvas, len(srcs))
@@ -428,6 +460,21 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		it := &h.items[0]
 		s := srcs[it.idx]
 		ts := timelineTime(it.t, shift)
+		if win.HasTo && int64(ts) >= win.To {
+			break
+		}
+		if win.HasFrom && int64(ts) < win.From {
+			// Before the window: read, not drawn.
+			if raw, err := s.Next(); err == io.EOF {
+				heap.Pop(h)
+			} else if err != nil {
+				return st, fmt.Errorf("%s: %w", s.Info().Path, err)
+			} else {
+				it.t = raw + offsets[it.idx]
+				heap.Fix(h, 0)
+			}
+			continue
+		}
 		if ts > now {
 			now = ts
 			for i, o := range srcs {
@@ -480,6 +527,55 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	st.Writer = x.w.Stats()
 	st.Interrupted = stopped != nil
 	return st, stopped
+}
+
+// resolveWindow places opt.Window on the timeline's clock: the start is
+// the first event, markers come from the markers sources (clocks files)
+// and from the MMIO and events inputs that are files (read through
+// package cut, with their index when they have one).
+func resolveWindow(ctx context.Context, spec timerange.Spec, srcs []Source, offsets []int64, first, shift int64) (timerange.Window, error) {
+	clock := timerange.Clock{Start: first + shift, HasStart: first != math.MaxInt64}
+	if len(spec.Marks()) > 0 {
+		var ms []cut.Marker
+		seen := map[string]bool{}
+		for i, s := range srcs {
+			in := s.Info()
+			if m, ok := s.(*markerSource); ok {
+				for _, k := range m.m {
+					ms = append(ms, cut.Marker{Time: k.NS + shift, Text: k.Name})
+				}
+				continue
+			}
+			if (in.Kind != KindMMIO && in.Kind != KindEvents) || in.Path == "-" || seen[in.Path] {
+				continue
+			}
+			seen[in.Path] = true
+			cin, closer, err := cut.OpenFile(in.Path, true, nil)
+			if err != nil {
+				return timerange.Window{}, fmt.Errorf("%s: markers: %w", in.Path, err)
+			}
+			fm, err := cut.Markers(ctx, cin)
+			closer.Close()
+			if err != nil {
+				return timerange.Window{}, fmt.Errorf("%s: markers: %w", in.Path, err)
+			}
+			for _, k := range fm {
+				ms = append(ms, cut.Marker{Time: k.Time + offsets[i] + shift, Text: k.Text})
+			}
+		}
+		sort.SliceStable(ms, func(a, b int) bool { return ms[a].Time < ms[b].Time })
+		texts := make([]string, len(ms))
+		for i, m := range ms {
+			texts[i] = m.Text
+		}
+		clock.Marker = func(name string) (int64, bool) {
+			if i := timerange.MatchMarker(texts, name); i >= 0 {
+				return ms[i].Time, true
+			}
+			return 0, false
+		}
+	}
+	return spec.Resolve(clock)
 }
 
 func timelineTime(t, shift int64) uint64 {

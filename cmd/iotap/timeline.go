@@ -16,6 +16,7 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
@@ -44,6 +45,9 @@ type timelineOptions struct {
 	// sizeWarned is set when the trace was estimated, early, to be too
 	// big for the Perfetto UI (and the user warned).
 	sizeWarned bool
+	// from, to: --from/--to (timerange.Spec, parsed into window).
+	from, to  string
+	timeRange timerange.Spec
 }
 
 func newTimelineCmd(e *env) *cobra.Command {
@@ -93,7 +97,13 @@ larger, timeline writes
 and prints the bucket width, the windows and their sizes. --max-size 0 writes
 one file whatever its size (so does -o -).
 
-Exit status 3 when an input records lost or skipped events, unless --allow-loss.`,
+--from/--to keep the events of [from, to) on the timeline's clock (relative
+times count from its first event; @T is the timeline time in seconds;
+mark:NAME a marker of the clocks file or of an input).
+
+Exit status 3 when an input records lost or skipped events, unless --allow-loss.
+
+` + timeWindowHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
@@ -106,6 +116,11 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 			if o.out == "-" && o.maxSizeSet && o.maxSize != 0 {
 				return usageErrorf("timeline: --max-size needs -o FILE (stdout is one stream): use --max-size 0")
 			}
+			spec, err := timerange.ParseSpec(o.from, o.to)
+			if err != nil {
+				return usageErrorf("timeline: %v", err)
+			}
+			o.timeRange = spec
 			return runTimeline(e, o, args)
 		},
 	}
@@ -113,6 +128,8 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.StringVarP(&o.out, "output", "o", "", "Perfetto trace to write (created 0600), - for stdout")
 	f.StringVar(&o.symbols, "symbols", "", mmioSymbolsHelp)
 	f.StringVar(&o.db, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
+	f.StringVar(&o.from, "from", "", "keep events at or after `TIME` (see Times)")
+	f.StringVar(&o.to, "to", "", "keep events before `TIME`")
 	f.StringVar(&o.clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
 	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
@@ -159,7 +176,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	if err != nil {
 		return nil, err
 	}
-	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(),
+	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(), Window: o.timeRange,
 		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
 	if o.warn != nil {
 		opt.Warn = o.warn
