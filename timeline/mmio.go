@@ -42,13 +42,26 @@ type barTrack struct {
 	track uint64
 	db    *regdb.DB
 	dom   *regdb.Domain
-	names map[uint64]string // "W IMC" by offset, width and direction
+	// regs caches per register access (offset, width and direction) its
+	// name and decoded values
+	regs map[uint64]*regEntry
 
 	name   string // the track's name
 	ov     *ovSeries
 	ovMade bool
-	regs   map[uint64]*ovSeries // by offset<<8 | width
+	ovRegs map[uint64]*ovSeries // by offset<<8 | width
 }
+
+// regEntry is what the source knows of one register access shape.
+type regEntry struct {
+	name  string // "W IMC"
+	m     regdb.Match
+	named bool
+	dec   map[uint64]string // decoded values (polled registers repeat theirs)
+}
+
+// maxDecodedCache bounds the decoded values cached per register.
+const maxDecodedCache = 64
 
 // maxNameCache bounds the register names cached per BAR.
 const maxNameCache = 4096
@@ -199,26 +212,40 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 	}
 	name := op
 	if bt != nil && bt.dom != nil {
-		if m, _, ok := s.binder.Name(loc, int(r.Width)); ok {
-			s.in.Named++
-			key := loc.Offset<<8 | uint64(r.Width)<<1
-			if r.Kind == mmiotrace.KindWrite {
-				key |= 1
-			}
-			if n, ok := bt.names[key]; ok {
-				name = n
-			} else {
+		key := loc.Offset<<8 | uint64(r.Width)<<1
+		if r.Kind == mmiotrace.KindWrite {
+			key |= 1
+		}
+		e := bt.regs[key]
+		if e == nil {
+			e = &regEntry{}
+			if m, _, ok := s.binder.Name(loc, int(r.Width)); ok {
+				e.m, e.named = m, true
 				s.buf = append(append(s.buf[:0], op...), ' ')
-				name = string(m.AppendName(s.buf))
-				if bt.names == nil {
-					bt.names = map[uint64]string{}
-				}
-				if len(bt.names) < maxNameCache {
-					bt.names[key] = name
-				}
+				e.name = string(m.AppendName(s.buf))
 			}
-			s.buf = m.AppendFormat(s.buf[:0], r.Value)
-			a = append(a, Bytes("decoded", s.buf))
+			if bt.regs == nil {
+				bt.regs = map[uint64]*regEntry{}
+			}
+			if len(bt.regs) < maxNameCache {
+				bt.regs[key] = e
+			}
+		}
+		if e.named {
+			s.in.Named++
+			name = e.name
+			if d, ok := e.dec[r.Value]; ok {
+				a = append(a, Str("decoded", d))
+			} else {
+				s.buf = e.m.AppendFormat(s.buf[:0], r.Value)
+				if len(e.dec) < maxDecodedCache {
+					if e.dec == nil {
+						e.dec = map[uint64]string{}
+					}
+					e.dec[r.Value] = string(s.buf)
+				}
+				a = append(a, Bytes("decoded", s.buf))
+			}
 		}
 	}
 	a = append(a, Hex("value", r.Value), Uint("width", uint64(r.Width)))
@@ -255,12 +282,12 @@ func (s *mmioSource) overview(oi *ovInput, ts uint64) {
 	if !bt.ovMade {
 		bt.ovMade = true
 		bt.ov = oi.newSeries(bt.name, "accesses/s", ovGroup)
-		bt.regs = map[uint64]*ovSeries{}
+		bt.ovRegs = map[uint64]*ovSeries{}
 	}
 	o.add(bt.ov, ts, 1)
 	w := uint64(s.rec.Width)
 	key := s.drawnLoc.Offset<<8 | w
-	rs, ok := bt.regs[key]
+	rs, ok := bt.ovRegs[key]
 	if !ok {
 		name := fmt.Sprintf("+%#x", s.drawnLoc.Offset)
 		if bt.dom != nil {
@@ -272,8 +299,8 @@ func (s *mmioSource) overview(oi *ovInput, ts uint64) {
 			name += fmt.Sprintf(" w%d", w)
 		}
 		rs = oi.newSeries(bt.name, name+" accesses/s", ovRegister)
-		if len(bt.regs) < maxOvSeries {
-			bt.regs[key] = rs
+		if len(bt.ovRegs) < maxOvSeries {
+			bt.ovRegs[key] = rs
 		}
 	}
 	o.add(rs, ts, 1)

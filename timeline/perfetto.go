@@ -194,6 +194,23 @@ type openSlice struct{ cat, name string }
 type intern struct {
 	ids  map[string]uint64
 	next uint64
+	// recent is a direct-mapped cache in front of ids, indexed by the
+	// string's length and last bytes: the few names a source repeats hit
+	// it without hashing their text (a string held by the source compares
+	// equal by its address).
+	recent [64]struct {
+		s   string
+		iid uint64
+	}
+}
+
+// reset forgets every interned string.
+func (t *intern) reset() {
+	t.ids = nil
+	t.recent = [64]struct {
+		s   string
+		iid uint64
+	}{}
 }
 
 // NewWriter returns a Writer on w.
@@ -509,7 +526,19 @@ func (w *Writer) annotation(a []byte, arg *Arg) []byte {
 // to the packet's InternedData under field) when new. It reports false
 // when the table is full: the caller writes s inline.
 func (w *Writer) intern(t *intern, field protowire.Number, s string) (uint64, bool) {
+	h := uint(len(s)) * 7
+	if n := len(s); n > 0 {
+		h += uint(s[n-1]) * 3
+		if n > 1 {
+			h += uint(s[n-2])
+		}
+	}
+	slot := &t.recent[h&63]
+	if slot.iid != 0 && slot.s == s {
+		return slot.iid, true
+	}
 	if iid, ok := t.ids[s]; ok {
+		slot.s, slot.iid = s, iid
 		return iid, true
 	}
 	if len(t.ids) >= MaxInterned {
@@ -578,7 +607,9 @@ func (w *Writer) DataLost() {
 	p = protowire.AppendTag(p, fPacketPrevDropped, protowire.VarintType)
 	p = protowire.AppendVarint(p, 1)
 	w.emit(p)
-	w.names.ids, w.cats.ids, w.argNames.ids = nil, nil, nil
+	w.names.reset()
+	w.cats.reset()
+	w.argNames.reset()
 	p = w.pkt[:0]
 	p = protowire.AppendTag(p, fPacketSequenceID, protowire.VarintType)
 	p = protowire.AppendVarint(p, uint64(w.seqID))

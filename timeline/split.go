@@ -197,6 +197,7 @@ func ExportSplit(ctx context.Context, out string, paths []string, opt Options, s
 	}
 	defer func() {
 		if sp.f != nil {
+			sp.aw.Close()
 			sp.f.Abort()
 		}
 	}()
@@ -291,6 +292,7 @@ type splitter struct {
 	stage       string
 	ov          *overview
 	f           *outfile.File // the current window's file
+	aw          *asyncWriter  // writing to f
 	cur         Window
 	wins        []Window
 	nsrc        int
@@ -299,7 +301,7 @@ type splitter struct {
 }
 
 // create creates the next window's file.
-func (sp *splitter) create() (*outfile.File, error) {
+func (sp *splitter) create() (io.Writer, error) {
 	sp.files++
 	name := fmt.Sprintf("%04d.pftrace", sp.files)
 	f, err := outfile.Create(filepath.Join(sp.stage, name), outfile.Options{Mode: outfile.Exclusive})
@@ -307,8 +309,9 @@ func (sp *splitter) create() (*outfile.File, error) {
 		return nil, err
 	}
 	sp.f = f
+	sp.aw = newAsyncWriter(f)
 	sp.cur = Window{File: name, PerInput: make([]int64, sp.nsrc)}
-	return f, nil
+	return sp.aw, nil
 }
 
 func (sp *splitter) begin(srcs []Source) {
@@ -323,13 +326,16 @@ func (sp *splitter) maybeRotate(w *Writer, ts uint64) error {
 	if w.FileBytes() < sp.target || sp.cur.Events == 0 {
 		return nil
 	}
-	old := sp.f
+	old, oldAW := sp.f, sp.aw
 	prev := sp.cur
 	next, err := sp.create()
 	if err != nil {
 		return err
 	}
 	if err := w.Rotate(next, ts); err != nil {
+		return err
+	}
+	if err := oldAW.Close(); err != nil {
 		return err
 	}
 	if err := old.Commit(); err != nil {
@@ -355,6 +361,10 @@ func (sp *splitter) end(last uint64) {
 func (sp *splitter) closeFile() error {
 	f := sp.f
 	sp.f = nil
+	if err := sp.aw.Close(); err != nil {
+		f.Abort()
+		return err
+	}
 	if err := f.Commit(); err != nil {
 		return err
 	}
@@ -397,3 +407,62 @@ func (sp *splitter) index(overview string) *Index {
 }
 
 var _ io.Writer = (*countWriter)(nil)
+
+// asyncWriter writes to w in another goroutine, so that the write system
+// calls of a window file overlap the encoding of the next events. Write
+// copies p; a write error is returned by Close (and by the Write after
+// it was seen).
+type asyncWriter struct {
+	w    io.Writer
+	ch   chan []byte
+	free chan []byte
+	done chan error
+	err  error
+	fail chan error
+}
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	const n = 4
+	a := &asyncWriter{w: w, ch: make(chan []byte, n), free: make(chan []byte, n), done: make(chan error, 1), fail: make(chan error, 1)}
+	for i := 0; i < n; i++ {
+		a.free <- make([]byte, 0, 256<<10)
+	}
+	go func() {
+		var err error
+		for b := range a.ch {
+			if err == nil {
+				if _, err = a.w.Write(b); err != nil {
+					a.fail <- err
+				}
+			}
+			a.free <- b
+		}
+		a.done <- err
+	}()
+	return a
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	if a.err == nil {
+		select {
+		case a.err = <-a.fail:
+		default:
+		}
+	}
+	if a.err != nil {
+		return 0, a.err
+	}
+	b := <-a.free
+	a.ch <- append(b[:0], p...)
+	return len(p), nil
+}
+
+// Close waits for the writes and returns the first error.
+func (a *asyncWriter) Close() error {
+	close(a.ch)
+	err := <-a.done
+	if a.err != nil {
+		return a.err
+	}
+	return err
+}
