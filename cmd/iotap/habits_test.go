@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/intelpt"
 )
 
 // -c N prints exactly the first N records the same command prints without
@@ -16,6 +18,7 @@ func TestReadCount(t *testing.T) {
 	usbText := "../../testdata/usbmon/lab-0u.txt"
 	usbPcapng := "../../testdata/usbmon/lab-capture.pcapng"
 	mmioLog := "../../testdata/mmiotrace/e1000-probe.log"
+	ptTrace := writePTTrace(t)
 	cases := []struct {
 		name string
 		args []string // without -c
@@ -29,6 +32,11 @@ func TestReadCount(t *testing.T) {
 		{"usb more than all", []string{"usb", "read", usbText}, 1 << 30, false},
 		{"mmio text", []string{"mmio", "read", mmioLog}, 7, false},
 		{"mmio json", []string{"mmio", "read", "--json", mmioLog}, 10, true},
+		{"usb pair", []string{"usb", "pair", usbPcapng}, 3, false},
+		{"usb pair json", []string{"usb", "pair", "--json", usbText}, 4, true},
+		{"pt dump", []string{"pt", "dump", ptTrace}, 6, false},
+		{"pt dump json", []string{"pt", "dump", "--json", ptTrace}, 5, true},
+		{"pt dump more than all", []string{"pt", "dump", ptTrace}, 1 << 20, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,5 +117,61 @@ func TestUSBCompressedInputs(t *testing.T) {
 				t.Errorf("usb convert of %s %s: exit %d vs %d, %d vs %d bytes (%s / %s)", tool[0], f, c2, c1, len(bb), len(ab), e2, e1)
 			}
 		}
+	}
+}
+
+// writePTTrace writes a small raw Intel PT trace (three PSB+ sections and
+// a few packets each) to a temporary file.
+func writePTTrace(t *testing.T) string {
+	var enc intelpt.Encoder
+	for i := 0; i < 3; i++ {
+		for _, p := range []intelpt.Packet{
+			{Kind: intelpt.KindPSB}, {Kind: intelpt.KindTSC, Payload: uint64(1000 * (i + 1))},
+			{Kind: intelpt.KindFUP, IPC: intelpt.IPCFull, Payload: 0x401000}, {Kind: intelpt.KindPSBEnd},
+			{Kind: intelpt.KindTNT8, Bits: 5, Payload: 0x11}, {Kind: intelpt.KindTIP, IPC: intelpt.IPCUpdate16, Payload: 0x1234},
+			{Kind: intelpt.KindPad},
+		} {
+			enc.Encode(p)
+		}
+	}
+	if enc.Err() != nil {
+		t.Fatal(enc.Err())
+	}
+	p := filepath.Join(t.TempDir(), "trace.pt")
+	if err := os.WriteFile(p, enc.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// usb stats -c N counts the first N events (after the filters) only.
+func TestUSBStatsCount(t *testing.T) {
+	in := "../../testdata/usbmon/lab-capture.pcapng"
+	events := func(args ...string) float64 {
+		out, errs, code := usbRun(t, append([]string{"usb", "stats", "--json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("usb stats %v: exit %d %s", args, code, errs)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			var v map[string]any
+			if json.Unmarshal([]byte(l), &v) == nil && v["kind"] == "summary" {
+				return v["events"].(float64)
+			}
+		}
+		t.Fatalf("no summary in %s", out)
+		return 0
+	}
+	all := events(in)
+	if all < 20 {
+		t.Fatalf("sample too small: %v events", all)
+	}
+	if n := events("-c", "7", in); n != 7 {
+		t.Errorf("-c 7 counted %v events (of %v)", n, all)
+	}
+	if n := events("-c", "7", "--dir", "in", in); n != 7 {
+		t.Errorf("-c 7 --dir in counted %v events", n)
+	}
+	if n := events("-c", "100000", in); n != all {
+		t.Errorf("-c beyond the end counted %v of %v events", n, all)
 	}
 }

@@ -19,6 +19,7 @@ type ptDumpFlags struct {
 	cpuidEAX, cpuidEBX uint32
 	json, allowLoss    bool
 	stream             int
+	count              uint64 // -c
 }
 
 func newPTDumpCmd(e *env) *cobra.Command {
@@ -56,7 +57,8 @@ unless --allow-loss.`,
   iotap pt dump --time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 trace.pt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPTDump(e, cmd, &f, args[0])
+			done := e.limitStdout(f.count)
+			return done(runPTDump(e, cmd, &f, args[0]))
 		},
 	}
 	fl := c.Flags()
@@ -85,6 +87,7 @@ unless --allow-loss.`,
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
+	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; objects with --json), like tshark -c (0: all)")
 	return c
 }
 

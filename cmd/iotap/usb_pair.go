@@ -16,6 +16,7 @@ import (
 func newUSBPairCmd(e *env) *cobra.Command {
 	var o usbAnOptions
 	var unmatched bool
+	var count uint64
 	c := &cobra.Command{
 		Use:   "pair [flags] FILE",
 		Short: "List transfers: each completion with its submission and the latency between them",
@@ -37,10 +38,12 @@ The same filters as 'iotap usb read' select the transfers printed.`,
   iotap usb pair --json --type bulk 0u.txt | jq .latency_us`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUSBPair(e, &o, args[0], unmatched)
+			done := e.limitStdout(count)
+			return done(runUSBPair(e, &o, args[0], unmatched))
 		},
 	}
 	o.register(c.Flags(), true)
+	c.Flags().Uint64VarP(&count, "count", "c", 0, "stop after `N` lines (transfers), like tshark -c (0: all)")
 	c.Flags().BoolVar(&unmatched, "unmatched", false, "also list the submissions that never completed (superseded by a reuse of their URB id, or still in flight at the end)")
 	return c
 }

@@ -44,6 +44,7 @@ The same filters as 'iotap usb read' select the events counted.`,
 		},
 	}
 	o.register(c.Flags(), true)
+	c.Flags().Uint64VarP(&o.count, "count", "c", 0, "count only the first `N` events (after the filters), like tshark -c (0: all)")
 	return c
 }
 
