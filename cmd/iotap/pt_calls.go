@@ -24,6 +24,7 @@ type ptCallsFlags struct {
 	allowLoss    bool
 	raw          []string
 	quiet        bool
+	maxDepth     int
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
@@ -44,6 +45,9 @@ instructions and time per call path. --json: one object per call (thread,
 depth, function, begin, end, kind, end_reason, instructions), callees
 before their callers. --folded: collapsed stacks for flamegraph.pl and
 speedscope, weighted by self instructions (--folded-time: self time).
+The tree and --folded stop at --max-depth frames (default 128): deeper
+calls are summed into a "[deeper calls]" frame, so that the output grows
+with the distinct stacks, not with the depth of a deep recursion.
 --resolution keeps only calls at least that long in --json.
 
 Mappings whose file is not found are listed on stderr; exit status 3 when
@@ -62,6 +66,7 @@ unless --allow-loss.`,
 	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
 	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
 	fl.DurationVar(&f.resolution, "resolution", 0, "--json: keep only calls at least this long")
+	fl.IntVar(&f.maxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
 	fl.IntVar(&f.pid, "pid", 0, "only the threads of process `PID`")
 	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
@@ -114,7 +119,10 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	clk := calls.Clock{ToNS: in.ToNS}
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer bw.Flush()
-	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage}
+	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
+	if f.maxDepth <= 0 {
+		o.TreeDepth = -1
+	}
 	minDur := uint64(f.resolution.Nanoseconds())
 	var line []byte
 	if f.json && !f.quiet {

@@ -17,6 +17,8 @@ type Options struct {
 	Demangle bool
 	// PID keeps only the threads of this process (0: all).
 	PID int32
+	// TreeDepth bounds the call tree's depth (Tracker.TreeDepth).
+	TreeDepth int
 	// OnBegin receives each call as it begins (End, EndInsn and the
 	// counts are not known yet); OnCall each call as it ends (callees
 	// first); OnGap each gap. Within one stream the times they see never
@@ -135,6 +137,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	res := &Result{}
 	tr := NewTracker(o.OnCall)
 	tr.OnBegin = o.OnBegin
+	tr.TreeDepth = o.TreeDepth
 	tr.OnGap = func(g *Gap) {
 		res.Gaps++
 		if o.OnGap != nil {

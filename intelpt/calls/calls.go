@@ -85,6 +85,11 @@ type frame struct {
 	child     uint64 // instructions run in callees
 	childTime uint64 // time spent in callees
 	node      *Node
+	// deep: the frame is at the tree's depth limit: its node is the
+	// DeeperCalls node of its caller's path and takes all of its
+	// instructions and time; inner: deeper still (its node is that same
+	// node, which it does not count in).
+	deep, inner bool
 }
 
 type thread struct {
@@ -117,10 +122,25 @@ type Tracker struct {
 	// Tree aggregates the calls: one child per thread, then the call
 	// paths (nil: not built).
 	Tree *Node
+	// TreeDepth bounds the depth of the call paths in Tree (0:
+	// DefaultTreeDepth; negative: no bound). Calls deeper than that are
+	// summed into one DeeperCalls node under their ancestor at that depth,
+	// so that the tree and the outputs made from it (--folded prints every
+	// path whole) stay bounded by the distinct stacks cut at that depth,
+	// however deep the program's stack grows.
+	TreeDepth int
 
 	threads map[int32]*thread
 	cur     *thread
 }
+
+// DefaultTreeDepth is the default Tracker.TreeDepth (perf's default
+// callchain limit is 127).
+const DefaultTreeDepth = 128
+
+// DeeperCalls names the tree node that sums the calls below the depth
+// limit (Tracker.TreeDepth).
+const DeeperCalls = "[deeper calls]"
 
 // NewTracker returns a tracker reporting to emit (nil: drop) and
 // building the call tree.
@@ -206,13 +226,19 @@ func (t *Tracker) emit(th *thread, f *frame, end, endInsn uint64, reason string)
 		th.stack[n-2].childTime += dur
 		th.stack[n-2].c.Children++
 	}
-	if nd := f.node; nd != nil {
+	if nd := f.node; nd != nil && !f.inner {
 		nd.Count++
 		nd.InclInsn += total
-		nd.SelfInsn += f.c.SelfInsn
 		nd.InclTime += dur
-		if f.childTime <= dur {
-			nd.SelfTime += dur - f.childTime
+		switch {
+		case f.deep:
+			nd.SelfInsn += total
+			nd.SelfTime += dur
+		default:
+			nd.SelfInsn += f.c.SelfInsn
+			if f.childTime <= dur {
+				nd.SelfTime += dur - f.childTime
+			}
 		}
 	}
 	if t.Emit != nil {
@@ -241,7 +267,18 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 		if len(th.stack) > 0 {
 			parent = th.stack[len(th.stack)-1].node
 		}
-		f.node = parent.child(f.c.Func)
+		depth, limit := len(th.stack), t.TreeDepth
+		if limit == 0 {
+			limit = DefaultTreeDepth
+		}
+		switch {
+		case limit < 0 || depth < limit:
+			f.node = parent.child(f.c.Func)
+		case depth == limit:
+			f.node, f.deep = parent.child(DeeperCalls), true
+		default:
+			f.node, f.inner = parent, true
+		}
 	}
 	f.c.Begin, f.c.BeginInsn = now, th.insns
 	th.stack = append(th.stack, f)
