@@ -3,11 +3,8 @@
 package main
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/userevents"
@@ -163,69 +160,8 @@ nothing is written and the command says so on stderr (exit 0, or 1 with
 
 // parseFieldValues turns field=value arguments into one value per field.
 func parseFieldValues(s *userevents.Schema, args []string) ([]any, error) {
-	vals := make([]any, len(s.Fields))
-	for i, f := range s.Fields {
-		switch f.Kind {
-		case userevents.KindInt, userevents.KindUint:
-			vals[i] = 0
-		case userevents.KindStruct:
-			vals[i] = make([]byte, f.Size)
-		default:
-			vals[i] = ""
-		}
-	}
-	for _, a := range args {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok {
-			return nil, usageErrorf("%q: want field=value", a)
-		}
-		idx := -1
-		for i := range s.Fields {
-			if s.Fields[i].Name == k {
-				idx = i
-			}
-		}
-		if idx < 0 {
-			var names []string
-			for _, f := range s.Fields {
-				names = append(names, f.Name)
-			}
-			return nil, usageErrorf("%s has no field %q (fields: %s)", s.Name, k, strings.Join(names, ", "))
-		}
-		f := s.Fields[idx]
-		switch f.Kind {
-		case userevents.KindInt:
-			n, err := strconv.ParseInt(v, 0, f.Size*8)
-			if err != nil {
-				return nil, usageErrorf("field %s (%s): %q is not a %d-bit signed integer", k, f.Type, v, f.Size*8)
-			}
-			vals[idx] = n
-		case userevents.KindUint:
-			n, err := strconv.ParseUint(v, 0, f.Size*8)
-			if err != nil {
-				return nil, usageErrorf("field %s (%s): %q is not a %d-bit unsigned integer", k, f.Type, v, f.Size*8)
-			}
-			vals[idx] = n
-		case userevents.KindStruct:
-			b, err := hex.DecodeString(v)
-			if err != nil || len(b) != f.Size {
-				return nil, usageErrorf("field %s (%s): want %d bytes in hex", k, f.Type, f.Size)
-			}
-			vals[idx] = b
-		default:
-			if f.String {
-				vals[idx] = v
-			} else {
-				b, err := hex.DecodeString(v)
-				if err != nil {
-					return nil, usageErrorf("field %s (%s): want hex bytes", k, f.Type)
-				}
-				vals[idx] = b
-			}
-		}
-	}
-	// Check the values against the schema now, for a usage error.
-	if _, err := s.AppendPayload(nil, vals...); err != nil {
+	vals, err := s.ParseValues(args)
+	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	return vals, nil
