@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
 )
 
 // snapLen of the pcap files we write: above the kernel's largest record
@@ -28,7 +25,7 @@ func isPcapMagic(b []byte) bool {
 	return false
 }
 
-func headerLenOf(lt layers.LinkType) int {
+func headerLenOf(lt int) int {
 	switch lt {
 	case LinkTypeUSBLinux:
 		return HeaderLen48
@@ -69,7 +66,7 @@ func newPcapReader(br *bufio.Reader) (Reader, error) {
 		bo = binary.BigEndian
 	}
 	lt := bo.Uint32(h[20:]) & 0xffff
-	hl := headerLenOf(layers.LinkType(lt))
+	hl := headerLenOf(int(lt))
 	if hl == 0 {
 		return nil, &FormatError{Format: FormatPcap, Offset: 20,
 			Msg: fmt.Sprintf("link type %d is not usbmon (want 189 or 220)", lt), Err: ErrFormat}
@@ -154,40 +151,67 @@ func unwrapSentinel(err error) error {
 	return ErrFormat
 }
 
-func layersLinkType(lt uint16) layers.LinkType { return layers.LinkType(lt) }
+// The pcap and pcapng writers below write the few blocks iotap needs
+// themselves, in the bytes gopacket's pcapgo wrote before (the golden
+// files did not change): linking gopacket cost every iotap process about
+// 9 ms of CPU at start (package init of gopacket/layers fills 5 MB of
+// tables), more than decoding 100,000 events (docs/performance.md).
+// TestPcapWriterOracle checks what they write with tshark.
 
 // PcapWriter writes a classic pcap file (little endian, microseconds).
 type PcapWriter struct {
 	bw     *bufio.Writer
-	w      *pcapgo.Writer
 	hdrLen int
 	buf    []byte
+	hdr    [16]byte
 	loss   Loss
 }
 
 // NewPcapWriter writes the file header for link type lt (189 or 220).
 func NewPcapWriter(w io.Writer, lt int) (*PcapWriter, error) {
-	hl := headerLenOf(layers.LinkType(lt))
+	hl := headerLenOf(lt)
 	if hl == 0 {
 		return nil, fmt.Errorf("usbmon: link type %d is not usbmon (want 189 or 220)", lt)
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	pw := pcapgo.NewWriter(bw)
-	if err := pw.WriteFileHeader(snapLen, layers.LinkType(lt)); err != nil {
+	var h [24]byte
+	binary.LittleEndian.PutUint32(h[0:], 0xa1b2c3d4) // microseconds
+	binary.LittleEndian.PutUint16(h[4:], 2)
+	binary.LittleEndian.PutUint16(h[6:], 4)
+	// thiszone and sigfigs: 0
+	binary.LittleEndian.PutUint32(h[16:], snapLen)
+	binary.LittleEndian.PutUint32(h[20:], uint32(lt))
+	if _, err := bw.Write(h[:]); err != nil {
 		return nil, err
 	}
-	return &PcapWriter{bw: bw, w: pw, hdrLen: hl}, nil
+	return &PcapWriter{bw: bw, hdrLen: hl}, nil
 }
 
 // Write writes one record.
 func (p *PcapWriter) Write(ev *Event) error {
-	ci, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
-	return p.w.WritePacket(ci, data)
+	ri, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
+	return p.write(ri, data)
 }
 
 // WriteRecord is PcapngWriter.WriteRecord for pcap.
 func (p *PcapWriter) WriteRecord(ev *Event, rec []byte) error {
-	return p.w.WritePacket(recordInfo(ev, p.hdrLen, len(rec)), rec)
+	return p.write(recordInfo(ev, p.hdrLen, len(rec)), rec)
+}
+
+func (p *PcapWriter) write(ri recInfo, data []byte) error {
+	if err := ri.check(len(data)); err != nil {
+		return err
+	}
+	h := p.hdr[:]
+	binary.LittleEndian.PutUint32(h[0:], uint32(ri.sec))
+	binary.LittleEndian.PutUint32(h[4:], uint32(ri.usec))
+	binary.LittleEndian.PutUint32(h[8:], uint32(ri.capLen))
+	binary.LittleEndian.PutUint32(h[12:], uint32(ri.origLen))
+	if _, err := p.bw.Write(h); err != nil {
+		return err
+	}
+	_, err := p.bw.Write(data)
+	return err
 }
 
 // Flush flushes buffered records.
@@ -196,7 +220,7 @@ func (p *PcapWriter) Flush() error { return p.bw.Flush() }
 // Loss reports what the link type could not hold.
 func (p *PcapWriter) Loss() Loss { return p.loss }
 
-func recordOf(ev *Event, hdrLen int, buf *[]byte, loss *Loss) (gopacket.CaptureInfo, []byte) {
+func recordOf(ev *Event, hdrLen int, buf *[]byte, loss *Loss) (recInfo, []byte) {
 	b := AppendPacket((*buf)[:0], ev, hdrLen, binary.LittleEndian, loss)
 	if len(b) > snapLen {
 		b = b[:snapLen]
@@ -206,9 +230,26 @@ func recordOf(ev *Event, hdrLen int, buf *[]byte, loss *Loss) (gopacket.CaptureI
 	return recordInfo(ev, hdrLen, len(b)), b
 }
 
+// recInfo is the header of a record: its timestamp, captured and original
+// lengths.
+type recInfo struct {
+	sec, usec       int64
+	capLen, origLen int
+}
+
+func (ri recInfo) check(n int) error {
+	if ri.capLen != n || ri.capLen > ri.origLen {
+		return fmt.Errorf("usbmon: record of %d bytes with captured length %d and length %d", n, ri.capLen, ri.origLen)
+	}
+	return nil
+}
+
+// unixNano is the record's time in nanoseconds since the epoch.
+func (ri recInfo) unixNano() int64 { return time.Unix(ri.sec, ri.usec*1000).UnixNano() }
+
 // recordInfo is the pcap record header of ev: its timestamp, the captured
 // length n and the original length (header, descriptors, URB length).
-func recordInfo(ev *Event, hdrLen, n int) gopacket.CaptureInfo {
+func recordInfo(ev *Event, hdrLen, n int) recInfo {
 	orig := n
 	if hdrLen == HeaderLen64 {
 		if o := HeaderLen64 + len(ev.ISO)*ISODescLen + int(ev.Length); o > orig {
@@ -221,17 +262,55 @@ func recordInfo(ev *Event, hdrLen, n int) gopacket.CaptureInfo {
 	if ev.Fields&HasWallClock == 0 {
 		sec, usec = int64(ev.TextStamp/1000000), int64(ev.TextStamp%1000000)
 	}
-	return gopacket.CaptureInfo{Timestamp: time.Unix(sec, usec*1000), CaptureLength: n, Length: orig}
+	// time.Unix normalises a microsecond field out of range, as pcapgo did.
+	t := time.Unix(sec, usec*1000)
+	return recInfo{sec: t.Unix(), usec: int64(t.Nanosecond() / 1000), capLen: n, origLen: orig}
 }
+
+// pcapng block types and option codes (draft-ietf-opsawg-pcapng).
+const (
+	ngOptEnd       = 0
+	ngOptComment   = 1
+	ngOptHardware  = 2 // shb_hardware
+	ngOptOS        = 3 // shb_os
+	ngOptUserAppl  = 4 // shb_userappl
+	ngOptIfName    = 2 // if_name
+	ngOptIfTSResol = 9
+	ngOptIfOS      = 12
+	ngOptISBRecv   = 4 // isb_ifrecv
+	ngOptISBDrop   = 5 // isb_ifdrop
+)
 
 // PcapngWriter writes a pcapng file with one usbmon interface.
 type PcapngWriter struct {
 	bw     *bufio.Writer
-	w      *pcapgo.NgWriter
 	hdrLen int
 	buf    []byte
+	blk    []byte
 	loss   Loss
 	n      uint64
+}
+
+// appendNgOption appends option code with value v, padded to 4 bytes.
+func appendNgOption(b []byte, code uint16, v []byte) []byte {
+	b = binary.LittleEndian.AppendUint16(b, code)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(v)))
+	b = append(b, v...)
+	for i := len(v); i%4 != 0; i++ {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// endNgBlock ends the block begun at b[start:] (type and a length
+// placeholder written): the options end, the lengths are set.
+func endNgBlock(b []byte, start int, withOptions bool) []byte {
+	if withOptions {
+		b = binary.LittleEndian.AppendUint32(b, ngOptEnd)
+	}
+	n := len(b) - start + 4
+	binary.LittleEndian.PutUint32(b[start+4:], uint32(n))
+	return binary.LittleEndian.AppendUint32(b, uint32(n))
 }
 
 // NewPcapngWriter writes the section header and one interface of link
@@ -242,41 +321,110 @@ func NewPcapngWriter(w io.Writer, lt int) (*PcapngWriter, error) {
 
 // NewPcapngWriterInterface is NewPcapngWriter with the interface name.
 func NewPcapngWriterInterface(w io.Writer, lt int, name string) (*PcapngWriter, error) {
-	hl := headerLenOf(layers.LinkType(lt))
+	hl := headerLenOf(lt)
 	if hl == 0 {
 		return nil, fmt.Errorf("usbmon: link type %d is not usbmon (want 189 or 220)", lt)
 	}
-	intf := pcapgo.DefaultNgInterface
-	intf.LinkType = layers.LinkType(lt)
-	intf.Name = name
-	intf.SnapLength = snapLen
-	opt := pcapgo.DefaultNgWriterOptions
-	opt.SectionInfo.Application = "iotap"
 	bw := bufio.NewWriterSize(w, 1<<20)
-	nw, err := pcapgo.NewNgWriterInterface(bw, intf, opt)
-	if err != nil {
+	// Section header: byte-order magic, version 1.0, length unknown; the
+	// application, hardware and OS.
+	b := binary.LittleEndian.AppendUint32(nil, ngSHB)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, 0x1a2b3c4d)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint64(b, ^uint64(0))
+	b = appendNgOption(b, ngOptUserAppl, []byte("iotap"))
+	b = appendNgOption(b, ngOptHardware, []byte(runtime.GOARCH))
+	b = appendNgOption(b, ngOptOS, []byte(runtime.GOOS))
+	b = endNgBlock(b, 0, true)
+	// Interface: link type, snap length, name, OS, nanosecond stamps.
+	start := len(b)
+	b = binary.LittleEndian.AppendUint32(b, ngIDB)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint16(b, uint16(lt))
+	b = binary.LittleEndian.AppendUint16(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, snapLen)
+	if name != "" {
+		b = appendNgOption(b, ngOptIfName, []byte(name))
+	}
+	b = appendNgOption(b, ngOptIfOS, []byte(runtime.GOOS))
+	b = appendNgOption(b, ngOptIfTSResol, []byte{9})
+	b = endNgBlock(b, start, true)
+	if _, err := bw.Write(b); err != nil {
 		return nil, err
 	}
-	return &PcapngWriter{bw: bw, w: nw, hdrLen: hl}, nil
+	return &PcapngWriter{bw: bw, hdrLen: hl, blk: b[:0]}, nil
 }
 
 // Write writes one enhanced packet block.
 func (p *PcapngWriter) Write(ev *Event) error {
-	ci, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
+	ri, data := recordOf(ev, p.hdrLen, &p.buf, &p.loss)
 	p.n++
-	if ev.Synthesized {
-		return p.w.WritePacketWithOptions(ci, data, pcapgo.NgPacketOptions{Comments: []string{SynthesizedComment}})
+	return p.writeEPB(ri, data, ev.Synthesized)
+}
+
+// writeEPB writes an enhanced packet block on interface 0, with the
+// comment that marks a synthesized event.
+func (p *PcapngWriter) writeEPB(ri recInfo, data []byte, synthesized bool) error {
+	if err := ri.check(len(data)); err != nil {
+		return err
 	}
-	return p.w.WritePacket(ci, data)
+	ts := ri.unixNano()
+	b := binary.LittleEndian.AppendUint32(p.blk[:0], ngEPB)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, 0) // interface
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts>>32))
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts))
+	b = binary.LittleEndian.AppendUint32(b, uint32(ri.capLen))
+	b = binary.LittleEndian.AppendUint32(b, uint32(ri.origLen))
+	// The data goes straight to the buffered writer; only the lengths
+	// around it are built here.
+	pad := (4 - len(data)%4) % 4
+	var opts []byte
+	if synthesized {
+		opts = appendNgOption(b[len(b):], ngOptComment, []byte(SynthesizedComment))
+		opts = binary.LittleEndian.AppendUint32(opts, ngOptEnd)
+	}
+	n := len(b) + len(data) + pad + len(opts) + 4
+	binary.LittleEndian.PutUint32(b[4:], uint32(n))
+	p.blk = b
+	if _, err := p.bw.Write(b); err != nil {
+		return err
+	}
+	if _, err := p.bw.Write(data); err != nil {
+		return err
+	}
+	var tail [8]byte
+	if _, err := p.bw.Write(tail[:pad]); err != nil {
+		return err
+	}
+	if _, err := p.bw.Write(opts); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(tail[:], uint32(n))
+	_, err := p.bw.Write(tail[:4])
+	return err
 }
 
 // WriteStats writes an interface statistics block: packets received (the
 // events written so far) and dropped (by the kernel) at time t.
 func (p *PcapngWriter) WriteStats(t time.Time, dropped uint64) error {
-	return p.w.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{
-		LastUpdate: t, PacketsReceived: p.n, PacketsDropped: dropped,
-		StartTime: time.Time{}, EndTime: time.Time{},
-	})
+	ts := t.UnixNano()
+	if t.IsZero() {
+		ts = 0
+	}
+	b := binary.LittleEndian.AppendUint32(p.blk[:0], ngISB)
+	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, 0) // interface
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts>>32))
+	b = binary.LittleEndian.AppendUint32(b, uint32(ts))
+	b = appendNgOption(b, ngOptISBDrop, binary.LittleEndian.AppendUint64(nil, dropped))
+	b = appendNgOption(b, ngOptISBRecv, binary.LittleEndian.AppendUint64(nil, p.n))
+	b = endNgBlock(b, 0, true)
+	p.blk = b
+	_, err := p.bw.Write(b)
+	return err
 }
 
 // WriteRecord writes ev using rec, the event's binary record as the
@@ -284,18 +432,13 @@ func (p *PcapngWriter) WriteStats(t time.Time, dropped uint64) error {
 // it saves a copy of the data. rec must be little endian with a header of
 // the writer's link type.
 func (p *PcapngWriter) WriteRecord(ev *Event, rec []byte) error {
-	ci := recordInfo(ev, p.hdrLen, len(rec))
+	ri := recordInfo(ev, p.hdrLen, len(rec))
 	p.n++
-	return p.w.WritePacket(ci, rec)
+	return p.writeEPB(ri, rec, false)
 }
 
 // Flush flushes buffered blocks.
-func (p *PcapngWriter) Flush() error {
-	if err := p.w.Flush(); err != nil {
-		return err
-	}
-	return p.bw.Flush()
-}
+func (p *PcapngWriter) Flush() error { return p.bw.Flush() }
 
 // Loss reports what the link type could not hold.
 func (p *PcapngWriter) Loss() Loss { return p.loss }

@@ -233,7 +233,7 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			return r.errf(off, ErrFormat, "packet %d: interface %d not described (%d interfaces)", r.n+1, ifid, len(r.lts))
 		}
 		lt := r.lts[ifid]
-		hl := headerLenOf(layersLinkType(lt))
+		hl := headerLenOf(int(lt))
 		if hl == 0 {
 			return r.errf(off, ErrFormat, "packet %d: link type %d is not usbmon (want 189 or 220)", r.n+1, lt)
 		}
