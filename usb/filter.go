@@ -1,10 +1,12 @@
 package usb
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -148,3 +150,59 @@ func Learning(f Filter, ids *Identities) Filter {
 		return f.Match(ev)
 	}
 }
+
+// WindowFilter keeps the events inside a time window written in the
+// project's one syntax (internal/timerange.Spec), resolved on the capture
+// at its first event: relative times count from the first event; @T is
+// the capture's own clock (seconds since the epoch for pcap, pcapng and
+// binary captures; for text, the stamp as printed, unwrapped past each
+// 4096 s wrap); RFC 3339 times need wall-clock stamps. usbmon captures
+// carry no markers: mark:NAME is refused by NewWindowFilter.
+type WindowFilter struct {
+	spec     timerange.Spec
+	resolved bool
+	win      timerange.Window
+	err      error
+	last     int64 // unwrapped text stamp, ns
+}
+
+// NewWindowFilter returns the filter of spec.
+func NewWindowFilter(spec timerange.Spec) (*WindowFilter, error) {
+	if len(spec.Marks()) > 0 {
+		return nil, errors.New("usbmon captures carry no markers: mark:NAME works on mmiotrace logs, user_events and timeline")
+	}
+	return &WindowFilter{spec: spec}, nil
+}
+
+// Keep is the Filter.
+func (w *WindowFilter) Keep(ev *usbmon.Event) bool {
+	var t int64
+	wall := ev.Fields&usbmon.HasWallClock != 0
+	if wall {
+		t = ev.Sec*1e9 + int64(ev.Usec)*1e3
+	} else {
+		stamp := int64(ev.TextStamp) * 1e3
+		if !w.resolved {
+			w.last = stamp
+		} else {
+			d := stamp - w.last%(textStampWrap*1e3)
+			if d < -textStampWrap*1e3/2 {
+				d += textStampWrap * 1e3
+			} else if d > textStampWrap*1e3/2 {
+				d -= textStampWrap * 1e3
+			}
+			w.last += d
+		}
+		t = w.last
+	}
+	if !w.resolved {
+		w.resolved = true
+		w.win, w.err = w.spec.Resolve(timerange.Clock{Start: t, HasStart: true, HasWall: wall})
+	}
+	return w.err == nil && w.win.Contains(t)
+}
+
+// Err is the error of resolving the window on the capture (a wall-clock
+// time on a text capture, ends out of order); the filter then keeps
+// nothing.
+func (w *WindowFilter) Err() error { return w.err }

@@ -68,3 +68,30 @@ func TestCutCLI(t *testing.T) {
 		}
 	}
 }
+
+// The readers take the same syntax: usb read --to +D is D after --from,
+// @T is the capture's clock (text stamps as printed), mark: is refused.
+func TestUSBReadWindowSyntax(t *testing.T) {
+	const pcap = "../../testdata/usbmon/lab-capture.pcapng"
+	a, _, c1 := runUSB(t, "usb", "read", "--from", "1", "--to", "+1.5", pcap)
+	b, _, c2 := runUSB(t, "usb", "read", "--from", "1", "--to", "2.5", pcap)
+	if c1 != 0 || c2 != 0 || a != b || a == "" {
+		t.Errorf("--to +1.5 vs --to 2.5: exits %d %d, same %v", c1, c2, a == b)
+	}
+	const text = "../../testdata/usbmon/lab-0u.txt"
+	out, serr, code := runUSB(t, "usb", "read", "--from", "@7.1", "--to", "@7.3", text)
+	src, _ := os.ReadFile(text)
+	want := 0
+	for _, l := range strings.Split(string(src), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 1 && f[1] >= "7100000" && f[1] < "7300000" && len(f[1]) == 7 {
+			want++
+		}
+	}
+	if got := strings.Count(out, "\n"); code != 0 || got != want || want == 0 {
+		t.Errorf("@7.1..@7.3 on text: exit %d (%s), %d events, %d lines in the window", code, serr, got, want)
+	}
+	if _, serr, code := runUSB(t, "usb", "read", "--from", "mark:x", pcap); code != 2 || !strings.Contains(serr, "no markers") {
+		t.Errorf("mark: on usb: exit %d %s", code, serr)
+	}
+}

@@ -78,6 +78,7 @@ type usbAnOptions struct {
 	status    string
 	vidpid    string
 	from, to  string
+	window    *usb.WindowFilter // --from/--to, once filter ran
 	sysfs     string
 	hexDump   bool
 	count     uint64 // usb read -c
@@ -101,8 +102,8 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.StringVar(&o.dir, "dir", "", "only direction `in|out`")
 	fs.StringVar(&o.status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
 	fs.StringVar(&o.vidpid, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
-	fs.StringVar(&o.from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms) or RFC 3339 wall clock")
-	fs.StringVar(&o.to, "to", "", "only events before `TIME` (same forms as --from)")
+	fs.StringVar(&o.from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the capture's clock, or RFC 3339 wall clock (see 'iotap cut --help')")
+	fs.StringVar(&o.to, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
 	fs.StringVar(&o.sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
 }
 
@@ -178,16 +179,15 @@ func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
 		}
 		fs = append(fs, usb.DeviceIDIs(ids, v, p))
 	}
-	if w, err := timerange.Parse(o.from, o.to); err != nil {
+	if spec, err := timerange.ParseSpec(o.from, o.to); err != nil {
 		return nil, usageErrorf("%v", err)
-	} else if w.Set() {
-		// usb.TimeRange is in microseconds, 0 meaning no upper bound: round
-		// the upper bound up so that a bound under 1µs stays one.
-		to := int64(0)
-		if w.HasTo {
-			to = (w.To + 999) / 1000
+	} else if spec.Set() {
+		wf, err := usb.NewWindowFilter(spec)
+		if err != nil {
+			return nil, usageErrorf("%v", err)
 		}
-		fs = append(fs, usb.TimeRange(w.From/1000, to, !w.Wall))
+		o.window = wf
+		fs = append(fs, wf.Keep)
 	}
 	return usb.All(fs...), nil
 }
@@ -274,6 +274,9 @@ func (in *usbAnInput) each(fn func(seq uint64, ev *usbmon.Event, p usb.Pair, pai
 // read error, and lost data (truncation, drops, skipped lines) as exit
 // code 3 unless --allow-loss.
 func (in *usbAnInput) finish(readErr error) error {
+	if w := in.opt.window; w != nil && w.Err() != nil {
+		return usageErrorf("%v", w.Err())
+	}
 	var lost []string
 	if readErr != nil {
 		if !errors.Is(readErr, usbmon.ErrTruncated) {
