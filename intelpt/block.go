@@ -7,12 +7,18 @@ import "io"
 // instructions in between are found by decoding forward from IP (every
 // instruction but the last one falls through or is a direct jump or call).
 type Block struct {
-	IP, EndIP   uint64
-	NInsn       int
-	Mode        ExecMode
-	Class       InsnClass // class of the last instruction
-	ISID        int       // ID of the image section holding the block
-	Speculative bool      // executed speculatively (in a TSX transaction)
+	IP, EndIP uint64
+	NInsn     int
+	Mode      ExecMode
+	Class     InsnClass // class of the last instruction
+	// EndSize is the length of the last instruction, EndDirect whether it
+	// is a branch whose target is encoded in it (a relative jump or call,
+	// jmpabs): call trackers need both (where a call returns to, whether it
+	// was indirect) without decoding it again.
+	EndSize     uint8
+	EndDirect   bool
+	ISID        int  // ID of the image section holding the block
+	Speculative bool // executed speculatively (in a TSX transaction)
 	// Truncated: the last instruction crosses into another section; its
 	// bytes are in Raw[:Size].
 	Truncated bool
@@ -528,6 +534,7 @@ func (d *BlockDecoder) proceedOneInsn(blk *Block, in *insn) int {
 	d.logCall(in)
 	blk.Class = in.class
 	blk.EndIP = in.ip
+	blk.EndSize, blk.EndDirect = in.size, in.direct() || in.kind == ikJmpAbs
 	blk.NInsn++
 	if d.hasICnt {
 		d.icnt++
@@ -884,6 +891,7 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 				d.logCall(in)
 				blk.Class = in.class
 				blk.EndIP = in.ip
+				blk.EndSize, blk.EndDirect = in.size, in.direct() || in.kind == ikJmpAbs
 				blk.NInsn++
 				st = 1
 				if d.hasICnt {

@@ -244,7 +244,7 @@ func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 					code = code[:maxInsnSize]
 				}
 				classify(code, d.mode, &x)
-				blk.EndIP, blk.Class = ip, x.class
+				blk.EndIP, blk.Class, blk.EndSize, blk.EndDirect = ip, x.class, x.size, x.direct()
 				ip += uint64(x.size)
 			}
 		}

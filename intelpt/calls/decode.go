@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/intelpt/x86"
 )
 
 // Decode runs the block flow decoder over one thread's trace (a
@@ -20,10 +19,8 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
 		now     uint64
-		buf     [x86.MaxLen]byte
 		blk     intelpt.Block
 		ev      intelpt.Event
-		in      x86.Inst
 		lastErr error
 	)
 	timeOf := func() uint64 {
@@ -82,16 +79,9 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 		indirect := false
 		switch blk.Class {
 		case intelpt.ClassCall, intelpt.ClassFarCall, intelpt.ClassJump:
-			code := buf[:]
-			if blk.Truncated {
-				code = blk.Raw[:blk.Size]
-			} else {
-				code = code[:cfg.Image.Read(buf[:], blk.EndIP, d.ASID())]
-			}
-			if x86.Decode(code, x86.Mode64, &in) == nil {
-				size = in.Len
-				indirect = in.Class == x86.CallIndirect || in.Class == x86.JumpIndirect
-			}
+			// the decoder knows the last instruction: no second decode
+			size = blk.EndSize
+			indirect = blk.Class != intelpt.ClassFarCall && !blk.EndDirect
 		}
 		t := timeOf()
 		if sel != nil {

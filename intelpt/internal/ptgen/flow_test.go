@@ -362,7 +362,8 @@ func packetBoundary(trace []byte, off int) int {
 // there) with decoders without them, one after the other. Each covers the
 // truth, and a block of an end-on-call (end-on-jump) decoder has no call
 // (jump) but its last instruction; the ground truth's program says which
-// instructions are calls and jumps.
+// instructions are calls and jumps. Each block's EndSize and EndDirect
+// are the truth's.
 func TestBlockDecoderPolicies(t *testing.T) {
 	cfg := flowSeeds()[0]
 	p := generate(t, cfg)
@@ -378,6 +379,12 @@ func TestBlockDecoderPolicies(t *testing.T) {
 			st, err := d.Next(&b)
 			if b.NInsn != 0 {
 				words = append(words, b.IP, b.EndIP, uint64(b.NInsn))
+				// the last instruction as the truth knows it
+				kind := p.KindAt(b.EndIP)
+				direct := kind == KindJcc || kind == KindJmp || kind == KindCall || kind == KindCallNext
+				if int(b.EndSize) != p.Len(b.EndIP) || b.EndDirect != direct {
+					t.Fatalf("%+v: block %#x-%#x: last instruction of %d bytes, direct %v; truth %d bytes, %v", fl, b.IP, b.EndIP, b.EndSize, b.EndDirect, p.Len(b.EndIP), kind)
+				}
 			}
 			return st, err
 		}, 4*p.Count+1000)
