@@ -453,3 +453,19 @@ func Markers(ctx context.Context, in Input) ([]Marker, error) {
 		}
 	}
 }
+
+// Clock returns what resolving spec on the input needs (timerange.Clock):
+// its first timed record and, for mark:NAME, its markers (from the index
+// when it has a complete one, else read until found).
+func Clock(ctx context.Context, in Input, spec timerange.Spec) (timerange.Clock, error) {
+	c := &cutter{in: in, res: &Result{}, warn: func(string) {}}
+	f, err := c.sniff()
+	if err != nil {
+		return timerange.Clock{}, err
+	}
+	ix := in.Index
+	if ix != nil && ix.matches(in, f) != nil {
+		ix = nil
+	}
+	return c.clock(ctx, f, ix, spec)
+}

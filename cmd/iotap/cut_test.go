@@ -95,3 +95,30 @@ func TestUSBReadWindowSyntax(t *testing.T) {
 		t.Errorf("mark: on usb: exit %d %s", code, serr)
 	}
 }
+
+// mmio filter takes the same syntax: its accesses in a window are cut's.
+func TestMMIOFilterWindowSyntax(t *testing.T) {
+	const log = "../../testdata/mmiotrace/e1000-probe.log"
+	out := filepath.Join(t.TempDir(), "c.log")
+	for _, w := range [][2]string{{"mark:vmlab: unbind", "+0.5"}, {"0.45", "0.5"}, {"@12.3", "@12.4"}} {
+		f, serr, code := runUSB(t, "mmio", "filter", "--kind", "R,W", "--from", w[0], "--to", w[1], log)
+		if code != 0 {
+			t.Fatalf("%v: filter exit %d %s", w, code, serr)
+		}
+		if _, serr, code := runUSB(t, "cut", "--from", w[0], "--to", w[1], log, "-o", out); code != 0 {
+			t.Fatalf("%v: cut exit %d %s", w, code, serr)
+		}
+		c, _ := os.ReadFile(out)
+		acc := func(s string) (n int) {
+			for _, l := range strings.Split(s, "\n") {
+				if strings.HasPrefix(l, "R ") || strings.HasPrefix(l, "W ") {
+					n++
+				}
+			}
+			return n
+		}
+		if a, b := acc(f), acc(string(c)); a != b || a == 0 {
+			t.Errorf("%v: filter keeps %d accesses, cut %d", w, a, b)
+		}
+	}
+}

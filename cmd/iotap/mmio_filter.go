@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
@@ -86,20 +87,26 @@ Examples:
 				}
 				f.ValueMask, f.ValueBits = m, b
 			}
-			win, err := timerange.Parse(from, to)
+			spec, err := timerange.ParseSpec(from, to)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
 			if timeRange != "" {
-				if win.Set() {
+				if spec.Set() {
 					return usageErrorf("--time LO..HI is --from LO --to HI: give one or the other")
 				}
-				if win, err = timerange.ParseRange(timeRange); err != nil {
+				if spec, err = timerange.ParseSpecRange(timeRange); err != nil {
 					return usageErrorf("--time: %v", err)
 				}
 			}
-			if win.Wall {
-				return usageErrorf("mmiotrace timestamps are seconds of the kernel's clock, not wall-clock times: give --from/--to in seconds as the log prints them")
+			if spec.NeedsWall() {
+				return usageErrorf("mmiotrace timestamps are seconds of the kernel's clock, not wall-clock times: give @T (the log's stamps), seconds from its start or mark:NAME")
+			}
+			var win timerange.Window
+			if spec.Set() {
+				if win, err = mmioResolveWindow(e, spec, args[0]); err != nil {
+					return err
+				}
 			}
 			f.HasStart, f.Start = win.HasFrom, uint64(win.From)
 			f.HasEnd, f.End = win.HasTo, uint64(win.To)
@@ -151,8 +158,8 @@ Examples:
 	fl.StringArrayVar(&addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
 	fl.StringArrayVar(&bars, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
 	fl.Int32SliceVar(&mapIDs, "map-id", nil, "map id of the accesses")
-	fl.StringVar(&from, "from", "", "only records at or after `TIME`: seconds as the log prints them (12.5) or a duration (12s500ms)")
-	fl.StringVar(&to, "to", "", "only records before `TIME` (same forms as --from)")
+	fl.StringVar(&from, "from", "", "only records at or after `TIME`: seconds from the log's first record (0.5, 500ms), @T as the log prints it (@12.5), or mark:NAME (see 'iotap cut --help')")
+	fl.StringVar(&to, "to", "", "only records before `TIME` (same forms as --from; +D: D after --from)")
 	fl.StringVar(&timeRange, "time", "", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
@@ -179,4 +186,30 @@ func mmioParseValueMask(s string) (mask, bits uint64, err error) {
 		}
 	}
 	return mask, bits, nil
+}
+
+// mmioResolveWindow places a window on the log: @T ends need nothing;
+// relative and mark: ends need the log's first record and markers (read
+// through package cut, with the log's index when it has one).
+func mmioResolveWindow(e *env, spec timerange.Spec, path string) (timerange.Window, error) {
+	abs := func(has bool, p timerange.Point) bool { return !has || p.Base == timerange.Absolute }
+	var clock timerange.Clock
+	if !abs(spec.HasFrom, spec.From) || !abs(spec.HasTo, spec.To) {
+		if path == "-" {
+			return timerange.Window{}, usageErrorf("standard input is read once: give --from/--to as @T (the log's stamps)")
+		}
+		in, closer, err := cut.OpenFile(path, true, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
+		if err != nil {
+			return timerange.Window{}, err
+		}
+		defer closer.Close()
+		if clock, err = cut.Clock(e.ctx, in, spec); err != nil {
+			return timerange.Window{}, err
+		}
+	}
+	win, err := spec.Resolve(clock)
+	if err != nil {
+		return timerange.Window{}, usageErrorf("%v", err)
+	}
+	return win, nil
 }

@@ -105,8 +105,8 @@ func TestTimeWindowFlags(t *testing.T) {
 	}
 	// A valid window still selects: the mmio filter's --from/--to and the
 	// older --time LO..HI give the same log.
-	a, _, c1 := runUSB(t, "mmio", "filter", mlog, "--from", "12.3", "--to", "12s500ms")
-	b, _, c2 := runUSB(t, "mmio", "filter", mlog, "--time", "12.3..12.5")
+	a, _, c1 := runUSB(t, "mmio", "filter", mlog, "--from", "@12.3", "--to", "@12s500ms")
+	b, _, c2 := runUSB(t, "mmio", "filter", mlog, "--time", "@12.3..@12.5")
 	all, _, _ := runUSB(t, "mmio", "filter", mlog)
 	if c1 != 0 || c2 != 0 || a != b {
 		t.Errorf("--from/--to vs --time: exits %d %d, same=%v", c1, c2, a == b)
