@@ -41,6 +41,17 @@
 //   - markers (mmiotrace MARK records, the user event MarkerEvent, the
 //     markers of the clocks file) are instants on every input's track.
 //
+// # Traces of any length
+//
+// ExportSplit never writes a file larger than a bound (DefaultMaxSize,
+// 256 MiB: what the Perfetto UI opens comfortably). When the full detail
+// is larger it writes an overview of the whole capture (exact counts per
+// time bucket: USB bytes, transfers and errors per endpoint, MMIO accesses
+// per BAR and busiest register, user_events per name; losses, markers, a
+// slice naming the file of each detail window) and the full detail split
+// at time boundaries into windows under the bound, each a trace of its own
+// (Writer.Rotate), with an index.json (Index).
+//
 // # Clocks
 //
 // Each source has its own clock (see Clocks). A clocks file (clocks.json,

@@ -90,3 +90,31 @@ func ExampleMerge() {
 	// usb: 138 events, aligned true
 	// app: 3 events, aligned true
 }
+
+// ExportSplit bounds every file it writes: the lab's e1000 probe log (about
+// 1.5 MB of Perfetto detail) with a 400 KiB bound gives an overview and
+// detail windows, each under the bound.
+func ExampleExportSplit() {
+	dir, err := os.MkdirTemp("", "split")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	out := dir + "/probe.pftrace"
+	st, err := timeline.ExportSplit(context.Background(), out, []string{"../testdata/mmiotrace/e1000-probe.log"},
+		timeline.Options{}, timeline.SplitOptions{MaxSize: 400 << 10})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("split:", st.Split, "windows:", len(st.Index.Windows), "in", timeline.DetailDir("probe.pftrace"))
+	under := true
+	for _, w := range st.Index.Windows {
+		under = under && w.Bytes <= 400<<10
+	}
+	fmt.Println("every window under the bound:", under, "overview under it:", st.OverviewBytes <= 400<<10)
+	// Output:
+	// split: true windows: 5 in probe.d
+	// every window under the bound: true overview under it: true
+}
