@@ -259,6 +259,7 @@ func TestSplitLarge(t *testing.T) {
 	inWin := func(ts int64, w Window) bool { return uint64(ts) >= w.StartNS && uint64(ts) < w.EndNS }
 	var sumEvents int64
 	var lostWins []int
+	continued := 0 // USB transfers in flight at a boundary, begun again in the next window
 	for i, w := range idx.Windows {
 		if i > 0 && w.StartNS != idx.Windows[i-1].EndNS {
 			t.Errorf("window %d starts at %d, the previous ends at %d", i+1, w.StartNS, idx.Windows[i-1].EndNS)
@@ -319,6 +320,12 @@ func TestSplitLarge(t *testing.T) {
 			if e.cat == "usb" && e.typ == typeSliceBegin && e.args["window"] == nil {
 				gotS++
 			}
+			if e.typ == typeSliceBegin && e.args["window"] != nil {
+				continued++
+				if e.ts != w.StartNS {
+					t.Errorf("%s: a continued slice begins at %d, not at the window's start %d", w.File, e.ts, w.StartNS)
+				}
+			}
 		}
 		if gotMInst != wantMInst || gotS != wantS {
 			t.Errorf("%s: %d MMIO instants and %d USB transfers begun, the inputs have %d and %d", w.File, gotMInst, gotS, wantMInst, wantS)
@@ -333,6 +340,9 @@ func TestSplitLarge(t *testing.T) {
 	}
 	if want := int64(len(kinds) + len(utimes) + nev); sumEvents != want {
 		t.Errorf("windows hold %d events, the inputs %d", sumEvents, want)
+	}
+	if continued == 0 {
+		t.Error("no transfer in flight at any boundary: the continuation of slices is not tested")
 	}
 	if len(lostWins) != 1 {
 		t.Errorf("the loss is in %d windows, want 1", len(lostWins))
