@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -240,19 +239,15 @@ func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, 
 	if o.clocks != "" {
 		fmt.Fprintf(w, "clocks: %s (all inputs)\n", o.clocks)
 	} else {
-		// A clocks.json aligns the traces of its own directory (an
-		// 'iotap capture' directory), not the others.
-		byDir := map[string]*timeline.Clocks{}
+		ic, err := r.InputClocks()
+		if err != nil {
+			return err
+		}
 		for _, p := range r.Clocks {
-			c, err := timeline.LoadClocks(p.Path)
-			if err != nil {
-				return err
-			}
-			byDir[filepath.Dir(p.Path)] = c
 			fmt.Fprintf(w, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
 		}
 		for _, in := range inputs {
-			if c, ok := byDir[filepath.Dir(in)]; ok {
+			if c, ok := ic[in]; ok {
 				if o.inputClocks == nil {
 					o.inputClocks = map[string]*timeline.Clocks{}
 				}
@@ -285,42 +280,9 @@ func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, 
 	}
 	printTimelineStats(w, o.out, st)
 	if !verbose {
-		for _, s := range foldWarnings(warnings) {
+		for _, s := range report.FoldWarnings(warnings) {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
 		}
 	}
 	return nil
-}
-
-// foldWarnings turns warnings of the form "INPUT: message" into one line
-// per message with the number of inputs ("6 inputs: message (-v lists
-// them)"); other warnings are kept as they are.
-func foldWarnings(ws []string) []string {
-	count := map[string]int{}
-	var order, out []string
-	for _, w := range ws {
-		_, msg, ok := strings.Cut(w, ": ")
-		if !ok {
-			out = append(out, w)
-			continue
-		}
-		if count[msg] == 0 {
-			order = append(order, msg)
-		}
-		count[msg]++
-	}
-	sort.SliceStable(order, func(i, j int) bool { return count[order[i]] > count[order[j]] })
-	for _, msg := range order {
-		if count[msg] == 1 {
-			for _, w := range ws {
-				if strings.HasSuffix(w, ": "+msg) {
-					out = append(out, w)
-					break
-				}
-			}
-			continue
-		}
-		out = append(out, fmt.Sprintf("%d inputs: %s (-v lists them)", count[msg], msg))
-	}
-	return out
 }
