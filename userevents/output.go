@@ -10,6 +10,9 @@ import (
 // {"name":…,"ts":…,"cpu":…,"pid":…,"fields":{"a":1,"b":"hi"}}. ts is
 // the trace clock in nanoseconds; byte fields that are not text are hex.
 func AppendJSON(dst []byte, rec *Recorded) []byte {
+	if rec.EventHeader != nil {
+		return appendEventHeaderJSON(dst, rec)
+	}
 	dst = append(dst, `{"name":`...)
 	dst = appendJSONString(dst, rec.Name)
 	if rec.System != System && rec.System != "" {
@@ -48,6 +51,9 @@ func AppendJSON(dst []byte, rec *Recorded) []byte {
 // AppendText appends rec as one human-readable line (no newline):
 // "SECONDS.NANOS [CPU] PID NAME: a=1 b="hi"".
 func AppendText(dst []byte, rec *Recorded) []byte {
+	if rec.EventHeader != nil {
+		return appendEventHeaderText(dst, rec)
+	}
 	dst = strconv.AppendUint(dst, rec.TS/1e9, 10)
 	dst = append(dst, '.')
 	ns := strconv.AppendUint(nil, rec.TS%1e9, 10)

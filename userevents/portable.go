@@ -3,6 +3,8 @@ package userevents
 import (
 	"strconv"
 	"strings"
+
+	"github.com/iotap/iotap/userevents/eventheader"
 )
 
 // The declarations here are shared by the Linux producer and recorder and
@@ -35,6 +37,14 @@ type Recorded struct {
 	PID    int32
 	Format *Format
 	Values []Value
+	// EventHeader is the decoded event when the tracepoint follows the
+	// EventHeader convention (Provider_L<level>K<keyword>, see
+	// DecodeEventHeader); Values then hold only the header fields.
+	EventHeader *eventheader.Event
+	// Process and Thread are the sample's pid and tid when the source
+	// records them (perf samples: in the recording process's pid
+	// namespace), else 0.
+	Process, Thread int32
 }
 
 // ValidTracepoint checks an event directory name: a valid name, or

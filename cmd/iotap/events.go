@@ -30,6 +30,7 @@ long is refused (its size differs between user and kernel).`,
 		newEventsRecordCmd(e),   // events_record.go
 		newEventsStatusCmd(e),   // events_status.go
 		newEventsListCmd(e),     // events_status.go
+		newEventsReadCmd(e),     // events_read.go
 	)
 	return c
 }

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/userevents"
+	"github.com/spf13/cobra"
+)
+
+// newEventsReadCmd is `iotap events read`: tracepoint samples of a
+// perf.data file, decoded with the formats the file stores.
+func newEventsReadCmd(e *env) *cobra.Command {
+	var out string
+	var jsonOut, allowLoss bool
+	c := &cobra.Command{
+		Use:   "read PERF.DATA",
+		Short: "Decode the user_events (and other tracepoint) samples of a perf.data file",
+		Long: `Reads a perf.data file written by 'perf record -e user_events:NAME' (file or
+pipe mode; - reads standard input, pipe mode only) and prints its tracepoint samples
+decoded with the event formats perf stored in the file, in the same text or JSON as
+'iotap events record'. Samples are in file order (perf writes them per CPU, in rounds).
+
+Lost samples (PERF_RECORD_LOST) and samples that cannot be decoded are counted on
+stderr; the exit status is then 3 unless --allow-loss.`,
+		Example: `  perf record -e user_events:http_req -o req.data -- ./server
+  iotap events read req.data
+  iotap events read --json req.data > req.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, size := io.Reader(os.Stdin), int64(-1)
+			if args[0] != "-" {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				st, err := f.Stat()
+				if err != nil {
+					return err
+				}
+				in, size = f, st.Size()
+				if !st.Mode().IsRegular() {
+					size = -1
+				}
+			}
+			r, err := userevents.NewPerfDataReader(in, size)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = "-"
+			}
+			w, err := e.createOutput(out, outfile.InPlace, args[0])
+			if err != nil {
+				return err
+			}
+			bw := bufio.NewWriterSize(w, 64<<10)
+			var rec userevents.Recorded
+			var line []byte
+			var readErr error
+			for n := 0; ; n++ {
+				if n&1023 == 0 && e.ctx.Err() != nil {
+					return e.interrupted(e.ctx.Err())
+				}
+				err := r.Read(&rec)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					readErr = err
+					break
+				}
+				line = line[:0]
+				if jsonOut {
+					line = userevents.AppendJSON(line, &rec)
+				} else {
+					line = userevents.AppendText(line, &rec)
+				}
+				line = append(line, '\n')
+				if _, err := bw.Write(line); err != nil {
+					return err
+				}
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			if err := w.Commit(); err != nil {
+				return err
+			}
+			for _, s := range r.Warnings {
+				fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
+			}
+			for _, err := range r.Errors {
+				fmt.Fprintf(e.stderr, "iotap: %v\n", err)
+			}
+			if readErr != nil {
+				return readErr
+			}
+			st := r.Stats()
+			fmt.Fprintf(e.stderr, "iotap: %d event(s), lost %d, undecodable %d, without format %d, other samples %d\n",
+				st.Events, st.Lost, st.Bad, st.NoFormat, st.NotTracepoint)
+			if (st.Lost > 0 || st.Bad > 0 || st.Compressed > 0) && !allowLoss {
+				return dataLostError("events read: %d event(s) lost, %d undecodable, %d compressed records skipped (--allow-loss to accept)", st.Lost, st.Bad, st.Compressed)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
+	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
+	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	return c
+}
