@@ -102,6 +102,13 @@ func (t *PerfTrace) LossSummary() string {
 	if t == nil || !t.Lossy() {
 		return ""
 	}
-	return fmt.Sprintf("perf recorded loss: %d truncated AUX, %d partial AUX, %d AUX collisions, %d lost records, %d lost samples, %d AUXTRACE errors",
+	if t.AuxTruncated+t.AuxPartial+t.AuxCollision+t.Lost+t.LostSamples+t.AuxtraceErrors == 0 {
+		return "perf.data truncated: " + t.Truncated
+	}
+	l := fmt.Sprintf("perf recorded loss: %d truncated AUX, %d partial AUX, %d AUX collisions, %d lost records, %d lost samples, %d AUXTRACE errors",
 		t.AuxTruncated, t.AuxPartial, t.AuxCollision, t.Lost, t.LostSamples, t.AuxtraceErrors)
+	if t.Truncated != "" {
+		l += "; perf.data truncated: " + t.Truncated
+	}
+	return l
 }

@@ -75,7 +75,8 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := intelpt.PerfDataPT(b)
+		// a cut file gives what it holds; the cut is in PerfLoss
+		tr, err := intelpt.PerfDataPTTruncated(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -83,7 +83,9 @@ func NewPerfDataSources(name string, data []byte, conv *TSCConversion) ([]Source
 
 func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source, error) {
 	in.Format = "perf.data (Intel PT)"
-	t, err := intelpt.PerfDataPT(b)
+	// A cut file (perf killed, disk full) gives what it holds; the cut is
+	// loss (exit 3 unless --allow-loss).
+	t, err := intelpt.PerfDataPTTruncated(b)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +114,9 @@ func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source
 	}
 	// perf's loss counters are for the whole file: on the first stream
 	in.Lost += int64(t.Lost + t.AuxTruncated + t.AuxPartial + t.AuxCollision)
+	if t.Truncated != "" {
+		in.Truncated, in.Truncation = true, "perf.data "+t.Truncated
+	}
 	return srcs, nil
 }
 

@@ -140,6 +140,40 @@ func TestExportPTPerfData(t *testing.T) {
 	}
 }
 
+// TestExportPTPerfDataTruncated: a perf.data file cut inside its last
+// AUXTRACE record (perf killed, disk full) still gives a timeline: the
+// streams up to the cut are decoded, and the cut is reported as loss.
+func TestExportPTPerfDataTruncated(t *testing.T) {
+	cpu0 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 100},
+		intelpt.Packet{Kind: intelpt.KindOVF}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 400})
+	cpu1 := ptStream(t, intelpt.Packet{Kind: intelpt.KindPSB}, intelpt.Packet{Kind: intelpt.KindTSC, Payload: 200},
+		intelpt.Packet{Kind: intelpt.KindTraceStop})
+	file := perfDataPT(map[int32][]byte{0: cpu0, 1: cpu1})
+	p := filepath.Join(t.TempDir(), "perf.data")
+	// cut in cpu 1's PSB: its stream has no complete packet left
+	if err := os.WriteFile(p, file[:len(file)-len(cpu1)+4], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clocks := &Clocks{Sources: map[string]SourceClock{"pt": {TSC: &TSCConversion{Mult: 1, Shift: 0}}}}
+	st, out := export(t, []string{p}, Options{Clocks: clocks})
+	if len(st.Inputs) == 0 || !st.Inputs[0].Truncated || !strings.Contains(st.Inputs[0].Truncation, "truncated") {
+		t.Fatalf("inputs %+v: want the first one truncated", st.Inputs)
+	}
+	if st.Lost() == 0 {
+		t.Error("a truncated perf.data counts no loss")
+	}
+	tr := decodeTrace(t, out)
+	var got []string
+	for _, e := range tr.events {
+		if e.typ == typeInstant {
+			got = append(got, tr.path(e.track)+"@"+strconv.FormatUint(e.ts, 10)+":"+e.name)
+		}
+	}
+	if want := "Intel PT perf.data cpu 0@100:overflow"; !strings.HasPrefix(strings.Join(got, " "), want) {
+		t.Errorf("instants %q, want %q first", strings.Join(got, " "), want)
+	}
+}
+
 // withRecords inserts perf records at the start of the data section of a
 // perf.data file made by perfDataPT.
 func withRecords(file, recs []byte) []byte {
