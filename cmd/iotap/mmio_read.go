@@ -2,13 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
@@ -154,7 +157,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
 	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
-	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a log of 4 MiB or more)")
+	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a log of 4 MiB or more on more than 2 cores, else 1)")
 	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
@@ -295,6 +298,13 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 		return err
 	}
 	format := mmioFormat(asJSON, tab)
+	if workers == 0 && runtime.GOMAXPROCS(0) <= 2 {
+		// Two cores hold the workers plus the reading and writing
+		// goroutines: measured on a 2-core machine under load, the
+		// parallel path took the same CPU time and 1.5-3x the wall time
+		// of one goroutine (docs/performance.md).
+		workers = 1
+	}
 	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing})
 	if err != nil {
 		if e.ctx.Err() != nil {
@@ -316,13 +326,24 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
 	switch {
 	case asJSON:
+		// An Encoder per goroutine (json.Marshal would allocate each
+		// line's bytes: 25% more CPU).
+		encs := sync.Pool{New: func() any {
+			e := &mmioEncoder{}
+			e.enc = json.NewEncoder(&e.buf)
+			return e
+		}}
 		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
 			j := mmioJSON(r)
 			if tab != nil && r.PC != 0 {
 				j.Func = tab.Name(r.PC)
 			}
-			b, err := json.Marshal(j)
-			return append(append(dst, b...), '\n'), err
+			e := encs.Get().(*mmioEncoder)
+			e.buf.Reset()
+			err := e.enc.Encode(j)
+			dst = append(dst, e.buf.Bytes()...)
+			encs.Put(e)
+			return dst, err
 		}
 	case tab != nil:
 		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
@@ -336,6 +357,11 @@ func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
 		}
 	}
 	return mmiotrace.AppendText
+}
+
+type mmioEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 func mmioJSON(r *mmiotrace.Record) *mmioRecordJSON {
