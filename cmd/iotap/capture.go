@@ -29,7 +29,10 @@ type captureOptions struct {
 func newCaptureCmd(e *env) *cobra.Command {
 	o := &captureOptions{}
 	c := &cobra.Command{
-		Use:   "capture [--usb] [--mmio [--bind PCI]] [--events NAME|'NAME FIELDS']... -o DIR [-- COMMAND...]",
+		Use: "capture [--usb] [--mmio [--bind PCI]] [--events NAME|'NAME FIELDS']... -o DIR [-- COMMAND...]",
+		Example: `  sudo iotap capture --usb --mmio --bind 0000:00:03.0 -o cap/ -- modprobe e1000
+  sudo iotap capture --usb --bus 1 --events 'iotap_marker char[64] text' --duration 30s -o cap/
+  iotap report cap/ -o cap.html -o cap.pftrace`,
 		Short: "Capture several sources at once, with what is needed to put them on one clock",
 		Long: `capture records USB (usbmon, all buses or --bus), MMIO (mmiotrace; --bind
 unbinds the PCI device first and binds it again while tracing) and user_events

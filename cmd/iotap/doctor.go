@@ -14,7 +14,9 @@ func newDoctorCmd(e *env) *cobra.Command {
 	var asJSON bool
 	var root string
 	c := &cobra.Command{
-		Use:   "doctor",
+		Use: "doctor",
+		Example: `  iotap doctor
+  sudo iotap doctor --json | jq '.checks[] | select(.ok | not)'`,
 		Short: "Say what this machine can trace, and how to get the rest",
 		Long: `doctor checks each facility iotap uses (tracefs, debugfs, usbmon text and binary,
 mmiotrace, user_events, intel_pt, perf_event, privileges) and prints whether it

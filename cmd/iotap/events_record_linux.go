@@ -25,7 +25,10 @@ func newEventsRecordCmd(e *env) *cobra.Command {
 		perf      bool
 	)
 	c := &cobra.Command{
-		Use:   "record NAME|'NAME FIELDS'... -o FILE",
+		Use: "record NAME|'NAME FIELDS'... -o FILE",
+		Example: `  sudo iotap events record iotap_marker -o events.ndjson --json
+  sudo iotap events record 'myapp_req u32 id; u64 bytes' --duration 10s -o - --json | jq .fields
+  sudo iotap events record --count 100 --perf iotap_marker -o events.ndjson --json`,
 		Short: "Record user events until interrupted",
 		Long: `Record user events from the per-CPU binary ring buffers of a private ftrace
 instance, decoded with each event's format file, until SIGINT (or --duration,

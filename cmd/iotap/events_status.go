@@ -18,7 +18,9 @@ func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, 
 func newEventsStatusCmd(e *env) *cobra.Command {
 	var jsonOut bool
 	c := &cobra.Command{
-		Use:   "status",
+		Use: "status",
+		Example: `  iotap events status
+  iotap events status --json | jq -r 'select(.enabled) | .name'`,
 		Short: "Show registered user events and which tracers use them (user_events_status)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -62,7 +64,9 @@ func nonNil(s []string) []string {
 func newEventsListCmd(e *env) *cobra.Command {
 	var jsonOut bool
 	c := &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  iotap events list
+  iotap events list --json`,
 		Short: "List registered user events with their fields",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -14,7 +14,9 @@ import (
 func newEventsRegisterCmd(e *env) *cobra.Command {
 	var multi, noPersist bool
 	c := &cobra.Command{
-		Use:   "register 'NAME FIELDS'",
+		Use: "register 'NAME FIELDS'",
+		Example: `  sudo iotap events register 'myapp_req u32 id; u64 bytes'
+  sudo iotap events register --no-persist 'iotap_marker char[64] text'`,
 		Short: "Register a persistent user event",
 		Long: `Register an event, e.g. iotap events register 'req u32 id; char[16] tag'.
 
@@ -67,7 +69,9 @@ func newEventsWriteCmd(e *env) *cobra.Command {
 	var register string
 	var persist, requireEnabled bool
 	c := &cobra.Command{
-		Use:   "write [--register 'NAME FIELDS'] NAME field=value...",
+		Use: "write [--register 'NAME FIELDS'] NAME field=value...",
+		Example: `  iotap events write --register 'iotap_marker char[64] text' iotap_marker text=start
+  iotap events write --require-enabled myapp_req id=7 bytes=4096`,
 		Short: "Write one user event (for shell scripts)",
 		Long: `Register NAME if needed, write one event with the given field values, and exit.
 
@@ -169,9 +173,10 @@ func parseFieldValues(s *userevents.Schema, args []string) ([]any, error) {
 
 func newEventsDeleteCmd(e *env) *cobra.Command {
 	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a user event nothing uses any more (e.g. a persistent one)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "delete NAME",
+		Example: `  sudo iotap events delete myapp_req`,
+		Short:   "Delete a user event nothing uses any more (e.g. a persistent one)",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if !userevents.ValidName(args[0]) {
 				return usageErrorf("bad event name %q", args[0])

@@ -20,7 +20,10 @@ func newMMIOCaptureCmd(e *env) *cobra.Command {
 		force, offline, allowLoss                   bool
 	)
 	c := &cobra.Command{
-		Use:   "capture -o FILE [flags] [-- COMMAND...]",
+		Use: "capture -o FILE [flags] [-- COMMAND...]",
+		Example: `  sudo iotap mmio capture --bind 0000:00:03.0 -o e1000.log.zst -- sleep 5
+  sudo iotap mmio capture --bundle e1000.tar.gz --mark probe -o e1000.log
+  sudo iotap mmio capture --marker-fifo /tmp/marks -o - | iotap mmio stats -`,
 		Short: "Trace MMIO accesses with the kernel's mmiotrace tracer",
 		Long: `Capture an mmiotrace log: set the buffer size, start the mmiotrace tracer
 (refusing to replace another active tracer unless --force), stream

@@ -15,7 +15,9 @@ func newMMIODiffCmd(e *env) *cobra.Command {
 		maxEdits               int
 	)
 	c := &cobra.Command{
-		Use:   "diff [flags] A B",
+		Use: "diff [flags] A B",
+		Example: `  iotap mmio diff good.log bad.log
+  iotap mmio diff --json --max-edits 10000 good.log.zst bad.log.zst | jq 'select(.type == "summary")'`,
 		Short: "Align two mmiotrace logs by register sequence and show the differences",
 		Long: `Compare the register accesses of two logs, ignoring timestamps and map ids.
 Accesses are named PCIADDR/BAR+OFFSET (or by physical address outside known

@@ -25,7 +25,10 @@ func newMMIOFilterCmd(e *env) *cobra.Command {
 		between                       string
 	)
 	c := &cobra.Command{
-		Use:   "filter [flags] FILE",
+		Use: "filter [flags] FILE",
+		Example: `  iotap mmio filter --write --bar 0000:00:03.0/0+0x0..0x100 e1000.log
+  iotap mmio filter --from 12.3 --to 12.5 -o window.log.zst e1000.log
+  iotap mmio filter --between probe --until ready --kind R,W e1000.log.gz`,
 		Short: "Select records of an mmiotrace log, keeping it valid",
 		Long: `Select records of an mmiotrace log. The criteria combine with AND; repeated
 --addr/--bar/--map-id/--width values combine with OR. Address, width, value

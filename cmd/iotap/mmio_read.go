@@ -32,7 +32,10 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 		workers   int
 	)
 	c := &cobra.Command{
-		Use:   "read FILE",
+		Use: "read FILE",
+		Example: `  iotap mmio read --check e1000.log.zst
+  iotap mmio read --json -c 20 e1000.log | jq .addr
+  iotap mmio read --symbols e1000.tar.gz e1000.log -o e1000.txt`,
 		Short: "Read an mmiotrace log (plain, .gz, .xz, .zst) and rewrite, convert or check it",
 		Long: `Read an mmiotrace log and write it back in the kernel's text format (byte for
 byte for a kernel log), compressed when -o ends in .gz, .xz or .zst, or as

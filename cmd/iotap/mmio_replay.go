@@ -27,7 +27,9 @@ func newMMIOReplayCmd(e *env) *cobra.Command {
 		addrs, bars                          []string
 	)
 	c := &cobra.Command{
-		Use:   "replay [flags] FILE",
+		Use: "replay [flags] FILE",
+		Example: `  iotap mmio replay --dry-run --device 0000:00:03.0 e1000.log
+  sudo iotap mmio replay --device 0000:00:03.0 --pace recorded --start-mark probe --check-reads e1000.log`,
 		Short: "Re-execute the recorded writes of an mmiotrace log on a PCI device",
 		Long: `Re-execute the writes of a log, each with its recorded width (1, 2, 4 or 8
 bytes), in log order, on the BARs of a PCI device mapped through sysfs

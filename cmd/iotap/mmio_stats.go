@@ -20,7 +20,10 @@ func newMMIOStatsCmd(e *env) *cobra.Command {
 		symbols           string
 	)
 	c := &cobra.Command{
-		Use:   "stats [flags] FILE",
+		Use: "stats [flags] FILE",
+		Example: `  iotap mmio stats e1000.log.zst
+  iotap mmio stats --top 5 --symbols e1000.tar.gz e1000.log
+  iotap mmio stats --json e1000.log | jq 'select(.type == "register")'`,
 		Short: "Count accesses per register and map, find hot registers and polling loops",
 		Long: `Summarise an mmiotrace log: records per kind, accesses per map id, the
 hottest registers (named PCIADDR/BAR+OFFSET when a PCIDEV record describes

@@ -53,7 +53,11 @@ type timelineOptions struct {
 func newTimelineCmd(e *env) *cobra.Command {
 	o := &timelineOptions{}
 	c := &cobra.Command{
-		Use:   "timeline INPUT|DIR|-... -o FILE.pftrace",
+		Use: "timeline INPUT|DIR|-... -o FILE.pftrace",
+		Example: `  iotap timeline cap/ -o cap.pftrace
+  iotap timeline --clocks cap/clocks.json usb.pcapng mmio.log.zst -o all.pftrace
+  iotap timeline --from 2s --to +500ms --max-size 0 e1000.log -o probe.pftrace
+  ssh lab cat /tmp/usb.pcapng | iotap timeline - -o usb.pftrace`,
 		Short: "Merge traces of all sources on one clock into a Perfetto trace",
 		Long: `timeline reads usbmon captures (text, pcap, pcapng), mmiotrace logs (plain or
 compressed) and user_events records (iotap events record --json), detected
