@@ -3,6 +3,7 @@ package intelpt
 import (
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // Mapping is a range of a process's address space mapped from a file.
@@ -44,8 +45,26 @@ type AddressSpaces struct {
 	// Overlaps counts mappings that replaced part of an earlier one (as
 	// mmap(MAP_FIXED) does: the later record wins, as in the kernel).
 	Overlaps int
+	// OverlapNotes say which mapping replaced which, one line each
+	// ("pid 101: 500800-501000 00000000 /bin/other replaces part of
+	// 500000-502000 00000000 /bin/prog"), the first maxOverlapNotes.
+	OverlapNotes []string
 	// Exited lists processes whose EXIT record was seen.
 	Exited map[int32]bool
+}
+
+// maxOverlapNotes bounds AddressSpaces.OverlapNotes.
+const maxOverlapNotes = 32
+
+// note records which mappings of p m is about to replace.
+func (a *AddressSpaces) note(p *Process, who string, m Mapping) {
+	if len(a.OverlapNotes) >= maxOverlapNotes || m.End <= m.Start {
+		return
+	}
+	ms := p.Mappings
+	for i := sort.Search(len(ms), func(i int) bool { return ms[i].End > m.Start }); i < len(ms) && ms[i].Start < m.End && len(a.OverlapNotes) < maxOverlapNotes; i++ {
+		a.OverlapNotes = append(a.OverlapNotes, who+": "+m.String()+" replaces part of "+ms[i].String())
+	}
 }
 
 // Process returns the process pid (nil when the sideband never named it).
@@ -138,11 +157,13 @@ func (s *Sideband) AddressSpaces() *AddressSpaces {
 				m.BuildID = ids[m.File]
 			}
 			if r.PID == -1 || r.Misc&PerfMiscCPUModeMask == PerfMiscKernel {
+				a.note(&a.Kernel, "kernel", m)
 				a.Overlaps += a.Kernel.insert(m)
 				continue
 			}
 			p := a.proc(r.PID)
 			p.addThread(r.TID)
+			a.note(p, "pid "+strconv.Itoa(int(r.PID)), m)
 			a.Overlaps += p.insert(m)
 		case PerfRecordComm:
 			p := a.proc(r.PID)

@@ -146,6 +146,9 @@ func TestRawSideband(t *testing.T) {
 			t.Errorf("pid %d mappings:\n got %s\nwant %s", c.pid, g, c.want)
 		}
 	}
+	if want := []string{"pid 101: 500800-501000 00000000 /bin/other replaces part of 500000-502000 00000000 /bin/prog"}; strings.Join(a.OverlapNotes, "|") != strings.Join(want, "|") {
+		t.Errorf("overlap notes %q, want %q", a.OverlapNotes, want)
+	}
 	if a.Overlaps != 1 || !a.Exited[101] || a.Process(101).Comm != "prog" {
 		t.Errorf("overlaps %d, exited %v, comm %q", a.Overlaps, a.Exited, a.Process(101).Comm)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -162,6 +163,22 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	}
 	for _, g := range gaps {
 		fmt.Fprintf(e.stderr, "pt calls: gap: %s\n", g)
+	}
+	for _, o := range res.Overlaps {
+		fmt.Fprintf(e.stderr, "pt calls: overlapping mapping: %s (the later one is used)\n", o)
+	}
+	if sb := in.Sideband; sb != nil {
+		types := make([]uint32, 0, len(sb.Unknown))
+		for t := range sb.Unknown {
+			types = append(types, t)
+		}
+		slices.Sort(types)
+		for _, t := range types {
+			fmt.Fprintf(e.stderr, "pt calls: sideband: %d record(s) of unknown type %d skipped\n", sb.Unknown[t], t)
+		}
+		for _, b := range sb.Bad {
+			fmt.Fprintf(e.stderr, "pt calls: sideband: %v\n", b)
+		}
 	}
 	fmt.Fprintf(e.stderr, "pt calls: %d threads, %d instructions, %d calls, %d tail calls, %d returns, %d unwinds, %d unmatched returns, %d gaps\n",
 		len(res.Threads), res.Stats.Insns, res.Stats.Calls, res.Stats.TailCalls, res.Stats.Returns, res.Stats.Unwinds, res.Stats.UnmatchedReturns, res.Gaps)

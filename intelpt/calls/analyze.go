@@ -114,6 +114,9 @@ type Result struct {
 	// Threads decoded, by stream.
 	Threads []int32
 	Gaps    int
+	// Overlaps say which mappings replaced parts of earlier ones (the
+	// first few; AddressSpaces.OverlapNotes).
+	Overlaps []string
 }
 
 // switchTable tells which thread ran on a CPU at a time (perf time).
@@ -134,7 +137,7 @@ func (s *switchTable) at(ns uint64) (pid, tid int32, ok bool) {
 // Analyze rebuilds the calls of every thread of in.
 func Analyze(in *Input, o Options) (*Result, error) {
 	as := in.Sideband.AddressSpaces()
-	res := &Result{}
+	res := &Result{Overlaps: as.OverlapNotes}
 	tr := NewTracker(o.OnCall)
 	tr.OnBegin = o.OnBegin
 	tr.TreeDepth = o.TreeDepth
