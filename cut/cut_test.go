@@ -250,3 +250,31 @@ func TestCutEvents(t *testing.T) {
 		t.Errorf("wall clock on events: %v", err)
 	}
 }
+
+// The R/W fast path gives the stamp the mmiotrace parser gives.
+func TestRWStamp(t *testing.T) {
+	data, err := os.ReadFile(mmioLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec mmiotrace.Record
+	n := 0
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if len(l) < 2 || (l[0] != 'R' && l[0] != 'W') {
+			continue
+		}
+		ts, ok := rwStamp(l)
+		if err := mmiotrace.ParseLine(l, &rec); err != nil || !ok || ts != int64(rec.Time.NS) {
+			t.Fatalf("%q: fast %d %v, parser %d %v", l, ts, ok, rec.Time.NS, err)
+		}
+		n++
+	}
+	for _, bad := range []string{"R 4 12 0x1", "R x 1.5 ", "W 4 1.5", "R 4 1.1234567890 1"} {
+		if _, ok := rwStamp([]byte(bad)); ok {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("%d lines", n)
+	}
+}

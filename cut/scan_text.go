@@ -35,6 +35,18 @@ func (s *mmioScanner) next(u *unit) ([]byte, error) {
 	}
 	*u = unit{kind: kindEvent}
 	body := trimEOL(l)
+	// Fast path: "R|W WIDTH SEC.USEC ..." needs only its stamp.
+	if len(body) > 4 && (body[0] == 'R' || body[0] == 'W') && body[1] == ' ' {
+		if t, ok := rwStamp(body); ok {
+			u.timed, u.t = true, t
+			if body[0] == 'R' {
+				u.src = mmioSrcR
+			} else {
+				u.src = mmioSrcW
+			}
+			return l, nil
+		}
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		u.kind = kindHeader
 		return l, nil
@@ -74,6 +86,40 @@ func (s *mmioScanner) next(u *unit) ([]byte, error) {
 		}
 	}
 	return l, nil
+}
+
+// rwStamp returns the stamp of an R or W line (the third field, decimal
+// seconds with up to 9 fractional digits), false when it is not that.
+func rwStamp(b []byte) (int64, bool) {
+	i := 2
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == 2 || i >= len(b) || b[i] != ' ' {
+		return 0, false
+	}
+	i++
+	var sec, frac int64
+	j := i
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' && j-i < 11 {
+		sec = sec*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == i || j >= len(b) || b[j] != '.' {
+		return 0, false
+	}
+	j++
+	k := j
+	scale := int64(1e9)
+	for k < len(b) && b[k] >= '0' && b[k] <= '9' && k-j < 9 {
+		frac = frac*10 + int64(b[k]-'0')
+		scale /= 10
+		k++
+	}
+	if k == j || k >= len(b) || b[k] != ' ' {
+		return 0, false
+	}
+	return sec*1e9 + frac*scale, true
 }
 
 // usbTextScanner reads usbmon '1u'/'1t' text. Its stamps are microseconds
