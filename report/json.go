@@ -3,60 +3,69 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/iotap/iotap/internal/ndjson"
 	"io"
+	"strings"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usb"
 )
 
-// The NDJSON report: one object per line. Every object has "type"; the
-// objects of a trace have "trace" (its name) and "source" too, and
-// otherwise the fields of the matching stats verb's --json output
-// ('iotap usb stats --json', 'iotap mmio stats --json', 'iotap pt stats
-// --json'). Lines, in order: per trace a "trace" object, then its
-// source's objects; last a "report" object.
+// The NDJSON report (docs/ndjson.md): per trace an "input" record (its
+// file, format, clock, status and span), then the records of the
+// matching stats verb's --json output ('iotap usb stats --json', 'iotap
+// mmio stats --json', 'iotap pt stats --json') with the trace's file;
+// last a "report" record.
 
-// TraceJSON is the "trace" object.
-type TraceJSON struct {
-	Type     string `json:"type"` // "trace"
-	Trace    string `json:"trace"`
-	Source   string `json:"source"`
-	Format   string `json:"format"`
-	Status   string `json:"status"` // "ok", "loss", "error"
-	Loss     string `json:"loss,omitempty"`
-	Error    string `json:"error,omitempty"`
-	Aligned  bool   `json:"aligned"`
-	FirstNS  *int64 `json:"first_ns,omitempty"` // on the trace's clock
-	LastNS   *int64 `json:"last_ns,omitempty"`
-	OffsetNS int64  `json:"offset_ns"` // added to map onto the report's axis
+// clockOf names the clock of t's first_ns and last_ns (docs/ndjson.md).
+func clockOf(t *Trace) string {
+	switch t.Source {
+	case "usb":
+		if strings.Contains(t.Format, "1u") || strings.Contains(t.Format, "1t") {
+			return "usbmon_text"
+		}
+		return "realtime"
+	case "mmio", "events":
+		return "trace"
+	}
+	return ""
 }
 
-// USBStatsJSON is a "device" or "endpoint" object, as 'iotap usb stats
-// --json' prints it (usb.StatsRecord), plus type, trace and source.
-type USBStatsJSON struct {
-	Type   string `json:"type"`
-	Trace  string `json:"trace"`
-	Source string `json:"source"`
-	usb.StatsRecord
+// appendTrace appends t's "input" record.
+func appendTrace(b []byte, t *Trace) []byte {
+	b = ndjson.Input(b, t.Source, t.Name, t.Format, clockOf(t))
+	status := "ok"
+	switch {
+	case t.Err != nil:
+		status = "error"
+	case t.Loss != "":
+		status = "loss"
+	}
+	b = ndjson.Str(b, "status", status)
+	b = ndjson.StrOrNull(b, "loss", t.Loss)
+	if t.Err != nil {
+		b = ndjson.Str(b, "error", t.Err.Error())
+	} else {
+		b = ndjson.Null(b, "error")
+	}
+	b = ndjson.Bool(b, "aligned", t.Aligned)
+	if t.Span.Set {
+		b = ndjson.Int(b, "first_ns", t.Span.FirstNS)
+		b = ndjson.Int(b, "last_ns", t.Span.LastNS)
+	} else {
+		b = ndjson.Null(b, "first_ns")
+		b = ndjson.Null(b, "last_ns")
+	}
+	b = ndjson.Int(b, "offset_ns", t.OffsetNS)
+	return ndjson.End(b)
 }
 
 // WriteJSON writes the report as NDJSON.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	for _, t := range r.Traces {
-		tj := TraceJSON{Type: "trace", Trace: t.Name, Source: t.Source, Format: t.Format, Status: "ok", Loss: t.Loss,
-			Aligned: t.Aligned, OffsetNS: t.OffsetNS}
-		switch {
-		case t.Err != nil:
-			tj.Status, tj.Error = "error", t.Err.Error()
-		case t.Loss != "":
-			tj.Status = "loss"
-		}
-		if t.Span.Set {
-			tj.FirstNS, tj.LastNS = &t.Span.FirstNS, &t.Span.LastNS
-		}
-		if err := enc.Encode(tj); err != nil {
+		if _, err := w.Write(appendTrace(nil, t)); err != nil {
 			return err
 		}
 		if t.Err != nil {
@@ -65,7 +74,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		var err error
 		switch {
 		case t.USB != nil:
-			err = t.usbJSON(enc)
+			err = t.usbJSON(w)
 		case t.MMIO != nil:
 			err = t.mmioJSON(enc)
 		case t.PT != nil:
@@ -81,11 +90,24 @@ func (r *Report) WriteJSON(w io.Writer) error {
 			return err
 		}
 	}
-	others := r.Others
-	if others == nil {
-		others = []Other{}
+	b := ndjson.Begin(nil, "report")
+	b = ndjson.Int(b, "traces", int64(len(r.Traces)))
+	b = ndjson.Int(b, "lossy", int64(r.Lossy()))
+	b = ndjson.Int(b, "errors", int64(r.errors()))
+	b = ndjson.OpenArray(b, "not_traces")
+	for _, o := range r.Others {
+		b = ndjson.Str(ndjson.OpenElem(b), "name", o.Name)
+		b = ndjson.Close(ndjson.Str(b, "why", o.Why))
 	}
-	return enc.Encode(map[string]any{"type": "report", "traces": len(r.Traces), "lossy": r.Lossy(), "errors": r.errors(), "not_traces": others, "bundles": r.Bundles})
+	b = ndjson.CloseArray(b)
+	b = ndjson.OpenArray(b, "bundles")
+	for i := range r.Bundles {
+		b = r.Bundles[i].appendJSON(ndjson.OpenElem(b))
+		b = ndjson.Close(b)
+	}
+	b = ndjson.CloseArray(b)
+	_, err := w.Write(ndjson.End(b))
+	return err
 }
 
 func (r *Report) errors() int {
@@ -98,22 +120,24 @@ func (r *Report) errors() int {
 	return n
 }
 
-func (t *Trace) usbJSON(enc *json.Encoder) error {
+func (t *Trace) usbJSON(w io.Writer) error {
 	u := t.USB
+	var b []byte
 	for _, d := range u.Stats.Devices() {
 		v, m, p := identityParts(u.IDs, d.Bus, d.Device)
-		if err := enc.Encode(USBStatsJSON{"device", t.Name, "usb", usb.DeviceRecord(d, v, m, p)}); err != nil {
-			return err
-		}
+		r := usb.DeviceRecord(d, v, m, p)
+		r.File = t.Name
+		b = r.AppendJSON(b)
 	}
 	for _, s := range u.Stats.Endpoints() {
 		v, _, _ := identityParts(u.IDs, s.Bus, s.Device)
-		if err := enc.Encode(USBStatsJSON{"endpoint", t.Name, "usb", usb.EndpointRecord(s, v)}); err != nil {
-			return err
-		}
+		r := usb.EndpointRecord(s, v)
+		r.File = t.Name
+		b = r.AppendJSON(b)
 	}
-	return enc.Encode(map[string]any{"type": "summary", "trace": t.Name, "source": "usb", "kind": "summary",
-		"events": u.Stats.Events(), "untracked_events": u.Stats.Untracked(), "span_us": u.Stats.Span(), "pairing": u.Pairs})
+	b = usb.AppendStatsSummary(b, t.Name, u.Stats, u.Pairs)
+	_, err := w.Write(b)
+	return err
 }
 
 func (t *Trace) mmioJSON(enc *json.Encoder) error {
@@ -179,4 +203,14 @@ func (t *Trace) ptJSON(enc *json.Encoder) error {
 		}
 	}
 	return nil
+}
+
+// appendJSON appends the members of b's object in the "report" record.
+func (bu *Bundle) appendJSON(b []byte) []byte {
+	b = ndjson.Str(b, "path", bu.Path)
+	b = ndjson.OpenArray(b, "members")
+	for _, m := range bu.Members {
+		b = ndjson.StrElem(b, m)
+	}
+	return ndjson.CloseArray(b)
 }

@@ -10,32 +10,37 @@ import (
 	"github.com/iotap/iotap/usbmon"
 )
 
-// EventRecord is the NDJSON schema of one usbmon event as 'iotap usb read
-// --json' writes it (one object per line): the event, its decoding, and
-// its pairing (the submission a completion answers, the latency).
+// EventRecord is the Go form of one "usb_event" record of 'iotap usb read
+// --json' (docs/ndjson.md), for programs that read the stream with
+// encoding/json: the event, its decoding, and its pairing (the submission
+// a completion answers, the latency). EventEncoder writes the records;
+// NewEventRecord builds the same values (the encoder's tests compare the
+// two).
 type EventRecord struct {
-	Seq        uint64  `json:"seq"`   // 1-based position in the input
-	Time       float64 `json:"time"`  // seconds since the input's first event
-	Micros     int64   `json:"ts_us"` // the event's own stamp (Micros)
-	URB        string  `json:"urb_id"`
-	Type       string  `json:"type"`
-	Transfer   string  `json:"transfer"`
-	Dir        string  `json:"dir"` // "in" or "out"
-	Bus        uint16  `json:"bus"`
-	Device     uint8   `json:"device"`
-	Endpoint   uint8   `json:"endpoint"`
-	Status     *int32  `json:"status,omitempty"` // completions and errors
-	StatusName string  `json:"status_name,omitempty"`
-	Length     uint32  `json:"length"`
-	Setup      string  `json:"setup,omitempty"` // hex, submissions
-	Data       string  `json:"data,omitempty"`  // hex
-	LatencyUs  *int64  `json:"latency_us,omitempty"`
-	SubmitSeq  *uint64 `json:"submit_seq,omitempty"`
-	Request    string  `json:"request,omitempty"`
-	Summary    string  `json:"summary,omitempty"`
-	Decoded    any     `json:"decoded,omitempty"`
-	DecodeErr  string  `json:"decode_error,omitempty"`
-	VIDPID     string  `json:"vidpid,omitempty"`
+	Kind       string `json:"kind"`   // KindEvent
+	Seq        uint64 `json:"seq"`    // 1-based position in the input
+	TsNs       int64  `json:"ts_ns"`  // the event's own stamp, on the input record's clock
+	RelNs      int64  `json:"rel_ns"` // since the input's first event
+	URB        string `json:"urb_id"` // "0x..."
+	URBType    string `json:"urb_type"`
+	Transfer   string `json:"transfer"`
+	Bus        uint16 `json:"bus"`
+	Dev        uint8  `json:"dev"`
+	EP         uint8  `json:"ep"`               // address byte: bit 7 set for IN
+	Status     *int32 `json:"status,omitempty"` // completions and errors
+	StatusName string `json:"status_name,omitempty"`
+	Length     uint32 `json:"length"`
+	Setup      string `json:"setup,omitempty"` // hex, submissions
+	Data       string `json:"data,omitempty"`  // hex
+	// LatencyNs and SubmitSeq are present (null when unpaired) on
+	// completions and errors.
+	LatencyNs *int64  `json:"latency_ns,omitempty"`
+	SubmitSeq *uint64 `json:"submit_seq,omitempty"`
+	Request   string  `json:"request,omitempty"`
+	Summary   string  `json:"summary,omitempty"`
+	Decoded   any     `json:"decoded,omitempty"`
+	DecodeErr string  `json:"decode_error,omitempty"`
+	VIDPID    string  `json:"vidpid,omitempty"`
 	// Synthesized: made at capture start from sysfs (descriptors), not
 	// captured traffic (usbmon.Event.Synthesized).
 	Synthesized bool `json:"synthesized,omitempty"`
@@ -63,11 +68,12 @@ func ClassHint(ids *Identities, bus uint16, dev uint8, s Setup) uint8 {
 	return info.Class
 }
 
-// NewEventRecord fills the record of ev (position seq, rel seconds after
-// the first event) with its pairing p (paired: p is valid) and decoding d.
-func NewEventRecord(seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded, ids *Identities) EventRecord {
-	j := EventRecord{Seq: seq, Time: rel, Micros: Micros(ev), URB: fmt.Sprintf("0x%x", ev.ID), Type: ev.Type.String(),
-		Transfer: ev.Transfer.String(), Dir: DirectionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
+// NewEventRecord fills the record of ev (position seq, relNs nanoseconds
+// after the first event) with its pairing p (paired: p is valid) and
+// decoding d.
+func NewEventRecord(seq uint64, relNs int64, ev *usbmon.Event, p Pair, paired bool, d Decoded, ids *Identities) EventRecord {
+	j := EventRecord{Kind: KindEvent, Seq: seq, TsNs: Micros(ev) * 1000, RelNs: relNs, URB: fmt.Sprintf("0x%x", ev.ID),
+		URBType: ev.Type.String(), Transfer: ev.Transfer.String(), Bus: ev.Bus, Dev: ev.Device, EP: ev.EndpointAddress(),
 		Length: ev.Length, Summary: d.Summary, Decoded: d.Detail, Synthesized: ev.Synthesized}
 	if ev.Type != usbmon.Submission {
 		st := ev.Status
@@ -86,8 +92,8 @@ func NewEventRecord(seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bo
 		j.Data = hex.EncodeToString(ev.Data)
 	}
 	if paired {
-		lat, ss := p.Latency, p.Submit.Seq+1
-		j.LatencyUs, j.SubmitSeq = &lat, &ss
+		lat, ss := p.Latency*1000, p.Submit.Seq+1
+		j.LatencyNs, j.SubmitSeq = &lat, &ss
 	}
 	if d.Err != nil {
 		j.DecodeErr = d.Err.Error()

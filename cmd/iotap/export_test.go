@@ -119,7 +119,7 @@ func TestExportUSBMatchesStats(t *testing.T) {
 				transfer     string
 			}
 			want := map[key]map[string]any{}
-			for _, o := range ndjson(t, out) {
+			for _, o := range decodeLines(t, out) {
 				if o["kind"] != "endpoint" {
 					continue
 				}
@@ -177,7 +177,7 @@ func TestExportMMIOMatchesStats(t *testing.T) {
 				t.Fatalf("mmio stats: exit %d: %s", code, errs)
 			}
 			var want []map[string]any
-			for _, o := range ndjson(t, out) {
+			for _, o := range decodeLines(t, out) {
 				if o["type"] == "register" {
 					want = append(want, o)
 				}
@@ -341,13 +341,13 @@ func TestExportManyHosts(t *testing.T) {
 		// The oracle per host: iotap's own commands on that host's inputs.
 		var transfers int64
 		out, _, _ := runIotap(t, "usb", "stats", "--json", h.usb)
-		for _, o := range ndjson(t, out) {
+		for _, o := range decodeLines(t, out) {
 			if o["kind"] == "endpoint" {
 				transfers += int64(o["latency"].(map[string]any)["count"].(float64))
 			}
 		}
 		out, _, _ = runIotap(t, "mmio", "stats", "--json", "--top", "0", h.mmio)
-		k := ndjson(t, out)[0]["kinds"].(map[string]any)
+		k := decodeLines(t, out)[0]["kinds"].(map[string]any)
 		want[h.host] = fmt.Sprintf("%s %d %d", h.boot, transfers, int64(k["R"].(float64)+k["W"].(float64)))
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "usb_transfers", "host=*", "date=*", "*.parquet"))
@@ -447,7 +447,7 @@ func TestExportMMIOFields(t *testing.T) {
 		t.Fatalf("mmio names: exit %d: %s", code, errs)
 	}
 	want := map[int64]string{}
-	for _, o := range ndjson(t, out) {
+	for _, o := range decodeLines(t, out) {
 		fs, _ := o["fields"].([]any)
 		type f struct {
 			low int
@@ -535,7 +535,7 @@ func TestQueryPrintsDuckDBCommand(t *testing.T) {
 	r := duck(t, sql)
 	usbOut, _, _ := runIotap(t, "usb", "stats", "--json", "../../testdata/capture/usb.pcapng")
 	var want int64
-	for _, o := range ndjson(t, usbOut) {
+	for _, o := range decodeLines(t, usbOut) {
 		if o["kind"] == "endpoint" {
 			want += int64(o["latency"].(map[string]any)["count"].(float64))
 		}

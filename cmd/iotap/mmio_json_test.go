@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// ndjson decodes every line of out as one JSON object.
-func ndjson(t *testing.T, out string) []map[string]any {
+// decodeLines decodes every line of out as one JSON object.
+func decodeLines(t *testing.T, out string) []map[string]any {
 	t.Helper()
 	var objs []map[string]any
 	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
@@ -27,7 +27,7 @@ func TestMMIOStatsJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	objs := ndjson(t, out)
+	objs := decodeLines(t, out)
 	types := map[string]int{}
 	for _, o := range objs {
 		types[o["type"].(string)]++
@@ -58,7 +58,7 @@ func TestMMIODiffJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	objs := ndjson(t, out)
+	objs := decodeLines(t, out)
 	if len(objs) != 3 {
 		t.Fatalf("%d objects:\n%s", len(objs), out)
 	}
@@ -87,7 +87,7 @@ func TestMMIOReplayDryRunJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	objs := ndjson(t, out)
+	objs := decodeLines(t, out)
 	hl := strings.Split(strings.TrimSuffix(human, "\n"), "\n")
 	if len(objs) != len(hl)+1 || len(hl) != 5388 {
 		t.Fatalf("%d objects for %d writes", len(objs), len(hl))

@@ -116,7 +116,7 @@ func TestReportOutputKinds(t *testing.T) {
 		code   int
 	}{
 		{[]string{"-o", filepath.Join(dir, "r.html")}, "r.html", "<!DOCTYPE html>", 0},
-		{[]string{"-o", filepath.Join(dir, "r.json")}, "r.json", `{"type":"trace"`, 0},
+		{[]string{"-o", filepath.Join(dir, "r.json")}, "r.json", `{"kind":"input"`, 0},
 		{[]string{"--format", "html", "-o", filepath.Join(dir, "r.out")}, "r.out", "<!DOCTYPE html>", 0},
 		{[]string{"-o", filepath.Join(dir, "r.txt")}, "r.txt", "", exitUsage},
 		{[]string{"--format", "svg", "-o", filepath.Join(dir, "r2.html")}, "r2.html", "", exitUsage},
@@ -145,7 +145,7 @@ func TestReportOutputKinds(t *testing.T) {
 }
 
 // report --json's USB objects carry the same numbers, under the same
-// names, as 'iotap usb stats --json' of each capture.
+// names, as 'iotap usb stats --json' of each capture (plus the file).
 func TestReportJSONMatchesUSBStats(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), []string{"report", "--json", "../../testdata/usbmon"}, &out, &errb); err != nil {
@@ -157,11 +157,9 @@ func TestReportJSONMatchesUSBStats(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("not JSON: %q: %v", l, err)
 		}
-		if m["source"] == "usb" && (m["kind"] == "endpoint" || m["kind"] == "device") {
-			tr := m["trace"].(string)
-			delete(m, "trace")
-			delete(m, "source")
-			delete(m, "type")
+		if m["kind"] == "usb_endpoint" || m["kind"] == "usb_device" || m["kind"] == "usb_summary" {
+			tr := m["file"].(string)
+			delete(m, "file")
 			byTrace[tr] = append(byTrace[tr], m)
 		}
 	}
@@ -177,7 +175,7 @@ func TestReportJSONMatchesUSBStats(t *testing.T) {
 		for _, l := range strings.Split(strings.TrimSpace(so.String()), "\n") {
 			var m map[string]any
 			json.Unmarshal([]byte(l), &m)
-			if m["kind"] != "summary" {
+			if m["kind"] != "input" {
 				want = append(want, m)
 			}
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -35,7 +34,7 @@ when the capture ended first (a hung transfer shows up here).
 
 The same filters as 'iotap usb read' select the transfers printed.`,
 		Example: `  iotap usb pair capture.pcapng
-  iotap usb pair --json --type bulk 0u.txt | jq .latency_us`,
+  iotap usb pair --json --type bulk 0u.txt | jq .latency_ns`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			done := e.limitStdout(count)
@@ -48,36 +47,6 @@ The same filters as 'iotap usb read' select the transfers printed.`,
 	return c
 }
 
-type usbPairJSON struct {
-	SubmitSeq   uint64 `json:"submit_seq"`
-	CompleteSeq uint64 `json:"complete_seq"`
-	URB         string `json:"urb_id"`
-	Transfer    string `json:"transfer"`
-	Dir         string `json:"dir"`
-	Bus         uint16 `json:"bus"`
-	Device      uint8  `json:"device"`
-	Endpoint    uint8  `json:"endpoint"`
-	Status      int32  `json:"status"`
-	StatusName  string `json:"status_name"`
-	Requested   uint32 `json:"requested"`
-	Actual      uint32 `json:"actual"`
-	LatencyUs   int64  `json:"latency_us"`
-	Request     string `json:"request,omitempty"`
-}
-
-type usbUnmatchedJSON struct {
-	Kind      string `json:"kind"` // "superseded" or "in_flight"
-	SubmitSeq uint64 `json:"submit_seq"`
-	URB       string `json:"urb_id"`
-	Transfer  string `json:"transfer"`
-	Dir       string `json:"dir"`
-	Bus       uint16 `json:"bus"`
-	Device    uint8  `json:"device"`
-	Endpoint  uint8  `json:"endpoint"`
-	Requested uint32 `json:"requested"`
-	Request   string `json:"request,omitempty"`
-}
-
 func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
@@ -85,8 +54,12 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	}
 	defer in.close()
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
-	enc := json.NewEncoder(w)
 	var line []byte
+	if o.json {
+		if _, err := w.Write(usb.AppendInput(nil, path, in.pl.Reader.Format())); err != nil {
+			return err
+		}
+	}
 	// Unmatched submissions are listed when the filter selects them; the
 	// filter sees an event rebuilt from the key.
 	report := func(kind string, k usb.Key, s usb.Submission) error {
@@ -95,13 +68,15 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 		if !in.pl.Filter.Match(&ev) {
 			return nil
 		}
+		if o.json {
+			line = usb.AppendUnmatched(line, kind, k, s, in.pl.Identities)
+			_, err := w.Write(line)
+			line = line[:0]
+			return err
+		}
 		var req string
 		if s.HasSetup {
 			req = s.Setup.Describe(usb.ClassHint(in.pl.Identities, k.Bus, k.Device, s.Setup))
-		}
-		if o.json {
-			return enc.Encode(usbUnmatchedJSON{Kind: kind, SubmitSeq: s.Seq + 1, URB: fmt.Sprintf("0x%x", k.ID), Transfer: k.Transfer.String(),
-				Dir: usb.DirectionName(ev.In), Bus: k.Bus, Device: k.Device, Endpoint: ev.Endpoint, Requested: s.Length, Request: req})
 		}
 		b := strconv.AppendUint(nil, s.Seq+1, 10)
 		b = append(b, "->"...)
@@ -131,15 +106,15 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 		if !paired {
 			return nil
 		}
+		if o.json {
+			line = usb.AppendPair(line, p, ev, in.pl.Identities)
+			_, err := w.Write(line)
+			line = line[:0]
+			return err
+		}
 		var req string
 		if p.Submit.HasSetup {
 			req = p.Submit.Setup.Describe(usb.ClassHint(in.pl.Identities, ev.Bus, ev.Device, p.Submit.Setup))
-		}
-		if o.json {
-			return enc.Encode(usbPairJSON{SubmitSeq: p.Submit.Seq + 1, CompleteSeq: p.Seq + 1, URB: fmt.Sprintf("0x%x", p.ID),
-				Transfer: ev.Transfer.String(), Dir: usb.DirectionName(ev.In), Bus: ev.Bus, Device: ev.Device, Endpoint: ev.Endpoint,
-				Status: ev.Status, StatusName: usb.StatusName(ev.Status), Requested: p.Submit.Length, Actual: p.Length,
-				LatencyUs: p.Latency, Request: req})
 		}
 		line = line[:0]
 		line = strconv.AppendUint(line, p.Submit.Seq+1, 10)
@@ -177,10 +152,7 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	}
 	c := in.pl.Pairer.Counts()
 	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
-		if err := enc.Encode(struct {
-			Kind string `json:"kind"`
-			usb.PairCounts
-		}{"summary", c}); err != nil && readErr == nil {
+		if _, err := w.Write(usb.AppendPairSummary(line[:0], c)); err != nil && readErr == nil {
 			readErr = err
 		}
 	}

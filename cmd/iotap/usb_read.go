@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/ndjson"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -333,23 +333,15 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 	}
 	defer in.close()
 	dec := usb.NewDecoder(in.pl.Identities)
+	if o.json {
+		return runUSBReadJSON(in, dec, path)
+	}
 	w := bufio.NewWriterSize(e.stdout, 1<<16)
-	enc := json.NewEncoder(w)
 	var line []byte
 	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
 		t := usb.Micros(ev)
 		rel := float64(usbElapsed(in.pl.First, t, ev)) / 1e6
 		d := dec.Decode(ev, p, paired)
-		if o.json {
-			j := usb.NewEventRecord(seq, rel, ev, p, paired, d, in.pl.Identities)
-			if err := enc.Encode(j); err != nil {
-				return err
-			}
-			if in.live {
-				return w.Flush()
-			}
-			return nil
-		}
 		line = appendUSBLine(line[:0], seq, rel, ev, p, paired, d)
 		if o.hexDump && ev.HasData() {
 			line = appendHexDump(line, ev.Data)
@@ -361,6 +353,22 @@ func runUSBRead(e *env, o *usbAnOptions, path string) error {
 			return w.Flush()
 		}
 		return nil
+	})
+	if err := w.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return in.finish(readErr)
+}
+
+// runUSBReadJSON writes the "usb_event" records (docs/ndjson.md).
+func runUSBReadJSON(in *usbAnInput, dec *usb.Decoder, path string) error {
+	w := ndjson.NewWriter(in.e.stdout)
+	w.Live = in.live
+	w.B = usb.AppendInput(w.B, path, in.pl.Reader.Format())
+	enc := usb.EventEncoder{Identities: in.pl.Identities}
+	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
+		w.B = enc.Append(w.B, seq, ev, p, paired, dec.Decode(ev, p, paired))
+		return w.Flushed()
 	})
 	if err := w.Flush(); err != nil && readErr == nil {
 		readErr = err

@@ -139,22 +139,28 @@ func TestUSBReadUsage(t *testing.T) {
 
 type usbJSONLine struct {
 	Seq       int    `json:"seq"`
-	Type      string `json:"type"`
-	Device    int    `json:"device"`
+	Type      string `json:"urb_type"`
+	Device    int    `json:"dev"`
 	Transfer  string `json:"transfer"`
-	Dir       string `json:"dir"`
+	EP        int    `json:"ep"`
 	Status    *int   `json:"status"`
 	Summary   string `json:"summary"`
 	Request   string `json:"request"`
 	VIDPID    string `json:"vidpid"`
-	LatencyUs *int64 `json:"latency_us"`
+	LatencyNs *int64 `json:"latency_ns"`
 	SubmitSeq *int   `json:"submit_seq"`
 }
 
+// decodeNDJSON decodes the records of a stream after its "input" record
+// (docs/ndjson.md), which must be the first line.
 func decodeNDJSON[T any](t *testing.T, out string) []T {
 	t.Helper()
 	var rows []T
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], `{"kind":"input","schema":1,`) {
+		t.Fatalf("first line %q: not an input record", lines[0])
+	}
+	for _, l := range lines[1:] {
 		var r T
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("line %q: %v", l, err)
@@ -199,7 +205,7 @@ func TestUSBReadFiltersAgainstTshark(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", tt.args, code, errs)
 		}
-		n := strings.Count(out, "\n")
+		n := len(decodeNDJSON[usbJSONLine](t, out))
 		if want := tsharkCount(t, p, tt.filter); n != want {
 			t.Errorf("%v: %d events, tshark -Y %q: %d", tt.args, n, tt.filter, want)
 		}
@@ -214,7 +220,7 @@ func TestUSBReadJSON(t *testing.T) {
 	}
 	rows := decodeNDJSON[usbJSONLine](t, out)
 	if rows[1].Summary != "DEVICE usb=2.10 class=misc/2/1 maxpacket0=32 id=5fc9:0063 rev=1.00 strings=1/4/3 configs=1" ||
-		rows[1].VIDPID != "5fc9:0063" || rows[1].SubmitSeq == nil || *rows[1].SubmitSeq != 1 || rows[1].LatencyUs == nil || *rows[1].LatencyUs != 186 {
+		rows[1].VIDPID != "5fc9:0063" || rows[1].SubmitSeq == nil || *rows[1].SubmitSeq != 1 || rows[1].LatencyNs == nil || *rows[1].LatencyNs != 186000 {
 		t.Errorf("row 2: %+v", rows[1])
 	}
 	for _, r := range rows {
@@ -226,17 +232,17 @@ func TestUSBReadJSON(t *testing.T) {
 
 type usbStatsLine struct {
 	Kind        string `json:"kind"`
-	Device      int    `json:"device"`
-	Endpoint    *int   `json:"endpoint"`
+	Device      int    `json:"dev"`
+	Endpoint    *int   `json:"ep"`
 	VIDPID      string `json:"vidpid"`
 	Product     string `json:"product"`
 	Completions int    `json:"completions"`
 	Bytes       int64  `json:"bytes"`
 	Cancelled   int    `json:"cancelled"`
 	Latency     struct {
-		Count int   `json:"count"`
-		Min   int64 `json:"min_us"`
-		Max   int64 `json:"max_us"`
+		Count int    `json:"count"`
+		Min   *int64 `json:"min_ns"`
+		Max   *int64 `json:"max_ns"`
 	} `json:"latency"`
 	Events  int `json:"events"`
 	Pairing struct {
@@ -278,9 +284,9 @@ func TestUSBStatsAgainstTshark(t *testing.T) {
 	var summary *usbStatsLine
 	for i := range rows {
 		switch {
-		case rows[i].Kind == "device" && rows[i].Device == 6:
+		case rows[i].Kind == "usb_device" && rows[i].Device == 6:
 			dev6 = &rows[i]
-		case rows[i].Kind == "summary":
+		case rows[i].Kind == "usb_summary":
 			summary = &rows[i]
 		}
 	}
@@ -326,10 +332,10 @@ func TestUSBPairAgainstTshark(t *testing.T) {
 		Kind        string `json:"kind"`
 		SubmitSeq   int    `json:"submit_seq"`
 		CompleteSeq int    `json:"complete_seq"`
-		LatencyUs   int64  `json:"latency_us"`
+		LatencyNs   int64  `json:"latency_ns"`
 	}
 	rows := decodeNDJSON[pairLine](t, out)
-	if rows[len(rows)-1].Kind != "summary" {
+	if rows[len(rows)-1].Kind != "usb_pair_summary" {
 		t.Fatalf("last line %+v", rows[len(rows)-1])
 	}
 	rows = rows[:len(rows)-1]
@@ -349,7 +355,7 @@ func TestUSBPairAgainstTshark(t *testing.T) {
 		f := strings.Fields(w)
 		sec, _ := strconv.ParseFloat(f[2], 64)
 		got := rows[i]
-		if strconv.Itoa(got.CompleteSeq) != f[0] || strconv.Itoa(got.SubmitSeq) != f[1] || got.LatencyUs != int64(sec*1e6+0.5) {
+		if strconv.Itoa(got.CompleteSeq) != f[0] || strconv.Itoa(got.SubmitSeq) != f[1] || got.LatencyNs != int64(sec*1e6+0.5)*1000 {
 			t.Errorf("pair %d: %+v, tshark %v", i, got, f)
 		}
 	}
@@ -368,11 +374,12 @@ func usbPairUnmatched(t *testing.T, p string) {
 	}
 	type line struct {
 		Kind      string `json:"kind"`
+		State     string `json:"state"`
 		SubmitSeq int    `json:"submit_seq"`
 	}
 	var got []string
 	for _, r := range decodeNDJSON[line](t, out) {
-		if r.Kind == "superseded" || r.Kind == "in_flight" {
+		if r.Kind == "usb_unmatched" && (r.State == "superseded" || r.State == "in_flight") {
 			got = append(got, strconv.Itoa(r.SubmitSeq))
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,14 +47,6 @@ The same filters as 'iotap usb read' select the events counted.`,
 	return c
 }
 
-type usbSummaryJSON struct {
-	Kind      string         `json:"kind"`
-	Events    uint64         `json:"events"`
-	Untracked uint64         `json:"untracked_events"`
-	SpanUs    int64          `json:"span_us"`
-	Pairs     usb.PairCounts `json:"pairing"`
-}
-
 func runUSBStats(e *env, o *usbAnOptions, path string) error {
 	o.summary = true
 	in, err := openUSBAnInput(e, o, path)
@@ -72,7 +63,7 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 		return readErr
 	}
 	if o.json {
-		err = writeUSBStatsJSON(e.stdout, st, in)
+		err = writeUSBStatsJSON(e.stdout, st, in, path)
 	} else {
 		err = writeUSBStatsTable(e.stdout, st, in)
 	}
@@ -95,21 +86,21 @@ func identityOf(in *usbAnInput, bus uint16, dev uint8) (vidpid, manu, prod strin
 	return vidpid, info.Manufacturer, info.ProductName
 }
 
-func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput) error {
-	enc := json.NewEncoder(w)
+func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput, path string) error {
+	b := usb.AppendInput(nil, path, in.pl.Reader.Format())
 	for _, d := range st.Devices() {
 		v, m, p := identityOf(in, d.Bus, d.Device)
-		if err := enc.Encode(usb.DeviceRecord(d, v, m, p)); err != nil {
-			return err
-		}
+		r := usb.DeviceRecord(d, v, m, p)
+		b = r.AppendJSON(b)
 	}
 	for _, s := range st.Endpoints() {
 		v, _, _ := identityOf(in, s.Bus, s.Device)
-		if err := enc.Encode(usb.EndpointRecord(s, v)); err != nil {
-			return err
-		}
+		r := usb.EndpointRecord(s, v)
+		b = r.AppendJSON(b)
 	}
-	return enc.Encode(usbSummaryJSON{Kind: "summary", Events: st.Events(), Untracked: st.Untracked(), SpanUs: st.Span(), Pairs: in.pl.Pairer.Counts()})
+	b = usb.AppendStatsSummary(b, "", st, in.pl.Pairer.Counts())
+	_, err := w.Write(b)
+	return err
 }
 
 func fmtMicros(us int64) string { return report.FmtMicros(us) }

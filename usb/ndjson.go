@@ -1,0 +1,129 @@
+package usb
+
+import (
+	"encoding/json"
+
+	"github.com/iotap/iotap/internal/ndjson"
+	"github.com/iotap/iotap/usbmon"
+)
+
+// The NDJSON records of 'iotap usb read|pair|stats --json' (docs/ndjson.md
+// is the reference; TestNDJSONDocs checks it lists exactly these fields).
+// Every stream starts with an "input" record; times are ts_ns on the
+// clock it names, durations *_ns; the endpoint is its address byte "ep"
+// (bit 7 set for IN, as bEndpointAddress and tshark's
+// usb.endpoint_address), the device its address "dev" on "bus".
+
+// Record kinds of the USB streams.
+const (
+	KindEvent       = "usb_event"        // usb read: one usbmon event
+	KindPair        = "usb_pair"         // usb pair: a completion with its submission
+	KindUnmatched   = "usb_unmatched"    // usb pair --unmatched: a submission never completed
+	KindPairSummary = "usb_pair_summary" // usb pair: the pairing counts, last
+	KindDevice      = "usb_device"       // usb stats: one device
+	KindEndpoint    = "usb_endpoint"     // usb stats: one endpoint
+	KindStats       = "usb_summary"      // usb stats: the whole input, last
+)
+
+// Clock names the clock of the ts_ns fields of events read in format f:
+// "realtime" (pcap, pcapng, binary: CLOCK_REALTIME), "usbmon_text" (the
+// text API's microsecond stamp, which wraps every 4096 s).
+func Clock(f usbmon.Format) string {
+	switch f {
+	case usbmon.Format1u, usbmon.Format1t:
+		return "usbmon_text"
+	case usbmon.FormatUnknown:
+		return ""
+	}
+	return "realtime"
+}
+
+// AppendInput appends the "input" record that starts a USB stream: file
+// ("-" for standard input) read in format f.
+func AppendInput(b []byte, file string, f usbmon.Format) []byte {
+	return ndjson.End(ndjson.Input(b, "usb", file, "usbmon "+f.String(), Clock(f)))
+}
+
+// EventEncoder appends the "usb_event" records of 'iotap usb read --json',
+// the same fields as EventRecord, without allocating for events that have
+// no decoded detail (the "decoded" object, descriptors and class data of
+// the USB specification, is the one part written by encoding/json).
+type EventEncoder struct {
+	Identities *Identities // vidpid of the devices (nil: none)
+	first      int64
+	started    bool
+}
+
+// Append appends the record of ev, seq-th in the input, paired with p
+// (when paired), decoded as d.
+func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
+	t := Micros(ev)
+	if !e.started {
+		e.first, e.started = t, true
+	}
+	b = ndjson.Begin(b, KindEvent)
+	b = ndjson.Uint(b, "seq", seq)
+	b = ndjson.Int(b, "ts_ns", t*1000)
+	b = ndjson.Int(b, "rel_ns", elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0)*1000)
+	b = ndjson.HexUint(b, "urb_id", ev.ID)
+	b = append(ndjson.Key(b, "urb_type"), '"', byte(ev.Type), '"')
+	b = ndjson.Str(b, "transfer", ev.Transfer.String())
+	b = ndjson.Uint(b, "bus", uint64(ev.Bus))
+	b = ndjson.Uint(b, "dev", uint64(ev.Device))
+	b = ndjson.Uint(b, "ep", uint64(ev.EndpointAddress()))
+	if ev.Type != usbmon.Submission {
+		b = ndjson.Int(b, "status", int64(ev.Status))
+		b = ndjson.Str(b, "status_name", StatusName(ev.Status))
+	}
+	b = ndjson.Uint(b, "length", uint64(ev.Length))
+	var req Setup
+	var hasReq bool
+	if ev.HasSetup() && ev.Type == usbmon.Submission {
+		b = ndjson.Hex(b, "setup", ev.Setup[:])
+		if s, err := ParseSetup(ev.Setup[:]); err == nil {
+			req, hasReq = s, true
+		}
+	}
+	if ev.HasData() {
+		b = ndjson.Hex(b, "data", ev.Data)
+	}
+	if ev.Type != usbmon.Submission {
+		if paired {
+			b = ndjson.Int(b, "latency_ns", p.Latency*1000)
+			b = ndjson.Uint(b, "submit_seq", p.Submit.Seq+1)
+		} else {
+			b = ndjson.Null(b, "latency_ns")
+			b = ndjson.Null(b, "submit_seq")
+		}
+	}
+	if paired && p.Submit.HasSetup {
+		req, hasReq = p.Submit.Setup, true
+	}
+	if hasReq {
+		b = ndjson.Str(b, "request", req.Name(ClassHint(e.Identities, ev.Bus, ev.Device, req)))
+	}
+	if d.Summary != "" {
+		b = ndjson.Str(b, "summary", d.Summary)
+	}
+	if d.Detail != nil {
+		if j, err := json.Marshal(d.Detail); err == nil {
+			b = ndjson.Raw(b, "decoded", j)
+		}
+	}
+	if d.Err != nil {
+		b = ndjson.Str(b, "decode_error", d.Err.Error())
+	}
+	if info, ok := e.Identities.Lookup(ev.Bus, ev.Device); ok && info.HasID {
+		b = appendVIDPID(b, info.Vendor, info.Product)
+	}
+	if ev.Synthesized {
+		b = ndjson.Bool(b, "synthesized", true)
+	}
+	return ndjson.End(b)
+}
+
+func appendVIDPID(b []byte, v, p uint16) []byte {
+	const hx = "0123456789abcdef"
+	b = ndjson.Key(b, "vidpid")
+	return append(b, '"', hx[v>>12], hx[v>>8&15], hx[v>>4&15], hx[v&15], ':', hx[p>>12], hx[p>>8&15], hx[p>>4&15], hx[p&15], '"')
+}
