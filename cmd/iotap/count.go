@@ -28,8 +28,11 @@ func (l *lineLimit) Write(p []byte) (int, error) {
 			n = len(p)
 			break
 		}
+		// the "input" record that starts an NDJSON stream is not counted
+		if !bytes.HasPrefix(p[n:], inputRecord) {
+			l.left--
+		}
 		n += i + 1
-		l.left--
 	}
 	m, err := l.w.Write(p[:n])
 	if err == nil && n < len(p) {
@@ -37,6 +40,10 @@ func (l *lineLimit) Write(p []byte) (int, error) {
 	}
 	return m, err
 }
+
+// inputRecord starts the "input" record of an NDJSON stream
+// (docs/ndjson.md), which -c does not count.
+var inputRecord = []byte(`{"kind":"input",`)
 
 // limitStdout makes e.stdout stop after n lines (n = 0: no limit) and
 // returns the function mapping the command's error: errCountReached is

@@ -160,7 +160,7 @@ func TestUSBStatsCount(t *testing.T) {
 		}
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			var v map[string]any
-			if json.Unmarshal([]byte(l), &v) == nil && v["kind"] == "summary" {
+			if json.Unmarshal([]byte(l), &v) == nil && v["kind"] == "usb_summary" {
 				return v["events"].(float64)
 			}
 		}
