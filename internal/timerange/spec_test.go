@@ -24,6 +24,7 @@ func TestParseSpecResolve(t *testing.T) {
 		{"1.5", "2", clock, Window{From: 11.5e9, To: 12e9, HasFrom: true, HasTo: true}, ""},
 		{"+1.5", "", clock, Window{From: 11.5e9, HasFrom: true}, ""},
 		{"@12.345678", "@13", clock, Window{From: 12_345_678_000, To: 13e9, HasFrom: true, HasTo: true}, ""},
+		{"@12.3", "@12s500ms", clock, Window{From: 12.3e9, To: 12.5e9, HasFrom: true, HasTo: true}, ""}, // a duration under the @T bound (1e10 s overflowed time.Duration)
 		{"mark:probe done", "+2s", clock, Window{From: 50e9, To: 52e9, HasFrom: true, HasTo: true}, ""},
 		{"mark:iotap capture start", "", clock, Window{From: 11e9, HasFrom: true}, ""}, // prefix
 		{"mark:probe done", "mark:probe done 2", clock, Window{From: 50e9, To: 60e9, HasFrom: true, HasTo: true}, ""},

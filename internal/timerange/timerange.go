@@ -129,7 +129,7 @@ func parseValueMax(s string, maxSeconds float64) (ns int64, wall bool, err error
 		if d < 0 {
 			return 0, false, fmt.Errorf("%q: negative time", s)
 		}
-		if d > time.Duration(maxSeconds)*time.Second {
+		if float64(d) > maxSeconds*1e9 { // time.Duration(1e10 s) overflows int64
 			return 0, false, fmt.Errorf("%q: more than %g seconds", s, maxSeconds)
 		}
 		return int64(d), false, nil
