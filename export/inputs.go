@@ -2,7 +2,6 @@ package export
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -13,58 +12,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/compress"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
 
-// Kind is the kind of an input file.
-type Kind string
-
-// Input kinds.
-const (
-	KindUSB    Kind = "usb"    // usbmon text (1u, 1t), binary, pcap, pcapng
-	KindMMIO   Kind = "mmio"   // mmiotrace log, plain or compressed
-	KindEvents Kind = "events" // user_events NDJSON (iotap events record --json)
-)
-
-// ErrUnknownInput is returned for an input of no known kind.
-var ErrUnknownInput = errors.New("not a usbmon capture, mmiotrace log or user_events NDJSON")
-
-var mmioKeywords = [][]byte{[]byte("VERSION"), []byte("PCIDEV"), []byte("LSPCI"), []byte("MAP"), []byte("UNMAP"),
-	[]byte("MARK"), []byte("R"), []byte("W"), []byte("UNKNOWN")}
-
-// Detect tells the kind of an input from its first bytes.
-func Detect(head []byte) (Kind, bool) {
-	if compress.Detect(head) != compress.None {
-		return KindMMIO, true // the only compressed input iotap writes
-	}
-	b := bytes.TrimLeft(head, " \t\r\n")
-	if len(b) > 0 && b[0] == '{' {
-		return KindEvents, true
-	}
-	word := b
-	if i := bytes.IndexAny(b, " \t\n"); i >= 0 {
-		word = b[:i]
-	}
-	for _, k := range mmioKeywords {
-		if bytes.Equal(word, k) {
-			return KindMMIO, true
-		}
-	}
-	if len(b) > 0 && b[0] == '#' {
-		return KindMMIO, true
-	}
-	if _, f, err := usbmon.NewReader(bytes.NewReader(head)); err == nil || f != usbmon.FormatUnknown {
-		return KindUSB, true
-	}
-	return "", false
-}
-
 type inputFile struct {
 	path string
-	kind Kind
+	kind detect.Kind
+	res  detect.Result
 	size int64
 	mod  time.Time
 }
@@ -96,7 +54,9 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 				continue
 			}
 			in, err := x.probe(p)
-			if errors.Is(err, ErrUnknownInput) {
+			if errors.Is(err, detect.ErrNotTrace) || (err == nil && !exported(in.kind)) {
+				// Not a trace, or one of a kind not exported (yet):
+				// the other files of the capture are.
 				continue
 			}
 			if err != nil {
@@ -111,6 +71,9 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 		in, err := x.probe(path)
 		if err != nil {
 			return nil, err
+		}
+		if !exported(in.kind) {
+			return nil, fmt.Errorf("export: %s: %s is not exported (usbmon, mmiotrace and user_events inputs are)", path, in.res)
 		}
 		files = append(files, in)
 		if p := filepath.Join(filepath.Dir(path), "clocks.json"); fileExists(p) {
@@ -142,9 +105,16 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// probe detects the kind of a file.
+// exported tells whether inputs of kind k are exported.
+func exported(k detect.Kind) bool {
+	return k == detect.USB || k == detect.MMIO || k == detect.Events
+}
+
+// probe recognises the trace in a file with package detect, the one
+// detection every command uses. A file that is no trace is an error
+// matching detect.ErrNotTrace.
 func (x *Exporter) probe(path string) (inputFile, error) {
-	f, err := os.Open(path)
+	f, err := detect.Open(path)
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %w", err)
 	}
@@ -154,16 +124,15 @@ func (x *Exporter) probe(path string) (inputFile, error) {
 		return inputFile{}, fmt.Errorf("export: %w", err)
 	}
 	x.inputs = append(x.inputs, st)
-	head := make([]byte, 4096)
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return inputFile{}, fmt.Errorf("export: %w", err)
+	head, complete, _, err := detect.ReadHead(f)
+	if err != nil {
+		return inputFile{}, fmt.Errorf("export: %w", detect.ReadError(path, err))
 	}
-	k, ok := Detect(head[:n])
-	if !ok {
-		return inputFile{}, fmt.Errorf("export: %s: %w", path, ErrUnknownInput)
+	res, err := detect.Head(head, complete)
+	if err != nil {
+		return inputFile{}, fmt.Errorf("export: %s: %w", path, err)
 	}
-	return inputFile{path: path, kind: k, size: st.Size(), mod: st.ModTime()}, nil
+	return inputFile{path: path, kind: res.Kind, res: res, size: st.Size(), mod: st.ModTime()}, nil
 }
 
 // captureOf makes the capture identity of files: the id hashes their
@@ -180,7 +149,7 @@ func (x *Exporter) captureOf(path string, files []inputFile) (*capture, error) {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 		io.Copy(h, io.LimitReader(f, 64<<10))
-		if in.kind == KindUSB && date.IsZero() {
+		if in.kind == detect.USB && date.IsZero() {
 			f.Seek(0, io.SeekStart)
 			if rd, _, err := usbmon.NewReader(bufio.NewReader(f)); err == nil {
 				var ev usbmon.Event
@@ -230,11 +199,11 @@ func (c *capture) loadClocks(path string) error {
 func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
 	row := CaptureRow{Identity: c.id, InputBytes: in.size, CaptureDate: c.date, Complete: true,
 		ExportedAt: x.opt.Now().UnixMicro(), SchemaVersion: SchemaVersion, IotapVersion: cmpOr(x.opt.IotapVersion, "devel"),
-		CommonClock: c.commonClock, Compression: "none"}
+		CommonClock: c.commonClock, Compression: cmpOr(in.res.Compression, "none")}
 	row.SourceFile = in.path
 	var err error
 	switch in.kind {
-	case KindMMIO:
+	case detect.MMIO:
 		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
 		// count in the resident size, which must stay flat.
 		var f *os.File
@@ -253,10 +222,21 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 			return row, fmt.Errorf("export: %w", err)
 		}
 		br := bufio.NewReaderSize(f, 256<<10)
-		if in.kind == KindUSB {
+		if in.kind == detect.USB {
+			// usbmon.NewReader decompresses by itself.
 			err = x.exportUSB(ctx, c, in.path, br, &row)
 		} else {
-			err = x.exportEvents(ctx, c, in.path, br, &row)
+			var r io.Reader = br
+			closeDec := func() {}
+			if in.res.Compression != "" {
+				r, _, closeDec, err = compress.Decompress(br)
+			}
+			if err == nil {
+				err = x.exportEvents(ctx, c, in.path, r, &row)
+			} else {
+				err = fmt.Errorf("export: %s: %w", in.path, err)
+			}
+			closeDec()
 		}
 		f.Close()
 	}

@@ -1,0 +1,83 @@
+package export
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/detect"
+)
+
+// psbRaw is the start of a raw Intel PT trace (a PSB packet): detect
+// recognises it, export does not write PT tables.
+var psbRaw = bytes.Repeat([]byte{0x02, 0x82}, 16)
+
+// TestExportPathDetection: export recognises its inputs with package
+// detect, as every command does. In a capture directory, files that are
+// no trace, or a trace export does not write, are left out; given alone
+// they are errors that say what the file is.
+func TestExportPathDetection(t *testing.T) {
+	events, err := os.ReadFile("../testdata/capture/events.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvents := int64(bytes.Count(events, []byte("\n")))
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(events)
+	zw.Close()
+
+	dir := t.TempDir()
+	capDir := filepath.Join(dir, "cap")
+	os.Mkdir(capDir, 0o755)
+	files := map[string][]byte{
+		"events.ndjson.gz": gz.Bytes(),
+		"pt.raw":           psbRaw,
+		"notes.txt":        []byte("hello\nthis is not a trace\n"),
+		"picture.png":      []byte("\x89PNG\r\n\x1a\n0000000000"),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(capDir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	x, err := New(Options{Dir: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := x.ExportPath(context.Background(), capDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Source != "events" || filepath.Base(rows[0].SourceFile) != "events.ndjson.gz" {
+		t.Fatalf("capture directory exported as %+v, want only events.ndjson.gz", rows)
+	}
+	if rows[0].Records != wantEvents || rows[0].Compression != "gzip" || rows[0].Loss != "" {
+		t.Errorf("gzip events: %d records, compression %q, loss %q; want %d lines, gzip, no loss",
+			rows[0].Records, rows[0].Compression, rows[0].Loss, wantEvents)
+	}
+
+	for _, c := range []struct {
+		name     string
+		notTrace bool   // the error matches detect.ErrNotTrace
+		say      string // the error says
+	}{
+		{"pt.raw", false, "raw Intel PT is not exported"},
+		{"notes.txt", true, "text"},
+		{"picture.png", true, "a PNG image"},
+	} {
+		_, err := x.ExportPath(context.Background(), filepath.Join(capDir, c.name))
+		if err == nil || errors.Is(err, detect.ErrNotTrace) != c.notTrace || !strings.Contains(err.Error(), c.say) {
+			t.Errorf("%s: error %v, want one saying %q (ErrNotTrace: %v)", c.name, err, c.say, c.notTrace)
+		}
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
