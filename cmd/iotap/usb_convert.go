@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -127,39 +126,11 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return err
 	}
-	var ev usbmon.Event
-	n := 0
-	var readErr error
-	for {
-		if n&4095 == 0 && e.ctx.Err() != nil {
-			readErr = e.ctx.Err()
-			break
-		}
-		err := r.ReadInto(&ev)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			readErr = err
-			break
-		}
-		if err := w.Write(&ev); err != nil {
-			return err
-		}
-		n++
-	}
-	var dropped uint64
-	if d, ok := r.(interface{ Dropped() uint64 }); ok {
-		dropped = d.Dropped()
-		if ng, ok := w.(*usbmon.PcapngWriter); ok && dropped > 0 {
-			if err := ng.WriteStats(time.Now(), dropped); err != nil {
-				return err
-			}
-		}
-	}
-	if err := w.Flush(); err != nil {
+	res, err := usbmon.Copy(e.ctx, w, r)
+	if err != nil {
 		return err
 	}
+	n, readErr, dropped := res.Events, res.ReadErr, res.Dropped
 	if err := closeOut(); err != nil {
 		return err
 	}

@@ -1,0 +1,53 @@
+package usbmon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// CopyResult is what [Copy] did.
+type CopyResult struct {
+	Events  int    // events written
+	Dropped uint64 // events the input records as dropped by the kernel (pcapng isb_ifdrop)
+	// ReadErr is the error that ended reading, nil at the end of the input
+	// (ErrTruncated for a cut file: the events before the cut are written).
+	ReadErr error
+}
+
+// Copy writes every event of r to w and flushes w: 'iotap usb convert'.
+// The drops the input records are carried into a pcapng output as
+// interface statistics. Reading stops early, with ctx's error as ReadErr,
+// when ctx ends. The returned error is w's (write, statistics, flush).
+func Copy(ctx context.Context, w Writer, r Reader) (CopyResult, error) {
+	var res CopyResult
+	var ev Event
+	for {
+		if res.Events&4095 == 0 && ctx.Err() != nil {
+			res.ReadErr = ctx.Err()
+			break
+		}
+		err := r.ReadInto(&ev)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			res.ReadErr = err
+			break
+		}
+		if err := w.Write(&ev); err != nil {
+			return res, err
+		}
+		res.Events++
+	}
+	if d, ok := r.(interface{ Dropped() uint64 }); ok {
+		res.Dropped = d.Dropped()
+		if ng, ok := w.(*PcapngWriter); ok && res.Dropped > 0 {
+			if err := ng.WriteStats(time.Now(), res.Dropped); err != nil {
+				return res, err
+			}
+		}
+	}
+	return res, w.Flush()
+}
