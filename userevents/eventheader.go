@@ -38,6 +38,21 @@ func IsEventHeader(f *Format) bool {
 
 var eventheaderOffsets = [...]int{0, 1, 2, 4, 6, 7}
 
+// eventHeader decodes rec's EventHeader event when f is an EventHeader
+// format (cached in f), else returns nil.
+func eventHeader(f *Format, rec []byte) (*eventheader.Event, error) {
+	if f.eh == 0 {
+		f.eh = -1
+		if IsEventHeader(f) {
+			f.eh = 1
+		}
+	}
+	if f.eh < 0 {
+		return nil, nil
+	}
+	return DecodeEventHeader(f, rec)
+}
+
 // DecodeEventHeader decodes the record rec (common fields first) of an
 // EventHeader tracepoint f (IsEventHeader).
 func DecodeEventHeader(f *Format, rec []byte) (*eventheader.Event, error) {
@@ -68,7 +83,9 @@ func appendEventHeaderText(dst []byte, rec *Recorded) []byte {
 	dst = AppendText(dst, &r)
 	for i := range ev.Fields {
 		dst = append(dst, ' ')
-		dst = eventheader.AppendMember(dst, &ev.Fields[i])
+		dst = append(dst, ev.Fields[i].Name...)
+		dst = append(dst, '=')
+		dst = eventheader.AppendFieldValue(dst, &ev.Fields[i])
 	}
 	if !ev.HasMetadata {
 		dst = append(dst, " payload="...)

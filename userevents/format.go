@@ -17,6 +17,8 @@ type Format struct {
 	PrintFmt string
 	// Size is the end of the last fixed field.
 	Size int
+
+	eh int8 // IsEventHeader, cached: 0 not known yet, 1 yes, -1 no
 }
 
 // FormatField is one field line of a format file.

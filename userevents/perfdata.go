@@ -103,19 +103,6 @@ type PerfDataReader struct {
 
 	buf  []byte
 	vals []Value
-	eh   map[int]bool // event id -> IsEventHeader
-}
-
-func (p *PerfDataReader) isEH(id int, f *Format) bool {
-	v, ok := p.eh[id]
-	if !ok {
-		if p.eh == nil {
-			p.eh = map[int]bool{}
-		}
-		v = IsEventHeader(f)
-		p.eh[id] = v
-	}
-	return v
 }
 
 // maxPerfErrors caps PerfDataReader.Errors.
@@ -516,13 +503,11 @@ func (p *PerfDataReader) sample(body []byte, at int64, rec *Recorded) (bool, err
 		rec.PID = int32(tid)
 	}
 	rec.Process, rec.Thread = int32(pid), int32(tid)
-	if p.isEH(int(c.Type), f) {
-		eh, err := DecodeEventHeader(f, raw)
-		if err != nil {
-			return false, fmt.Errorf("userevents: perf.data sample at byte %d: %s: %w", at, f.Name, err)
-		}
-		rec.EventHeader = eh
+	eh, err := eventHeader(f, raw)
+	if err != nil {
+		return false, fmt.Errorf("userevents: perf.data sample at byte %d: %s: %w", at, f.Name, err)
 	}
+	rec.EventHeader = eh
 	return true, nil
 }
 

@@ -273,7 +273,12 @@ func (r *PerfReader) sample(rec *PerfRecord, cpu int, ev *Recorded, fn func(*Rec
 		r.stats.Bad++
 		return nil
 	}
-	*ev = Recorded{System: r.systems[c.Type], Name: f.Name, TS: rec.Time, CPU: int(rec.CPU), PID: c.PID, Format: f, Values: vals}
+	eh, err := eventHeader(f, rec.Raw)
+	if err != nil {
+		r.stats.Bad++
+		return nil
+	}
+	*ev = Recorded{System: r.systems[c.Type], Name: f.Name, TS: rec.Time, CPU: int(rec.CPU), PID: c.PID, Format: f, Values: vals, EventHeader: eh}
 	r.stats.Events++
 	return fn(ev)
 }

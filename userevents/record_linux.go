@@ -301,6 +301,10 @@ func (r *Recorder) poll(page []byte, recs *[]RawRecord, ev *Recorded, fn func(*R
 				continue
 			}
 			ev.System, ev.Name, ev.TS, ev.CPU, ev.PID, ev.Format = r.systems[c.Type], f.Name, rec.TS, r.cpus[i], c.PID, f
+			if ev.EventHeader, err = eventHeader(f, rec.Data); err != nil {
+				r.stats.Bad++
+				continue
+			}
 			r.stats.Events++
 			if err := fn(ev); err != nil {
 				return got, err

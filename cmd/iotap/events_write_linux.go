@@ -5,9 +5,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/iotap/iotap/userevents"
+	"github.com/iotap/iotap/userevents/eventheader"
 	"github.com/spf13/cobra"
 )
 
@@ -67,11 +69,14 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 
 func newEventsWriteCmd(e *env) *cobra.Command {
 	var register string
-	var persist, requireEnabled bool
+	var persist, requireEnabled, eh bool
+	var level uint8
+	var keyword uint64
 	c := &cobra.Command{
 		Use: "write [--register 'NAME FIELDS'] NAME field=value...",
 		Example: `  iotap events write --register 'iotap_marker char[64] text' iotap_marker text=start
-  iotap events write --require-enabled myapp_req id=7 bytes=4096`,
+  iotap events write --require-enabled myapp_req id=7 bytes=4096
+  iotap events write --eventheader --level 4 --keyword 1 MyProvider:Request status:u32=404 path=/x`,
 		Short: "Write one user event (for shell scripts)",
 		Long: `Register NAME if needed, write one event with the given field values, and exit.
 
@@ -84,9 +89,18 @@ recorded the event must be enabled when this command runs: start
 registered and enables it), or register it with 'iotap events register'
 (persistent) and enable it with any tracer. When nothing records the event,
 nothing is written and the command says so on stderr (exit 0, or 1 with
---require-enabled).`,
+--require-enabled).
+
+With --eventheader, NAME is PROVIDER:EVENT and the event is written in
+LinuxTracepoints' self-describing EventHeader format on the tracepoint
+PROVIDER_L<level>K<keyword>; fields are name[:type]=value with types u8..u64,
+s8..s64, x32, x64, bool, errno, str, bin (hex bytes); untyped integers are s64,
+anything else a string.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if eh {
+				return writeEventHeader(e, args, level, keyword, persist, requireEnabled)
+			}
 			name := args[0]
 			if !userevents.ValidName(name) {
 				return usageErrorf("bad event name %q", name)
@@ -159,7 +173,70 @@ nothing is written and the command says so on stderr (exit 0, or 1 with
 	c.Flags().StringVar(&register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
 	c.Flags().BoolVar(&persist, "persist", false, "register with the persist flag (needs CAP_PERFMON)")
 	c.Flags().BoolVar(&requireEnabled, "require-enabled", false, "fail when nothing records the event")
+	c.Flags().BoolVar(&eh, "eventheader", false, "write PROVIDER:EVENT as an EventHeader (LinuxTracepoints) event")
+	c.Flags().Uint8Var(&level, "level", 4, "EventHeader level (1 critical .. 5 verbose)")
+	c.Flags().Uint64Var(&keyword, "keyword", 1, "EventHeader keyword bits")
 	return c
+}
+
+// writeEventHeader is 'events write --eventheader PROVIDER:EVENT field...'.
+func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persist, requireEnabled bool) error {
+	provider, event, ok := strings.Cut(args[0], ":")
+	if !ok || provider == "" || event == "" {
+		return usageErrorf("--eventheader: %q is not PROVIDER:EVENT", args[0])
+	}
+	if level == 0 {
+		return usageErrorf("--level 0 is not a level (1..255)")
+	}
+	var vals []eventheader.Value
+	for _, a := range args[1:] {
+		v, err := eventheader.ParseArg(a)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		vals = append(vals, v)
+	}
+	n := eventheader.Name{Provider: provider, Level: level, Keyword: keyword}
+	payload, err := eventheader.Append(nil, eventheader.Header{Level: level}, event, vals)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	s, err := userevents.ParseCommand(n.String() + " " + eventheader.CommandTypes)
+	if err != nil {
+		return usageErrorf("--eventheader: %v", err)
+	}
+	fs, err := eventsFS()
+	if err != nil {
+		return err
+	}
+	p, err := userevents.OpenFS(fs)
+	if err != nil {
+		return explain(err)
+	}
+	defer p.Close()
+	var flags userevents.Flags
+	if persist {
+		flags = userevents.Persist
+	}
+	ev, err := p.RegisterSchema(s, flags)
+	if err != nil {
+		return explain(err)
+	}
+	if !ev.Enabled() {
+		if requireEnabled {
+			return fmt.Errorf("events write: %s is not enabled: nothing records it", s.Name)
+		}
+		fmt.Fprintf(e.stderr, "iotap: events write: %s is not enabled, nothing written\n", s.Name)
+		return nil
+	}
+	if err := ev.WriteRaw(payload); err != nil {
+		if errors.Is(err, userevents.ErrNotEnabled) && !requireEnabled {
+			fmt.Fprintf(e.stderr, "iotap: events write: %s was disabled, nothing written\n", s.Name)
+			return nil
+		}
+		return err
+	}
+	return nil
 }
 
 // parseFieldValues turns field=value arguments into one value per field.

@@ -146,3 +146,32 @@ func FuzzDecode(f *testing.F) {
 		_ = AppendJSON(nil, ev, Meta{})
 	})
 }
+
+func TestParseArg(t *testing.T) {
+	var vals []Value
+	for _, a := range []string{"n=5", "m=-3", "s=hello world", "u:u16=0x10", "h:x32=255", "b:bool=true", "e:errno=13", "raw:bin=0aff"} {
+		v, err := ParseArg(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, v)
+	}
+	b, err := Append(nil, Header{Level: 5}, "E", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := Decode("P_L5K1", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(AppendJSON(nil, ev, Meta{}))
+	want := `{"n":"P:E","n":5,"m":-3,"s":"hello world","u":16,"h":"0xFF","b":true,"e":"EACCES(13)","raw":"0a ff","meta":{"ts":0,"cpu":0,"pid":0,"tid":0,"level":5,"keyword":"0x1"}}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	for _, bad := range []string{"noequals", "x:u8=256", "y:f32=1", "z:bin=zz"} {
+		if _, err := ParseArg(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

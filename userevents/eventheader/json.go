@@ -96,6 +96,10 @@ func appendMember(dst []byte, f *Field) []byte {
 	return appendField(dst, f)
 }
 
+// AppendFieldValue appends f's JSON value: a scalar or string, an array
+// ([…]) or a struct ({…}).
+func AppendFieldValue(dst []byte, f *Field) []byte { return appendField(dst, f) }
+
 func appendField(dst []byte, f *Field) []byte {
 	switch {
 	case f.Array:
