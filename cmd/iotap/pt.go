@@ -85,7 +85,9 @@ func ptLoad(e *env, path string) ([]ptInput, *intelpt.PerfTrace, error) {
 		}
 		return []ptInput{{cpu: -1, data: b}}, nil, nil
 	}
-	tr, err := intelpt.PerfDataPT(b)
+	// A cut perf.data (perf killed, disk full) gives what it holds; the cut
+	// is loss in tr.LossSummary (exit 3 unless --allow-loss), as in timeline.
+	tr, err := intelpt.PerfDataPTTruncated(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -195,6 +195,23 @@ func TestPTPerfData(t *testing.T) {
 	if _, _, err := ptRun(t, "pt", "dump", p); !errors.As(err, &ce) || ce.code != exitDataLost {
 		t.Fatalf("truncated AUX: %v", err)
 	}
+	// The file itself cut inside the AUXTRACE data (perf killed): pt dump and
+	// pt stats decode what is there and exit 3 naming the cut; with
+	// --allow-loss they exit 0.
+	full := ptPerfData(map[uint32][]byte{0: a.Bytes()}, 0)
+	os.WriteFile(p, full[:len(full)-5], 0o600)
+	for _, verb := range []string{"dump", "stats"} {
+		out, stderr, err := ptRun(t, "pt", verb, p)
+		if !errors.As(err, &ce) || ce.code != exitDataLost || !strings.Contains(err.Error(), "truncated") {
+			t.Errorf("pt %s on a cut perf.data: %v (stderr %q)", verb, err, stderr)
+		}
+		if !strings.Contains(strings.ToLower(out), "psb") {
+			t.Errorf("pt %s on a cut perf.data printed no PSB:\n%s", verb, out)
+		}
+		if _, _, err := ptRun(t, "pt", verb, "--allow-loss", p); err != nil {
+			t.Errorf("pt %s --allow-loss on a cut perf.data: %v", verb, err)
+		}
+	}
 }
 
 func TestPTStats(t *testing.T) {
