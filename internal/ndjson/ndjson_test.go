@@ -95,7 +95,7 @@ func TestFloatLikeEncodingJSON(t *testing.T) {
 func FuzzRecord(f *testing.F) {
 	f.Add("plain", []byte{1, 2}, int64(-5), uint64(7), 0.25, true)
 	f.Add("quote\" back\\ nl\n \x00 \x7f é \xff\xfe \u2028", []byte{}, int64(math.MinInt64), uint64(math.MaxUint64), math.Inf(1), false)
-	f.Add("", []byte("\xc3"), int64(0), uint64(0), -0.0, false)
+	f.Add("", []byte("\xc3"), int64(0), uint64(0), math.Copysign(0, -1), false)
 	f.Fuzz(func(t *testing.T, s string, p []byte, i int64, u uint64, fl float64, bo bool) {
 		var b []byte
 		b = Begin(b, "fuzz")
