@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,10 @@ type Options struct {
 	IotapVersion string
 	// Now returns the export time (time.Now when nil).
 	Now func() time.Time
+	// Input, when set, wraps the content of each input file as it is
+	// opened (size is the file's size in bytes): the CLI counts the bytes
+	// read through it for its progress line.
+	Input func(path string, size int64, r io.Reader) io.Reader
 }
 
 // Exporter writes Parquet tables from capture files. Inputs are exported

@@ -196,6 +196,14 @@ func (c *capture) loadClocks(path string) error {
 }
 
 // exportFile exports one input of a capture.
+// input returns f, the opened input in, through Options.Input when set.
+func (x *Exporter) input(in inputFile, f *os.File) io.Reader {
+	if x.opt.Input == nil {
+		return f
+	}
+	return x.opt.Input(in.path, in.size, f)
+}
+
 func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
 	row := CaptureRow{Identity: c.id, InputBytes: in.size, CaptureDate: c.date, Complete: true,
 		ExportedAt: x.opt.Now().UnixMicro(), SchemaVersion: SchemaVersion, IotapVersion: cmpOr(x.opt.IotapVersion, "devel"),
@@ -211,7 +219,7 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 		if err != nil {
 			return row, fmt.Errorf("export: %w", err)
 		}
-		rd := mmiotrace.NewReader(f)
+		rd := mmiotrace.NewReader(x.input(in, f))
 		err = x.exportMMIO(ctx, c, in.path, rd, &row)
 		rd.Close()
 		f.Close()
@@ -221,7 +229,7 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 		if err != nil {
 			return row, fmt.Errorf("export: %w", err)
 		}
-		br := bufio.NewReaderSize(f, 256<<10)
+		br := bufio.NewReaderSize(x.input(in, f), 256<<10)
 		if in.kind == detect.USB {
 			// usbmon.NewReader decompresses by itself.
 			err = x.exportUSB(ctx, c, in.path, br, &row)

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,5 +80,59 @@ func TestExportPathDetection(t *testing.T) {
 	}
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// TestExportInputHook: Options.Input sees every exported input file once,
+// with its size on disk, and the export reads all of its bytes through it
+// (the CLI's progress line counts them), compressed or not.
+func TestExportInputHook(t *testing.T) {
+	dir := t.TempDir()
+	read := map[string]*int64{}
+	sizes := map[string]int64{}
+	x, err := New(Options{Dir: filepath.Join(dir, "out"), Input: func(path string, size int64, r io.Reader) io.Reader {
+		base := filepath.Base(path)
+		if _, dup := read[base]; dup {
+			t.Errorf("%s wrapped twice", base)
+		}
+		read[base], sizes[base] = new(int64), size
+		return countReader{r, read[base]}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.ExportPath(context.Background(), "../testdata/capture"); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"events.ndjson", "mmio.log.zst", "usb.pcapng"} {
+		fi, err := os.Stat(filepath.Join("../testdata/capture", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read[name] == nil {
+			t.Errorf("%s: not wrapped (wrapped: %v)", name, sizes)
+			continue
+		}
+		if sizes[name] != fi.Size() || *read[name] != fi.Size() {
+			t.Errorf("%s: hook told %d bytes, %d read through it, file has %d", name, sizes[name], *read[name], fi.Size())
+		}
+	}
+	if len(read) != 3 {
+		t.Errorf("wrapped %d files, want the 3 traces: %v", len(read), sizes)
 	}
 }

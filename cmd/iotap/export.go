@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -53,8 +54,14 @@ is recorded in the captures table either way.`,
 			if partition != "" {
 				parts = strings.Split(partition, ",")
 			}
+			// One progress line for the whole export; each input adds its size.
+			m := e.meter("iotap: export", 0, false)
 			x, err := export.New(export.Options{Dir: dir, Partition: parts, Identity: id, RowGroupRows: rowGroup,
-				KeepGoing: keepGoing, IotapVersion: version})
+				KeepGoing: keepGoing, IotapVersion: version,
+				Input: func(_ string, size int64, r io.Reader) io.Reader {
+					m.AddTotal(size)
+					return m.Reader(r)
+				}})
 			if err != nil {
 				if strings.Contains(err.Error(), "partition") {
 					return usageErrorf("%v", err)
