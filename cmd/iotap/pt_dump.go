@@ -209,7 +209,7 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 	defer closeFn()
 	base, _ := ptSidecarConfig(path)
 	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
-	res, err := intelpt.DumpReader(e.stdout, ptCtxReader{e, br}, 0, cfg, f.opt)
+	res, err := intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
 	if err != nil {
 		return true, fmt.Errorf("pt dump: %s: %w", path, err)
 	}
@@ -273,6 +273,17 @@ func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err err
 }
 
 // ptCtxReader stops reading when the command is cancelled (Ctrl-C).
+// ptReader returns r, the raw trace path being streamed, stopping on
+// Ctrl-C and counted by a progress meter of the job what (the file's size
+// as its total when it is a regular file).
+func (e *env) ptReader(what, path string, r io.Reader, busy bool) io.Reader {
+	total := int64(-1)
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		total = fi.Size()
+	}
+	return ptCtxReader{e, e.meter(what, total, busy).Reader(r)}
+}
+
 type ptCtxReader struct {
 	e *env
 	r io.Reader

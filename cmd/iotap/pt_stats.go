@@ -40,7 +40,7 @@ loss records) unless --allow-loss.`,
 				defer closeFn()
 				base, _ := ptSidecarConfig(args[0])
 				cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
-				s, err := intelpt.ComputeStatsReader(ptCtxReader{e, br}, cfg)
+				s, err := intelpt.ComputeStatsReader(e.ptReader("iotap: pt stats", args[0], br, false), cfg)
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
