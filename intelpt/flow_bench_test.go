@@ -1,6 +1,7 @@
 package intelpt_test
 
 import (
+	"io"
 	"sync"
 	"testing"
 
@@ -133,5 +134,37 @@ func TestFlowAllocs(t *testing.T) {
 	})
 	if n > 2 {
 		t.Errorf("block decoder: %v allocations for %d instructions", n, p.Count)
+	}
+}
+
+// FlowOptions.Progress is called every 65,536 blocks (block decoder) or
+// instructions (instruction decoder) with a trace offset that never goes
+// back and stays inside the trace.
+func TestFlowListingProgress(t *testing.T) {
+	p, err := ptgen.Generate(ptgen.Config{Seed: 7, Insns: 1_000_000, Timing: true, NoIPs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := benchImage(p)
+	for _, block := range []bool{true, false} {
+		var offs []int64
+		o := intelpt.FlowOptions{BlockDecoder: block, Quiet: true, Progress: func(off int64) { offs = append(offs, off) }}
+		st, err := intelpt.FlowListing(io.Discard, p.Trace, intelpt.FlowConfig{Image: im}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		units := st.Insns
+		if block {
+			units = st.Blocks
+		}
+		if want := int(units / 65536); len(offs) != want || want == 0 {
+			t.Errorf("block=%v: %d progress calls for %d units, want %d (> 0)", block, len(offs), units, want)
+		}
+		for i, off := range offs {
+			if off < 0 || off > int64(len(p.Trace)) || (i > 0 && off < offs[i-1]) {
+				t.Errorf("block=%v: progress offsets %v not increasing inside the %d-byte trace", block, offs, len(p.Trace))
+				break
+			}
+		}
 	}
 }

@@ -21,6 +21,9 @@ type FlowOptions struct {
 	StatInsn      bool // --stat:insn
 	StatBlocks    bool // --stat:blocks
 	JSON          bool // one JSON object per line per instruction, block, event or error
+	// Progress, when set, is called now and then (every 65,536 blocks or
+	// instructions) with the trace offset reached, for a progress line.
+	Progress func(offset int64)
 }
 
 // FlowStats are the counts FlowListing collected.
@@ -298,6 +301,9 @@ func (l *flowLister) runInsn() {
 					l.line(in.IP, in.Speculative, off)
 				}
 				l.stats.Insns++
+				if l.stats.Insns&0xffff == 0 && l.o.Progress != nil {
+					l.o.Progress(off)
+				}
 				if st < 0 {
 					break
 				}
@@ -385,6 +391,9 @@ func (l *flowLister) runBlock() {
 				st = d.next(&blk)
 				l.stats.Insns += uint64(blk.NInsn)
 				l.stats.Blocks++
+				if l.stats.Blocks&0xffff == 0 && l.o.Progress != nil {
+					l.o.Progress(off)
+				}
 				if !l.o.Quiet {
 					l.printBlock(&blk, off)
 				}

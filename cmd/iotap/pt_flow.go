@@ -168,6 +168,9 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	} else {
 		cfg.Flags.KeepTcalOnOVF = f.insnKeep
 	}
+	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
+		f.opt.Progress = func(off int64) { m.Update(off) }
+	}
 	_, err = intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
 }
