@@ -120,10 +120,10 @@ func TestExportUSBMatchesStats(t *testing.T) {
 			}
 			want := map[key]map[string]any{}
 			for _, o := range decodeLines(t, out) {
-				if o["kind"] != "endpoint" {
+				if o["kind"] != "usb_endpoint" {
 					continue
 				}
-				want[key{int64(o["bus"].(float64)), int64(o["device"].(float64)), int64(o["endpoint"].(float64)), o["transfer"].(string)}] = o
+				want[key{int64(o["bus"].(float64)), int64(o["dev"].(float64)), int64(o["ep"].(float64)), o["transfer"].(string)}] = o
 			}
 			r := duck(t, fmt.Sprintf(`
 WITH t AS (SELECT bus, device, endpoint, transfer, count(*) AS n,
@@ -155,7 +155,7 @@ FROM e LEFT JOIN t USING (bus, device, endpoint, transfer) ORDER BY ALL`, dir))
 					continue
 				}
 				for _, q := range []string{"p50", "p99"} {
-					exact, hist := num(t, row[q]), int64(lat[q+"_us"].(float64))
+					exact, hist := num(t, row[q]), int64(math.Round(lat[q+"_ns"].(float64)/1e3)) // NDJSON schema 1: ns
 					if exact < 64 && hist != exact || math.Abs(float64(hist-exact)) > float64(exact)/32+1 {
 						t.Errorf("%+v: %s exact %d µs (DuckDB), usb stats %d µs", k, q, exact, hist)
 					}
@@ -342,7 +342,7 @@ func TestExportManyHosts(t *testing.T) {
 		var transfers int64
 		out, _, _ := runIotap(t, "usb", "stats", "--json", h.usb)
 		for _, o := range decodeLines(t, out) {
-			if o["kind"] == "endpoint" {
+			if o["kind"] == "usb_endpoint" {
 				transfers += int64(o["latency"].(map[string]any)["count"].(float64))
 			}
 		}
@@ -536,7 +536,7 @@ func TestQueryPrintsDuckDBCommand(t *testing.T) {
 	usbOut, _, _ := runIotap(t, "usb", "stats", "--json", "../../testdata/capture/usb.pcapng")
 	var want int64
 	for _, o := range decodeLines(t, usbOut) {
-		if o["kind"] == "endpoint" {
+		if o["kind"] == "usb_endpoint" {
 			want += int64(o["latency"].(map[string]any)["count"].(float64))
 		}
 	}

@@ -61,7 +61,7 @@ MAX is the largest latency seen. Warnings are summarised in one line each;
 
 Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`,
 		Example: `  iotap report testdata -o report.html -o timeline.pftrace
-  iotap report capture-dir/ --json | jq 'select(.kind == "endpoint") | .latency.p99_us'
+  iotap report capture-dir/ --json | jq 'select(.kind == "usb_endpoint") | .latency.p99_ns'
   iotap report bundle.tar.gz -o out.html
   ssh lab cat /tmp/usb.pcapng | iotap report - -o usb.html
   iotap report capture.pcapng mmio.log.zst --format html -o -  > report.html`,

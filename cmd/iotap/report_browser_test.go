@@ -347,15 +347,18 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 }
 
-type reportJSONWant struct {
-	endpoints map[string]struct {
-		Latency struct {
-			Count uint64
-			P50   int64 `json:"p50_us"`
-			P99   int64 `json:"p99_us"`
-			Max   int64 `json:"max_us"`
-		}
+// reportEndpoint is a usb_endpoint record of report --json (NDJSON
+// schema 1: latencies in ns), with the latencies in µs as the page labels
+// them.
+type reportEndpoint struct {
+	Latency struct {
+		Count         uint64
+		P50, P99, Max int64 // µs
 	}
+}
+
+type reportJSONWant struct {
+	endpoints map[string]reportEndpoint
 	registers map[string][]struct {
 		Register, Name string
 		Reads, Writes  int64
@@ -363,30 +366,41 @@ type reportJSONWant struct {
 }
 
 func parseReportJSON(t *testing.T, b []byte) reportJSONWant {
-	w := reportJSONWant{endpoints: map[string]struct {
-		Latency struct {
-			Count uint64
-			P50   int64 `json:"p50_us"`
-			P99   int64 `json:"p99_us"`
-			Max   int64 `json:"max_us"`
-		}
-	}{}, registers: map[string][]struct {
+	w := reportJSONWant{endpoints: map[string]reportEndpoint{}, registers: map[string][]struct {
 		Register, Name string
 		Reads, Writes  int64
 	}{}}
 	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
 		var o struct {
-			Type, Trace, Source, Kind string
-			Bus, Device, Endpoint     int
+			Type, Trace, Source, Kind, File string
+			Bus, Dev, Ep                    int
 		}
 		if err := json.Unmarshal(l, &o); err != nil {
 			t.Fatalf("report --json: %q: %v", l, err)
 		}
 		switch {
-		case o.Source == "usb" && o.Kind == "endpoint":
-			e := w.endpoints[""]
-			json.Unmarshal(l, &e)
-			w.endpoints[fmt.Sprintf("%s %d:%03d ep %02x", o.Trace, o.Bus, o.Device, o.Endpoint)] = e
+		case o.Kind == "usb_endpoint":
+			var r struct {
+				Latency struct {
+					Count uint64
+					P50ns *int64 `json:"p50_ns"`
+					P99ns *int64 `json:"p99_ns"`
+					Maxns *int64 `json:"max_ns"`
+				}
+			}
+			if err := json.Unmarshal(l, &r); err != nil {
+				t.Fatalf("report --json: %q: %v", l, err)
+			}
+			var e reportEndpoint
+			e.Latency.Count = r.Latency.Count
+			us := func(ns *int64) int64 {
+				if ns == nil {
+					return 0
+				}
+				return *ns / 1000
+			}
+			e.Latency.P50, e.Latency.P99, e.Latency.Max = us(r.Latency.P50ns), us(r.Latency.P99ns), us(r.Latency.Maxns)
+			w.endpoints[fmt.Sprintf("%s %d:%03d ep %02x", o.File, o.Bus, o.Dev, o.Ep)] = e
 		case o.Source == "mmio" && o.Type == "register":
 			var r struct {
 				Register, Name string
