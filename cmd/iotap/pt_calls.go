@@ -141,6 +141,13 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 			gaps = append(gaps, fmt.Sprintf("thread %d at instruction %d: %s", g.Thread, g.Insn, g.Reason))
 		}
 	}
+	var total int64
+	for _, s := range in.Streams {
+		total += int64(len(s.Data))
+	}
+	if m := e.meter("iotap: pt calls", total, f.json && !f.quiet); m != nil {
+		o.Progress = m.Update
+	}
 	res, err := calls.Analyze(in, o)
 	if err != nil {
 		return fmt.Errorf("pt calls: %w", err)

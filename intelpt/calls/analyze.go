@@ -31,6 +31,10 @@ type Options struct {
 	// Image, when set, is the memory of every thread (raw code given by
 	// the caller) instead of the files of the sideband's mappings.
 	Image *intelpt.Image
+	// Progress, when set, is called now and then with the bytes of trace
+	// decoded so far, over the streams in their order (a stream left out
+	// by PID or Streams counts as done), for a progress line.
+	Progress func(done int64)
 }
 
 // Input is a trace with its sideband: a perf.data file or an iotap
@@ -192,7 +196,15 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			pidOf[r.TID] = r.PID
 		}
 	}
+	var base int64 // bytes of the streams before this one
 	for i, s := range in.Streams {
+		var progress func(off int64)
+		if o.Progress != nil {
+			b := base
+			progress = func(off int64) { o.Progress(b + off) }
+			o.Progress(base)
+		}
+		base += int64(len(s.Data))
 		if o.Streams != nil && !containsInt(o.Streams, i) {
 			continue
 		}
@@ -207,7 +219,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			}
 			pi := image(pid)
 			startThread(pid, tid)
-			if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil); err != nil {
+			if err := decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress); err != nil {
 				return nil, err
 			}
 			continue
@@ -254,7 +266,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			}
 			startThread(pid, tid)
 		}
-		if err := Decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel); err != nil {
+		if err := decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,12 @@ import (
 // tracker sees every call and jump. sel, when not nil, is called with the
 // time before each block (to switch the tracker's thread).
 func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64)) error {
+	return decode(trace, cfg, tr, sel, nil)
+}
+
+// decode is Decode calling progress, when not nil, every 65,536 blocks
+// with the trace offset reached.
+func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64), progress func(off int64)) error {
 	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
@@ -22,6 +28,7 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 		blk     intelpt.Block
 		ev      intelpt.Event
 		lastErr error
+		nblk    uint64
 	)
 	timeOf := func() uint64 {
 		if t, _, _, ok := d.Time(); ok {
@@ -72,6 +79,9 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 			break
 		}
 		status, err = d.Next(&blk)
+		if nblk++; nblk&0xffff == 0 && progress != nil {
+			progress(d.Offset())
+		}
 		if blk.NInsn == 0 {
 			continue
 		}
