@@ -64,6 +64,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil {
 				return err
 			}
+			in.ReaderAt = e.meterReaderAt("iotap: cut", in.ReaderAt, in.Size)
 			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: warn})
 			if err != nil {
 				if e.ctx.Err() != nil {
@@ -122,6 +123,7 @@ Compressed inputs cannot be indexed (decompress them first).`,
 				return err
 			}
 			defer closer.Close()
+			in.ReaderAt = e.meterReaderAt("iotap: index", in.ReaderAt, in.Size)
 			ix, err := cut.BuildIndex(e.ctx, in, interval)
 			if err != nil {
 				if e.ctx.Err() != nil {
