@@ -38,7 +38,7 @@ and, with --all, the identical accesses too. A summary ends the output.
 			var seqs [2][]mmiotrace.Access
 			var lossErr error // reported after the diff of what was read
 			for i, p := range args {
-				in, err := mmioOpenInput(p)
+				in, err := mmioOpenMetered(e, "mmio diff", p, false)
 				if err != nil {
 					return err
 				}

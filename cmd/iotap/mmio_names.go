@@ -129,7 +129,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	in, err := mmioOpenInput(path)
+	in, err := mmioOpenMetered(e, "mmio names", path, true)
 	if err != nil {
 		return err
 	}

@@ -177,6 +177,20 @@ func mmioOpenInput(path string) (io.ReadCloser, error) {
 	return in, nil
 }
 
+// mmioOpenMetered is mmioOpenInput with the bytes read (decompressed)
+// shown by a progress meter of the job what (busy: it prints records on
+// stdout as it reads, see env.meter).
+func mmioOpenMetered(e *env, what, path string, busy bool) (io.ReadCloser, error) {
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{e.meter("iotap: "+what, -1, busy).Reader(in), in}, nil
+}
+
 // mmioCheckFile checks that the file at path is an mmiotrace log, for
 // the commands that map the file themselves (mmiotrace.Open).
 func mmioCheckFile(path string) error {

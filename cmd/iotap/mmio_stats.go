@@ -31,7 +31,7 @@ the BAR) and polling loops: runs of reads of one register with no other
 access in between, collapsed as "read X 1532 times until bit 3 set".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := mmioOpenInput(args[0])
+			in, err := mmioOpenMetered(e, "mmio stats", args[0], false)
 			if err != nil {
 				return err
 			}
