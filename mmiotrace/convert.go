@@ -3,7 +3,6 @@ package mmiotrace
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -273,33 +272,11 @@ func convertParallel(ctx context.Context, src io.Reader, out io.Writer, format A
 			case <-ctx.Done():
 				return
 			}
-			buf = buf[:cap(buf)]
-			if len(carry) >= len(buf) { // a line longer than the chunk: grow
-				buf = make([]byte, 2*len(carry))
-			}
-			n := copy(buf, carry)
-			for n < len(buf) {
-				m, err := src.Read(buf[n:])
-				n += m
-				if err != nil {
-					eof = true
-					if !errors.Is(err, io.EOF) {
-						readErr = fmt.Errorf("mmiotrace: read: %w", err)
-					}
-					break
-				}
-			}
-			data := buf[:n]
-			carry = carry[:0]
-			if !eof {
-				k := bytes.LastIndexByte(data, '\n')
-				if k < 0 { // no newline yet: keep everything for the next round
-					carry = append(carry, data...)
-					free <- buf[:0]
-					continue
-				}
-				carry = append(carry, data[k+1:]...)
-				data = data[:k+1]
+			var data []byte
+			var rerr error
+			buf, data, carry, eof, rerr = fillLines(src, buf, carry)
+			if rerr != nil {
+				readErr = fmt.Errorf("mmiotrace: read: %w", rerr)
 			}
 			if len(data) == 0 && !eof {
 				free <- buf[:0]

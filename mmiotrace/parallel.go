@@ -335,34 +335,13 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 			case <-ctx.Done():
 				return
 			}
-			buf = buf[:cap(buf)]
-			if len(carry) >= len(buf) { // a line longer than the chunk: grow
-				buf = make([]byte, 2*len(carry))
+			var data []byte
+			var rerr error
+			buf, data, carry, eof, rerr = fillLines(src, buf, carry)
+			if rerr != nil {
+				readErr = rerr
 			}
-			n := copy(buf, carry)
-			for n < len(buf) {
-				m, err := src.Read(buf[n:])
-				n += m
-				if err != nil {
-					eof = true
-					if !errors.Is(err, io.EOF) {
-						readErr = err
-					}
-					break
-				}
-			}
-			data := buf[:n]
-			carry = carry[:0]
-			if !eof {
-				k := bytes.LastIndexByte(data, '\n')
-				if k < 0 { // no newline at all: keep everything for the next round
-					carry = append(carry, data...)
-					free <- buf[:0]
-					continue
-				}
-				carry = append(carry, data[k+1:]...)
-				data = data[:k+1]
-			} else if len(data) > 0 && data[len(data)-1] != '\n' {
+			if eof && len(data) > 0 && data[len(data)-1] != '\n' {
 				truncated = true
 			}
 			if len(data) == 0 {
@@ -451,4 +430,39 @@ func resolveFromHead(f *Filter, data []byte) error {
 		data = data[min(i+1, len(data)):]
 	}
 	return f.Resolve(m)
+}
+
+// fillLines fills buf (grown when the carried partial line does not fit)
+// with carry and then src, and cuts it after its last newline. It returns
+// the buffer used, the whole lines read (data; at the end of src,
+// everything left, which may end without a newline), the partial line to
+// carry to the next round (carry's storage reused), whether src ended, and
+// a read error other than io.EOF. data is empty, and everything carried,
+// when no newline was read before the end.
+func fillLines(src io.Reader, buf, carry []byte) (b, data, rest []byte, eof bool, err error) {
+	buf = buf[:cap(buf)]
+	if len(carry) >= len(buf) { // a line longer than the chunk: grow
+		buf = make([]byte, 2*len(carry))
+	}
+	n := copy(buf, carry)
+	for n < len(buf) {
+		m, rerr := src.Read(buf[n:])
+		n += m
+		if rerr != nil {
+			eof = true
+			if !errors.Is(rerr, io.EOF) {
+				err = rerr
+			}
+			break
+		}
+	}
+	data, rest = buf[:n], carry[:0]
+	if eof {
+		return buf, data, rest, true, err
+	}
+	k := bytes.LastIndexByte(data, '\n')
+	if k < 0 { // no newline yet: keep everything for the next round
+		return buf, nil, append(rest, data...), false, nil
+	}
+	return buf, data[:k+1], append(rest, data[k+1:]...), false, nil
 }
