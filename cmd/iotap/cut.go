@@ -64,7 +64,9 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil {
 				return err
 			}
-			in.ReaderAt = e.meterReaderAt("iotap: cut", in.ReaderAt, in.Size)
+			if in.ReaderAt != nil { // a plain file (compressed inputs are not metered)
+				in.ReaderAt = e.meter("iotap: cut", in.Size, false).ReaderAt(in.ReaderAt)
+			}
 			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: warn})
 			if err != nil {
 				if e.ctx.Err() != nil {
@@ -123,7 +125,7 @@ Compressed inputs cannot be indexed (decompress them first).`,
 				return err
 			}
 			defer closer.Close()
-			in.ReaderAt = e.meterReaderAt("iotap: index", in.ReaderAt, in.Size)
+			in.ReaderAt = e.meter("iotap: index", in.Size, false).ReaderAt(in.ReaderAt)
 			ix, err := cut.BuildIndex(e.ctx, in, interval)
 			if err != nil {
 				if e.ctx.Err() != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"os"
-	"sync"
 
 	"github.com/iotap/iotap/internal/progress"
 	iunix "github.com/iotap/iotap/internal/unix"
@@ -42,38 +41,6 @@ func (e *env) meterReader(what string, f *os.File, r io.Reader, busy bool) io.Re
 		}
 	}
 	return e.meter(what, total, busy).Reader(r)
-}
-
-// meterReaderAt returns r (an input of size bytes, nil for a compressed
-// one) with the furthestt byte read shown by a meter of the job what; r
-// itself when progress is not shown.
-func (e *env) meterReaderAt(what string, r io.ReaderAt, size int64) io.ReaderAt {
-	if r == nil {
-		return nil
-	}
-	m := e.meter(what, size, false)
-	if m == nil {
-		return r
-	}
-	return &readerAtMeter{r: r, m: m}
-}
-
-type readerAtMeter struct {
-	r        io.ReaderAt
-	m        *progress.Meter
-	mu       sync.Mutex
-	furthest int64
-}
-
-func (c *readerAtMeter) ReadAt(p []byte, off int64) (int, error) {
-	n, err := c.r.ReadAt(p, off)
-	c.mu.Lock()
-	if end := off + int64(n); end > c.furthest {
-		c.furthest = end
-		c.m.Update(end)
-	}
-	c.mu.Unlock()
-	return n, err
 }
 
 // endMeters erases the progress lines.

@@ -57,32 +57,3 @@ func TestTimelineEstimate(t *testing.T) {
 		}
 	}
 }
-
-// meterReaderAt shows the furthest byte read of an input (cut, index):
-// reads behind it (checksums of earlier checkpoints) do not move it back.
-func TestMeterReaderAt(t *testing.T) {
-	var stderr bytes.Buffer
-	e := &env{ctx: context.Background(), stderr: &stderr, stdout: &bytes.Buffer{}, progress: true, progressSet: true}
-	data := bytes.Repeat([]byte("x"), 1000)
-	r := e.meterReaderAt("iotap: index", bytes.NewReader(data), int64(len(data)))
-	m := r.(*readerAtMeter).m
-	buf := make([]byte, 100)
-	for _, tc := range []struct {
-		off  int64
-		want float64
-	}{{0, 0.1}, {400, 0.5}, {100, 0.5}, {900, 1}} {
-		if _, err := r.ReadAt(buf, tc.off); err != nil {
-			t.Fatal(err)
-		}
-		if got := m.Fraction(); got != tc.want {
-			t.Errorf("after ReadAt(%d): %v done, want %v", tc.off, got, tc.want)
-		}
-	}
-	e.progress = false
-	if _, ok := e.meterReaderAt("x", bytes.NewReader(data), 1000).(*readerAtMeter); ok {
-		t.Error("--progress=false: the input is still metered")
-	}
-	if e.meterReaderAt("x", nil, 0) != nil {
-		t.Error("a compressed input (no ReaderAt) got a meter")
-	}
-}

@@ -188,6 +188,34 @@ func (c *reader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// ReaderAt returns r (an input read at offsets: cut, index) showing the
+// furthest byte read as done: reads behind it (checksums of earlier
+// parts) do not move it back; r itself for a nil meter.
+func (m *Meter) ReaderAt(r io.ReaderAt) io.ReaderAt {
+	if m == nil || r == nil {
+		return r
+	}
+	return &readerAt{r: r, m: m}
+}
+
+type readerAt struct {
+	r        io.ReaderAt
+	m        *Meter
+	mu       sync.Mutex
+	furthest int64
+}
+
+func (c *readerAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.mu.Lock()
+	if end := off + int64(n); end > c.furthest {
+		c.furthest = end
+		c.m.Update(end)
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
 // Line formats a progress line: what, the bytes done (and the total, the
 // percentage and the time left when total > 0), the mean rate over
 // elapsed, and status.

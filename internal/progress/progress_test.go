@@ -119,3 +119,27 @@ func TestNil(t *testing.T) {
 		t.Error("nil meter does something")
 	}
 }
+
+// ReaderAt shows the furthest byte read: reads behind it do not move the
+// meter back.
+func TestReaderAt(t *testing.T) {
+	data := bytes.Repeat([]byte("x"), 1000)
+	m := meter(io.Discard, int64(len(data)), false, newClock())
+	r := m.ReaderAt(bytes.NewReader(data))
+	buf := make([]byte, 100)
+	for _, tc := range []struct {
+		off  int64
+		want float64
+	}{{0, 0.1}, {400, 0.5}, {100, 0.5}, {900, 1}} {
+		if _, err := r.ReadAt(buf, tc.off); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Fraction(); got != tc.want {
+			t.Errorf("after ReadAt(%d): %v done, want %v", tc.off, got, tc.want)
+		}
+	}
+	var none *Meter
+	if rd := bytes.NewReader(data); none.ReaderAt(rd) != io.ReaderAt(rd) {
+		t.Error("a nil meter wraps its ReaderAt")
+	}
+}
