@@ -4,7 +4,7 @@ package export
 // It is written in every file's key/value metadata ("iotap.schema_version")
 // and in the captures table. It changes when a column is removed, renamed
 // or changes type; added columns keep it.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Table names: the first directory level under the output directory.
 const (
@@ -62,18 +62,18 @@ type CaptureRow struct {
 }
 
 // USBEventRow is a row of usb_events: one usbmon event (URB submission,
-// completion or submission error).
+// completion or submission error). Column names are those of the
+// usb_event NDJSON record (docs/ndjson.md).
 type USBEventRow struct {
 	Identity
-	Seq        int64   `parquet:"seq"`             // 1-based position in the input (tshark's frame.number)
-	TSNS       int64   `parquet:"ts_ns"`           // event time, clock_domain clock, ns (µs resolution)
-	EventType  string  `parquet:"event_type,dict"` // S, C, E
-	URBID      uint64  `parquet:"urb_id"`          // kernel URB pointer (tag)
-	Transfer   string  `parquet:"transfer,dict"`   // ctrl, bulk, intr, iso
-	Direction  string  `parquet:"direction,dict"`  // in, out
+	Seq        int64   `parquet:"seq"`           // 1-based position in the input (tshark's frame.number)
+	TSNS       int64   `parquet:"ts_ns"`         // event time, clock_domain clock, ns (µs resolution)
+	URBType    string  `parquet:"urb_type,dict"` // S, C, E
+	URBID      uint64  `parquet:"urb_id"`        // kernel URB pointer (tag)
+	Transfer   string  `parquet:"transfer,dict"` // ctrl, bulk, intr, iso
 	Bus        int32   `parquet:"bus"`
-	Device     int32   `parquet:"device"`
-	Endpoint   int32   `parquet:"endpoint"`        // number 0..15
+	Dev        int32   `parquet:"dev"`
+	EP         int32   `parquet:"ep"`              // endpoint address byte: bit 7 (0x80) set for IN
 	Status     *int32  `parquet:"status,optional"` // null for submissions
 	StatusName *string `parquet:"status_name,optional,dict"`
 	Length     int64   `parquet:"length"`      // urb length (requested on S, actual on C)
@@ -81,31 +81,36 @@ type USBEventRow struct {
 	Setup      []byte  `parquet:"setup,optional"`
 	Request    *string `parquet:"request,optional,dict"` // control request name
 	Summary    *string `parquet:"summary,optional"`      // class-decoded summary
-	LatencyUS  *int64  `parquet:"latency_us,optional"`   // completions paired with their submission
+	LatencyNS  *int64  `parquet:"latency_ns,optional"`   // completions paired with their submission
 	SubmitSeq  *int64  `parquet:"submit_seq,optional"`
+	VIDPID     *string `parquet:"vidpid,optional,dict"`
 	VendorID   *int32  `parquet:"vendor_id,optional"`
 	ProductID  *int32  `parquet:"product_id,optional"`
+	// Synthesized: written at capture start from sysfs descriptors, not
+	// captured traffic (never paired).
+	Synthesized bool `parquet:"synthesized"`
 }
 
 // USBTransferRow is a row of usb_transfers: a completion (or submission
-// error) paired with its submission.
+// error) paired with its submission. Column names are those of the
+// usb_pair NDJSON record (docs/ndjson.md).
 type USBTransferRow struct {
 	Identity
 	SubmitSeq      int64   `parquet:"submit_seq"`
 	CompleteSeq    int64   `parquet:"complete_seq"`
 	SubmitTSNS     int64   `parquet:"submit_ts_ns"`
-	CompleteTSNS   int64   `parquet:"complete_ts_ns"`
-	LatencyUS      int64   `parquet:"latency_us"`
-	Bus            int32   `parquet:"bus"`
-	Device         int32   `parquet:"device"`
-	Endpoint       int32   `parquet:"endpoint"` // address: number | 0x80 for IN (as usb stats prints)
+	TSNS           int64   `parquet:"ts_ns"` // the completion's time
+	LatencyNS      int64   `parquet:"latency_ns"`
+	URBID          uint64  `parquet:"urb_id"`
 	Transfer       string  `parquet:"transfer,dict"`
-	Direction      string  `parquet:"direction,dict"`
+	Bus            int32   `parquet:"bus"`
+	Dev            int32   `parquet:"dev"`
+	EP             int32   `parquet:"ep"` // address byte: number | 0x80 for IN (as usb stats prints)
 	Status         int32   `parquet:"status"`
 	StatusName     string  `parquet:"status_name,dict"`
 	Outcome        string  `parquet:"outcome,dict"` // ok, stall, cancelled, error, submit_error
 	Requested      int64   `parquet:"requested"`    // length asked for at submission
-	Bytes          int64   `parquet:"bytes"`        // actual length at completion
+	Actual         int64   `parquet:"actual"`       // actual length at completion
 	VIDPID         *string `parquet:"vidpid,optional,dict"`
 	VendorID       *int32  `parquet:"vendor_id,optional"`
 	ProductID      *int32  `parquet:"product_id,optional"`

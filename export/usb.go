@@ -66,6 +66,7 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 	transfers := &lazyTable[USBTransferRow]{x: x, name: TableUSBTransfers, c: c, src: path}
 	pairer, ids := usb.NewPairer(), usb.NewIdentities()
 	dec := usb.NewDecoder(ids)
+	vidpids := vidpidCache{}
 	var (
 		ev      usbmon.Event
 		unwrap  textUnwrapper
@@ -119,11 +120,11 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		e.Identity = id
 		e.Seq = n + 1
 		e.TSNS = tsNS
-		e.EventType = string(rune(ev.Type))
+		e.URBType = string(rune(ev.Type))
 		e.URBID = ev.ID
 		e.Transfer = ev.Transfer.String()
-		e.Direction = direction(ev.In)
-		e.Bus, e.Device, e.Endpoint = int32(ev.Bus), int32(ev.Device), int32(ev.Endpoint)
+		e.Bus, e.Dev, e.EP = int32(ev.Bus), int32(ev.Device), int32(ev.EndpointAddress())
+		e.Synthesized = ev.Synthesized
 		if ev.Type != usbmon.Submission {
 			e.Status = ptr(ev.Status)
 			e.StatusName = ptr(usb.StatusName(ev.Status))
@@ -136,11 +137,11 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		if ev.HasSetup() && ev.Type == usbmon.Submission {
 			e.Setup = append([]byte(nil), ev.Setup[:]...)
 			if s, err := usb.ParseSetup(ev.Setup[:]); err == nil {
-				request = ptr(s.Name(hintFor(ids, ev.Bus, ev.Device, s)))
+				request = ptr(s.Name(usb.ClassHint(ids, ev.Bus, ev.Device, s)))
 			}
 		}
 		if paired && p.Submit.HasSetup {
-			request = ptr(p.Submit.Setup.Name(hintFor(ids, ev.Bus, ev.Device, p.Submit.Setup)))
+			request = ptr(p.Submit.Setup.Name(usb.ClassHint(ids, ev.Bus, ev.Device, p.Submit.Setup)))
 		}
 		e.Request = request
 		if d.Summary != "" {
@@ -149,9 +150,10 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		info, known := ids.Lookup(ev.Bus, ev.Device)
 		if known && info.HasID {
 			e.VendorID, e.ProductID = ptr(int32(info.Vendor)), ptr(int32(info.Product))
+			e.VIDPID = vidpids.of(info.Vendor, info.Product)
 		}
 		if paired {
-			e.LatencyUS = ptr(p.Latency)
+			e.LatencyNS = ptr(p.Latency * 1000)
 			e.SubmitSeq = ptr(int64(p.Submit.Seq) + 1)
 		}
 		if !paired {
@@ -163,17 +165,17 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 		}
 		t.Identity = id
 		t.SubmitSeq, t.CompleteSeq = int64(p.Submit.Seq)+1, n+1
-		t.CompleteTSNS = tsNS
+		t.TSNS = tsNS
 		t.SubmitTSNS = tsNS - p.Latency*1000
-		t.LatencyUS = p.Latency
-		t.Bus, t.Device, t.Endpoint = int32(ev.Bus), int32(ev.Device), int32(ev.EndpointAddress())
-		t.Transfer, t.Direction = e.Transfer, e.Direction
+		t.LatencyNS = *e.LatencyNS
+		t.URBID = ev.ID
+		t.Bus, t.Dev, t.EP = e.Bus, e.Dev, e.EP
+		t.Transfer = e.Transfer
 		t.Status, t.StatusName = ev.Status, *e.StatusName
 		t.Outcome = usbOutcome(&ev)
-		t.Requested, t.Bytes = int64(p.Submit.Length), int64(ev.Length)
+		t.Requested, t.Actual = int64(p.Submit.Length), int64(ev.Length)
 		if known && info.HasID {
-			t.VendorID, t.ProductID = e.VendorID, e.ProductID
-			t.VIDPID = ptr(fmt.Sprintf("%04x:%04x", info.Vendor, info.Product))
+			t.VendorID, t.ProductID, t.VIDPID = e.VendorID, e.ProductID, e.VIDPID
 		}
 		if known && info.Manufacturer != "" {
 			t.Manufacturer = ptr(info.Manufacturer)
@@ -215,24 +217,16 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 	return transfers.commit()
 }
 
-func direction(in bool) string {
-	if in {
-		return "in"
-	}
-	return "out"
-}
+// vidpidCache keeps one "vvvv:pppp" string per device identity, shared by
+// the rows (no formatting per event).
+type vidpidCache map[uint32]*string
 
-// hintFor returns the interface class a class-specific request is
-// addressed to, for naming it (0 when unknown).
-// (The same rule as iotap usb read: the interface's class for requests to
-// an interface, else the device's class.)
-func hintFor(ids *usb.Identities, bus uint16, dev uint8, s usb.Setup) uint8 {
-	info, ok := ids.Lookup(bus, dev)
-	if !ok {
-		return 0
+func (c vidpidCache) of(vendor, product uint16) *string {
+	k := uint32(vendor)<<16 | uint32(product)
+	if s, ok := c[k]; ok {
+		return s
 	}
-	if s.Recipient() == usb.RecipientInterface {
-		return info.InterfaceClass(uint8(s.Index))
-	}
-	return info.Class
+	s := ptr(fmt.Sprintf("%04x:%04x", vendor, product))
+	c[k] = s
+	return s
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -100,7 +101,7 @@ var usbInputs = []string{
 }
 
 // TestExportUSBMatchesStats: per endpoint, DuckDB's count of usb_transfers
-// and its exact nearest-rank p50/p99 of latency_us agree with iotap usb
+// and its exact nearest-rank p50/p99 of latency_ns agree with iotap usb
 // stats (whose percentiles come from a histogram: exact below 64 µs,
 // within 1/32 above); submissions and completions counted in usb_events
 // agree too.
@@ -126,19 +127,19 @@ func TestExportUSBMatchesStats(t *testing.T) {
 				want[key{int64(o["bus"].(float64)), int64(o["dev"].(float64)), int64(o["ep"].(float64)), o["transfer"].(string)}] = o
 			}
 			r := duck(t, fmt.Sprintf(`
-WITH t AS (SELECT bus, device, endpoint, transfer, count(*) AS n,
-    list_sort(list(latency_us)) AS l FROM '%[1]s/usb_transfers/*.parquet' GROUP BY ALL),
-e AS (SELECT bus, device, CASE WHEN direction = 'in' THEN endpoint + 128 ELSE endpoint END AS endpoint, transfer,
-    count(*) FILTER (event_type = 'S') AS submissions, count(*) FILTER (event_type = 'C') AS completions
-    FROM '%[1]s/usb_events/*.parquet' GROUP BY ALL)
+WITH t AS (SELECT bus, dev, ep, transfer, count(*) AS n,
+    list_sort(list(latency_ns)) AS l FROM '%[1]s/usb_transfers/*.parquet' GROUP BY ALL),
+e AS (SELECT bus, dev, ep, transfer,
+    count(*) FILTER (urb_type = 'S') AS submissions, count(*) FILTER (urb_type = 'C') AS completions
+    FROM '%[1]s/usb_events/*.parquet' WHERE NOT synthesized GROUP BY ALL)
 SELECT e.*, coalesce(t.n, 0) AS n,
     t.l[greatest(1, ceil(0.5 * t.n))::BIGINT] AS p50, t.l[greatest(1, ceil(0.99 * t.n))::BIGINT] AS p99
-FROM e LEFT JOIN t USING (bus, device, endpoint, transfer) ORDER BY ALL`, dir))
+FROM e LEFT JOIN t USING (bus, dev, ep, transfer) ORDER BY ALL`, dir))
 			if len(r.Rows) != len(want) {
 				t.Fatalf("DuckDB finds %d endpoints, usb stats %d", len(r.Rows), len(want))
 			}
 			for _, row := range r.Rows {
-				k := key{num(t, row["bus"]), num(t, row["device"]), num(t, row["endpoint"]), str(row["transfer"])}
+				k := key{num(t, row["bus"]), num(t, row["dev"]), num(t, row["ep"]), str(row["transfer"])}
 				w, ok := want[k]
 				if !ok {
 					t.Errorf("endpoint %+v not in usb stats", k)
@@ -155,7 +156,8 @@ FROM e LEFT JOIN t USING (bus, device, endpoint, transfer) ORDER BY ALL`, dir))
 					continue
 				}
 				for _, q := range []string{"p50", "p99"} {
-					exact, hist := num(t, row[q]), int64(math.Round(lat[q+"_ns"].(float64)/1e3)) // NDJSON schema 1: ns
+					// µs: the histogram's resolution (exact below 64 µs)
+					exact, hist := num(t, row[q])/1e3, int64(math.Round(lat[q+"_ns"].(float64)/1e3))
 					if exact < 64 && hist != exact || math.Abs(float64(hist-exact)) > float64(exact)/32+1 {
 						t.Errorf("%+v: %s exact %d µs (DuckDB), usb stats %d µs", k, q, exact, hist)
 					}
@@ -286,7 +288,7 @@ FROM d ORDER BY j`, files[0]))
 	}
 	// Sorted by time within each file, identity never null or empty where
 	// the capture has it.
-	for _, tc := range []struct{ table, ts string }{{"usb_events", "ts_ns"}, {"usb_transfers", "complete_ts_ns"}, {"mmio_accesses", "ts_ns"}, {"user_events", "ts_ns"}} {
+	for _, tc := range []struct{ table, ts string }{{"usb_events", "ts_ns"}, {"usb_transfers", "ts_ns"}, {"mmio_accesses", "ts_ns"}, {"user_events", "ts_ns"}} {
 		r := duck(t, fmt.Sprintf(`SELECT count(*) FILTER (d < 0) AS unsorted, count(*) FILTER (capture_id IS NULL OR capture_id = '' OR source_file IS NULL OR clock_domain = '') AS noid
 FROM (SELECT capture_id, source_file, clock_domain, %[2]s - lag(%[2]s) OVER (ORDER BY file_row_number) AS d FROM read_parquet('%[1]s/%[3]s/*.parquet', file_row_number = true))`, dir, tc.ts, tc.table))
 		if num(t, r.Rows[0]["unsorted"]) != 0 || num(t, r.Rows[0]["noid"]) != 0 {
@@ -545,5 +547,130 @@ func TestQueryPrintsDuckDBCommand(t *testing.T) {
 	}
 	if _, _, code := runIotap(t, "query", t.TempDir()); code != 1 {
 		t.Errorf("query of an empty directory: exit %d, want 1", code)
+	}
+}
+
+// ndjsonFields reads docs/ndjson.md's field tables: for each record kind
+// (the table whose `kind` row names it), the field names of its rows.
+func ndjsonFields(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/ndjson.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	var cur map[string]bool
+	kindRow := regexp.MustCompile("^\\| `kind` \\| string \\| `\"([a-z_]+)\"`")
+	name := regexp.MustCompile("`([a-z_0-9]+)`")
+	for _, l := range strings.Split(string(doc), "\n") {
+		if !strings.HasPrefix(l, "|") {
+			cur = nil
+			continue
+		}
+		if m := kindRow.FindStringSubmatch(l); m != nil {
+			cur = map[string]bool{}
+			out[m[1]] = cur
+		}
+		if cur == nil {
+			continue
+		}
+		cells := strings.Split(l, "|")
+		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
+			cur[m[1]] = true
+		}
+	}
+	return out
+}
+
+// TestParquetNDJSONVocabulary: the columns of the Parquet tables are
+// named as the fields of the NDJSON records of the same data
+// (docs/ndjson.md): a column is an identity column, a field of the
+// record, or one of the few Parquet-only columns listed here with why.
+func TestParquetNDJSONVocabulary(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/parquet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := docTables(string(doc))
+	fields := ndjsonFields(t)
+	identity := map[string]bool{"host": true, "boot_id": true, "kernel_release": true, "capture_id": true, "source_file": true, "clock_domain": true}
+	for _, tc := range []struct {
+		table, record string
+		only          map[string]string // Parquet-only column: why
+	}{
+		{"usb_events", "usb_event", map[string]string{
+			"data_length": "the payload itself stays out of the table",
+			"vendor_id":   "vidpid as numbers, for joins", "product_id": "vidpid as numbers, for joins"}},
+		{"usb_transfers", "usb_pair", map[string]string{
+			"submit_ts_ns": "the submission's time (ts_ns is the completion's)",
+			"outcome":      "the status classified as usb stats counts it",
+			"vidpid":       "device identity, per row (usb_device has it in NDJSON)", "vendor_id": "", "product_id": "",
+			"manufacturer": "", "product": "", "interface_class": "the class owning the endpoint"}},
+	} {
+		rec := fields[tc.record]
+		if len(rec) == 0 {
+			t.Fatalf("docs/ndjson.md has no %s record", tc.record)
+		}
+		cols := tables[tc.table]
+		if len(cols) == 0 {
+			t.Fatalf("docs/parquet.md has no %s table", tc.table)
+		}
+		for _, c := range cols {
+			name := strings.Fields(c)[0]
+			if identity[name] || rec[name] {
+				continue
+			}
+			if _, ok := tc.only[name]; !ok {
+				t.Errorf("%s.%s: no field %s in NDJSON's %s record (rename it as NDJSON names it, or list it as Parquet-only)", tc.table, name, name, tc.record)
+			}
+		}
+	}
+}
+
+// TestREADMEParquetExample runs the README's export and DuckDB query (the
+// three lines under "Across many machines") and checks its numbers: per
+// endpoint, the transfers usb stats counts.
+func TestREADMEParquetExample(t *testing.T) {
+	needDuckDB(t)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```sh\n(go run ./cmd/iotap export [^\n]*)\nduckdb -c \"(.*?)\"\n```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md: no export + duckdb example")
+	}
+	args := strings.Fields(string(m[1]))[3:] // after "go run ./cmd/iotap"
+	dir := t.TempDir()
+	for i, a := range args {
+		switch {
+		case a == "/tmp/pq":
+			args[i] = dir
+		case strings.HasPrefix(a, "testdata/"):
+			args[i] = "../../" + a
+		}
+	}
+	if _, errs, code := runIotap(t, args...); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	r := duck(t, strings.ReplaceAll(string(m[2]), "/tmp/pq/", dir+"/"))
+	out, _, _ := runIotap(t, "usb", "stats", "--json", "../../testdata/capture/usb.pcapng")
+	want := map[string]int64{}
+	for _, o := range decodeLines(t, out) {
+		if o["kind"] == "usb_endpoint" {
+			if n := int64(o["latency"].(map[string]any)["count"].(float64)); n > 0 {
+				want[fmt.Sprintf("lab1 %v %v", o["dev"], o["ep"])] += n
+			}
+		}
+	}
+	got := map[string]int64{}
+	for _, row := range r.Rows {
+		got[fmt.Sprintf("%s %d %d", row["host"], num(t, row["dev"]), num(t, row["ep"]))] += num(t, row["n"])
+		if row["p99_ns"] == nil {
+			t.Errorf("no p99: %v", row)
+		}
+	}
+	if len(want) == 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("README query: %v, usb stats: %v", got, want)
 	}
 }

@@ -18,7 +18,7 @@ prints the duckdb command line that defines one view per table of an
 'iotap export --parquet DIR' tree (usb_transfers, mmio_accesses, ...) and
 runs SQL over them. Without SQL, the command opens duckdb's shell with the
 views defined. Run it, or paste it: duckdb is at duckdb.org.`,
-		Example: `  iotap query out "SELECT vidpid, count(*), quantile_cont(latency_us, 0.99) FROM usb_transfers GROUP BY ALL"
+		Example: `  iotap query out "SELECT vidpid, count(*), quantile_cont(latency_ns, 0.99) FROM usb_transfers GROUP BY ALL"
   eval "$(iotap query out 'SELECT name, count(*) FROM user_events GROUP BY name')"`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
