@@ -179,6 +179,9 @@ const (
 func NewBlockDecoder(trace []byte, cfg FlowConfig) *BlockDecoder {
 	d := &BlockDecoder{}
 	d.init(trace, cfg)
+	// Events that bind to an instruction (PTWRITE, MOV CR3, system
+	// calls) walk to it one instruction at a time: cache what they decode.
+	d.insnCache = true
 	return d
 }
 
@@ -265,6 +268,16 @@ func (d *BlockDecoder) fetchEvent() int {
 	if e := d.ev.next(ev); e < 0 {
 		d.status = e
 		*ev = Event{Type: EventType(0xff)}
+		return 0
+	}
+	if ev.Type == EvTIP && !ev.IPSuppressed {
+		// The decoder goes there at the next indirect branch: ask for its
+		// block cache entry now (see skipRun).
+		if s := d.sec; s != nil && s.blocks != nil {
+			if o := ev.IP - s.Addr; o < uint64(len(s.blocks)) {
+				prefetch2(&s.blocks[o], &s.blocks[o])
+			}
+		}
 	}
 	return 0
 }

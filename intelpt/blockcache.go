@@ -253,7 +253,10 @@ func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 	if !e.termIn() {
 		return nil, false
 	}
-	in.insnEntry = insnEntry{size: e.termSize(), class: e.termClass(), kind: e.termKind(), mode: d.mode, disp: e.termDisp()}
+	// Field by field: a composite literal is built in memory byte by byte
+	// and then copied with one 8-byte load, which cannot be forwarded
+	// from the byte stores (a stall on every block).
+	in.size, in.class, in.kind, in.mode, in.disp = e.termSize(), e.termClass(), e.termKind(), d.mode, e.termDisp()
 	if s.blocks != nil {
 		// Where the decoder goes next is known up to a trace bit: ask for
 		// the entries there now.

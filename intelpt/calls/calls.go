@@ -90,6 +90,17 @@ type frame struct {
 	// instructions and time; inner: deeper still (its node is that same
 	// node, which it does not count in).
 	deep, inner bool
+	// unnamed: c.Func is not set yet (code no symbol covers: its name,
+	// Symbolizer.Unknown, is made only when something reads it).
+	unnamed bool
+}
+
+// named sets f.c.Func when it was left for later.
+func (f *frame) named(sym Symbolizer) *frame {
+	if f.unnamed {
+		f.c.Func, f.unnamed = sym.Unknown(f.c.Entry), false
+	}
+	return f
 }
 
 type thread struct {
@@ -242,7 +253,7 @@ func (t *Tracker) emit(th *thread, f *frame, end, endInsn uint64, reason string)
 		}
 	}
 	if t.Emit != nil {
-		t.Emit(&f.c)
+		t.Emit(&f.named(th.sym).c)
 	}
 }
 
@@ -259,7 +270,7 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 	if ok {
 		f.lo, f.hi, f.c.Func, f.c.Entry = fn.Entry, fn.End, fn.Name, fn.Entry
 	} else {
-		f.lo, f.hi, f.c.Func, f.c.Entry = target, target+1, th.sym.Unknown(target), target
+		f.lo, f.hi, f.c.Entry, f.unnamed = target, target+1, target, true
 	}
 	f.c.Thread, f.c.Depth, f.c.Kind = th.tid, len(th.stack), kind
 	if th.node != nil {
@@ -273,7 +284,7 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 		}
 		switch {
 		case limit < 0 || depth < limit:
-			f.node = parent.child(f.c.Func)
+			f.node = parent.child(f.named(th.sym).c.Func)
 		case depth == limit:
 			f.node, f.deep = parent.child(DeeperCalls), true
 		default:
@@ -283,7 +294,7 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 	f.c.Begin, f.c.BeginInsn = now, th.insns
 	th.stack = append(th.stack, f)
 	if t.OnBegin != nil {
-		t.OnBegin(&th.stack[len(th.stack)-1].c)
+		t.OnBegin(&th.stack[len(th.stack)-1].named(th.sym).c)
 	}
 }
 
