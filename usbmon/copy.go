@@ -10,6 +10,7 @@ import (
 // CopyResult is what [Copy] did.
 type CopyResult struct {
 	Events  int    // events written
+	Read    int    // events read (more than Events when filtered)
 	Dropped uint64 // events the input records as dropped by the kernel (pcapng isb_ifdrop)
 	// ReadErr is the error that ended reading, nil at the end of the input
 	// (ErrTruncated for a cut file: the events before the cut are written).
@@ -21,10 +22,16 @@ type CopyResult struct {
 // interface statistics. Reading stops early, with ctx's error as ReadErr,
 // when ctx ends. The returned error is w's (write, statistics, flush).
 func Copy(ctx context.Context, w Writer, r Reader) (CopyResult, error) {
+	return CopyIf(ctx, w, r, nil)
+}
+
+// CopyIf is Copy of the events keep selects (all when keep is nil):
+// 'iotap usb convert --filter'. keep sees every event, in order.
+func CopyIf(ctx context.Context, w Writer, r Reader, keep func(*Event) bool) (CopyResult, error) {
 	var res CopyResult
 	var ev Event
 	for {
-		if res.Events&4095 == 0 && ctx.Err() != nil {
+		if res.Read&4095 == 0 && ctx.Err() != nil {
 			res.ReadErr = ctx.Err()
 			break
 		}
@@ -35,6 +42,10 @@ func Copy(ctx context.Context, w Writer, r Reader) (CopyResult, error) {
 		if err != nil {
 			res.ReadErr = err
 			break
+		}
+		res.Read++
+		if keep != nil && !keep(&ev) {
+			continue
 		}
 		if err := w.Write(&ev); err != nil {
 			return res, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -20,6 +21,7 @@ func newUSBConvertCmd(e *env) *cobra.Command {
 		linkType  int
 		keepGoing bool
 		allowLoss bool
+		expr      string
 	)
 	c := &cobra.Command{
 		Use:   "convert --format 1u|1t|pcap|pcapng [flags] FILE -o OUT",
@@ -43,7 +45,8 @@ kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.
 iotap --to is the end of a time window).`,
 		Example: `  iotap usb convert --format 1u capture.pcapng -o capture.txt
   iotap usb convert --format pcapng 0u.txt -o 0u.pcapng
-  iotap usb convert --format pcap --link-type 189 capture.pcapng -o old.pcap`,
+  iotap usb convert --format pcap --link-type 189 capture.pcapng -o old.pcap
+  iotap usb convert --format pcapng -Y 'usb.ep == 0x81 && usb.status != 0' capture.pcapng -o errors.pcapng`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("to") {
@@ -62,7 +65,16 @@ iotap --to is the end of a time window).`,
 			if out == "" {
 				return usageErrorf("-o OUT is required (- for stdout)")
 			}
-			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss)
+			var keep usb.Filter
+			if expr != "" {
+				ids := usb.NewIdentities()
+				f, err := usb.ParseFilter(expr, ids)
+				if err != nil {
+					return usageErrorf("-Y: %v", err)
+				}
+				keep = usb.Learning(f, ids)
+			}
+			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss, keep)
 		},
 	}
 	fl := c.Flags()
@@ -72,6 +84,7 @@ iotap --to is the end of a time window).`,
 	fl.MarkHidden("to")
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
+	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
 	fl.BoolVar(&keepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when input was truncated, dropped or skipped")
 	return c
@@ -98,7 +111,7 @@ func usbNewWriter(w io.Writer, f usbmon.Format, linkType int) (usbmon.Writer, er
 	return usbmon.NewWriter(w, f)
 }
 
-func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool) error {
+func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter) error {
 	var src io.Reader = os.Stdin
 	if in != "-" {
 		t, err := openTrace(in, detect.USB)
@@ -126,7 +139,7 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return err
 	}
-	res, err := usbmon.Copy(e.ctx, w, r)
+	res, err := usbmon.CopyIf(e.ctx, w, r, keep)
 	if err != nil {
 		return err
 	}
@@ -134,7 +147,11 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err := closeOut(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", n, from, to)
+	if keep != nil {
+		fmt.Fprintf(e.stderr, "iotap: converted %d of %d events (%s to %s)\n", n, res.Read, from, to)
+	} else {
+		fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", n, from, to)
+	}
 	if l := w.Loss(); l.Total() > 0 {
 		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", to, l)
 	}

@@ -45,13 +45,15 @@ address word (transfer type and direction, bus, device, endpoint), status
 decoded payload or the first data bytes.
 
 Filters (--bus, --dev, --ep, --type, --dir, --status, --vidpid, --from,
---to) select what is printed; pairing and device identification always see
+--to, and -Y with a display-filter expression of tshark's usb.* fields,
+docs/filters.md) select what is printed; pairing and device identification always see
 every event, so --vidpid works for a device whose enumeration is in the
 capture. Exit code 3 when the input is truncated, records dropped events or
 has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 		Example: `  iotap usb read capture.pcapng
   iotap usb read --type bulk --dir in --vidpid 0781:5583 0u.txt
   iotap usb read --json --status stall capture.pcap | jq .
+  iotap usb read -Y 'usb.ep == 0x81 && usb.status != 0' capture.pcapng
   iotap usb read -c 20 capture.pcapng.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,6 +80,7 @@ type usbAnOptions struct {
 	status    string
 	vidpid    string
 	from, to  string
+	expr      string            // -Y/--filter
 	window    *usb.WindowFilter // --from/--to, once filter ran
 	sysfs     string
 	hexDump   bool
@@ -104,6 +107,7 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.StringVar(&o.vidpid, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
 	fs.StringVar(&o.from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the capture's clock, or RFC 3339 wall clock (see 'iotap cut --help')")
 	fs.StringVar(&o.to, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
+	fs.StringVarP(&o.expr, "filter", "Y", "", "only events matching the display-filter `EXPR`, tshark's usb.* fields docs/filters.md")
 	fs.StringVar(&o.sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
 }
 
@@ -178,6 +182,13 @@ func (o *usbAnOptions) filter(ids *usb.Identities) (usb.Filter, error) {
 			return nil, usageErrorf("--vidpid: %v", err)
 		}
 		fs = append(fs, usb.DeviceIDIs(ids, v, p))
+	}
+	if o.expr != "" {
+		f, err := usb.ParseFilter(o.expr, ids)
+		if err != nil {
+			return nil, usageErrorf("-Y: %v", err)
+		}
+		fs = append(fs, f)
 	}
 	if spec, err := timerange.ParseSpec(o.from, o.to); err != nil {
 		return nil, usageErrorf("%v", err)
