@@ -102,6 +102,7 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 	names := map[uint64]string{}
 	cats := map[uint64]string{}
 	argNames := map[uint64]string{}
+	argStrs := map[uint64]string{}
 	first := true
 	valid := false // incremental state, as Perfetto's reader tracks it
 	err := fields(data, func(num protowire.Number, typ protowire.Type, _ uint64, pkt []byte) error {
@@ -151,6 +152,7 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 			clear(names)
 			clear(cats)
 			clear(argNames)
+			clear(argStrs)
 		}
 		if interned != nil {
 			err := fields(interned, func(num protowire.Number, _ protowire.Type, _ uint64, bs []byte) error {
@@ -166,7 +168,7 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 				}); err != nil {
 					return err
 				}
-				m := map[protowire.Number]map[uint64]string{fInternedNames: names, fInternedCategories: cats, fInternedArgNames: argNames}[num]
+				m := map[protowire.Number]map[uint64]string{fInternedNames: names, fInternedCategories: cats, fInternedArgNames: argNames, fInternedArgStrings: argStrs}[num]
 				if m == nil {
 					return fmt.Errorf("unexpected interned field %d", num)
 				}
@@ -245,6 +247,15 @@ func decodeTrace(t testing.TB, data []byte) *dTrace {
 							key = string(s)
 						case fArgString:
 							val = string(s)
+						case fArgStrIID:
+							str, ok := argStrs[v]
+							if !ok {
+								return fmt.Errorf("string value iid %d not interned", v)
+							}
+							val = str
+						case fArgPointer:
+							// Perfetto shows pointer values in hexadecimal.
+							val = fmt.Sprintf("%#x", v)
 						case fArgInt:
 							val = int64(v)
 						case fArgUint:

@@ -103,7 +103,7 @@ func ExampleExportSplit() {
 	defer os.RemoveAll(dir)
 	out := dir + "/probe.pftrace"
 	st, err := timeline.ExportSplit(context.Background(), out, []string{"../testdata/mmiotrace/e1000-probe.log"},
-		timeline.Options{}, timeline.SplitOptions{MaxSize: 400 << 10})
+		timeline.Options{}, timeline.SplitOptions{MaxSize: 128 << 10})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -111,10 +111,10 @@ func ExampleExportSplit() {
 	fmt.Println("split:", st.Split, "windows:", len(st.Index.Windows), "in", timeline.DetailDir("probe.pftrace"))
 	under := true
 	for _, w := range st.Index.Windows {
-		under = under && w.Bytes <= 400<<10
+		under = under && w.Bytes <= 128<<10
 	}
-	fmt.Println("every window under the bound:", under, "overview under it:", st.OverviewBytes <= 400<<10)
+	fmt.Println("every window under the bound:", under, "overview under it:", st.OverviewBytes <= 128<<10)
 	// Output:
-	// split: true windows: 5 in probe.d
+	// split: true windows: 6 in probe.d
 	// every window under the bound: true overview under it: true
 }

@@ -33,9 +33,13 @@ type mmioSource struct {
 	// the access Draw drew last, for the overview
 	drawnBT  *barTrack
 	drawnLoc mmiotrace.Location
+	drawnReg *regEntry // nil when not kept
 	drawnRW  bool
 	otherOv  *ovSeries
 	otherMk  bool
+
+	lastBAR *mmiotrace.BAR // the BAR bar returned last, and its track
+	lastBT  *barTrack
 }
 
 type barTrack struct {
@@ -45,6 +49,11 @@ type barTrack struct {
 	// regs caches per register access (offset, width and direction) its
 	// name and decoded values
 	regs map[uint64]*regEntry
+	// recent is a direct-mapped cache in front of regs
+	recent [64]struct {
+		key uint64
+		e   *regEntry
+	}
 
 	name   string // the track's name
 	ov     *ovSeries
@@ -57,11 +66,27 @@ type regEntry struct {
 	name  string // "W IMC"
 	m     regdb.Match
 	named bool
-	dec   map[uint64]string // decoded values (polled registers repeat theirs)
+	temp  bool                 // not kept (the BAR's cache is full): caches nothing
+	ov    *ovSeries            // its register's overview series, once known
+	vals  map[uint64]*regValue // by value (polled registers repeat theirs)
+	last  *regValue            // the value looked up last
 }
 
-// maxDecodedCache bounds the decoded values cached per register.
-const maxDecodedCache = 64
+// regValue is one value of a register access: its decoding and the
+// encoded instant of its last access.
+type regValue struct {
+	value   uint64
+	decoded string
+	pc      uint64
+	enc     EventCache
+}
+
+// noEventCache turns off the copying of encoded accesses (a test
+// compares the output with and without it).
+var noEventCache bool
+
+// maxValueCache bounds the values cached per register access shape.
+const maxValueCache = 64
 
 // maxNameCache bounds the register names cached per BAR.
 const maxNameCache = 4096
@@ -129,7 +154,11 @@ func (s *mmioSource) Next() (int64, error) {
 }
 
 func (s *mmioSource) bar(c *Canvas, b *mmiotrace.BAR) *barTrack {
+	if b == s.lastBAR {
+		return s.lastBT
+	}
 	if t, ok := s.tracks[b]; ok {
+		s.lastBAR, s.lastBT = b, t
 		return t
 	}
 	name := fmt.Sprintf("%s BAR%d", b.Addr, b.Index)
@@ -147,6 +176,7 @@ func (s *mmioSource) bar(c *Canvas, b *mmiotrace.BAR) *barTrack {
 	t.name = name
 	t.track = c.W.Track(c.Top, name, TrackOptions{Description: desc})
 	s.tracks[b] = t
+	s.lastBAR, s.lastBT = b, t
 	return t
 }
 
@@ -204,46 +234,50 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 		c.W.Instant(track, ts, "mmio", "unknown opcode", append(a, Str("opcode", fmt.Sprintf("% x", r.Opcode[:])))...)
 		return
 	}
-	s.drawnBT, s.drawnLoc, s.drawnRW = bt, loc, true
+	s.drawnBT, s.drawnLoc, s.drawnRW, s.drawnReg = bt, loc, true, nil
 	s.in.Accesses++
 	op := "R"
 	if r.Kind == mmiotrace.KindWrite {
 		op = "W"
 	}
 	name := op
-	if bt != nil && bt.dom != nil {
-		key := loc.Offset<<8 | uint64(r.Width)<<1
-		if r.Kind == mmiotrace.KindWrite {
-			key |= 1
-		}
-		e := bt.regs[key]
-		if e == nil {
-			e = &regEntry{}
-			if m, _, ok := s.binder.Name(loc, int(r.Width)); ok {
-				e.m, e.named = m, true
-				s.buf = append(append(s.buf[:0], op...), ' ')
-				e.name = string(m.AppendName(s.buf))
-			}
-			if bt.regs == nil {
-				bt.regs = map[uint64]*regEntry{}
-			}
-			if len(bt.regs) < maxNameCache {
-				bt.regs[key] = e
-			}
+	var v *regValue
+	if bt != nil {
+		e := s.reg(bt, loc, op, r)
+		if !e.temp {
+			s.drawnReg = e
 		}
 		if e.named {
 			s.in.Named++
 			name = e.name
-			if d, ok := e.dec[r.Value]; ok {
-				a = append(a, Str("decoded", d))
+		}
+		// Polled registers repeat their values: the access is written as
+		// a copy of the last one with the same value and PC.
+		if v = e.last; v == nil || v.value != r.Value {
+			if v = e.vals[r.Value]; v != nil {
+				e.last = v
+			}
+		}
+		if v != nil && v.pc == r.PC && !noEventCache && c.W.InstantAgain(&v.enc, ts) {
+			return
+		}
+		if v == nil && !e.temp && len(e.vals) < maxValueCache {
+			v = &regValue{value: r.Value, pc: r.PC}
+			if e.named {
+				s.buf = e.m.AppendFormat(s.buf[:0], r.Value)
+				v.decoded = string(s.buf)
+			}
+			if e.vals == nil {
+				e.vals = map[uint64]*regValue{}
+			}
+			e.vals[r.Value] = v
+		}
+		if e.named {
+			if v != nil {
+				// interned: written once per file
+				a = append(a, Interned("decoded", v.decoded))
 			} else {
 				s.buf = e.m.AppendFormat(s.buf[:0], r.Value)
-				if len(e.dec) < maxDecodedCache {
-					if e.dec == nil {
-						e.dec = map[uint64]string{}
-					}
-					e.dec[r.Value] = string(s.buf)
-				}
 				a = append(a, Bytes("decoded", s.buf))
 			}
 		}
@@ -256,7 +290,46 @@ func (s *mmioSource) Draw(c *Canvas, ts uint64) {
 		}
 	}
 	s.args = a
+	if v != nil {
+		v.pc = r.PC
+		c.W.InstantCached(&v.enc, track, ts, "mmio", name, a...)
+		return
+	}
 	c.W.Instant(track, ts, "mmio", name, a...)
+}
+
+// reg returns the entry of the register access r (offset, width and
+// direction) in bt, naming it from the register database when bt has
+// one; past maxNameCache shapes the entry is made again at each access.
+func (s *mmioSource) reg(bt *barTrack, loc mmiotrace.Location, op string, r *mmiotrace.Record) *regEntry {
+	key := loc.Offset<<8 | uint64(r.Width)<<1
+	if r.Kind == mmiotrace.KindWrite {
+		key |= 1
+	}
+	slot := &bt.recent[(key^key>>9)%uint64(len(bt.recent))]
+	if slot.e != nil && slot.key == key {
+		return slot.e
+	}
+	if e := bt.regs[key]; e != nil {
+		slot.key, slot.e = key, e
+		return e
+	}
+	e := &regEntry{temp: len(bt.regs) >= maxNameCache}
+	if bt.dom != nil {
+		if m, _, ok := s.binder.Name(loc, int(r.Width)); ok {
+			e.m, e.named = m, true
+			s.buf = append(append(s.buf[:0], op...), ' ')
+			e.name = string(m.AppendName(s.buf))
+		}
+	}
+	if e.temp {
+		return e // named, not kept: bt's cache is full
+	}
+	if bt.regs == nil {
+		bt.regs = map[uint64]*regEntry{}
+	}
+	bt.regs[key] = e
+	return e
 }
 
 func (s *mmioSource) Flush(*Canvas, uint64)  {}
@@ -285,6 +358,10 @@ func (s *mmioSource) overview(oi *ovInput, ts uint64) {
 		bt.ovRegs = map[uint64]*ovSeries{}
 	}
 	o.add(bt.ov, ts, 1)
+	if e := s.drawnReg; e != nil && e.ov != nil {
+		o.add(e.ov, ts, 1)
+		return
+	}
 	w := uint64(s.rec.Width)
 	key := s.drawnLoc.Offset<<8 | w
 	rs, ok := bt.ovRegs[key]
@@ -301,7 +378,11 @@ func (s *mmioSource) overview(oi *ovInput, ts uint64) {
 		rs = oi.newSeries(bt.name, name+" accesses/s", ovRegister)
 		if len(bt.ovRegs) < maxOvSeries {
 			bt.ovRegs[key] = rs
+			ok = true
 		}
+	}
+	if e := s.drawnReg; ok && e != nil {
+		e.ov = rs // reads and writes of a register share its series
 	}
 	o.add(rs, ts, 1)
 }

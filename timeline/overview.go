@@ -91,6 +91,10 @@ type overview struct {
 	instants []ovInstant
 	dropped  int64 // instants beyond maxOvInstants
 	touched  []*ovSeries
+
+	// the bucket index returned last, for the times [lastLo, lastHi)
+	lastLo, lastHi uint64
+	lastI          int
 }
 
 func newOverview() *overview { return &overview{width: ovBaseWidth} }
@@ -119,6 +123,9 @@ func (oi *ovInput) newSeries(group, name string, kind ovKind) *ovSeries {
 // index returns the bucket of ts, merging buckets while ts is beyond the
 // last one.
 func (o *overview) index(ts uint64) int {
+	if ts >= o.lastLo && ts < o.lastHi {
+		return o.lastI
+	}
 	if !o.started {
 		o.started = true
 		o.start = ts
@@ -134,6 +141,9 @@ func (o *overview) index(ts uint64) int {
 	if int(i) >= o.nb {
 		o.nb = int(i) + 1
 	}
+	o.lastLo = o.start + i*o.width
+	o.lastHi = o.lastLo + o.width
+	o.lastI = int(i)
 	return int(i)
 }
 
@@ -155,6 +165,7 @@ func (o *overview) coarsen() {
 	}
 	o.width *= 2
 	o.nb = (o.nb + 1) / 2
+	o.lastLo, o.lastHi = 0, 0
 }
 
 // add counts v at ts in s (nil: not tracked).

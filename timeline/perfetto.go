@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"sort"
-	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -56,11 +55,12 @@ const (
 	typeInstant    = 3
 	typeCounter    = 4
 
-	fInternedCategories = 1 // InternedData.event_categories
-	fInternedNames      = 2 // InternedData.event_names
-	fInternedArgNames   = 3 // InternedData.debug_annotation_names
-	fInternedIID        = 1 // EventName/EventCategory/DebugAnnotationName.iid
-	fInternedName       = 2 // ... .name
+	fInternedCategories = 1  // InternedData.event_categories
+	fInternedNames      = 2  // InternedData.event_names
+	fInternedArgNames   = 3  // InternedData.debug_annotation_names
+	fInternedArgStrings = 29 // InternedData.debug_annotation_string_values
+	fInternedIID        = 1  // EventName/EventCategory/DebugAnnotationName.iid
+	fInternedName       = 2  // ... .name (InternedString.str)
 
 	fArgNameIID = 1  // DebugAnnotation.name_iid
 	fArgBool    = 2  // DebugAnnotation.bool_value
@@ -68,6 +68,8 @@ const (
 	fArgInt     = 4  // DebugAnnotation.int_value
 	fArgDouble  = 5  // DebugAnnotation.double_value
 	fArgString  = 6  // DebugAnnotation.string_value
+	fArgPointer = 7  // DebugAnnotation.pointer_value
+	fArgStrIID  = 17 // DebugAnnotation.string_value_iid
 	fArgName    = 10 // DebugAnnotation.name
 )
 
@@ -92,7 +94,11 @@ const (
 	ArgUint
 	ArgDouble
 	ArgBool
-	ArgHex // Uint, written as a "0x..." string
+	ArgHex // Uint, shown in hexadecimal (a pointer_value)
+	// ArgInterned is a string written once per file and referred to by
+	// its id (DebugAnnotation.string_value_iid): for values that repeat,
+	// such as the decoded value of a polled register.
+	ArgInterned
 )
 
 // Arg is a debug annotation: a named value attached to a slice or instant.
@@ -122,9 +128,16 @@ func Int(name string, v int64) Arg { return Arg{Name: name, Kind: ArgInt, Int: v
 // Uint returns an unsigned integer argument.
 func Uint(name string, v uint64) Arg { return Arg{Name: name, Kind: ArgUint, Uint: v} }
 
-// Hex returns an unsigned integer argument shown in hexadecimal (a string:
-// Perfetto shows integers in decimal).
+// Hex returns an unsigned integer argument shown in hexadecimal: a
+// DebugAnnotation.pointer_value, which Perfetto shows as "0x..." (its
+// integers are shown in decimal).
 func Hex(name string, v uint64) Arg { return Arg{Name: name, Kind: ArgHex, Uint: v} }
+
+// Interned returns a string argument whose text is interned: written
+// once per file (InternedData.debug_annotation_string_values) and
+// referred to by its id, for values that repeat. Past MaxInterned
+// distinct values it is written inline.
+func Interned(name, v string) Arg { return Arg{Name: name, Kind: ArgInterned, Str: v} }
 
 // Double returns a floating-point argument.
 func Double(name string, v float64) Arg { return Arg{Name: name, Kind: ArgDouble, Double: v} }
@@ -167,14 +180,31 @@ type Writer struct {
 	uuid  uint64
 	err   error
 
-	names, cats, argNames intern
-	interned              []byte // InternedData of the packet being built
-	ev, ann, pkt          []byte
-	hdr                   [16]byte
+	names, cats, argNames, argStrs intern
+	interned                       []byte // InternedData of the packet being built
+	ev, ann, pkt                   []byte
+	hdr                            [16]byte
 
 	stats WriterStats
 
 	rot *rotation // nil unless EnableRotation
+
+	// epoch changes whenever the interned strings or the declared tracks
+	// are forgotten (a new file, a data loss): EventCaches of another
+	// epoch are stale.
+	epoch uint64
+}
+
+// An EventCache remembers how an instant (its track, category, name and
+// arguments) was encoded, so that the same instant at another time is
+// written by copying it (InstantAgain): a polled register read again
+// with the same value costs a copy. It refers to the Writer's interned
+// strings and declared tracks, so it is valid only until they are
+// forgotten (a Rotate or DataLost), which the Writer detects. Its memory
+// is the encoded event: keep a bounded number of them.
+type EventCache struct {
+	epoch uint64
+	tail  []byte // the packet after its timestamp
 }
 
 // rotation is the state a Writer keeps to continue in another file: every
@@ -215,7 +245,7 @@ func (t *intern) reset() {
 
 // NewWriter returns a Writer on w.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 256<<10), seqID: 1}
+	return &Writer{w: bufio.NewWriterSize(w, 256<<10), seqID: 1, epoch: 1}
 }
 
 // Stats returns what has been written so far.
@@ -383,7 +413,8 @@ func (w *Writer) Rotate(next io.Writer, ts uint64) error {
 	}
 	w.w.Reset(next)
 	w.began = false
-	w.names, w.cats, w.argNames = intern{}, intern{}, intern{}
+	w.names, w.cats, w.argNames, w.argStrs = intern{}, intern{}, intern{}, intern{}
+	w.epoch++
 	r.epoch++
 	r.base = w.stats.Bytes
 	for _, t := range tracks {
@@ -420,6 +451,58 @@ func (w *Writer) End(track, ts uint64, args ...Arg) {
 func (w *Writer) Instant(track, ts uint64, cat, name string, args ...Arg) {
 	w.event(typeInstant, track, ts, cat, name, args, 0)
 	w.stats.Instants++
+}
+
+// InstantCached is Instant, and remembers the encoding in c for
+// InstantAgain.
+func (w *Writer) InstantCached(c *EventCache, track, ts uint64, cat, name string, args ...Arg) {
+	w.Instant(track, ts, cat, name, args...)
+	if w.err != nil {
+		return
+	}
+	// What follows the timestamp in the packet, as packetHeader and
+	// event write it.
+	t := c.tail[:0]
+	t = protowire.AppendTag(t, fPacketSequenceID, protowire.VarintType)
+	t = protowire.AppendVarint(t, uint64(w.seqID))
+	t = protowire.AppendTag(t, fPacketSequenceFlags, protowire.VarintType)
+	t = protowire.AppendVarint(t, seqNeedsIncrementalState)
+	t = protowire.AppendTag(t, fPacketTrackEvent, protowire.BytesType)
+	c.tail = protowire.AppendBytes(t, w.ev)
+	c.epoch = w.epoch
+}
+
+// InstantAgain writes at ts the instant c remembers and reports true,
+// or writes nothing and reports false when c holds none or is stale:
+// the caller then writes it with InstantCached.
+func (w *Writer) InstantAgain(c *EventCache, ts uint64) bool {
+	if c.epoch != w.epoch || c.tail == nil || w.err != nil || !w.began {
+		return false
+	}
+	// The packet is assembled in the buffered writer's free space: one
+	// copy of the cached bytes.
+	n := 1 + protowire.SizeVarint(ts) + len(c.tail)
+	need := 1 + protowire.SizeVarint(uint64(n)) + n
+	if w.w.Available() < need {
+		if err := w.w.Flush(); err != nil {
+			w.err = fmt.Errorf("perfetto: %w", err)
+			return true
+		}
+	}
+	b := w.w.AvailableBuffer()
+	b = protowire.AppendTag(b, fTracePacket, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(n))
+	b = protowire.AppendTag(b, fPacketTimestamp, protowire.VarintType)
+	b = protowire.AppendVarint(b, ts)
+	b = append(b, c.tail...)
+	if _, err := w.w.Write(b); err != nil {
+		w.err = fmt.Errorf("perfetto: %w", err)
+		return true
+	}
+	w.stats.Packets++
+	w.stats.Bytes += int64(len(b))
+	w.stats.Instants++
+	return true
 }
 
 // Counter sets the value of a counter track at ts.
@@ -507,10 +590,16 @@ func (w *Writer) annotation(a []byte, arg *Arg) []byte {
 		a = protowire.AppendTag(a, fArgBool, protowire.VarintType)
 		a = protowire.AppendVarint(a, protowire.EncodeBool(arg.Bool))
 	case ArgHex:
-		var hex [18]byte
-		h := strconv.AppendUint(append(hex[:0], "0x"...), arg.Uint, 16)
-		a = protowire.AppendTag(a, fArgString, protowire.BytesType)
-		a = protowire.AppendBytes(a, h)
+		a = protowire.AppendTag(a, fArgPointer, protowire.VarintType)
+		a = protowire.AppendVarint(a, arg.Uint)
+	case ArgInterned:
+		if iid, ok := w.intern(&w.argStrs, fInternedArgStrings, arg.Str); ok {
+			a = protowire.AppendTag(a, fArgStrIID, protowire.VarintType)
+			a = protowire.AppendVarint(a, iid)
+		} else {
+			a = protowire.AppendTag(a, fArgString, protowire.BytesType)
+			a = protowire.AppendString(a, arg.Str)
+		}
 	default:
 		a = protowire.AppendTag(a, fArgString, protowire.BytesType)
 		if arg.Str != "" || arg.Bytes == nil {
@@ -525,6 +614,9 @@ func (w *Writer) annotation(a []byte, arg *Arg) []byte {
 // intern returns the iid of s in table t, adding it (and its definition
 // to the packet's InternedData under field) when new. It reports false
 // when the table is full: the caller writes s inline.
+//
+// The entries (EventName, EventCategory, DebugAnnotationName and
+// InternedString) all have the iid as field 1 and the text as field 2.
 func (w *Writer) intern(t *intern, field protowire.Number, s string) (uint64, bool) {
 	h := uint(len(s)) * 7
 	if n := len(s); n > 0 {
@@ -610,6 +702,8 @@ func (w *Writer) DataLost() {
 	w.names.reset()
 	w.cats.reset()
 	w.argNames.reset()
+	w.argStrs.reset()
+	w.epoch++
 	p = w.pkt[:0]
 	p = protowire.AppendTag(p, fPacketSequenceID, protowire.VarintType)
 	p = protowire.AppendVarint(p, uint64(w.seqID))

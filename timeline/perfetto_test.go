@@ -16,8 +16,8 @@ func TestWriterRoundTrip(t *testing.T) {
 	ep := w.Track(src, "1:002 ep 1 IN", TrackOptions{Rank: 2})
 	bw := w.Track(src, "1:002 bandwidth", TrackOptions{Counter: true, Unit: UnitSizeBytes, UnitName: "B/s"})
 	w.Begin(ep, 1000, "usb", "Bulk IN", Uint("length", 512), Str("request", "READ(10)"))
-	w.Instant(ep, 1500, "marker", "start", Bytes("text", []byte("hello")), Bool("ok", true), Int("status", -32), Double("f", 1.5), Hex("h", 0xfebc0008), Hex("z", 0))
-	w.End(ep, 2000, Int("status", 0))
+	w.Instant(ep, 1500, "marker", "start", Bytes("text", []byte("hello")), Bool("ok", true), Int("status", -32), Double("f", 1.5), Hex("h", 0xfebc0008), Hex("z", 0), Interned("d", "STATUS {LU}"))
+	w.End(ep, 2000, Int("status", 0), Interned("d", "STATUS {LU}"))
 	w.Begin(ep, 3000, "usb", "Bulk IN")
 	w.End(ep, 4000)
 	w.Counter(bw, 4000, 128e3)
@@ -50,7 +50,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		t.Errorf("first event %+v", e)
 	}
 	i := tr.events[1]
-	if i.args["text"] != "hello" || i.args["ok"] != true || i.args["status"] != int64(-32) || i.args["f"] != 1.5 || i.args["h"] != "0xfebc0008" || i.args["z"] != "0x0" {
+	if i.args["text"] != "hello" || i.args["ok"] != true || i.args["status"] != int64(-32) || i.args["f"] != 1.5 || i.args["h"] != "0xfebc0008" || i.args["z"] != "0x0" || i.args["d"] != "STATUS {LU}" {
 		t.Errorf("instant args %+v", i.args)
 	}
 	if tr.events[3].name != "Bulk IN" {
@@ -65,10 +65,14 @@ func TestWriterRoundTrip(t *testing.T) {
 	if last := tr.events[len(tr.events)-1]; last.name != "Bulk IN" || last.cat != "usb" || last.args["request"] != "after the loss" {
 		t.Errorf("event after the data loss: %+v", last)
 	}
+	if e := tr.events[2]; e.args["d"] != "STATUS {LU}" {
+		t.Errorf("slice end args %+v", e.args)
+	}
 	// "Bulk IN", "start"; "usb", "marker"; length, request, text, ok,
-	// status, f, h, z; after the loss again "Bulk IN", "usb", "request"
-	if st.Interned != 15 {
-		t.Errorf("interned %d strings, want 15", st.Interned)
+	// status, f, h, z, d; the value "STATUS {LU}" once; after the loss
+	// again "Bulk IN", "usb", "request"
+	if st.Interned != 17 {
+		t.Errorf("interned %d strings, want 17", st.Interned)
 	}
 
 	text := protocDecode(t, buf.Bytes())
@@ -77,6 +81,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		"sequence_flags: 1", "sequence_flags: 2", "first_packet_on_sequence: true", "trusted_packet_sequence_id: 1",
 		`name: "1:002 ep 1 IN"`, "unit: UNIT_SIZE_BYTES", `unit_name: "B/s"`, "child_ordering: EXPLICIT",
 		"double_counter_value: 128000", `string_value: "READ(10)"`, "int_value: -32", "previous_packet_dropped: 1",
+		"pointer_value: 4273733640", "string_value_iid: 1", `debug_annotation_string_values {`, `str: "STATUS {LU}"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("protoc output lacks %q:\n%s", want, text)
