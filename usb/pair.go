@@ -103,7 +103,7 @@ type Pairer struct {
 	// with the same Key before its completion arrived.
 	OnSuperseded func(k Key, s Submission)
 
-	pending map[Key]Submission
+	pending pendingTable
 	seq     uint64
 
 	superseded  uint64
@@ -115,7 +115,7 @@ type Pairer struct {
 }
 
 // NewPairer returns an empty Pairer.
-func NewPairer() *Pairer { return &Pairer{pending: make(map[Key]Submission)} }
+func NewPairer() *Pairer { return &Pairer{} }
 
 // Add feeds the next event. For a completion that matches a submission it
 // returns the pair and true. It does not allocate once the pending table
@@ -126,20 +126,18 @@ func (p *Pairer) Add(ev *usbmon.Event) (Pair, bool) {
 		p.synthesized++
 		return Pair{}, false
 	}
-	if p.pending == nil {
-		p.pending = make(map[Key]Submission)
-	}
 	seq := p.seq
 	p.seq++
 	k := KeyOf(ev)
 	switch ev.Type {
 	case usbmon.Submission:
-		if old, ok := p.pending[k]; ok {
+		i, found := p.pending.slotFor(k)
+		if found {
 			p.superseded++
 			if p.OnSuperseded != nil {
-				p.OnSuperseded(k, old)
+				p.OnSuperseded(k, p.pending.slots[i].s)
 			}
-		} else if max := p.maxPending(); len(p.pending) >= max {
+		} else if max := p.maxPending(); p.pending.len() >= max {
 			p.overflow++
 			return Pair{}, false
 		}
@@ -148,14 +146,13 @@ func (p *Pairer) Add(ev *usbmon.Event) (Pair, bool) {
 			s.Setup, _ = ParseSetup(ev.Setup[:])
 			s.HasSetup = true
 		}
-		p.pending[k] = s
+		p.pending.set(i, found, k, s)
 	case usbmon.Callback:
-		s, ok := p.pending[k]
+		s, ok := p.pending.remove(k)
 		if !ok {
 			p.orphans++
 			return Pair{}, false
 		}
-		delete(p.pending, k)
 		p.pairs++
 		now := Micros(ev)
 		text := ev.Fields&usbmon.HasWallClock == 0
@@ -178,8 +175,7 @@ func (p *Pairer) maxPending() int {
 
 // Pending returns the submission waiting for k's completion, if any.
 func (p *Pairer) Pending(k Key) (Submission, bool) {
-	s, ok := p.pending[k]
-	return s, ok
+	return p.pending.get(k)
 }
 
 // PendingURB is a submission still waiting for its completion.
@@ -191,10 +187,10 @@ type PendingURB struct {
 // InFlight returns the submissions still waiting for their completion, in
 // capture order: at the end of a capture, the URBs that never completed.
 func (p *Pairer) InFlight() []PendingURB {
-	out := make([]PendingURB, 0, len(p.pending))
-	for k, s := range p.pending {
+	out := make([]PendingURB, 0, p.pending.len())
+	p.pending.each(func(k Key, s Submission) {
 		out = append(out, PendingURB{k, s})
-	}
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
 	return out
 }
@@ -221,7 +217,7 @@ type PairCounts struct {
 
 // Counts returns the pairing counters so far.
 func (p *Pairer) Counts() PairCounts {
-	inflight := uint64(len(p.pending))
+	inflight := uint64(p.pending.len())
 	return PairCounts{Pairs: p.pairs, Unmatched: p.superseded + inflight, Superseded: p.superseded, InFlight: inflight,
 		Orphans: p.orphans, Overflow: p.overflow, SubmitErrors: p.submitErrs, Synthesized: p.synthesized}
 }

@@ -149,11 +149,10 @@ func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 				return err
 			}
 		}
-		err := pl.Reader.ReadInto(&ev)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
+		if err := pl.Reader.ReadInto(&ev); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
 			return err
 		}
 		if !pl.Started {

@@ -28,6 +28,73 @@ const Filler EventType = '@'
 // at the start of b, in byte order bo, into ev. Data, ISO and the Format
 // of ev are left alone. It returns an error (never panics) when b is short.
 func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
+	return decodeHeader(b, hdrLen, orderOf(bo), ev)
+}
+
+// byteOrder reads integers in one byte order: binary.LittleEndian and
+// BigEndian directly (the calls inline; through the interface they do not,
+// which cost a tenth of reading a pcapng), any other ByteOrder through it.
+type byteOrder struct {
+	bo   binary.ByteOrder
+	kind uint8 // 1 little, 2 big, 0 through bo
+}
+
+func orderOf(bo binary.ByteOrder) byteOrder {
+	switch bo {
+	case binary.ByteOrder(binary.LittleEndian):
+		return byteOrder{bo, 1}
+	case binary.ByteOrder(binary.BigEndian):
+		return byteOrder{bo, 2}
+	}
+	return byteOrder{bo, 0}
+}
+
+func (o byteOrder) u16(b []byte) uint16 {
+	if o.kind == 1 {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return o.slow16(b)
+}
+
+func (o byteOrder) u32(b []byte) uint32 {
+	if o.kind == 1 {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return o.slow32(b)
+}
+
+func (o byteOrder) u64(b []byte) uint64 {
+	if o.kind == 1 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return o.slow64(b)
+}
+
+//go:noinline
+func (o byteOrder) slow16(b []byte) uint16 {
+	if o.kind == 2 {
+		return binary.BigEndian.Uint16(b)
+	}
+	return o.bo.Uint16(b)
+}
+
+//go:noinline
+func (o byteOrder) slow32(b []byte) uint32 {
+	if o.kind == 2 {
+		return binary.BigEndian.Uint32(b)
+	}
+	return o.bo.Uint32(b)
+}
+
+//go:noinline
+func (o byteOrder) slow64(b []byte) uint64 {
+	if o.kind == 2 {
+		return binary.BigEndian.Uint64(b)
+	}
+	return o.bo.Uint64(b)
+}
+
+func decodeHeader(b []byte, hdrLen int, bo byteOrder, ev *Event) error {
 	if hdrLen != HeaderLen48 && hdrLen != HeaderLen64 {
 		return fmt.Errorf("usbmon: header length %d (want 48 or 64): %w", hdrLen, ErrFormat)
 	}
@@ -35,23 +102,23 @@ func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
 		return fmt.Errorf("usbmon: %d-byte header needs %d bytes, have %d: %w", hdrLen, hdrLen, len(b), ErrTruncated)
 	}
 	b = b[:hdrLen]
-	ev.ID = bo.Uint64(b[0:])
+	ev.ID = bo.u64(b[0:])
 	ev.Type = EventType(b[8])
 	ev.Transfer = TransferType(b[9])
 	ev.In = b[10]&0x80 != 0
 	ev.Endpoint = b[10] & 0x7f
 	ev.Device = b[11]
-	ev.Bus = bo.Uint16(b[12:])
+	ev.Bus = bo.u16(b[12:])
 	ev.SetupFlag = b[14]
 	ev.DataFlag = b[15]
-	ev.Sec = int64(bo.Uint64(b[16:]))
-	ev.Usec = int32(bo.Uint32(b[24:]))
-	ev.Status = int32(bo.Uint32(b[28:]))
-	ev.Length = bo.Uint32(b[32:])
-	ev.CapLen = bo.Uint32(b[36:])
+	ev.Sec = int64(bo.u64(b[16:]))
+	ev.Usec = int32(bo.u32(b[24:]))
+	ev.Status = int32(bo.u32(b[28:]))
+	ev.Length = bo.u32(b[32:])
+	ev.CapLen = bo.u32(b[36:])
 	if ev.Transfer == Isochronous {
-		ev.ErrorCount = int32(bo.Uint32(b[40:]))
-		ev.NumDesc = int32(bo.Uint32(b[44:]))
+		ev.ErrorCount = int32(bo.u32(b[40:]))
+		ev.NumDesc = int32(bo.u32(b[44:]))
 		ev.Setup = [8]byte{}
 	} else {
 		copy(ev.Setup[:], b[40:48])
@@ -61,10 +128,10 @@ func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
 	ev.TextStamp = 0
 	ev.Interval, ev.StartFrame, ev.XferFlags, ev.NDesc = 0, 0, 0, 0
 	if hdrLen == HeaderLen64 {
-		ev.Interval = int32(bo.Uint32(b[48:]))
-		ev.StartFrame = int32(bo.Uint32(b[52:]))
-		ev.XferFlags = bo.Uint32(b[56:])
-		ev.NDesc = bo.Uint32(b[60:])
+		ev.Interval = int32(bo.u32(b[48:]))
+		ev.StartFrame = int32(bo.u32(b[52:]))
+		ev.XferFlags = bo.u32(b[56:])
+		ev.NDesc = bo.u32(b[60:])
 		ev.Fields |= HasExtended
 	}
 	return nil
@@ -74,7 +141,11 @@ func DecodeHeader(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event) error {
 // headers only) ev.NDesc ISO descriptors, then data. iso is the buffer for
 // the descriptors (its capacity is reused); ev.Data aliases b.
 func DecodePacket(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso []ISODesc) error {
-	if err := DecodeHeader(b, hdrLen, bo, ev); err != nil {
+	return decodePacket(b, hdrLen, orderOf(bo), ev, iso)
+}
+
+func decodePacket(b []byte, hdrLen int, bo byteOrder, ev *Event, iso []ISODesc) error {
+	if err := decodeHeader(b, hdrLen, bo, ev); err != nil {
 		return err
 	}
 	rest := b[hdrLen:]
@@ -89,7 +160,7 @@ func DecodePacket(b []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso []IS
 		}
 		for i := 0; i < int(ev.NDesc); i++ {
 			d := rest[i*ISODescLen:]
-			iso = append(iso, ISODesc{Status: int32(bo.Uint32(d)), Offset: bo.Uint32(d[4:]), Length: bo.Uint32(d[8:])})
+			iso = append(iso, ISODesc{Status: int32(bo.u32(d)), Offset: bo.u32(d[4:]), Length: bo.u32(d[8:])})
 		}
 		rest = rest[need:]
 	}

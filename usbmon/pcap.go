@@ -135,7 +135,7 @@ func (r *pcapReader) Read() (*Event, error) {
 }
 
 func decodeRecord(data []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso *[]ISODesc) error {
-	if err := DecodePacket(data, hdrLen, bo, ev, *iso); err != nil {
+	if err := decodePacket(data, hdrLen, orderOf(bo), ev, *iso); err != nil {
 		return err
 	}
 	if cap(ev.ISO) > cap(*iso) {

@@ -16,6 +16,7 @@ type pcapngReader struct {
 	br     *bufio.Reader
 	off    int64 // offset of the next block
 	bo     binary.ByteOrder
+	be     bool     // bo is big endian (the calls below inline, bo's do not)
 	lts    []uint16 // link type per interface of the section
 	snaps  []uint32
 	drops  []uint64 // last isb_ifdrop per interface of the section
@@ -71,12 +72,41 @@ func (r *pcapngReader) typ(blk []byte) uint32 {
 	if t == ngSHB {
 		return t
 	}
-	return r.bo.Uint32(blk)
+	return r.u32(blk)
+}
+
+// u16, u32 and u64 read in the section's byte order.
+func (r *pcapngReader) u16(b []byte) uint16 {
+	if r.be {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (r *pcapngReader) u32(b []byte) uint32 {
+	if r.be {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
 }
 
 // block returns the next whole block (valid until the next call) and
 // handles section headers. It returns io.EOF at a clean end.
 func (r *pcapngReader) block() ([]byte, error) {
+	// Fast path: a whole, well-formed block other than a section header
+	// already in the buffer (almost every block); anything else takes the
+	// checked path below, which reports what is wrong.
+	if n := r.br.Buffered(); n >= 12 && r.bo != nil {
+		h, _ := r.br.Peek(n)
+		if binary.LittleEndian.Uint32(h) != ngSHB {
+			length := r.u32(h[4:])
+			if length >= 12 && length%4 == 0 && int(length) <= n && r.u32(h[length-4:]) == length {
+				r.br.Discard(int(length))
+				r.off += int64(length)
+				return h[:length:length], nil
+			}
+		}
+	}
 	off := r.off
 	h, err := r.br.Peek(12)
 	if len(h) == 0 && err == io.EOF {
@@ -94,9 +124,9 @@ func (r *pcapngReader) block() ([]byte, error) {
 		}
 		switch binary.LittleEndian.Uint32(h[8:]) {
 		case 0x1a2b3c4d:
-			r.bo = binary.LittleEndian
+			r.bo, r.be = binary.LittleEndian, false
 		case 0x4d3c2b1a:
-			r.bo = binary.BigEndian
+			r.bo, r.be = binary.BigEndian, true
 		default:
 			return nil, r.errf(off, ErrFormat, "bad byte-order magic %x", h[8:12])
 		}
@@ -167,21 +197,21 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			if len(body) < 8 {
 				return r.errf(off, ErrFormat, "interface block too short")
 			}
-			r.lts = append(r.lts, r.bo.Uint16(body))
-			r.snaps = append(r.snaps, r.bo.Uint32(body[4:]))
+			r.lts = append(r.lts, r.u16(body))
+			r.snaps = append(r.snaps, r.u32(body[4:]))
 			r.drops = append(r.drops, 0)
 			continue
 		case ngISB:
 			if len(body) < 12 {
 				return r.errf(off, ErrFormat, "statistics block too short")
 			}
-			id := r.bo.Uint32(body)
+			id := r.u32(body)
 			if int(id) >= len(r.drops) {
 				return r.errf(off, ErrFormat, "statistics for interface %d of %d", id, len(r.drops))
 			}
 			opt := body[12:]
 			for len(opt) >= 4 {
-				code, l := r.bo.Uint16(opt), int(r.bo.Uint16(opt[2:]))
+				code, l := r.u16(opt), int(r.u16(opt[2:]))
 				if code == 0 || 4+l > len(opt) {
 					break
 				}
@@ -195,8 +225,8 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			if len(body) < 20 {
 				return r.errf(off, ErrFormat, "packet block too short")
 			}
-			ifid = r.bo.Uint32(body)
-			caplen := r.bo.Uint32(body[12:])
+			ifid = r.u32(body)
+			caplen := r.u32(body[12:])
 			if int64(caplen) > int64(len(body)-20) {
 				return r.errf(off, ErrFormat, "captured length %d exceeds its block", caplen)
 			}
@@ -208,8 +238,8 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			if len(body) < 20 {
 				return r.errf(off, ErrFormat, "packet block too short")
 			}
-			ifid = uint32(r.bo.Uint16(body))
-			caplen := r.bo.Uint32(body[12:])
+			ifid = uint32(r.u16(body))
+			caplen := r.u32(body[12:])
 			if int64(caplen) > int64(len(body)-20) {
 				return r.errf(off, ErrFormat, "captured length %d exceeds its block", caplen)
 			}
@@ -218,7 +248,7 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 			if len(body) < 4 || len(r.lts) == 0 {
 				return r.errf(off, ErrFormat, "simple packet block without an interface")
 			}
-			n := r.bo.Uint32(body)
+			n := r.u32(body)
 			if s := r.snaps[0]; s != 0 && n > s {
 				n = s
 			}
@@ -251,7 +281,7 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 // synthesized reports whether EPB options hold the SynthesizedComment.
 func (r *pcapngReader) synthesized(opt []byte) bool {
 	for len(opt) >= 4 {
-		code, l := r.bo.Uint16(opt), int(r.bo.Uint16(opt[2:]))
+		code, l := r.u16(opt), int(r.u16(opt[2:]))
 		if code == 0 || 4+l > len(opt) {
 			return false
 		}

@@ -85,13 +85,13 @@ func StrElem(b []byte, s string) []byte { return AppendString(sep(b), s) }
 func Bytes(b []byte, k string, s []byte) []byte { return appendStringBytes(Key(b, k), s) }
 
 // Int appends the member k with the number v.
-func Int(b []byte, k string, v int64) []byte { return strconv.AppendInt(Key(b, k), v, 10) }
+func Int(b []byte, k string, v int64) []byte { return AppendInt(Key(b, k), v) }
 
 // Uint appends the member k with the number v.
-func Uint(b []byte, k string, v uint64) []byte { return strconv.AppendUint(Key(b, k), v, 10) }
+func Uint(b []byte, k string, v uint64) []byte { return AppendUint(Key(b, k), v) }
 
 // IntElem appends the number v as an array element.
-func IntElem(b []byte, v int64) []byte { return strconv.AppendInt(sep(b), v, 10) }
+func IntElem(b []byte, v int64) []byte { return AppendInt(sep(b), v) }
 
 // Float appends the member k with the number v, in the shortest form that
 // reads back as v (null for NaN and infinities, which JSON lacks).
@@ -118,9 +118,7 @@ const hexDigits = "0123456789abcdef"
 // digits, two per byte.
 func Hex(b []byte, k string, p []byte) []byte {
 	b = append(Key(b, k), '"')
-	for _, c := range p {
-		b = append(b, hexDigits[c>>4], hexDigits[c&15])
-	}
+	b = AppendHex(b, p)
 	return append(b, '"')
 }
 
@@ -134,7 +132,7 @@ func HexUint(b []byte, k string, v uint64) []byte {
 // AppendHexUint appends "0x..." (with the quotes).
 func AppendHexUint(b []byte, v uint64) []byte {
 	b = append(b, '"', '0', 'x')
-	b = strconv.AppendUint(b, v, 16)
+	b = AppendHexUint64(b, v)
 	return append(b, '"')
 }
 

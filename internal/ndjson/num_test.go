@@ -1,0 +1,70 @@
+package ndjson
+
+import (
+	"encoding/hex"
+	"math"
+	"math/rand"
+	"strconv"
+	"testing"
+)
+
+func checkNumbers(t *testing.T, u uint64, data []byte) {
+	t.Helper()
+	pre := []byte("x")
+	if got, want := string(AppendUint(pre, u)), string(strconv.AppendUint(pre, u, 10)); got != want {
+		t.Fatalf("AppendUint(%d) = %q, strconv %q", u, got, want)
+	}
+	if got, want := string(AppendInt(pre, int64(u))), string(strconv.AppendInt(pre, int64(u), 10)); got != want {
+		t.Fatalf("AppendInt(%d) = %q, strconv %q", int64(u), got, want)
+	}
+	if got, want := string(AppendHexUint64(pre, u)), string(strconv.AppendUint(pre, u, 16)); got != want {
+		t.Fatalf("AppendHexUint64(%#x) = %q, strconv %q", u, got, want)
+	}
+	if got, want := string(AppendHex(pre, data)), string(hex.AppendEncode(pre, data)); got != want {
+		t.Fatalf("AppendHex(% x) = %q, encoding/hex %q", data, got, want)
+	}
+}
+
+// TestAppendNumbersMatchStrconv compares the appenders with strconv and
+// encoding/hex: every value below 100,000, every power of two and ten with
+// its neighbours, the extremes, random values, and hex of every byte value
+// at every length and alignment up to 40 bytes.
+func TestAppendNumbersMatchStrconv(t *testing.T) {
+	for u := uint64(0); u < 100000; u++ {
+		checkNumbers(t, u, nil)
+	}
+	for s := 0; s < 64; s++ {
+		for _, d := range []uint64{0, 1, math.MaxUint64} {
+			checkNumbers(t, uint64(1)<<s+d, nil)
+		}
+	}
+	for p := uint64(1); p < math.MaxUint64/10; p *= 10 {
+		checkNumbers(t, p-1, nil)
+		checkNumbers(t, p, nil)
+	}
+	for _, u := range []uint64{math.MaxUint64, math.MaxInt64, 1 << 63, uint64(math.MaxInt64) + 2} {
+		checkNumbers(t, u, nil)
+	}
+	rng := rand.New(rand.NewSource(1))
+	all := make([]byte, 256+40)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	for i := 0; i < 100000; i++ {
+		checkNumbers(t, rng.Uint64()>>uint(rng.Intn(64)), nil)
+	}
+	for off := 0; off < 256; off++ {
+		for n := 0; n <= 40; n++ {
+			checkNumbers(t, 0, all[off:off+n])
+		}
+	}
+}
+
+func FuzzAppendNumbers(f *testing.F) {
+	f.Add(uint64(0), []byte{})
+	f.Add(uint64(1750417444534982000), []byte{0x0c, 0xa7, 0x04, 0x00, 0xff, 0x9a, 0x10, 0x01, 0xab})
+	f.Add(uint64(math.MaxUint64), []byte("0123456789abcdefghij"))
+	f.Fuzz(func(t *testing.T, u uint64, data []byte) {
+		checkNumbers(t, u, data)
+	})
+}
