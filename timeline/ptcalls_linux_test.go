@@ -67,4 +67,35 @@ func TestPTCallsTrack(t *testing.T) {
 		t.Errorf("protoc's decoding lacks the function names")
 	}
 	_ = os.Remove
+
+	// --pt-resolution: only the calls at least that long, still nested
+	// (which calls those are is TestResolution's in intelpt/calls)
+	var longest uint64
+	var all int
+	calls.Analyze(in, calls.Options{OnCall: func(c *calls.Call) {
+		all++
+		longest = max(longest, in.ToNS(c.End)-in.ToNS(c.Begin))
+	}})
+	o := calls.Options{Resolution: longest / 2}
+	var kept []string
+	o.OnBegin = func(c *calls.Call) { kept = append(kept, c.Func) }
+	if _, err := calls.Analyze(in, o); err != nil {
+		t.Fatal(err)
+	}
+	o.OnBegin = nil
+	out.Reset()
+	if _, err := Merge(context.Background(), &out, NewPTCallsSources("perf.data", in, o), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	tr = decodeTrace(t, out.Bytes())
+	checkSlicesNest(t, tr)
+	got = got[:0]
+	for _, e := range tr.events {
+		if e.typ == typeSliceBegin {
+			got = append(got, e.name)
+		}
+	}
+	if len(got) == 0 || len(got) >= all || strings.Join(got, ",") != strings.Join(kept, ",") {
+		t.Errorf("resolution %d: slices %v, want the %d kept calls %v (of %d)", o.Resolution, got, len(kept), kept, all)
+	}
 }

@@ -49,7 +49,8 @@ speedscope, weighted by self instructions (--folded-time: self time).
 The tree and --folded stop at --max-depth frames (default 128): deeper
 calls are summed into a "[deeper calls]" frame, so that the output grows
 with the distinct stacks, not with the depth of a deep recursion.
---resolution keeps only calls at least that long in --json.
+--resolution keeps only calls at least that long (in every output:
+shorter calls count as their caller's own instructions and time).
 
 Mappings whose file is not found are listed on stderr; exit status 3 when
 trace or sideband was lost or a part of the trace could not be decoded,
@@ -66,7 +67,7 @@ unless --allow-loss.`,
 	fl.BoolVar(&f.json, "json", false, "one JSON object per call")
 	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
 	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
-	fl.DurationVar(&f.resolution, "resolution", 0, "--json: keep only calls at least this long")
+	fl.DurationVar(&f.resolution, "resolution", 0, "keep only calls at least this long (shorter ones count as their caller's own)")
 	fl.IntVar(&f.maxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
 	fl.IntVar(&f.pid, "pid", 0, "only the threads of process `PID`")
 	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
@@ -124,13 +125,13 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	if f.maxDepth <= 0 {
 		o.TreeDepth = -1
 	}
-	minDur := uint64(f.resolution.Nanoseconds())
+	o.Resolution = uint64(f.resolution.Nanoseconds())
+	if o.Resolution > 0 && in.ToNS == nil {
+		fmt.Fprintf(e.stderr, "pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
+	}
 	var line []byte
 	if f.json && !f.quiet {
 		o.OnCall = func(c *calls.Call) {
-			if minDur > 0 && clk.Convert(c.End)-clk.Convert(c.Begin) < minDur {
-				return
-			}
 			line = calls.AppendJSON(line[:0], c, clk)
 			bw.Write(line)
 		}

@@ -33,9 +33,10 @@ type timelineOptions struct {
 	window      time.Duration
 	jsonOut     bool
 	allowLoss   bool
-	ptCalls     bool   // --pt-calls
-	sysroot     string // --sysroot
-	symbols     string // --symbols
+	ptCalls     bool          // --pt-calls
+	sysroot     string        // --sysroot
+	ptRes       time.Duration // --pt-resolution
+	symbols     string        // --symbols
 	maxSize     sizeFlag
 	// maxSizeSet: --max-size given (else the default, and none for -o -)
 	maxSizeSet bool
@@ -140,6 +141,7 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
 	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of perf.data Intel PT inputs (a track per thread, see 'pt calls')")
 	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
+	f.DurationVar(&o.ptRes, "pt-resolution", 0, "--pt-calls: draw only calls at least this long (as pt calls --resolution)")
 	o.maxSize = timeline.DefaultMaxSize
 	f.Var(&o.maxSize, "max-size", "largest file to write (bytes, or with K/M/G/KiB/MiB/GiB); above it an overview plus detail windows in FILE.d/; 0: one file")
 	return c
@@ -220,7 +222,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		if home, err := os.UserHomeDir(); err == nil {
 			dirs = append(dirs, filepath.Join(home, ".debug"))
 		}
-		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, dirs), Demangle: true}
+		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, dirs), Demangle: true, Resolution: uint64(o.ptRes.Nanoseconds())}
 	}
 	if o.out != "-" && o.maxSize != 0 {
 		sst, err := timeline.ExportSplit(e.ctx, o.out, inputs, opt, timeline.SplitOptions{MaxSize: int64(o.maxSize)})

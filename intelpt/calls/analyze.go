@@ -19,6 +19,11 @@ type Options struct {
 	PID int32
 	// TreeDepth bounds the call tree's depth (Tracker.TreeDepth).
 	TreeDepth int
+	// Resolution keeps only calls at least this long (0: all), in the
+	// unit of Input.ToNS (ns) or, without it, in TSC ticks: shorter calls
+	// are not reported nor counted in the tree, their instructions and
+	// time are their caller's own (Tracker.Keep).
+	Resolution uint64
 	// OnBegin receives each call as it begins (End, EndInsn and the
 	// counts are not known yet); OnCall each call as it ends (callees
 	// first); OnGap each gap. Within one stream the times they see never
@@ -123,19 +128,20 @@ type Result struct {
 	Overlaps []string
 }
 
-// switchTable tells which thread ran on a CPU at a time (perf time).
+// switchTable tells which thread ran on a CPU from a time on (perf
+// time, increasing).
 type switchTable struct {
 	t   []uint64
 	tid []int32
 	pid []int32
 }
 
-func (s *switchTable) at(ns uint64) (pid, tid int32, ok bool) {
-	i := sort.Search(len(s.t), func(i int) bool { return s.t[i] > ns }) - 1
-	if i < 0 {
-		return 0, 0, false
-	}
-	return s.pid[i], s.tid[i], true
+func (s *switchTable) Len() int           { return len(s.t) }
+func (s *switchTable) Less(i, j int) bool { return s.t[i] < s.t[j] }
+func (s *switchTable) Swap(i, j int) {
+	s.t[i], s.t[j] = s.t[j], s.t[i]
+	s.tid[i], s.tid[j] = s.tid[j], s.tid[i]
+	s.pid[i], s.pid[j] = s.pid[j], s.pid[i]
 }
 
 // Analyze rebuilds the calls of every thread of in.
@@ -145,6 +151,13 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	tr := NewTracker(o.OnCall)
 	tr.OnBegin = o.OnBegin
 	tr.TreeDepth = o.TreeDepth
+	if min := o.Resolution; min > 0 {
+		toNS := in.ToNS
+		if toNS == nil {
+			toNS = func(t uint64) uint64 { return t }
+		}
+		tr.Keep = func(begin, end uint64) bool { return end >= begin && toNS(end)-toNS(begin) >= min }
+	}
 	tr.OnGap = func(g *Gap) {
 		res.Gaps++
 		if o.OnGap != nil {
@@ -239,33 +252,53 @@ func Analyze(in *Input, o Options) (*Result, error) {
 				sw.t, sw.pid, sw.tid = append(sw.t, r.Time), append(sw.pid, r.NextPrevPID), append(sw.tid, r.NextPrevTID)
 			}
 		}
+		sort.Stable(&sw)
 		if len(sw.t) == 0 {
 			return nil, fmt.Errorf("calls: the per-CPU trace of cpu %d has no context switch records: cannot tell its threads apart", s.CPU)
 		}
-		curTID := int32(-2)
-		var cfgImage *intelpt.Image
-		// one decoder per CPU: it sees one image, the first process's; a
-		// thread of another process decodes through its own image only
-		// when the trace restarts at a PSB (a limitation: see docs).
-		pid0, tid0, _ := sw.at(^uint64(0))
-		_ = tid0
-		cfgImage = image(pid0).im
-		sel := func(tsc uint64) {
+		// The decoder reads code from the image of the process that runs,
+		// switched when a switch record's time is reached (before each
+		// block and at each enable, so that in a user-only trace the
+		// process is the new one when tracing resumes after the switch).
+		curTID, cur := int32(-2), -2
+		var curImage *intelpt.Image
+		next := uint64(0) // time of the switch after cur (^0: none)
+		sel := func(tsc uint64) *intelpt.Image {
 			ns := tsc
 			if in.ToNS != nil {
 				ns = in.ToNS(tsc)
 			}
-			pid, tid, ok := sw.at(ns)
-			if !ok || tid == curTID {
-				return
+			if cur >= -1 && ns < next && (cur < 0 || ns >= sw.t[cur]) {
+				return nil // the same slot as before
+			}
+			cur = sort.Search(len(sw.t), func(i int) bool { return sw.t[i] > ns }) - 1
+			next = ^uint64(0)
+			if cur+1 < len(sw.t) {
+				next = sw.t[cur+1]
+			}
+			if cur < 0 {
+				return nil
+			}
+			pid, tid := sw.pid[cur], sw.tid[cur]
+			pi := image(pid)
+			var im *intelpt.Image
+			if pi.im != curImage {
+				curImage, im = pi.im, pi.im
+			}
+			if tid == curTID {
+				return im
 			}
 			curTID = tid
 			if o.PID != 0 && pid != o.PID {
 				tr.cur = nil
-				return
+				return im
 			}
 			startThread(pid, tid)
+			return im
 		}
+		pid0 := sw.pid[0]
+		cfgImage := image(pid0).im
+		curImage = cfgImage
 		if err := decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
 			return nil, err
 		}

@@ -90,6 +90,9 @@ type frame struct {
 	// instructions and time; inner: deeper still (its node is that same
 	// node, which it does not count in).
 	deep, inner bool
+	// begun: OnBegin was told (with Tracker.Keep: only once the call is
+	// known to be kept)
+	begun bool
 	// unnamed: c.Func is not set yet (code no symbol covers: its name,
 	// Symbolizer.Unknown, is made only when something reads it).
 	unnamed bool
@@ -140,6 +143,14 @@ type Tracker struct {
 	// path whole) stay bounded by the distinct stacks cut at that depth,
 	// however deep the program's stack grows.
 	TreeDepth int
+	// Keep, when set, is the resolution: a call for which Keep(begin, end)
+	// is false (one too short) is not reported (no OnBegin, no Emit) and
+	// not counted in Tree; its instructions and time count as its caller's
+	// own. OnBegin is then told of a call when the first call it holds
+	// that is kept ends (its callers are longer, so they are kept too), in
+	// the order of their begin times, so that begins and ends still come
+	// in time order.
+	Keep func(begin, end uint64) bool
 
 	threads map[int32]*thread
 	cur     *thread
@@ -224,6 +235,12 @@ func (t *Tracker) emit(th *thread, f *frame, end, endInsn uint64, reason string)
 	if endInsn < f.c.BeginInsn {
 		f.c.EndInsn = f.c.BeginInsn
 	}
+	if t.Keep != nil && !f.begun {
+		if !t.Keep(f.c.Begin, f.c.End) {
+			return // too short: part of its caller's own
+		}
+		t.begin(th, f)
+	}
 	total := f.c.EndInsn - f.c.BeginInsn
 	if f.child <= total {
 		f.c.SelfInsn = total - f.child
@@ -293,8 +310,33 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 	}
 	f.c.Begin, f.c.BeginInsn = now, th.insns
 	th.stack = append(th.stack, f)
-	if t.OnBegin != nil {
+	if t.Keep == nil && t.OnBegin != nil {
 		t.OnBegin(&th.stack[len(th.stack)-1].named(th.sym).c)
+	}
+}
+
+// begin tells OnBegin of f (a frame of th's stack that is kept) and of
+// its callers not told yet, bottom first.
+func (t *Tracker) begin(th *thread, f *frame) {
+	i := len(th.stack) - 1
+	for i >= 0 && &th.stack[i] != f {
+		i--
+	}
+	j := i
+	for j > 0 && !th.stack[j-1].begun {
+		j--
+	}
+	for ; j <= i; j++ {
+		th.stack[j].begun = true
+		if t.OnBegin != nil {
+			t.OnBegin(&th.stack[j].named(th.sym).c)
+		}
+	}
+	if i < 0 { // not on the stack (cannot happen: emit ends stack frames)
+		f.begun = true
+		if t.OnBegin != nil {
+			t.OnBegin(&f.named(th.sym).c)
+		}
 	}
 }
 

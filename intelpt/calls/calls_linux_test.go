@@ -3,11 +3,13 @@
 package calls
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -344,5 +346,237 @@ func TestCaptureDirDecodesElsewhere(t *testing.T) {
 				t.Fatalf("call %d: %+v, want %+v", i, got[i], want[i])
 			}
 		}
+	}
+}
+
+// TestResolution: with a resolution, the calls reported are exactly the
+// calls of the full analysis that last at least that long (same fields,
+// same end order), OnBegin hears of them in begin order before their
+// ends, the tree counts only them while every instruction still counts
+// once (as its own or as a kept caller's), and the collapsed stacks weigh
+// all instructions.
+func TestResolution(t *testing.T) {
+	s := synthesize(t)
+	in, err := ReadPerfData(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []Call
+	full, err := Analyze(in, Options{OnCall: func(c *Call) { all = append(all, *c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	var durs []uint64 // the distinct durations of calls
+	for _, c := range all {
+		if d := in.ToNS(c.End) - in.ToNS(c.Begin); d > 0 && !seen[d] {
+			seen[d] = true
+			durs = append(durs, d)
+		}
+	}
+	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	if len(durs) < 3 {
+		t.Fatalf("calls last %v: too few different durations", durs)
+	}
+	t.Logf("%d calls, %d different durations, %d instructions", len(all), len(durs), full.Stats.Insns)
+	for _, min := range []uint64{durs[0], durs[len(durs)/2], durs[len(durs)-1], durs[len(durs)-1] + 1} {
+		var want []Call
+		wantCount := map[string]int{}
+		for _, c := range all {
+			if in.ToNS(c.End)-in.ToNS(c.Begin) >= min {
+				want = append(want, c)
+				wantCount[c.Func]++
+			}
+		}
+		var got []Call
+		var events []string // "b FUNC BEGIN" and "e FUNC END" in the order told
+		res, err := Analyze(in, Options{Resolution: min,
+			OnBegin: func(c *Call) { events = append(events, fmt.Sprintf("b %s %d", c.Func, c.Begin)) },
+			OnCall: func(c *Call) {
+				got = append(got, *c)
+				events = append(events, fmt.Sprintf("e %s %d", c.Func, c.End))
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("resolution %d: %d calls, want %d of %d", min, len(got), len(want), len(all))
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			g.SelfInsn, w.SelfInsn, g.Children, w.Children = 0, 0, 0, 0 // short callees count as own
+			if g != w {
+				t.Fatalf("resolution %d: call %d: %+v, want %+v", min, i, g, w)
+			}
+		}
+		// OnBegin hears of the kept calls in the order they began, each
+		// before its end, properly nested, and times never go back
+		var begins, wantBegins []string
+		var open []string
+		var last uint64
+		for _, e := range events {
+			f := strings.Fields(e)
+			var tm uint64
+			fmt.Sscanf(f[2], "%d", &tm)
+			if tm < last {
+				t.Fatalf("resolution %d: %s after time %d", min, e, last)
+			}
+			last = tm
+			name := f[1]
+			if f[0] == "b" {
+				begins = append(begins, name)
+				open = append(open, name)
+				continue
+			}
+			if len(open) == 0 || open[len(open)-1] != name {
+				t.Fatalf("resolution %d: %s ends, open %v", min, e, open)
+			}
+			open = open[:len(open)-1]
+		}
+		sorted := append([]Call(nil), want...)
+		byBegin(sorted)
+		for _, c := range sorted {
+			wantBegins = append(wantBegins, c.Func)
+		}
+		if strings.Join(begins, ",") != strings.Join(wantBegins, ",") || len(open) != 0 {
+			t.Errorf("resolution %d: begins %v, want %v", min, begins, wantBegins)
+		}
+		var wantSelf uint64 // the kept bottom frames' instructions
+		for _, c := range want {
+			if c.Depth == 0 {
+				wantSelf += c.EndInsn - c.BeginInsn
+			}
+		}
+		gotCount := map[string]int{}
+		var self uint64
+		var walk func(n *Node)
+		walk = func(n *Node) {
+			gotCount[n.Name] += n.Count
+			self += n.SelfInsn
+			for _, c := range n.Children {
+				walk(c)
+			}
+		}
+		for _, th := range res.Tree.Children {
+			for _, c := range th.Children {
+				walk(c)
+			}
+		}
+		for k, v := range gotCount {
+			if v == 0 {
+				delete(gotCount, k)
+			}
+		}
+		if fmt.Sprint(gotCount) != fmt.Sprint(wantCount) || self != wantSelf {
+			t.Errorf("resolution %d: tree counts %v, want %v; self instructions %d, want %d", min, gotCount, wantCount, self, wantSelf)
+		}
+		var folded, tree bytes.Buffer
+		WriteFolded(&folded, res.Tree, false)
+		WriteTree(&tree, res.Tree, "ns")
+		var sum uint64
+		for _, l := range strings.Split(strings.TrimSpace(folded.String()), "\n") {
+			var v uint64
+			fmt.Sscan(l[strings.LastIndexByte(l, ' ')+1:], &v)
+			sum += v
+		}
+		if sum != wantSelf || strings.Count(tree.String(), "\n") != 2+len(nonEmptyPaths(res.Tree)) {
+			t.Errorf("resolution %d: folded weighs %d instructions, want %d; tree:\n%s", min, sum, wantSelf, tree.String())
+		}
+	}
+}
+
+// nonEmptyPaths lists the call paths with calls.
+func nonEmptyPaths(root *Node) []string {
+	var out []string
+	var walk func(n *Node, p string)
+	walk = func(n *Node, p string) {
+		if n.Count == 0 {
+			return
+		}
+		out = append(out, p+";"+n.Name)
+		for _, c := range n.Children {
+			walk(c, p+";"+n.Name)
+		}
+	}
+	for _, th := range root.Children {
+		for _, c := range th.Children {
+			walk(c, th.Name)
+		}
+	}
+	return out
+}
+
+// TestPerCPUTwoProcesses: two real programs (the test program at -O1,
+// and at -O0 run with an argument: other code, other calls) take turns
+// on one CPU, switched at their system calls, in a per-CPU user-mode
+// trace with SWITCH_CPU_WIDE records. Each thread's calls are its own
+// run's true calls (by the stack pointer, as in TestCallsOfRealProgram):
+// the decoder reads each process's code from its own mappings, switched
+// at the context switches, and each thread keeps its own stack.
+func TestPerCPUTwoProcesses(t *testing.T) {
+	a := synthesize(t)
+	dir := t.TempDir()
+	progB, err := ptsynth.BuildProgAs(dir, "prog0", "-O0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runB, err := ptsynth.Record(progB, []string{"x"}, ptsynth.AtSymbol(progB, "main"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []*ptsynth.Run{a.Run, runB}
+	sw, err := ptsynth.PerCPU(runs, ptsynth.X86, ptsynth.Options{PSBPeriod: 512}, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := map[int]int{}
+	for _, sl := range sw.Slices {
+		pieces[sl.Run]++
+	}
+	if pieces[0] < 2 || pieces[1] < 2 {
+		t.Fatalf("pieces per run %v: want each run to be switched out and back in", pieces)
+	}
+	in, err := ReadPerfData(sw.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in.Streams) != 1 || in.Streams[0].CPU != 3 || in.Streams[0].TID != -1 {
+		t.Fatalf("streams %+v, want one per-CPU stream of cpu 3", in.Streams)
+	}
+	got := map[int32][]Call{}
+	res, err := Analyze(in, Options{OnCall: func(c *Call) { got[c.Thread] = append(got[c.Thread], *c) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Gaps != 0 || len(res.Threads) != 2 {
+		t.Fatalf("%d gaps, threads %v (unfound %v)", res.Gaps, res.Threads, res.Unfound)
+	}
+	as := in.Sideband.AddressSpaces()
+	for _, run := range runs {
+		enc, err := ptsynth.Encode(run, ptsynth.X86, ptsynth.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc := as.Process(int32(run.PID))
+		_, _, paths := proc.LoadImage(&symtab.Finder{})
+		want := trueCalls(run, enc, NewProcSymbolizer(proc, paths, symtab.Options{}))
+		g := got[int32(run.PID)]
+		byBegin(g)
+		byBegin(want)
+		if len(g) != len(want) || len(want) < 300 {
+			t.Fatalf("pid %d: %d calls, want %d", run.PID, len(g), len(want))
+		}
+		for i := range g {
+			g, w := g[i], want[i]
+			endOK := g.EndInsn == w.EndInsn || (g.EndReason == EndUnwound && g.EndInsn >= w.EndInsn && g.EndInsn <= w.EndInsn+16)
+			if g.Func != w.Func || g.Depth != w.Depth || g.BeginInsn != w.BeginInsn || !endOK || g.Kind != w.Kind {
+				t.Fatalf("pid %d call %d: got %s depth %d [%d,%d) %s/%s; want %s depth %d [%d,%d) %s", run.PID, i, g.Func, g.Depth, g.BeginInsn, g.EndInsn, g.Kind, g.EndReason,
+					w.Func, w.Depth, w.BeginInsn, w.EndInsn, w.Kind)
+			}
+		}
+	}
+	names := []string{res.Tree.Children[0].Name, res.Tree.Children[1].Name}
+	if names[0] != fmt.Sprintf("prog %d", a.Run.PID) || names[1] != fmt.Sprintf("prog0 %d", runB.PID) {
+		t.Errorf("threads %v", names)
 	}
 }

@@ -13,14 +13,16 @@ import (
 // a bad packet) become gaps and decoding resumes at the next PSB, as
 // libipt's resync does. The flags EndOnCall and EndOnJump are set: the
 // tracker sees every call and jump. sel, when not nil, is called with the
-// time before each block (to switch the tracker's thread).
-func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64)) error {
+// time before each block and before each enable event (to switch the
+// tracker's thread); when it returns an image, the decoder reads code
+// from it from then on (the process that runs now).
+func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image) error {
 	return decode(trace, cfg, tr, sel, nil)
 }
 
 // decode is Decode calling progress, when not nil, every 65,536 blocks
 // with the trace offset reached.
-func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64), progress func(off int64)) error {
+func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
 	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
@@ -65,6 +67,11 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 			}
 			switch ev.Type {
 			case intelpt.EvEnabled:
+				if sel != nil {
+					if im := sel(t); im != nil {
+						d.SetImage(im)
+					}
+				}
 				tr.Enabled(ev.IP, t)
 			case intelpt.EvDisabled, intelpt.EvAsyncDisabled:
 				tr.Disabled(t)
@@ -77,6 +84,11 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 		}
 		if status&intelpt.StatusEOS != 0 {
 			break
+		}
+		if sel != nil {
+			if im := sel(timeOf()); im != nil {
+				d.SetImage(im)
+			}
 		}
 		status, err = d.Next(&blk)
 		if nblk++; nblk&0xffff == 0 && progress != nil {
@@ -94,9 +106,6 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 			indirect = blk.Class != intelpt.ClassFarCall && !blk.EndDirect
 		}
 		t := timeOf()
-		if sel != nil {
-			sel(t)
-		}
 		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, t)
 	}
 	_ = lastErr

@@ -41,6 +41,9 @@ func WriteTree(w io.Writer, root *Node, timeUnit string) error {
 	fmt.Fprintf(bw, "%8s %12s %12s %14s %14s  %s\n", "calls", "incl.insns", "self.insns", "incl.time", "self.time", "function")
 	var walk func(n *Node, depth int)
 	walk = func(n *Node, depth int) {
+		if n.Count == 0 { // only calls below the resolution (Tracker.Keep)
+			return
+		}
 		fmt.Fprintf(bw, "%8d %12d %12d %14s %14s  %s%s\n", n.Count, n.InclInsn, n.SelfInsn,
 			fmtTime(n.InclTime, timeUnit), fmtTime(n.SelfTime, timeUnit), strings.Repeat("  ", depth), n.Name)
 		for _, c := range n.Children {
@@ -79,6 +82,9 @@ func WriteFolded(w io.Writer, root *Node, byTime bool) error {
 	var path []string
 	var walk func(n *Node)
 	walk = func(n *Node) {
+		if n.Count == 0 && len(path) > 0 { // only calls below the resolution (Tracker.Keep)
+			return
+		}
 		path = append(path, strings.ReplaceAll(strings.ReplaceAll(n.Name, ";", ":"), " ", "_"))
 		v := n.SelfInsn
 		if byTime {

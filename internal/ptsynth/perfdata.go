@@ -77,19 +77,7 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	}
 	w := &perfWriter{pid: int32(run.PID), cpu: o.CPU}
 	t0 := enc.TSC[0]
-	// AUXTRACE_INFO: type intel_pt, then perf's private words.
-	priv := make([]uint64, 16)
-	priv[0] = uint64(o.PMUType)
-	priv[2] = 1 // time_mult
-	priv[5] = 10
-	body := le.AppendUint32(nil, 1)
-	body = le.AppendUint32(body, 0)
-	for _, v := range priv {
-		body = le.AppendUint64(body, v)
-	}
-	w.user(70, body)
-	// TIME_CONV: shift 0, mult 1, zero 0.
-	w.user(79, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 1), 0))
+	w.auxtraceInfo(o.PMUType)
 	ids := w.startRecords(run, t0)
 	w.rec(12, 0, t0-1, w.pidtid(nil))
 	// AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; data.
@@ -100,7 +88,8 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	a = le.AppendUint32(a, uint32(w.pid))
 	if o.PerThread {
 		a = le.AppendUint32(a, ^uint32(0))
-	} else {
+	} else { // perf's per-CPU buffers: tid -1
+		a = le.AppendUint32(a[:len(a)-4], ^uint32(0))
 		a = le.AppendUint32(a, uint32(o.CPU))
 	}
 	a = le.AppendUint32(a, 0)
@@ -115,22 +104,41 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	ex = le.AppendUint32(ex, 1)
 	ex = le.AppendUint64(ex, tEnd)
 	w.rec(4, 0, tEnd, ex)
-	data := w.b
+	return finish(w.b, ids, o.PMUType)
+}
 
-	// build-id feature section
+// auxtraceInfo appends AUXTRACE_INFO (type intel_pt, then perf's
+// private words) and TIME_CONV (perf time = TSC: shift 0, mult 1, zero 0).
+func (w *perfWriter) auxtraceInfo(pmuType uint32) {
+	priv := make([]uint64, 16)
+	priv[0] = uint64(pmuType)
+	priv[2] = 1 // time_mult
+	priv[5] = 10
+	body := le.AppendUint32(nil, 1)
+	body = le.AppendUint32(body, 0)
+	for _, v := range priv {
+		body = le.AppendUint64(body, v)
+	}
+	w.user(70, body)
+	w.user(79, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 1), 0))
+}
+
+// finish puts the header, the intel_pt attribute and the build-id table
+// around the records data.
+func finish(data []byte, ids []buildID, pmuType uint32) []byte {
 	var sec []byte
 	for _, id := range ids {
-		name := cstr(id[1])
+		name := cstr(id.path)
 		r := make([]byte, 36, 36+len(name))
 		le.PutUint32(r, 67)
 		le.PutUint16(r[4:], 2) // user
 		le.PutUint16(r[6:], uint16(36+len(name)))
-		le.PutUint32(r[8:], uint32(w.pid))
-		copy(r[12:32], id[0])
+		le.PutUint32(r[8:], uint32(id.pid))
+		copy(r[12:32], id.id)
 		sec = append(sec, append(r, name...)...)
 	}
 	attr := make([]byte, attrSize+16)
-	le.PutUint32(attr, o.PMUType)
+	le.PutUint32(attr, pmuType)
 	le.PutUint32(attr[4:], attrSize)
 	le.PutUint64(attr[8:], 1<<10|1<<13) // tsc_en, branch_en
 	le.PutUint64(attr[24:], sampleType)
@@ -153,11 +161,17 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	return append(out, sec...)
 }
 
+// buildID is an entry of perf's build-id table.
+type buildID struct {
+	id, path string
+	pid      int32
+}
+
 // startRecords appends COMM (exec) and an MMAP2 per executable mapping,
-// and returns the build-ids of the mapped files (id, path).
-func (w *perfWriter) startRecords(run *Run, t0 uint64) [][2]string {
+// and returns the build-ids of the mapped files.
+func (w *perfWriter) startRecords(run *Run, t0 uint64) []buildID {
 	w.rec(3, 2|1<<13, t0-3, append(w.pidtid(nil), cstr(run.Comm)...))
-	var ids [][2]string
+	var ids []buildID
 	seen := map[string]bool{}
 	for _, m := range run.Maps {
 		if !m.Exec() || m.Path == "[vsyscall]" {
@@ -179,7 +193,7 @@ func (w *perfWriter) startRecords(run *Run, t0 uint64) [][2]string {
 			seen[m.Path] = true
 			if f, err := elf.Open(m.Path); err == nil {
 				if id := symtab.BuildID(f); id != nil {
-					ids = append(ids, [2]string{string(id), m.Path})
+					ids = append(ids, buildID{string(id), m.Path, w.pid})
 				}
 				f.Close()
 			}

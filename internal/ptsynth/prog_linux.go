@@ -20,8 +20,14 @@ func ProgSource() string {
 // BuildProg compiles the calls test program as a PIE linked against libc
 // into dir (gcc must be installed).
 func BuildProg(dir string) (string, error) {
-	out := filepath.Join(dir, "prog")
-	b, err := exec.Command("gcc", "-fPIE", "-pie", "-O1", "-foptimize-sibling-calls", "-fno-inline", "-fno-builtin",
+	return BuildProgAs(dir, "prog", "-O1")
+}
+
+// BuildProgAs compiles the calls test program into dir/name with the
+// optimization flag opt ("-O0": other code for the same source).
+func BuildProgAs(dir, name, opt string) (string, error) {
+	out := filepath.Join(dir, name)
+	b, err := exec.Command("gcc", "-fPIE", "-pie", opt, "-foptimize-sibling-calls", "-fno-inline", "-fno-builtin",
 		"-o", out, ProgSource()).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("gcc: %v: %s", err, b)
