@@ -119,6 +119,21 @@ func dataLostError(format string, args ...any) error {
 	return &codeError{code: exitDataLost, err: fmt.Errorf(format, args...)}
 }
 
+// dataLoss ends a command whose input lost data (msgs, joined by "; "
+// after prefix): with --allow-loss a warning on stderr, else exit 3 with
+// accept (the remedy) in parentheses. No msgs: nil.
+func (e *env) dataLoss(allowLoss bool, prefix string, msgs []string, accept string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	msg := prefix + strings.Join(msgs, "; ")
+	if allowLoss {
+		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
+		return nil
+	}
+	return dataLostError("%s (%s)", msg, accept)
+}
+
 // exitCode prints err (if any) to stderr and returns the process exit code.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {

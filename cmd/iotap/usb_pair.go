@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -63,35 +62,16 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 	// Unmatched submissions are listed when the filter selects them; the
 	// filter sees an event rebuilt from the key.
 	report := func(kind string, k usb.Key, s usb.Submission) error {
-		ev := usbmon.Event{ID: k.ID, Type: usbmon.Submission, Transfer: k.Transfer, Bus: k.Bus, Device: k.Device,
-			Endpoint: k.Endpoint & 0x0f, In: k.Endpoint&0x80 != 0, Length: s.Length}
+		ev := usb.UnmatchedEvent(k, s)
 		if !in.pl.Filter.Match(&ev) {
 			return nil
 		}
 		if o.json {
-			line = usb.AppendUnmatched(line, kind, k, s, in.pl.Identities)
-			_, err := w.Write(line)
-			line = line[:0]
-			return err
+			line = usb.AppendUnmatched(line[:0], kind, k, s, in.pl.Identities)
+		} else {
+			line = usb.AppendUnmatchedText(line[:0], kind, k, s, in.pl.Identities)
 		}
-		var req string
-		if s.HasSetup {
-			req = s.Setup.Describe(usb.ClassHint(in.pl.Identities, k.Bus, k.Device, s.Setup))
-		}
-		b := strconv.AppendUint(nil, s.Seq+1, 10)
-		b = append(b, "->"...)
-		b = append(b, kind...)
-		b = append(b, " urb=0x"...)
-		b = strconv.AppendUint(b, k.ID, 16)
-		b = append(b, ' ')
-		b = usbAddr(b, &ev)
-		b = append(b, " len=?/"...)
-		b = strconv.AppendUint(b, uint64(s.Length), 10)
-		if req != "" {
-			b = append(b, ' ')
-			b = append(b, req...)
-		}
-		_, err := w.Write(append(b, '\n'))
+		_, err := w.Write(line)
 		return err
 	}
 	var hookErr error
@@ -107,36 +87,10 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 			return nil
 		}
 		if o.json {
-			line = usb.AppendPair(line, p, ev, in.pl.Identities)
-			_, err := w.Write(line)
-			line = line[:0]
-			return err
+			line = usb.AppendPair(line[:0], p, ev, in.pl.Identities)
+		} else {
+			line = usb.AppendPairText(line[:0], p, ev, in.pl.Identities)
 		}
-		var req string
-		if p.Submit.HasSetup {
-			req = p.Submit.Setup.Describe(usb.ClassHint(in.pl.Identities, ev.Bus, ev.Device, p.Submit.Setup))
-		}
-		line = line[:0]
-		line = strconv.AppendUint(line, p.Submit.Seq+1, 10)
-		line = append(line, "->"...)
-		line = strconv.AppendUint(line, p.Seq+1, 10)
-		line = append(line, " urb=0x"...)
-		line = strconv.AppendUint(line, p.ID, 16)
-		line = append(line, ' ')
-		line = usbAddr(line, ev)
-		line = append(line, ' ')
-		line = append(line, usb.StatusName(ev.Status)...)
-		line = append(line, " len="...)
-		line = strconv.AppendUint(line, uint64(p.Length), 10)
-		line = append(line, '/')
-		line = strconv.AppendUint(line, uint64(p.Submit.Length), 10)
-		line = append(line, " lat="...)
-		line = append(line, fmtMicros(p.Latency)...)
-		if req != "" {
-			line = append(line, ' ')
-			line = append(line, req...)
-		}
-		line = append(line, '\n')
 		_, err := w.Write(line)
 		return err
 	})

@@ -103,8 +103,6 @@ func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput, path string) 
 	return err
 }
 
-func fmtMicros(us int64) string { return report.FmtMicros(us) }
-
 func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 	return report.WriteUSBTable(w, st, in.pl.Pairer.Counts(), in.pl.Identities, report.USBTableOptions{
 		Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",

@@ -1,0 +1,190 @@
+package usb
+
+import (
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// The text forms of 'iotap usb read' and 'iotap usb pair': one line per
+// event or transfer, for people (the NDJSON forms are in ndjson.go).
+
+// AppendAddress appends the usbmon address word of ev, as the kernel's
+// text interface writes it: Ci:3:006:0 (transfer type and direction, bus,
+// device, endpoint), or Ci:006:0 for '1t' text, which has no bus number.
+func AppendAddress(dst []byte, ev *usbmon.Event) []byte {
+	dst = append(dst, ev.Transfer.Letter())
+	if ev.In {
+		dst = append(dst, 'i')
+	} else {
+		dst = append(dst, 'o')
+	}
+	dst = append(dst, ':')
+	if ev.Fields&usbmon.HasBus != 0 {
+		dst = strconv.AppendUint(dst, uint64(ev.Bus), 10)
+		dst = append(dst, ':')
+	}
+	if ev.Device < 100 {
+		dst = append(dst, '0')
+	}
+	if ev.Device < 10 {
+		dst = append(dst, '0')
+	}
+	dst = strconv.AppendUint(dst, uint64(ev.Device), 10)
+	dst = append(dst, ':')
+	return strconv.AppendUint(dst, uint64(ev.Endpoint), 10)
+}
+
+// Elapsed returns the microseconds from first (Pipeline.First) to t, the
+// Micros stamp of ev. The 32-bit microsecond stamps of usbmon text wrap
+// every 4096 s: a stamp before the first is taken as one wrap later.
+func Elapsed(first, t int64, ev *usbmon.Event) int64 {
+	d := t - first
+	if ev.Fields&usbmon.HasWallClock == 0 && d < 0 {
+		d += 4096 * 1000000
+	}
+	return d
+}
+
+// AppendEventText appends the line of 'iotap usb read' for ev: its
+// position seq, seconds since the first event, S/C/E, the address,
+// status (completions), length, latency (paired completions), and the
+// decoding d or else the setup packet and the first data bytes.
+func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
+	b = strconv.AppendUint(b, seq, 10)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, rel, 'f', 6, 64)
+	b = append(b, ' ', byte(ev.Type), ' ')
+	b = AppendAddress(b, ev)
+	if ev.Type != usbmon.Submission {
+		b = append(b, ' ')
+		b = append(b, StatusName(ev.Status)...)
+		if IsStall(ev.Status) {
+			b = append(b, "(stall)"...)
+		}
+	}
+	if ev.Type != usbmon.Submission || !ev.HasSetup() || d.Summary == "" { // the request shows wLength
+		b = append(b, " len="...)
+		b = strconv.AppendUint(b, uint64(ev.Length), 10)
+	}
+	if paired {
+		b = append(b, " lat="...)
+		b = append(b, time.Duration(p.Latency*1000).String()...)
+	}
+	switch {
+	case d.Summary != "":
+		b = append(b, ' ')
+		b = append(b, d.Summary...)
+		if d.Err != nil {
+			b = append(b, " [partial: "...)
+			b = append(b, d.Err.Error()...)
+			b = append(b, ']')
+		}
+	case ev.Type == usbmon.Submission && ev.HasSetup():
+		b = append(b, " setup="...)
+		b = hex.AppendEncode(b, ev.Setup[:])
+	}
+	if d.Summary == "" && ev.HasData() {
+		b = append(b, " data="...)
+		n := min(len(ev.Data), 16)
+		b = hex.AppendEncode(b, ev.Data[:n])
+		if len(ev.Data) > n {
+			b = append(b, "..."...)
+		}
+	}
+	return append(b, '\n')
+}
+
+// AppendHexDump appends data as tcpdump -X shows it: lines of an offset,
+// 16 bytes in hex and the same bytes as ASCII, indented by four spaces.
+func AppendHexDump(b, data []byte) []byte {
+	const digits = "0123456789abcdef"
+	for off := 0; off < len(data); off += 16 {
+		row := data[off:min(off+16, len(data))]
+		b = append(b, "    "...)
+		for s := 12; s >= 0; s -= 4 {
+			b = append(b, digits[(off>>s)&15])
+		}
+		b = append(b, "  "...)
+		for i := 0; i < 16; i++ {
+			if i < len(row) {
+				b = append(b, digits[row[i]>>4], digits[row[i]&15], ' ')
+			} else {
+				b = append(b, "   "...)
+			}
+			if i == 7 {
+				b = append(b, ' ')
+			}
+		}
+		b = append(b, ' ')
+		for _, c := range row {
+			if c < 0x20 || c > 0x7e {
+				c = '.'
+			}
+			b = append(b, c)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// AppendPairText appends the line of 'iotap usb pair' for the transfer p
+// completed by ev: the event numbers of submission and completion, URB id,
+// address, status, actual/requested length, latency and the control
+// request (named with the class ids knows).
+func AppendPairText(b []byte, p Pair, ev *usbmon.Event, ids *Identities) []byte {
+	b = strconv.AppendUint(b, p.Submit.Seq+1, 10)
+	b = append(b, "->"...)
+	b = strconv.AppendUint(b, p.Seq+1, 10)
+	b = append(b, " urb=0x"...)
+	b = strconv.AppendUint(b, p.ID, 16)
+	b = append(b, ' ')
+	b = AppendAddress(b, ev)
+	b = append(b, ' ')
+	b = append(b, StatusName(ev.Status)...)
+	b = append(b, " len="...)
+	b = strconv.AppendUint(b, uint64(p.Length), 10)
+	b = append(b, '/')
+	b = strconv.AppendUint(b, uint64(p.Submit.Length), 10)
+	b = append(b, " lat="...)
+	b = append(b, time.Duration(p.Latency*1000).String()...)
+	if p.Submit.HasSetup {
+		if req := p.Submit.Setup.Describe(ClassHint(ids, ev.Bus, ev.Device, p.Submit.Setup)); req != "" {
+			b = append(b, ' ')
+			b = append(b, req...)
+		}
+	}
+	return append(b, '\n')
+}
+
+// UnmatchedEvent is the submission event of an unmatched submission s of
+// key k (for filters and AppendAddress).
+func UnmatchedEvent(k Key, s Submission) usbmon.Event {
+	return usbmon.Event{ID: k.ID, Type: usbmon.Submission, Transfer: k.Transfer, Bus: k.Bus, Device: k.Device,
+		Endpoint: k.Endpoint & 0x0f, In: k.Endpoint&0x80 != 0, Length: s.Length}
+}
+
+// AppendUnmatchedText appends the line of 'iotap usb pair --unmatched'
+// for a submission s of key k that never completed; kind is
+// "superseded" or "in_flight".
+func AppendUnmatchedText(b []byte, kind string, k Key, s Submission, ids *Identities) []byte {
+	ev := UnmatchedEvent(k, s)
+	b = strconv.AppendUint(b, s.Seq+1, 10)
+	b = append(b, "->"...)
+	b = append(b, kind...)
+	b = append(b, " urb=0x"...)
+	b = strconv.AppendUint(b, k.ID, 16)
+	b = append(b, ' ')
+	b = AppendAddress(b, &ev)
+	b = append(b, " len=?/"...)
+	b = strconv.AppendUint(b, uint64(s.Length), 10)
+	if s.HasSetup {
+		if req := s.Setup.Describe(ClassHint(ids, k.Bus, k.Device, s.Setup)); req != "" {
+			b = append(b, ' ')
+			b = append(b, req...)
+		}
+	}
+	return append(b, '\n')
+}
