@@ -208,3 +208,22 @@ func (l *loader) bitset(name string, pos Pos) *Bitset {
 	l.db.Bitsets[name] = b
 	return b
 }
+
+// Open loads the database spec names: a file (rnndb XML or YAML), else a
+// shipped database of that name (Builtins). A spec that is neither is an
+// error wrapping ErrNotFound that lists the shipped names.
+func Open(spec string) (*DB, error) {
+	if _, err := os.Stat(spec); err == nil {
+		return LoadFile(spec)
+	}
+	if slices.Contains(Builtins(), spec) {
+		return Builtin(spec)
+	}
+	return nil, &notFoundError{fmt.Sprintf("%q: no such file and not a shipped database (%s)", spec, strings.Join(Builtins(), ", "))}
+}
+
+// notFoundError is an ErrNotFound with its own message.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }

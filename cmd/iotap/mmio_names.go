@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
@@ -63,17 +62,7 @@ type namesOptions struct {
 	allowLoss bool
 }
 
-func loadNamesDB(spec string) (*regdb.DB, error) {
-	if _, err := os.Stat(spec); err == nil {
-		return regdb.LoadFile(spec)
-	}
-	for _, b := range regdb.Builtins() {
-		if b == spec {
-			return regdb.Builtin(b)
-		}
-	}
-	return nil, usageErrorf("mmio names: --db %q: no such file and not a shipped database (%s)", spec, strings.Join(regdb.Builtins(), ", "))
-}
+func loadNamesDB(spec string) (*regdb.DB, error) { return loadDB("mmio names", spec) }
 
 func newNamer(o *namesOptions) (*regdb.Namer, error) {
 	n := regdb.NewNamer(regdb.Binder{Variant: o.variant})

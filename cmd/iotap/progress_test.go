@@ -35,25 +35,3 @@ func TestProgressFlag(t *testing.T) {
 		}
 	}
 }
-
-// The size of a trace is extrapolated from the start of the inputs, once
-// enough of them was read, to warn early that the Perfetto UI will not
-// open it.
-func TestTimelineEstimate(t *testing.T) {
-	for _, tc := range []struct {
-		read, total, written int64
-		want                 int64
-		ok                   bool
-	}{
-		{128 << 20, 1 << 30, 330 << 20, 2640 << 20, true}, // a 1 GB mmio log: 2.6 GB
-		{4 << 20, 100 << 20, 1 << 20, 0, false},           // under 8 MB read
-		{10 << 20, 1 << 30, 1 << 20, 0, false},            // under 2 % read
-		{10 << 20, 0, 1 << 20, 0, false},                  // size unknown (a pipe)
-		{10 << 20, 10 << 20, 3 << 20, 3 << 20, true},
-	} {
-		got, ok := timelineEstimate(tc.read, tc.total, tc.written)
-		if ok != tc.ok || got != tc.want {
-			t.Errorf("timelineEstimate(%d, %d, %d) = %d %v, want %d %v", tc.read, tc.total, tc.written, got, ok, tc.want, tc.ok)
-		}
-	}
-}

@@ -278,7 +278,7 @@ func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, 
 			st.Inputs[i].Path = n
 		}
 	}
-	printTimelineStats(w, o.out, st)
+	st.WriteTable(w, o.out)
 	if !verbose {
 		for _, s := range report.FoldWarnings(warnings) {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)

@@ -10,15 +10,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
-	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/regdb"
-	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 	"github.com/spf13/cobra"
 )
@@ -152,15 +149,17 @@ func timelineLoadDB(spec string) (*regdb.DB, error) {
 	if spec == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(spec); err == nil {
-		return regdb.LoadFile(spec)
+	return loadDB("timeline", spec)
+}
+
+// loadDB loads the --db spec of the command cmd (regdb.Open): a spec that
+// is neither a file nor a shipped name is a usage error.
+func loadDB(cmd, spec string) (*regdb.DB, error) {
+	db, err := regdb.Open(spec)
+	if errors.Is(err, regdb.ErrNotFound) {
+		return nil, usageErrorf("%s: --db %v", cmd, err)
 	}
-	for _, b := range regdb.Builtins() {
-		if b == spec {
-			return regdb.Builtin(b)
-		}
-	}
-	return nil, usageErrorf("timeline: --db %q: no such file and not a shipped database (%s)", spec, strings.Join(regdb.Builtins(), ", "))
+	return db, err
 }
 
 // timelineCreate creates the trace through e.createOutput (never over one
@@ -201,7 +200,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		m.SetTotal(total)
 		m.Update(read)
 		if !early && o.out != "-" && o.maxSize == 0 {
-			if est, ok := timelineEstimate(read, total, out.n); ok && est > perfettoUILimit {
+			if est, ok := timeline.EstimateSize(read, total, out.n); ok && est > perfettoUILimit {
 				early = true
 				m.Done()
 				timelineSizeWarning(e, o.out, est, true)
@@ -290,35 +289,18 @@ func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error)
 			inputs = append(inputs, a)
 			continue
 		}
-		ents, err := os.ReadDir(a)
+		traces, clocks, err := timeline.DirInputs(a)
+		if clocks != "" && o.clocks == "" {
+			o.clocks = clocks
+			fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", clocks)
+		}
 		if err != nil {
 			return nil, err
 		}
-		n := 0
-		for _, d := range ents {
-			p := filepath.Join(a, d.Name())
-			if d.Name() == "clocks.json" {
-				if o.clocks == "" {
-					o.clocks = p
-					fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", p)
-				}
-				continue
-			}
-			if !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") {
-				continue
-			}
-			_, err := report.SniffFileErr(p)
-			if err != nil && !errors.Is(err, detect.ErrNotTrace) {
-				return nil, err // unreadable is not "no trace"
-			}
-			if err == nil {
-				inputs = append(inputs, p)
-				n++
-			}
-		}
-		if n == 0 {
+		if len(traces) == 0 {
 			return nil, fmt.Errorf("timeline: %s: no trace in this directory", a)
 		}
+		inputs = append(inputs, traces...)
 	}
 	return inputs, nil
 }
@@ -348,10 +330,10 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 		fmt.Fprintf(out, "%s\n", b)
 	} else {
 		if o.split != nil && o.split.Split {
-			printTimelineStats(out, o.split.Dir+"/ (detail, all windows)", st)
-			printTimelineSplit(out, o.out, o.split)
+			st.WriteTable(out, o.split.Dir+"/ (detail, all windows)")
+			o.split.WriteWindows(out, o.out)
 		} else {
-			printTimelineStats(out, o.out, st)
+			st.WriteTable(out, o.out)
 		}
 	}
 	if fi, err := os.Stat(o.out); o.out != "-" && o.maxSize == 0 && err == nil && fi.Mode().IsRegular() {
@@ -361,7 +343,7 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB, over the %d MB the Perfetto UI opens (see above)\n", o.out, fi.Size()>>20, perfettoUILimit>>20)
 		}
 	}
-	return timelineLoss(e, st, o.allowLoss)
+	return e.dataLoss(o.allowLoss, "timeline: ", st.Loss(), "use --allow-loss to accept")
 }
 
 // perfettoUILimit is the trace size above which the Perfetto UI is
@@ -370,111 +352,12 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 // 2 GB (4 GB at most).
 var perfettoUILimit int64 = timeline.DefaultMaxSize
 
-// timelineEstimate extrapolates the size of the trace from written, the
-// bytes written while read of total input bytes were read: ok once 2 % and
-// at least 8 MB of the input were read.
-func timelineEstimate(read, total, written int64) (int64, bool) {
-	if total <= 0 || read < 8<<20 || read*50 < total {
-		return 0, false
-	}
-	return int64(float64(written) * float64(total) / float64(read)), true
-}
-
 // timelineSizeWarning warns when the trace is (estimated, early, to be)
 // too big for the Perfetto UI and says what to do instead.
 func timelineSizeWarning(e *env, path string, size int64, estimated bool) {
-	if size <= perfettoUILimit {
-		return
+	if w := timeline.SizeWarning(path, size, perfettoUILimit, estimated); w != "" {
+		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", w)
 	}
-	what := fmt.Sprintf("%s is %d MB", path, size>>20)
-	if estimated {
-		what = fmt.Sprintf("%s will be about %d MB (estimated from the start of the inputs)", path, size>>20)
-	}
-	fmt.Fprintf(e.stderr, "iotap: warning: %s: the Perfetto UI holds a whole trace in browser memory "+
-		"(2-4 times the file size, about 2 GB per tab), so it is unlikely to open a trace over %d MB. "+
-		"Leave out --max-size 0 to get an overview and detail windows under %d MB each, "+
-		"cut the inputs to a time window (iotap mmio filter --from/--to, iotap usb read --from/--to), "+
-		"or export the data as Parquet tables (iotap export) and query it instead; "+
-		"trace_processor (Perfetto's command-line tool) also reads big traces\n",
-		what, perfettoUILimit>>20, perfettoUILimit>>20)
-}
-
-func printTimelineStats(w io.Writer, out string, st *timeline.Stats) {
-	ws := st.Writer
-	fmt.Fprintf(w, "wrote %s: %d tracks, %d slices, %d instants, %d counter values, %d bytes\n",
-		out, ws.Tracks, ws.Slices, ws.Instants, ws.Counters, ws.Bytes)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tINPUT\tEVENTS\tSPAN\tLOST\tCLOCK\tALIGNED")
-	aligned, inputs := 0, 0
-	for _, in := range st.Inputs {
-		span := time.Duration(in.LastNS - in.FirstNS)
-		lost := in.Lost + in.Skipped
-		a := "no"
-		if in.Aligned {
-			a = "ALIGNED"
-		}
-		if in.Kind != "markers" {
-			inputs++
-			if in.Aligned {
-				aligned++
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%d\t%s\t%s\n", in.Kind, in.Path, in.Events, span, lost, in.Clock, a)
-	}
-	tw.Flush()
-	switch {
-	case st.Aligned:
-	case aligned == 0:
-		fmt.Fprintln(w, "sources not aligned: each starts at 0 (no --clocks)")
-	default:
-		fmt.Fprintf(w, "%d of %d inputs aligned by their clocks file; the others are not aligned: each starts at 0\n", aligned, inputs)
-	}
-}
-
-func timelineLoss(e *env, st *timeline.Stats, allowLoss bool) error {
-	var parts []string
-	for _, in := range st.Inputs {
-		if in.Lost > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d events lost", in.Path, in.Lost))
-		}
-		if in.Skipped > 0 {
-			parts = append(parts, fmt.Sprintf("%s: %d undecodable records skipped", in.Path, in.Skipped))
-		}
-		if in.Truncated {
-			what := "truncated"
-			if in.Truncation != "" {
-				what += ": " + in.Truncation
-			}
-			parts = append(parts, fmt.Sprintf("%s: %s (what comes before is in the timeline)", in.Path, what))
-		}
-	}
-	if len(parts) == 0 {
-		return nil
-	}
-	if allowLoss {
-		fmt.Fprintf(e.stderr, "iotap: warning: timeline: %s\n", strings.Join(parts, "; "))
-		return nil
-	}
-	return dataLostError("timeline: %s (use --allow-loss to accept)", strings.Join(parts, "; "))
-}
-
-// printTimelineSplit prints what a split export wrote.
-func printTimelineSplit(w io.Writer, out string, st *timeline.SplitStats) {
-	idx := st.Index
-	fmt.Fprintf(w, "the full detail is over --max-size %d bytes: %s is the overview (%d bytes, %d buckets of %v), "+
-		"the detail is in %d windows in %s/ (index.json lists them)\n",
-		idx.MaxSize, out, st.OverviewBytes, idx.Buckets, time.Duration(idx.BucketNS), len(idx.Windows), st.Dir)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "WINDOW\tFROM\tTO\tEVENTS\tLOST\tBYTES\tBUSIEST")
-	for _, win := range idx.Windows {
-		busiest := "-"
-		if len(win.Top) > 0 {
-			busiest = fmt.Sprintf("%s (%d)", win.Top[0].Track, win.Top[0].Events)
-		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%d\t%d\t%d\t%s\n", win.File, time.Duration(win.StartNS-idx.StartNS),
-			time.Duration(win.EndNS-idx.StartNS), win.Events, win.Lost, win.Bytes, busiest)
-	}
-	tw.Flush()
 }
 
 // sizeFlag is a byte count given as 1000, 64K, 256MiB, 1G...
