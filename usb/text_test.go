@@ -193,7 +193,7 @@ func TestSelection(t *testing.T) {
 	ids := usb.NewIdentities()
 	ids.Set(usb.DeviceInfo{Bus: 1, Device: 2, HasID: true, Vendor: 0x0627, Product: 0x0001})
 	kbd := usbmon.Event{Transfer: usbmon.Interrupt, In: true, Bus: 1, Device: 2, Endpoint: 1, Type: usbmon.Callback, Status: -32}
-	disk := usbmon.Event{Transfer: usbmon.Bulk, In: false, Bus: 2, Device: 3, Endpoint: 2, Type: usbmon.Callback}
+	disk := usbmon.Event{Transfer: usbmon.Bulk, In: false, Bus: 2, Device: 3, Endpoint: 2, Type: usbmon.Callback, Fields: usbmon.HasBus}
 	for _, tc := range []struct {
 		mod       func(*usb.Selection)
 		kbd, disk bool
@@ -207,6 +207,8 @@ func TestSelection(t *testing.T) {
 		{func(s *usb.Selection) { s.Dir = "OUT" }, false, true, ""},
 		{func(s *usb.Selection) { s.Status = "stall" }, true, false, ""},
 		{func(s *usb.Selection) { s.VIDPID = "0627:0001" }, true, false, ""},
+		{func(s *usb.Selection) { s.Expr = "usb.bus_id == 2 || usb.device_address == 9" }, false, true, ""},
+		{func(s *usb.Selection) { s.Expr = "usb.bus_id ==" }, false, false, "-Y: "},
 		{func(s *usb.Selection) { s.Device = 128 }, false, false, "--dev 128 out of range 0..127"},
 		{func(s *usb.Selection) { s.Endpoint = 16 }, false, false, "--ep 16 out of range 0..15"},
 		{func(s *usb.Selection) { s.Dir = "up" }, false, false, `--dir "up": want in or out`},
