@@ -31,8 +31,9 @@ type MappedFile struct {
 }
 
 // MappedFiles lists the distinct files of the executable mappings of the
-// sideband (not [vdso], [vsyscall] or anonymous memory) with the build-id
-// of each as found at path on this machine.
+// sideband (not [vsyscall] or anonymous memory) with the build-id of each
+// as found at path on this machine; the vDSO ([vdso]) with the build-id of
+// this process's vDSO (ReadVDSO: the same kernel maps the same one).
 func MappedFiles(sb *Sideband) []MappedFile {
 	seen := map[string]bool{}
 	var out []MappedFile
@@ -42,6 +43,19 @@ func MappedFiles(sb *Sideband) []MappedFile {
 			continue
 		}
 		seen[r.Filename] = true
+		if r.Filename == VDSOName && r.PID != -1 {
+			mf := MappedFile{Path: VDSOName}
+			if img, id, err := ReadVDSO(); err != nil {
+				mf.Error = err.Error()
+			} else {
+				mf.BuildID, mf.Size = hex.EncodeToString(id), int64(len(img))
+			}
+			if r.BuildID != nil && mf.BuildID != "" && r.BuildIDHex() != mf.BuildID {
+				mf.Error = fmt.Sprintf("this process's vDSO has build-id %s, not the traced one %s", mf.BuildID, r.BuildIDHex())
+			}
+			out = append(out, mf)
+			continue
+		}
 		if !strings.HasPrefix(r.Filename, "/") {
 			continue
 		}
@@ -69,17 +83,39 @@ func MappedFiles(sb *Sideband) []MappedFile {
 // CopyBinaries copies each mapped file with a build-id into dir's
 // binaries/.build-id/xx/rest (perf's build-id cache layout, which `iotap
 // pt calls` searches first), and records the copy (or the error) in
-// files. Files are created 0600 and never overwritten.
+// files. Files are created 0600 and never overwritten. The vDSO is
+// written from this process's (see CopyVDSO).
 func CopyBinaries(dir string, files []MappedFile) error {
+	return copyBinaries(dir, files, false)
+}
+
+// CopyVDSO writes the vDSO of files (when traced code ran from it) into
+// dir's binaries/.build-id/xx/rest from this process's vDSO (ReadVDSO),
+// when its build-id is the listed one, and records the copy in files.
+// `iotap pt capture` always does (the vDSO is small and belongs to the
+// kernel that ran the trace: nowhere else to find it later).
+func CopyVDSO(dir string, files []MappedFile) error {
+	return copyBinaries(dir, files, true)
+}
+
+func copyBinaries(dir string, files []MappedFile, vdsoOnly bool) error {
 	for i := range files {
 		f := &files[i]
-		if f.BuildID == "" || len(f.BuildID) < 3 || f.Error != "" {
+		if f.BuildID == "" || len(f.BuildID) < 3 || f.Error != "" || (vdsoOnly && f.Path != VDSOName) {
 			continue
 		}
 		rel := filepath.Join(BinariesDir, ".build-id", f.BuildID[:2], f.BuildID[2:])
 		dst := filepath.Join(dir, rel)
 		if _, err := os.Lstat(dst); err == nil {
 			f.Copy = rel // same build-id: the same file
+			continue
+		}
+		if f.Path == VDSOName {
+			if err := writeVDSO(dst, f.BuildID); err != nil {
+				f.Error = err.Error()
+				continue
+			}
+			f.Copy = rel
 			continue
 		}
 		if err := copyFile(f.Path, dst); err != nil {
@@ -89,6 +125,20 @@ func CopyBinaries(dir string, files []MappedFile) error {
 		f.Copy = rel
 	}
 	return nil
+}
+
+func writeVDSO(dst, buildID string) error {
+	img, id, err := ReadVDSO()
+	if err != nil {
+		return err
+	}
+	if hex.EncodeToString(id) != buildID {
+		return fmt.Errorf("intelpt: vdso: this process's vDSO has build-id %x, not %s", id, buildID)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	return outfile.WriteFile(dst, img, outfile.Options{Mode: outfile.Exclusive})
 }
 
 func copyFile(src, dst string) error {

@@ -1,6 +1,7 @@
 package intelpt
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -17,13 +18,28 @@ type Unfound struct {
 // mapping's file (found by fd: path, sysroot, build-id cache) is read from
 // the mapping's file offset for the mapping's length. Mappings whose file
 // cannot be found or read are returned in unfound (the decoder reports a
-// gap where the trace runs through them); the image holds the rest.
+// gap where the trace runs through them); the image holds the rest. The
+// vDSO, when no copy of it is found, is this process's own when its
+// build-id is the traced one (the same kernel: decoding where the trace
+// was recorded); its path is then VDSOName.
 func (p *Process) LoadImage(fd *symtab.Finder) (im *Image, unfound []Unfound, paths map[string]string) {
 	im = NewImage()
 	paths = map[string]string{}
 	any := ASID{AnyASID, AnyASID}
 	for _, m := range p.Mappings {
 		path, err := fd.Find(m.File, m.BuildID)
+		if err != nil && m.File == VDSOName && len(m.BuildID) > 0 {
+			if img, id, verr := ReadVDSO(); verr == nil && bytes.Equal(id, m.BuildID) && m.PgOff < uint64(len(img)) {
+				data := img[m.PgOff:]
+				if uint64(len(data)) > m.End-m.Start {
+					data = data[:m.End-m.Start]
+				}
+				if _, err = im.Add(data, m.Start, any, m.File); err == nil {
+					paths[m.File] = VDSOName
+					continue
+				}
+			}
+		}
 		if err == nil {
 			var data []byte
 			if data, err = readAt(path, m.PgOff, m.End-m.Start); err == nil {

@@ -156,6 +156,8 @@ loop:
 	res.Files = MappedFiles(sideband)
 	if opt.CopyBinaries {
 		CopyBinaries(dir, res.Files)
+	} else {
+		CopyVDSO(dir, res.Files)
 	}
 	if err := WriteMappedFiles(dir, res.Files); err != nil {
 		return nil, err

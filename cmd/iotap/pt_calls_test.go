@@ -50,7 +50,8 @@ func TestPTCallsCLI(t *testing.T) {
 	if n != 177 {
 		t.Errorf("fib called %d times in the tree, want 177:\n%s", n, out)
 	}
-	if !strings.Contains(stderr, "[vdso] not decoded") || !strings.Contains(stderr, "0 gaps") {
+	// the vDSO is this process's (the same kernel, with the build-id of perf's table)
+	if strings.Contains(stderr, "not decoded") || !strings.Contains(stderr, "0 gaps") {
 		t.Errorf("stderr: %s", stderr)
 	}
 

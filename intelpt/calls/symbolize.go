@@ -1,6 +1,8 @@
 package calls
 
 import (
+	"bytes"
+	"debug/elf"
 	"path/filepath"
 	"strconv"
 
@@ -39,7 +41,12 @@ func (s *ProcSymbolizer) table(m *intelpt.Mapping) *symtab.Table {
 			path = p
 		}
 		var err error
-		if t, err = symtab.Open(path, s.opt); err != nil {
+		if path == intelpt.VDSOName { // this process's vDSO (LoadImage)
+			t, err = openVDSO(s.opt)
+		} else {
+			t, err = symtab.Open(path, s.opt)
+		}
+		if err != nil {
 			s.Missing[m.File] = err
 			t = nil
 		}
@@ -103,4 +110,17 @@ func (s *ProcSymbolizer) unknownName(addr uint64) string {
 		}
 	}
 	return filepath.Base(m.File) + "+0x" + strconv.FormatUint(off, 16)
+}
+
+// openVDSO reads the symbols of this process's vDSO.
+func openVDSO(o symtab.Options) (*symtab.Table, error) {
+	img, _, err := intelpt.ReadVDSO()
+	if err != nil {
+		return nil, err
+	}
+	f, err := elf.NewFile(bytes.NewReader(img))
+	if err != nil {
+		return nil, err
+	}
+	return symtab.New(f, o)
 }

@@ -1,6 +1,7 @@
 package ptsynth
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 
@@ -189,6 +190,14 @@ func (w *perfWriter) startRecords(run *Run, t0 uint64) []buildID {
 		b = le.AppendUint32(b, 2) // MAP_PRIVATE
 		b = append(b, cstr(m.Path)...)
 		w.rec(10, 2, t0-2, b)
+		if m.Path == "[vdso]" && !seen[m.Path] { // perf puts the vDSO's build-id in its table
+			seen[m.Path] = true
+			if f, err := elf.NewFile(bytes.NewReader(run.Code[m.Start])); err == nil {
+				if id := symtab.BuildID(f); id != nil {
+					ids = append(ids, buildID{string(id), m.Path, w.pid})
+				}
+			}
+		}
 		if !seen[m.Path] && len(m.Path) > 0 && m.Path[0] == '/' {
 			seen[m.Path] = true
 			if f, err := elf.Open(m.Path); err == nil {
