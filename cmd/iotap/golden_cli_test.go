@@ -44,7 +44,9 @@ var cliGoldens = []struct {
 	{"usb-pair-pcapng-json", []string{"usb", "pair", "--json", "../../testdata/usbmon/lab-capture.pcapng"}},
 	{"usb-read-capture-dir", []string{"usb", "read", "--json", "../../testdata/capture/usb.pcapng"}},
 
-	// MMIO: register names and statistics of the lab logs.
+	// MMIO: records of every kind, register names and statistics of the lab logs.
+	{"mmio-read-kinds-json", []string{"mmio", "read", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log"}},
+	{"mmio-read-probe-json", []string{"mmio", "read", "--json", "-c", "40", "../../testdata/mmiotrace/e1000-probe.log"}},
 	{"mmio-names-probe", []string{"mmio", "names", "../../testdata/mmiotrace/e1000-probe.log"}},
 	{"mmio-names-probe-json", []string{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"}},
 	{"mmio-names-bind", []string{"mmio", "names", "../../mmiotrace/testdata/e1000-bind.log"}},

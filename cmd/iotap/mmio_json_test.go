@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,4 +117,55 @@ func TestMMIOReplayDryRunJSON(t *testing.T) {
 func jsonNum(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestMMIOReadJSONGawk: the mmio_access records of 'mmio read --json'
+// (parsed by encoding/json) carry what gawk reads in the log's own text,
+// line for line: access, width, ts_ns (the printed seconds and
+// microseconds as digits), map id, phys, value and pc (null for 0x0), the
+// kernel printing hex as 0x%lx. A wrong digit, a swapped field or a
+// dropped line fails.
+func TestMMIOReadJSONGawk(t *testing.T) {
+	if _, err := exec.LookPath("gawk"); err != nil {
+		t.Skip("gawk not installed (.ci/run installs it)")
+	}
+	const log = "../../testdata/mmiotrace/e1000-probe.log"
+	prog := `/^[RW] / { split($3, t, "."); ns = t[1] t[2] "000"; sub(/^0+/, "", ns); if (ns == "") ns = "0"
+		pc = ($7 == "0x0") ? "null" : $7
+		print $1, $2, ns, $4, $5, $6, pc }`
+	want, err := exec.Command("gawk", prog, log).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, e, code := runMMIO(t, "mmio", "read", "--json", log)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	var got strings.Builder
+	for i, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var r struct {
+			Kind, Access string
+			Width        int
+			TsNS         json.Number `json:"ts_ns"`
+			MapID        int         `json:"map_id"`
+			Phys, Value  string
+			PC           *string
+		}
+		d := json.NewDecoder(strings.NewReader(l))
+		d.UseNumber()
+		if err := d.Decode(&r); err != nil {
+			t.Fatalf("line %d: %v: %s", i+1, err, l)
+		}
+		if r.Kind != "mmio_access" {
+			continue
+		}
+		pc := "null"
+		if r.PC != nil {
+			pc = *r.PC
+		}
+		fmt.Fprintf(&got, "%s %d %s %d %s %s %s\n", r.Access, r.Width, r.TsNS, r.MapID, r.Phys, r.Value, pc)
+	}
+	if got.String() != string(want) || len(want) < 1000 {
+		t.Errorf("mmio_access records differ from gawk's reading of the log (%d and %d bytes)", got.Len(), len(want))
+	}
 }

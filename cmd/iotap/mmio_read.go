@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +9,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
@@ -34,7 +31,7 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use: "read FILE",
 		Example: `  iotap mmio read --check e1000.log.zst
-  iotap mmio read --json -c 20 e1000.log | jq .addr
+  iotap mmio read --json -c 20 e1000.log | jq 'select(.kind == "mmio_access") | .phys'
   iotap mmio read --symbols e1000.tar.gz e1000.log -o e1000.txt`,
 		Short: "Read an mmiotrace log (plain, .gz, .xz, .zst) and rewrite, convert or check it",
 		Long: `Read an mmiotrace log and write it back in the kernel's text format (byte for
@@ -59,11 +56,14 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, progress)
 			}
 			var rd *mmiotrace.Reader
+			var inFormat string
 			if fi, err := os.Stat(args[0]); progress == nil && args[0] != "-" && err == nil && fi.Mode().IsRegular() {
 				// Plain files are mapped and parsed in place.
-				if err := mmioCheckFile(args[0]); err != nil {
+				f, err := mmioCheckFile(args[0])
+				if err != nil {
 					return err
 				}
+				inFormat = f
 				r, err := mmiotrace.Open(args[0])
 				if err != nil {
 					return err
@@ -75,6 +75,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 					return err
 				}
 				defer in.Close()
+				inFormat = mmioInputFormat(in)
 				var src io.Reader = in
 				if progress != nil {
 					total := int64(-1)
@@ -120,6 +121,9 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			bw := bufio.NewWriterSize(w, 256<<10)
 			format := mmioFormat(asJSON, tab)
 			var line []byte
+			if asJSON {
+				bw.Write(mmiotrace.AppendNDJSONInput(nil, args[0], inFormat))
+			}
 			write := func(r *mmiotrace.Record) error {
 				var err error
 				if line, err = format(line[:0], r); err != nil {
@@ -192,13 +196,23 @@ func mmioOpenMetered(e *env, what, path string, busy bool) (io.ReadCloser, error
 }
 
 // mmioCheckFile checks that the file at path is an mmiotrace log, for
-// the commands that map the file themselves (mmiotrace.Open).
-func mmioCheckFile(path string) error {
+// the commands that map the file themselves (mmiotrace.Open), and
+// returns its format as detected.
+func mmioCheckFile(path string) (string, error) {
 	in, err := mmioOpenInput(path)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return in.Close()
+	return mmioInputFormat(in), in.Close()
+}
+
+// mmioInputFormat is the format of an input of mmioOpenInput as detected
+// ("mmiotrace log (zstd-compressed)"), for the "input" record.
+func mmioInputFormat(in io.Reader) string {
+	if t, ok := in.(*traceInput); ok {
+		return t.Kind.String()
+	}
+	return ""
 }
 
 // mmioCreateOutput creates path through e.createOutput, compressed
@@ -260,33 +274,6 @@ func mmioPrintCounts(w io.Writer, rd *mmiotrace.Reader, counts map[mmiotrace.Kin
 	}
 }
 
-// mmioRecordJSON is the NDJSON form of a record.
-type mmioRecordJSON struct {
-	Kind   string  `json:"kind"`
-	Line   int64   `json:"-"`
-	Width  int     `json:"width,omitempty"`
-	Time   string  `json:"time,omitempty"`
-	Secs   float64 `json:"t,omitempty"`
-	MapID  *int32  `json:"map_id,omitempty"`
-	Phys   string  `json:"phys,omitempty"`
-	Value  string  `json:"value,omitempty"`
-	Virt   string  `json:"virt,omitempty"`
-	Len    string  `json:"len,omitempty"`
-	PC     string  `json:"pc,omitempty"`
-	Func   string  `json:"func,omitempty"`
-	Opcode string  `json:"opcode,omitempty"`
-	Text   *string `json:"text,omitempty"`
-	Lost   uint64  `json:"lost,omitempty"`
-	PCI    *struct {
-		Addr   string   `json:"addr"`
-		ID     string   `json:"id"`
-		IRQ    uint64   `json:"irq"`
-		Bases  []string `json:"bases"`
-		Sizes  []string `json:"sizes"`
-		Driver string   `json:"driver"`
-	} `json:"pci,omitempty"`
-}
-
 // mmioConvert is 'mmio read' without --check and -c: the log parsed and
 // formatted by mmiotrace.ConvertLog (several goroutines on a large input,
 // output in input order), read in chunks, in memory that does not grow
@@ -315,6 +302,11 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 		return err
 	}
 	format := mmioFormat(asJSON, tab)
+	if asJSON {
+		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in))); err != nil {
+			return err
+		}
+	}
 	if workers == 0 && runtime.GOMAXPROCS(0) <= 2 {
 		// Two cores hold the workers plus the reading and writing
 		// goroutines: measured on a 2-core machine under load, the
@@ -343,25 +335,11 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
 	switch {
 	case asJSON:
-		// An Encoder per goroutine (json.Marshal would allocate each
-		// line's bytes: 25% more CPU).
-		encs := sync.Pool{New: func() any {
-			e := &mmioEncoder{}
-			e.enc = json.NewEncoder(&e.buf)
-			return e
-		}}
-		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
-			j := mmioJSON(r)
-			if tab != nil && r.PC != 0 {
-				j.Func = tab.Name(r.PC)
-			}
-			e := encs.Get().(*mmioEncoder)
-			e.buf.Reset()
-			err := e.enc.Encode(j)
-			dst = append(dst, e.buf.Bytes()...)
-			encs.Put(e)
-			return dst, err
+		enc := &mmiotrace.NDJSONEncoder{}
+		if tab != nil {
+			enc.Func = tab.Name
 		}
+		return enc.Append
 	case tab != nil:
 		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
 			dst = mmiotrace.AppendRecord(dst, r)
@@ -374,54 +352,6 @@ func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
 		}
 	}
 	return mmiotrace.AppendText
-}
-
-type mmioEncoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-func mmioJSON(r *mmiotrace.Record) *mmioRecordJSON {
-	j := &mmioRecordJSON{Kind: r.Kind.String()}
-	hex := func(v uint64) string { return fmt.Sprintf("0x%x", v) }
-	timed := func() { j.Time, j.Secs = r.Time.String(), r.Time.Seconds(); id := r.MapID; j.MapID = &id }
-	text := func() { s := string(r.Text); j.Text = &s }
-	switch r.Kind {
-	case mmiotrace.KindRead, mmiotrace.KindWrite:
-		timed()
-		j.Width, j.Phys, j.Value, j.PC = int(r.Width), hex(r.Phys), hex(r.Value), hex(r.PC)
-	case mmiotrace.KindMap:
-		timed()
-		j.Phys, j.Virt, j.Len, j.PC = hex(r.Phys), hex(r.Virt), hex(r.Len), hex(r.PC)
-	case mmiotrace.KindUnmap:
-		timed()
-		j.PC = hex(r.PC)
-	case mmiotrace.KindUnknown:
-		timed()
-		j.Phys, j.PC = hex(r.Phys), hex(r.PC)
-		j.Opcode = fmt.Sprintf("%02x,%02x,%02x", r.Opcode[0], r.Opcode[1], r.Opcode[2])
-	case mmiotrace.KindMark:
-		j.Time, j.Secs = r.Time.String(), r.Time.Seconds()
-		text()
-		j.Lost, _ = r.Lost()
-	case mmiotrace.KindPCIDev:
-		p := &r.PCI
-		j.PCI = &struct {
-			Addr   string   `json:"addr"`
-			ID     string   `json:"id"`
-			IRQ    uint64   `json:"irq"`
-			Bases  []string `json:"bases"`
-			Sizes  []string `json:"sizes"`
-			Driver string   `json:"driver"`
-		}{Addr: p.Addr().String(), ID: fmt.Sprintf("%04x:%04x", p.Vendor, p.Device), IRQ: p.IRQ, Driver: string(p.Driver)}
-		for i := 0; i < 7; i++ {
-			j.PCI.Bases = append(j.PCI.Bases, hex(p.Base[i]))
-			j.PCI.Sizes = append(j.PCI.Sizes, hex(p.Size[i]))
-		}
-	default:
-		text()
-	}
-	return j
 }
 
 const mmioSymbolsHelp = "name access PCs as function+0xoff [module] with the kernel symbols of a capture bundle (.tar.gz from mmio capture --bundle) or a kallsyms file"

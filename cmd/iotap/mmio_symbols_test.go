@@ -56,7 +56,7 @@ func TestMMIOSymbols(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &j); err != nil {
 			t.Fatal(err)
 		}
-		if j.Kind == "R" || j.Kind == "W" || j.Kind == "MAP" {
+		if j.Kind == "mmio_access" || j.Kind == "mmio_map" {
 			got = append(got, j.Func)
 		}
 	}
@@ -104,7 +104,7 @@ func TestMMIOSymbols(t *testing.T) {
 	hidden := filepath.Join(dir, "h.tar.gz")
 	writeSymBundle(t, hidden, "0000000000000000 T pci_generic\n0000000000000000 t e1000_probe\t[e1000]\n0000000000000000 t e1000_reset_hw\t[e1000]\n", symModules)
 	out, e, code = runMMIO(t, "mmio", "read", "--json", "--symbols", hidden, log)
-	if code != 0 || strings.Contains(out, `"func"`) || !strings.Contains(e, "kptr_restrict") {
+	if code != 0 || strings.Contains(out, `"func":"`) || !strings.Contains(e, "kptr_restrict") {
 		t.Errorf("hidden kallsyms: exit %d, stderr %s\n%s", code, e, out)
 	}
 	// A bundle without kallsyms is an error saying so.

@@ -53,7 +53,7 @@ func TestMMIOReadRoundTrip(t *testing.T) {
 		t.Errorf("check: %d\n%s", code, out)
 	}
 	out, _, code = runMMIO(t, "mmio", "read", "--json", mmioGolden)
-	if code != 0 || strings.Count(out, "\n") != 11957 || !strings.Contains(out, `"kind":"PCIDEV"`) {
+	if code != 0 || strings.Count(out, "\n") != 1+11957 || !strings.HasPrefix(out, `{"kind":"input"`) || !strings.Contains(out, `"kind":"mmio_pcidev"`) {
 		t.Errorf("json: exit %d, %d lines", code, strings.Count(out, "\n"))
 	}
 }

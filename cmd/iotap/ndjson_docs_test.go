@@ -72,6 +72,7 @@ var ndjsonDocCommands = [][]string{
 	{"usb", "pair", "--json", "--unmatched", "../../testdata/usbmon/lab-capture.0u"},
 	{"usb", "stats", "--json", "../../testdata/usbmon/lab-capture.pcapng"},
 	{"report", "--json", "../../testdata/usbmon"},
+	{"mmio", "read", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
@@ -81,7 +82,14 @@ func TestNDJSONDocs(t *testing.T) {
 	docs := docKinds(t)
 	seen := map[string]map[string]bool{}
 	rare := rareUSBCapture(t)
-	for _, args := range append(ndjsonDocCommands, []string{"usb", "read", "--json", rare}, []string{"usb", "pair", "--json", "--unmatched", rare}) {
+	symDir := t.TempDir()
+	symLogFile, kallsyms := filepath.Join(symDir, "e.log"), filepath.Join(symDir, "kallsyms")
+	os.WriteFile(symLogFile, []byte(symLog), 0o600)
+	os.WriteFile(kallsyms, []byte(symKallsyms), 0o600)
+	for _, args := range append(ndjsonDocCommands,
+		[]string{"usb", "read", "--json", rare}, []string{"usb", "pair", "--json", "--unmatched", rare},
+		[]string{"mmio", "read", "--json", "--symbols", kallsyms, symLogFile},
+		[]string{"mmio", "read", "--json", "--allow-loss", "--symbols", kallsyms, "../../mmiotrace/testdata/kinds.log"}) {
 		var out, errb bytes.Buffer
 		if err := run(context.Background(), args, &out, &errb); err != nil && exitCode(err, &errb) != exitDataLost {
 			t.Fatalf("%v: %v\n%s", args, err, errb.String())
