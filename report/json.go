@@ -2,7 +2,6 @@ package report
 
 import (
 	"encoding/json"
-	"fmt"
 	"github.com/iotap/iotap/internal/ndjson"
 	"io"
 	"strings"
@@ -76,7 +75,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		case t.USB != nil:
 			err = t.usbJSON(w)
 		case t.MMIO != nil:
-			err = t.mmioJSON(enc)
+			err = t.mmioJSON(w)
 		case t.PT != nil:
 			err = t.ptJSON(enc)
 		case t.Events != nil:
@@ -140,48 +139,10 @@ func (t *Trace) usbJSON(w io.Writer) error {
 	return err
 }
 
-func (t *Trace) mmioJSON(enc *json.Encoder) error {
-	st, name := t.MMIO.Stats, t.MMIO.Name
-	kinds := map[string]int64{}
-	for k, n := range st.Kinds {
-		if n > 0 {
-			kinds[mmiotrace.Kind(k).String()] = n
-		}
-	}
-	base := func(typ string) map[string]any {
-		return map[string]any{"type": typ, "trace": t.Name, "source": "mmio"}
-	}
-	with := func(m map[string]any, kv ...any) map[string]any {
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i].(string)] = kv[i+1]
-		}
-		return m
-	}
-	if err := enc.Encode(with(base("summary"), "lines", st.Lines, "kinds", kinds, "lost", st.Lost, "skipped", st.Skipped, "polling_loops", st.LoopCount)); err != nil {
-		return err
-	}
-	for _, m := range st.Maps {
-		if err := enc.Encode(with(base("map"), "map_id", m.ID, "phys", fmt.Sprintf("0x%x", m.Phys), "len", fmt.Sprintf("0x%x", m.Len), "reads", m.Reads, "writes", m.Writes)); err != nil {
-			return err
-		}
-	}
-	for i, r := range st.Regs {
-		if i >= htmlMaxHotRegs {
-			break
-		}
-		if err := enc.Encode(with(base("register"), "register", r.Key.String(), "name", name(r.Key), "width", r.Key.Width, "reads", r.Reads, "writes", r.Writes,
-			"last_value", fmt.Sprintf("0x%x", r.LastValue), "poll_loops", r.PollLoops, "poll_reads", r.PollReads)); err != nil {
-			return err
-		}
-	}
-	for _, l := range st.Loops {
-		if err := enc.Encode(with(base("poll"), "register", l.Key.String(), "name", name(l.Key), "width", l.Key.Width, "count", l.Count,
-			"first", fmt.Sprintf("0x%x", l.First), "last", fmt.Sprintf("0x%x", l.Last), "what", l.Describe(), "line", l.Line,
-			"start", l.StartTime.String(), "end", l.EndTime.String())); err != nil {
-			return err
-		}
-	}
-	return nil
+func (t *Trace) mmioJSON(w io.Writer) error {
+	b := mmiotrace.AppendStatsNDJSON(nil, t.MMIO.Stats, mmiotrace.StatsJSON{File: t.Name, Name: t.MMIO.Name, Top: htmlMaxHotRegs})
+	_, err := w.Write(b)
+	return err
 }
 
 // PTStreamJSON is the object of 'iotap pt stats --json', plus type,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -17,7 +16,7 @@ func newMMIODiffCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use: "diff [flags] A B",
 		Example: `  iotap mmio diff good.log bad.log
-  iotap mmio diff --json --max-edits 10000 good.log.zst bad.log.zst | jq 'select(.type == "summary")'`,
+  iotap mmio diff --json --max-edits 10000 good.log.zst bad.log.zst | jq 'select(.kind == "mmio_diff_summary")'`,
 		Short: "Align two mmiotrace logs by register sequence and show the differences",
 		Long: `Compare the register accesses of two logs, ignoring timestamps and map ids.
 Accesses are named PCIADDR/BAR+OFFSET (or by physical address outside known
@@ -30,18 +29,20 @@ by register (kind, width, location) with Myers' algorithm; the output shows
 
 and, with --all, the identical accesses too. A summary ends the output.
 
---json writes NDJSON: one {"type":"op"} object per line above ("op" is
-"same", "changed", "only_a" or "only_b") and a final {"type":"summary"}
-(fields: docs/mmio.md).`,
+--json writes NDJSON: an "input" record per log, one "mmio_diff" record per
+line above ("op" is "same", "changed", "only_a" or "only_b") and a final
+"mmio_diff_summary" (fields: docs/ndjson.md).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var seqs [2][]mmiotrace.Access
+			var formats [2]string
 			var lossErr error // reported after the diff of what was read
 			for i, p := range args {
 				in, err := mmioOpenMetered(e, "mmio diff", p, false)
 				if err != nil {
 					return err
 				}
+				formats[i] = mmioInputFormat(in)
 				rd := mmiotrace.NewReader(in)
 				rd.SetKeepGoing(true)
 				seqs[i], err = mmiotrace.ReadAccesses(rd)
@@ -62,41 +63,21 @@ and, with --all, the identical accesses too. A summary ends the output.
 			defer w.Flush()
 			var same, changed, onlyA, onlyB int
 			if asJSON {
-				enc := json.NewEncoder(w)
-				for _, op := range ops {
-					j := mmioDiffJSON{Type: "op"}
-					switch op.Op {
-					case ' ':
-						same++
-						j.Op = "same"
-					case '~':
-						changed++
-						j.Op = "changed"
-					case '-':
-						onlyA++
-						j.Op = "only_a"
-					case '+':
-						onlyB++
-						j.Op = "only_b"
+				c := mmiotrace.DiffCounts{AAccesses: len(seqs[0]), BAccesses: len(seqs[1])}
+				b := mmiotrace.AppendNDJSONInput(nil, args[0], formats[0])
+				b = mmiotrace.AppendNDJSONInput(b, args[1], formats[1])
+				for i := range ops {
+					c.Add(&ops[i])
+					if ops[i].Op != ' ' || all {
+						b = mmiotrace.AppendDiffNDJSON(b, &ops[i])
 					}
-					if op.Op == ' ' && !all {
-						continue
+					if len(b) >= 64<<10 {
+						w.Write(b)
+						b = b[:0]
 					}
-					acc := op.A
-					if acc == nil {
-						acc = op.B
-					}
-					j.Kind, j.Register, j.Width = acc.Kind.String(), acc.Key.String(), acc.Key.Width
-					if op.A != nil {
-						j.ALine, j.AValue, j.ACount = op.A.Line, mmioHex(op.A.Value), op.A.Count
-					}
-					if op.B != nil {
-						j.BLine, j.BValue, j.BCount = op.B.Line, mmioHex(op.B.Value), op.B.Count
-					}
-					enc.Encode(j)
 				}
-				return enc.Encode(map[string]any{"type": "summary", "a_accesses": len(seqs[0]), "b_accesses": len(seqs[1]),
-					"same": same, "changed": changed, "only_a": onlyA, "only_b": onlyB})
+				w.Write(c.AppendNDJSON(b))
+				return w.Flush()
 			}
 			for _, op := range ops {
 				switch op.Op {
@@ -135,20 +116,4 @@ and, with --all, the identical accesses too. A summary ends the output.
 	c.Flags().BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when a log is cut, lost events or had bad lines skipped")
 	c.Flags().BoolVar(&asJSON, "json", false, "NDJSON output: one object per difference (with --all, per access), then a summary")
 	return c
-}
-
-// mmioDiffJSON is one alignment step of --json output; the a_ fields are
-// absent for "only_b", the b_ fields for "only_a".
-type mmioDiffJSON struct {
-	Type     string `json:"type"` // "op"
-	Op       string `json:"op"`   // same, changed, only_a, only_b
-	Kind     string `json:"kind"` // R or W
-	Register string `json:"register"`
-	Width    uint8  `json:"width"`
-	ALine    int64  `json:"a_line,omitempty"`
-	AValue   string `json:"a_value,omitempty"`
-	ACount   int64  `json:"a_count,omitempty"`
-	BLine    int64  `json:"b_line,omitempty"`
-	BValue   string `json:"b_value,omitempty"`
-	BCount   int64  `json:"b_count,omitempty"`
 }

@@ -32,21 +32,25 @@ func TestMMIOStatsJSON(t *testing.T) {
 	objs := decodeLines(t, out)
 	types := map[string]int{}
 	for _, o := range objs {
-		types[o["type"].(string)]++
+		types[o["kind"].(string)]++
 	}
-	if types["summary"] != 1 || types["map"] != 1 || types["register"] != 3 || len(objs) != 5+types["poll"] {
-		t.Fatalf("object types %v", types)
+	if types["input"] != 1 || types["mmio_summary"] != 1 || types["mmio_map_stats"] != 1 || types["mmio_register"] != 3 || len(objs) != 6+types["mmio_poll"] {
+		t.Fatalf("record kinds %v", types)
 	}
-	sum := objs[0]
-	kinds := sum["kinds"].(map[string]any)
-	if sum["type"] != "summary" || sum["lines"] != 11957.0 || kinds["W"] != 5388.0 || kinds["R"] != 6558.0 || sum["lost"] != 0.0 {
+	if in := objs[0]; in["kind"] != "input" || in["source"] != "mmio" || in["file"] != mmioGolden || in["clock"] != "trace" {
+		t.Errorf("input %v", in)
+	}
+	sum := objs[1]
+	kinds := sum["records"].(map[string]any)
+	if sum["lines"] != 11957.0 || kinds["W"] != 5388.0 || kinds["R"] != 6558.0 || sum["lost"] != 0.0 {
 		t.Errorf("summary %v", sum)
 	}
-	if m := objs[1]; m["map_id"] != 1.0 || m["phys"] != "0xfebc0000" || m["reads"] != 6558.0 || m["writes"] != 5388.0 {
+	if m := objs[2]; m["kind"] != "mmio_map_stats" || m["map_id"] != 1.0 || m["phys"] != "0xfebc0000" || m["length"] != 131072.0 || m["reads"] != 6558.0 || m["writes"] != 5388.0 {
 		t.Errorf("map %v", m)
 	}
 	// The hottest register by the human output: EECD, 1611 reads, 5040 writes.
-	if r := objs[2]; r["register"] != "0000:00:03.0/0+0x10" || r["name"] != "EECD" || r["reads"] != 1611.0 || r["writes"] != 5040.0 || r["width"] != 4.0 {
+	if r := objs[3]; r["location"] != "0000:00:03.0/0+0x10" || r["bar"] != "0000:00:03.0/0" || r["offset"] != "0x10" || r["register"] != "EECD" ||
+		r["reads"] != 1611.0 || r["writes"] != 5040.0 || r["width"] != 4.0 {
 		t.Errorf("register %v", r)
 	}
 }
@@ -61,18 +65,18 @@ func TestMMIODiffJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, e)
 	}
 	objs := decodeLines(t, out)
-	if len(objs) != 3 {
+	if len(objs) != 5 || objs[0]["kind"] != "input" || objs[0]["file"] != mmioGolden || objs[1]["kind"] != "input" || objs[1]["file"] != p {
 		t.Fatalf("%d objects:\n%s", len(objs), out)
 	}
-	ch, add, sum := objs[0], objs[1], objs[2]
-	if ch["op"] != "changed" || ch["kind"] != "W" || ch["register"] != "0000:00:03.0/0+0x100" || ch["width"] != 4.0 ||
+	ch, add, sum := objs[2], objs[3], objs[4]
+	if ch["kind"] != "mmio_diff" || ch["op"] != "changed" || ch["access"] != "W" || ch["location"] != "0000:00:03.0/0+0x100" || ch["width"] != 4.0 ||
 		ch["a_line"] != 17.0 || ch["b_line"] != 17.0 || ch["a_value"] != "0x0" || ch["b_value"] != "0x2" {
 		t.Errorf("changed: %v", ch)
 	}
-	if _, has := add["a_line"]; add["op"] != "only_b" || has || add["b_line"] != 18.0 || add["b_value"] != "0x1" || add["register"] != "0000:00:03.0/0+0x104" {
+	if _, has := add["a_line"]; add["op"] != "only_b" || has || add["b_line"] != 18.0 || add["b_value"] != "0x1" || add["location"] != "0000:00:03.0/0+0x104" {
 		t.Errorf("only_b: %v", add)
 	}
-	if sum["type"] != "summary" || sum["a_accesses"] != 11945.0 || sum["b_accesses"] != 11946.0 || sum["same"] != 11944.0 ||
+	if sum["kind"] != "mmio_diff_summary" || sum["a_accesses"] != 11945.0 || sum["b_accesses"] != 11946.0 || sum["same"] != 11944.0 ||
 		sum["changed"] != 1.0 || sum["only_a"] != 0.0 || sum["only_b"] != 1.0 {
 		t.Errorf("summary: %v", sum)
 	}

@@ -189,10 +189,14 @@ func mmioOpenMetered(e *env, what, path string, busy bool) (io.ReadCloser, error
 	if err != nil {
 		return nil, err
 	}
-	return struct {
-		io.Reader
-		io.Closer
-	}{e.meter("iotap: "+what, -1, busy).Reader(in), in}, nil
+	return mmioMetered{e.meter("iotap: "+what, -1, busy).Reader(in), in}, nil
+}
+
+// mmioMetered is an input of mmioOpenMetered: read through the meter,
+// closed (and named by mmioInputFormat) as the input.
+type mmioMetered struct {
+	io.Reader
+	io.Closer
 }
 
 // mmioCheckFile checks that the file at path is an mmiotrace log, for
@@ -209,8 +213,13 @@ func mmioCheckFile(path string) (string, error) {
 // mmioInputFormat is the format of an input of mmioOpenInput as detected
 // ("mmiotrace log (zstd-compressed)"), for the "input" record.
 func mmioInputFormat(in io.Reader) string {
-	if t, ok := in.(*traceInput); ok {
+	switch t := in.(type) {
+	case *traceInput:
 		return t.Kind.String()
+	case mmioMetered:
+		if r, ok := t.Closer.(io.Reader); ok {
+			return mmioInputFormat(r)
+		}
 	}
 	return ""
 }

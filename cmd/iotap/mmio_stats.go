@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -23,7 +22,7 @@ func newMMIOStatsCmd(e *env) *cobra.Command {
 		Use: "stats [flags] FILE",
 		Example: `  iotap mmio stats e1000.log.zst
   iotap mmio stats --top 5 --symbols e1000.tar.gz e1000.log
-  iotap mmio stats --json e1000.log | jq 'select(.type == "register")'`,
+  iotap mmio stats --json e1000.log | jq 'select(.kind == "mmio_register")'`,
 		Short: "Count accesses per register and map, find hot registers and polling loops",
 		Long: `Summarise an mmiotrace log: records per kind, accesses per map id, the
 hottest registers (named PCIADDR/BAR+OFFSET when a PCIDEV record describes
@@ -55,36 +54,9 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				kinds := map[string]int64{}
-				for k, n := range st.Kinds {
-					if n > 0 {
-						kinds[mmiotrace.Kind(k).String()] = n
-					}
-				}
-				enc.Encode(map[string]any{"type": "summary", "lines": st.Lines, "kinds": kinds, "lost": st.Lost, "skipped": st.Skipped, "polling_loops": st.LoopCount})
-				for _, m := range st.Maps {
-					enc.Encode(map[string]any{"type": "map", "map_id": m.ID, "phys": fmt.Sprintf("0x%x", m.Phys), "len": fmt.Sprintf("0x%x", m.Len), "reads": m.Reads, "writes": m.Writes})
-				}
-				for i, r := range st.Regs {
-					if i >= top {
-						break
-					}
-					enc.Encode(map[string]any{"type": "register", "register": r.Key.String(), "name": name(r.Key), "width": r.Key.Width, "reads": r.Reads, "writes": r.Writes, "last_value": fmt.Sprintf("0x%x", r.LastValue), "poll_loops": r.PollLoops, "poll_reads": r.PollReads})
-				}
-				for i, f := range funcs {
-					if i >= top {
-						break
-					}
-					regs := []map[string]any{}
-					for _, r := range f.Regs {
-						regs = append(regs, map[string]any{"register": r.Key.String(), "name": name(r.Key), "reads": r.Reads, "writes": r.Writes})
-					}
-					enc.Encode(map[string]any{"type": "function", "func": f.Func, "reads": f.Reads, "writes": f.Writes, "pcs": f.PCs, "registers": regs})
-				}
-				for _, l := range st.Loops {
-					enc.Encode(map[string]any{"type": "poll", "register": l.Key.String(), "name": name(l.Key), "width": l.Key.Width, "count": l.Count, "first": fmt.Sprintf("0x%x", l.First), "last": fmt.Sprintf("0x%x", l.Last), "what": l.Describe(), "line": l.Line, "start": l.StartTime.String(), "end": l.EndTime.String()})
-				}
+				b := mmiotrace.AppendNDJSONInput(nil, args[0], mmioInputFormat(in))
+				b = mmiotrace.AppendStatsNDJSON(b, st, mmiotrace.StatsJSON{Name: name, Top: top, Funcs: funcs})
+				w.Write(b)
 			} else {
 				report.WriteMMIOText(w, st, name, report.MMIOTextOptions{Top: top})
 				if symbols != "" {

@@ -73,6 +73,7 @@ var ndjsonDocCommands = [][]string{
 	{"usb", "stats", "--json", "../../testdata/usbmon/lab-capture.pcapng"},
 	{"report", "--json", "../../testdata/usbmon"},
 	{"mmio", "read", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log"},
+	{"mmio", "stats", "--json", "--min-loop", "2", "../../testdata/mmiotrace/e1000-probe.log"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
@@ -86,10 +87,23 @@ func TestNDJSONDocs(t *testing.T) {
 	symLogFile, kallsyms := filepath.Join(symDir, "e.log"), filepath.Join(symDir, "kallsyms")
 	os.WriteFile(symLogFile, []byte(symLog), 0o600)
 	os.WriteFile(kallsyms, []byte(symKallsyms), 0o600)
+	// A polling loop (five reads of STATUS until bit 1 is set), for report.
+	pollLog := filepath.Join(symDir, "poll.log")
+	os.WriteFile(pollLog, []byte(symLog+"R 4 8.4 1 0xfebc0008 0x0 0x0 0\nR 4 8.5 1 0xfebc0008 0x0 0x0 0\nR 4 8.6 1 0xfebc0008 0x0 0x0 0\n"+
+		"R 4 8.7 1 0xfebc0008 0x0 0x0 0\nR 4 8.8 1 0xfebc0008 0x2 0x0 0\nW 4 8.9 1 0xfebc0000 0x1 0x0 0\n"), 0o600)
+	// B: one value changed, one access dropped, one added (every op of a diff).
+	symLogB := filepath.Join(symDir, "b.log")
+	os.WriteFile(symLogB, []byte(strings.NewReplacer(
+		"0xfebc00d8 0xffffffff 0xffffffffc0010010", "0xfebc00d8 0x1 0xffffffffc0010010",
+		"R 4 8.288892 1 0xfebc0008 0x80080783 0xffffffffc0010420 0\n", "",
+		"R 4 8.294408 1 0xfebc0010 0x0 0x0 0\n", "R 4 8.294408 1 0xfebc0010 0x0 0x0 0\nW 2 8.3 1 0xfebc0020 0x5 0x0 0\n").Replace(symLog)), 0o600)
 	for _, args := range append(ndjsonDocCommands,
 		[]string{"usb", "read", "--json", rare}, []string{"usb", "pair", "--json", "--unmatched", rare},
 		[]string{"mmio", "read", "--json", "--symbols", kallsyms, symLogFile},
-		[]string{"mmio", "read", "--json", "--allow-loss", "--symbols", kallsyms, "../../mmiotrace/testdata/kinds.log"}) {
+		[]string{"mmio", "read", "--json", "--allow-loss", "--symbols", kallsyms, "../../mmiotrace/testdata/kinds.log"},
+		[]string{"mmio", "stats", "--json", "--symbols", kallsyms, symLogFile},
+		[]string{"mmio", "diff", "--json", "--all", symLogFile, symLogB},
+		[]string{"report", "--json", pollLog}) {
 		var out, errb bytes.Buffer
 		if err := run(context.Background(), args, &out, &errb); err != nil && exitCode(err, &errb) != exitDataLost {
 			t.Fatalf("%v: %v\n%s", args, err, errb.String())
