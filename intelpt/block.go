@@ -24,6 +24,11 @@ type Block struct {
 	Truncated bool
 	Size      uint8
 	Raw       [maxInsnSize]byte
+	// With FlowFlags.CallsInBlock, a direct call inside the block: its
+	// return address (0: none), its target, and the number of the block's
+	// instructions up to and including it (the rest ran from CallTarget).
+	CallRet, CallTarget uint64
+	CallInsn            int
 }
 
 // FlowFlags select optional behaviour of the flow decoders (libipt's
@@ -34,6 +39,11 @@ type FlowFlags struct {
 	TickEvents    bool // report EvTick when the time changes at a branch
 	IFlagsEvents  bool // report EvIFlags (RFLAGS.IF changes)
 	KeepTcalOnOVF bool // keep the timing calibration across overflows
+	// CallsInBlock (block decoder): like EndOnCall, except that in 64-bit
+	// code a direct call the block cache follows stays inside the block
+	// and is reported in Block.CallRet, CallTarget and CallInsn (at most
+	// one per block): a call tracker sees every call with fewer blocks.
+	CallsInBlock bool
 }
 
 // AddrFilter is the IA32_RTIT_CTL.ADDRn_CFG / ADDRn_A / ADDRn_B setting the
@@ -199,6 +209,9 @@ func (d *BlockDecoder) init(trace []byte, cfg FlowConfig) {
 	}
 	if !cfg.Flags.EndOnCall {
 		d.policy |= followCalls
+		if cfg.Flags.CallsInBlock {
+			d.policy |= reportCalls
+		}
 	}
 	if d.straightLimit == 0 {
 		d.straightLimit = 1 << 24
@@ -585,7 +598,7 @@ func predSKL014(in *insn) bool {
 }
 
 func (d *BlockDecoder) endsBlock(in *insn) bool {
-	return (d.flags.EndOnCall && in.class == ClassCall) || (d.flags.EndOnJump && in.class == ClassJump)
+	return ((d.flags.EndOnCall || d.flags.CallsInBlock) && in.class == ClassCall) || (d.flags.EndOnJump && in.class == ClassJump)
 }
 
 func (d *BlockDecoder) proceedToInsn(blk *Block, in *insn, pred insnPred) int {
@@ -895,7 +908,11 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 			// The block cache gives the chain of fall-through
 			// instructions and direct branches in one step, and the
 			// instruction after it.
-			if s, ok := d.skipRun(blk, in); ok && blk.NInsn < defaultBlockLimit {
+			s, ok, end := d.skipRun(blk, in)
+			if end {
+				return 0
+			}
+			if ok && blk.NInsn < defaultBlockLimit {
 				if d.straight++; d.straight > d.straightLimit {
 					return eBadQuery
 				}

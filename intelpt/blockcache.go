@@ -1,5 +1,7 @@
 package intelpt
 
+import "encoding/binary"
+
 // The block cache: for every instruction start in a section, how the
 // decoder gets from there to the next instruction that needs the trace
 // without reading it: a chain of fall-through instructions and direct
@@ -33,22 +35,42 @@ package intelpt
 //	w1 bits 22-25  term class
 //	w1 bits 26-29  term kind (kindDirect as 15)
 //	w1 bit  30     the chain passes a direct jump or call
-//	w1 bits 32-63  offset of the return address of the call
+//	w1 bit  31     branch policy reportCalls
+//	w1 bits 32-63  offset of the return address of the call; with
+//	               reportCalls: bits 32-43 the instructions up to and
+//	               including the call, bits 44-63 the return address
+//	               relative to the entry's own offset (signed)
 type blockEntry struct{ w0, w1 uint64 }
 
 // Branch policy bits of a block cache entry.
 const (
 	followJumps = 1 << 2
 	followCalls = 2 << 2
+	// reportCalls (with followCalls): the decoder reports the call a
+	// chain passes (Block.CallRet; FlowFlags.CallsInBlock), so the entry
+	// also counts the instructions up to it. Only in 64-bit code (where
+	// a direct call's last 4 bytes are its displacement) and when the
+	// return address is within callNear of the chain's start.
+	reportCalls = 1 << 31
+	callNear    = 1 << 18
 )
 
-func (e blockEntry) key() uint64          { return e.w1 & 0xf }
-func (e blockEntry) n() int               { return int(e.w1>>4) & 0xfff }
-func (e blockEntry) termIn() bool         { return e.w1&(1<<16) != 0 }
-func (e blockEntry) hasCall() bool        { return e.w1&(1<<17) != 0 }
-func (e blockEntry) branches() bool       { return e.w1&(1<<30) != 0 }
-func (e blockEntry) termOff() uint64      { return e.w0 & 0xffffffff }
-func (e blockEntry) callRet() uint64      { return e.w1 >> 32 }
+func (e blockEntry) key() uint64     { return e.w1 & (0xf | reportCalls) }
+func (e blockEntry) n() int          { return int(e.w1>>4) & 0xfff }
+func (e blockEntry) termIn() bool    { return e.w1&(1<<16) != 0 }
+func (e blockEntry) hasCall() bool   { return e.w1&(1<<17) != 0 }
+func (e blockEntry) branches() bool  { return e.w1&(1<<30) != 0 }
+func (e blockEntry) termOff() uint64 { return e.w0 & 0xffffffff }
+func (e blockEntry) callN() int      { return int(e.w1>>32) & 0xfff }
+
+// callRet returns the offset of the chain's call's return address; pos
+// is the offset of the entry.
+func (e blockEntry) callRet(pos uint64) uint64 {
+	if e.w1&reportCalls == 0 {
+		return e.w1 >> 32
+	}
+	return pos + uint64(int64(e.w1)>>44)
+}
 func (e blockEntry) termDisp() int32      { return int32(e.w0 >> 32) }
 func (e blockEntry) termSize() uint8      { return uint8(e.w1>>18) & 0xf }
 func (e blockEntry) termClass() InsnClass { return InsnClass(e.w1>>22) & 0xf }
@@ -69,9 +91,11 @@ type chain struct {
 	hasCall  bool
 	branches bool
 	callRet  uint64
+	callN    int // instructions up to and including the call
 }
 
-func (c *chain) entry(key uint64) blockEntry {
+// entry returns the chain as the entry at offset pos.
+func (c *chain) entry(key, pos uint64) blockEntry {
 	var w1 uint64 = key | uint64(c.n)<<4
 	w0 := c.termOff
 	if c.termIn {
@@ -83,7 +107,11 @@ func (c *chain) entry(key uint64) blockEntry {
 		w0 |= uint64(uint32(c.term.disp)) << 32
 	}
 	if c.hasCall {
-		w1 |= 1<<17 | c.callRet<<32
+		if key&reportCalls != 0 {
+			w1 |= 1<<17 | uint64(c.callN)<<32 | (c.callRet-pos)<<44
+		} else {
+			w1 |= 1<<17 | c.callRet<<32
+		}
 	}
 	if c.branches {
 		w1 |= 1 << 30
@@ -150,33 +178,36 @@ func (d *BlockDecoder) fillChain(s *Section, off uint64, key uint64) blockEntry 
 	c := chain{termOff: off}
 	scanRun(s, mode, &c, offs)
 	first := c.n
+	report := key&reportCalls != 0
 	for c.termIn && c.term.kind == kindDirect && c.n < maxRun-1 {
 		// Proceed over a direct jump or call inside the section.
+		next := c.termOff + uint64(c.term.size)
 		if (c.term.class == ClassJump && key&followJumps == 0) ||
-			(c.term.class == ClassCall && (key&followCalls == 0 || (c.hasCall && c.term.disp != 0))) ||
+			(c.term.class == ClassCall && (key&followCalls == 0 || (c.hasCall && c.term.disp != 0) ||
+				(report && c.term.disp != 0 && (mode != Mode64 || next-off+callNear >= 2*callNear)))) ||
 			(c.term.class != ClassJump && c.term.class != ClassCall) {
 			break
 		}
-		next := c.termOff + uint64(c.term.size)
 		target := s.Addr + next + uint64(int64(c.term.disp))
 		if target-s.Addr >= uint64(len(s.Data)) {
 			break
 		}
 		save := c
-		if c.term.class == ClassCall && c.term.disp != 0 {
-			c.hasCall, c.callRet = true, next
-		}
 		c.n++
+		if c.term.class == ClassCall && c.term.disp != 0 {
+			c.hasCall, c.callRet, c.callN = true, next, c.n
+		}
 		c.branches = true
 		c.termOff = target - s.Addr
 		// Reuse the target's entry when it is there.
-		if t := s.blocks[c.termOff]; t.key() == key && t.termIn() && c.n+t.n() < maxRun && !(c.hasCall && t.hasCall()) {
+		if t := s.blocks[c.termOff]; t.key() == key && t.termIn() && c.n+t.n() < maxRun && !(c.hasCall && t.hasCall()) &&
+			!(report && t.hasCall() && t.callRet(c.termOff)-off+callNear >= 2*callNear) {
+			if t.hasCall() {
+				c.hasCall, c.callRet, c.callN = true, t.callRet(c.termOff), c.n+t.callN()
+			}
 			c.n += t.n()
 			c.termOff = t.termOff()
 			c.term = insnEntry{size: t.termSize(), class: t.termClass(), kind: t.termKind(), mode: mode, disp: t.termDisp()}
-			if t.hasCall() {
-				c.hasCall, c.callRet = true, t.callRet()
-			}
 			continue
 		}
 		if !scanRun(s, mode, &c, nil) {
@@ -185,24 +216,26 @@ func (d *BlockDecoder) fillChain(s *Section, off uint64, key uint64) blockEntry 
 		}
 	}
 	if first == 0 {
-		s.blocks[off] = c.entry(key)
+		s.blocks[off] = c.entry(key, off)
 		return s.blocks[off]
 	}
-	n := c.n
+	n, callN := c.n, c.callN
 	for i := 0; i < first; i++ {
-		c.n = n - i
-		s.blocks[offs[i]] = c.entry(key)
+		c.n, c.callN = n-i, callN-i
+		s.blocks[offs[i]] = c.entry(key, uint64(offs[i]))
 	}
 	return s.blocks[off]
 }
 
 // skipRun adds the cached chain at d.ip to blk and reports whether the
-// instruction after it (the term) is in the same section; then it is in
-// in and d.ip is its address.
-func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
+// instruction after it (the term) is in the same section (ok); then it is
+// in in and d.ip is its address. With reportCalls, end reports that the
+// chain passes a call and blk already holds one: nothing was added, the
+// block must end.
+func (d *BlockDecoder) skipRun(blk *Block, in *insn) (_ *Section, ok, end bool) {
 	s := d.lookup(d.ip)
 	if s == nil || blk.Truncated || (blk.NInsn != 0 && blk.ISID != s.ID) || d.mode == ModeUnknown || uint64(len(s.Data)) >= maxCacheSection {
-		return nil, false
+		return nil, false, false
 	}
 	off := d.ip - s.Addr
 	key := uint64(d.mode) | d.policy
@@ -218,21 +251,32 @@ func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 		// The term must fit in the block; near the limits the decoder goes
 		// on instruction by instruction.
 		if blk.NInsn+n+1 >= defaultBlockLimit || d.straight+uint32(n)+1 > d.straightLimit {
-			return nil, false
+			return nil, false, false
+		}
+		report := e.hasCall() && key&reportCalls != 0
+		if report && blk.CallRet != 0 {
+			return nil, false, true
 		}
 		if d.hasICnt {
 			if d.icnt+uint32(n) < d.icnt {
-				return nil, false
+				return nil, false, false
 			}
 			d.icnt += uint32(n)
 		}
 		d.straight += uint32(n)
 		blk.ISID = s.ID
-		blk.NInsn += n
 		blk.Class = ClassOther
 		if e.hasCall() {
-			d.rs.push(s.Addr + e.callRet())
+			ret := e.callRet(off)
+			d.rs.push(s.Addr + ret)
+			if report {
+				// 64-bit code: the call's last 4 bytes are its displacement
+				disp := int32(binary.LittleEndian.Uint32(s.Data[ret-4:]))
+				blk.CallRet, blk.CallTarget = s.Addr+ret, s.Addr+ret+uint64(int64(disp))
+				blk.CallInsn = blk.NInsn + e.callN()
+			}
 		}
+		blk.NInsn += n
 		if !e.termIn() {
 			// rare (a single run without branches): find the last
 			// instruction of the run for EndIP
@@ -251,7 +295,7 @@ func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 		d.ip = s.Addr + e.termOff()
 	}
 	if !e.termIn() {
-		return nil, false
+		return nil, false, false
 	}
 	// Field by field: a composite literal is built in memory byte by byte
 	// and then copied with one 8-byte load, which cannot be forwarded
@@ -273,5 +317,5 @@ func (d *BlockDecoder) skipRun(blk *Block, in *insn) (*Section, bool) {
 			}
 		}
 	}
-	return s, true
+	return s, true, false
 }

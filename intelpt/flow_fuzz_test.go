@@ -43,6 +43,7 @@ func FuzzFlow(f *testing.F) {
 		cfg.Flags.TickEvents = cpu&2 != 0
 		cfg.Flags.IFlagsEvents = cpu&4 != 0
 		cfg.Flags.EndOnCall = cpu&8 != 0
+		cfg.Flags.CallsInBlock = cpu&16 != 0
 		o := FlowOptions{ResyncOnError: true, EventIP: true, EventTime: true, ShowBlocks: true, Stat: true}
 		si, err := FlowListing(io.Discard, trace, cfg, o)
 		if err != nil {

@@ -11,8 +11,10 @@ import (
 // Decode runs the block flow decoder over one thread's trace (a
 // per-thread stream) and feeds the tracker. Flow errors (no code at an IP,
 // a bad packet) become gaps and decoding resumes at the next PSB, as
-// libipt's resync does. The flags EndOnCall and EndOnJump are set: the
-// tracker sees every call and jump. sel, when not nil, is called with the
+// libipt's resync does. The tracker sees every call: a block ends at each
+// call (FlowFlags.CallsInBlock: or holds one direct call inside), and at
+// each jump unless the current thread's Symbolizer names no code at all
+// (then no jump can be a tail call). sel, when not nil, is called with the
 // time before each block and before each enable event (to switch the
 // tracker's thread); when it returns an image, the decoder reads code
 // from it from then on (the process that runs now).
@@ -23,7 +25,17 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 // decode is Decode calling progress, when not nil, every 65,536 blocks
 // with the trace offset reached.
 func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
-	cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
+	cfg.Flags.EndOnCall, cfg.Flags.CallsInBlock, cfg.Flags.EndOnJump = false, true, true
+	if sel == nil && tr.cur != nil {
+		if s, ok := tr.cur.sym.(interface{ namesNone() bool }); ok && s.namesNone() {
+			cfg.Flags.EndOnJump = false
+		}
+	}
+	return decodeFlags(trace, cfg, tr, sel, progress)
+}
+
+// decodeFlags is decode with the decoder's flags as cfg has them.
+func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
 		now     uint64
@@ -85,8 +97,11 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 		if status&intelpt.StatusEOS != 0 {
 			break
 		}
+		// the time before the block: the thread that runs it, and when a
+		// call inside it is made (as when the call ended a block)
+		before := timeOf()
 		if sel != nil {
-			if im := sel(timeOf()); im != nil {
+			if im := sel(before); im != nil {
 				d.SetImage(im)
 			}
 		}
@@ -104,6 +119,13 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 			// the decoder knows the last instruction: no second decode
 			size = blk.EndSize
 			indirect = blk.Class != intelpt.ClassFarCall && !blk.EndDirect
+		}
+		if blk.CallRet != 0 {
+			// a direct call inside: the instructions up to it, then the
+			// callee's (the call's end address stands for the call: the
+			// tracker only needs where it returns)
+			tr.Block(blk.IP, blk.CallRet, blk.CallInsn, intelpt.ClassCall, 0, false, before)
+			blk.IP, blk.NInsn = blk.CallTarget, blk.NInsn-blk.CallInsn
 		}
 		t := timeOf()
 		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, t)

@@ -56,6 +56,13 @@ func (s *ProcSymbolizer) table(m *intelpt.Mapping) *symtab.Table {
 	return t
 }
 
+// namesNone reports that Func is false for every address (no mappings):
+// the decoder may then follow direct jumps inside blocks (Decode). Keep
+// it in step with Func.
+func (s *ProcSymbolizer) namesNone() bool {
+	return s.proc == nil || len(s.proc.Mappings) == 0
+}
+
 // Func implements Symbolizer.
 func (s *ProcSymbolizer) Func(addr uint64) (Func, bool) {
 	if s.proc == nil {

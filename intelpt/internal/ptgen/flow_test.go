@@ -415,3 +415,79 @@ func TestBlockDecoderPolicies(t *testing.T) {
 	}
 	t.Logf("blocks: default %d, end-on-call %d, end-on-jump %d, both %d", blocks[0], blocks[1], blocks[3], blocks[4])
 }
+
+// TestBlockDecoderCallsInBlock: with FlowFlags.CallsInBlock the blocks
+// still cover the true instruction sequence; each direct call the block
+// cache followed is reported (Block.CallRet, CallTarget, CallInsn) exactly
+// where the truth has it, and every other call ends its block. Decoders
+// of the other policies share the image in between (the cache entries of
+// each policy are kept apart).
+func TestBlockDecoderCallsInBlock(t *testing.T) {
+	cfg := flowSeeds()[0]
+	p := generate(t, cfg)
+	im := image(t, p)
+	flags := []intelpt.FlowFlags{{CallsInBlock: true}, {}, {CallsInBlock: true, EndOnJump: true}, {EndOnCall: true}, {CallsInBlock: true}}
+	for _, fl := range flags {
+		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im, Flags: fl})
+		var b intelpt.Block
+		var words []uint64
+		type call struct{ at, ret, target uint64 }
+		var inside []call
+		k := 0
+		errs, endless := walk(d, func() (int, error) {
+			b = intelpt.Block{}
+			st, err := d.Next(&b)
+			if b.NInsn != 0 {
+				words = append(words, b.IP, b.EndIP, uint64(b.NInsn))
+				if b.CallRet != 0 {
+					inside = append(inside, call{uint64(k + b.CallInsn - 1), b.CallRet, b.CallTarget})
+				}
+				k += b.NInsn
+			}
+			return st, err
+		}, 4*p.Count+1000)
+		who := fmt.Sprintf("seed %d, %+v", cfg.Seed, fl)
+		if endless {
+			t.Fatalf("%s: no end", who)
+		}
+		noErrors(t, who, errs)
+		checkBlocks(t, who, p, words)
+		if !fl.CallsInBlock && len(inside) != 0 {
+			t.Fatalf("%s: %d calls reported inside blocks", who, len(inside))
+		}
+		if !fl.CallsInBlock {
+			continue
+		}
+		if len(inside) == 0 {
+			t.Fatalf("%s: no call reported inside a block", who)
+		}
+		// every true direct call is the last instruction of its block or
+		// the one reported inside it
+		reported := map[uint64]bool{}
+		for _, c := range inside {
+			i := int(c.at)
+			if p.KindAt(p.IPs[i]) != KindCall || p.IPs[i]+uint64(p.Len(p.IPs[i])) != c.ret || p.IPs[i+1] != c.target {
+				t.Fatalf("%s: call inside a block at instruction %d: ret %#x target %#x; truth %v at %#x, then %#x", who, i, c.ret, c.target, p.KindAt(p.IPs[i]), p.IPs[i], p.IPs[i+1])
+			}
+			reported[c.at] = true
+		}
+		k = 0
+		for w := 0; w+2 < len(words); w += 3 {
+			n := int(words[w+2])
+			for i := k; i < k+n-1; i++ {
+				switch p.KindAt(p.IPs[i]) {
+				case KindCall:
+					if !reported[uint64(i)] {
+						t.Fatalf("%s: block %#x-%#x goes on past the call at %#x without reporting it", who, words[w], words[w+1], p.IPs[i])
+					}
+				case KindJmp:
+					if fl.EndOnJump {
+						t.Fatalf("%s: block %#x-%#x goes on past the jmp at %#x", who, words[w], words[w+1], p.IPs[i])
+					}
+				}
+			}
+			k += n
+		}
+		t.Logf("%s: %d blocks, %d calls inside", who, len(words)/3, len(inside))
+	}
+}
