@@ -26,6 +26,8 @@ type ptCallsFlags struct {
 	raw          []string
 	quiet        bool
 	maxDepth     int
+	kernel       string
+	kallsyms     string
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
@@ -52,6 +54,12 @@ with the distinct stacks, not with the depth of a deep recursion.
 --resolution keeps only calls at least that long (in every output:
 shorter calls count as their caller's own instructions and time).
 
+Kernel-mode trace decodes with --kernel (a vmlinux, or /proc/kcore) and
+gets names from --kallsyms (/proc/kallsyms of the traced machine; it also
+gives the KASLR slide) or the vmlinux's symbols. The vDSO is found in the
+capture directory, in ~/.debug, or is this machine's when its build-id
+matches.
+
 Mappings whose file is not found are listed on stderr; exit status 3 when
 trace or sideband was lost or a part of the trace could not be decoded,
 unless --allow-loss.`,
@@ -73,6 +81,8 @@ unless --allow-loss.`,
 	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.BoolVar(&f.quiet, "quiet", false, "no output but the summary on stderr (for timing)")
+	fl.StringVar(&f.kernel, "kernel", "", "the kernel's code: a vmlinux `FILE` or /proc/kcore (kernel-mode trace)")
+	fl.StringVar(&f.kallsyms, "kallsyms", "", "kernel function names and KASLR slide from `FILE` (/proc/kallsyms of the traced machine)")
 	fl.StringArrayVar(&f.raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
 	return c
 }
@@ -124,6 +134,11 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
 	if f.maxDepth <= 0 {
 		o.TreeDepth = -1
+	}
+	if f.kernel != "" || f.kallsyms != "" {
+		if o.Kernel, o.KernelSymbols, err = calls.LoadKernel(f.kernel, f.kallsyms); err != nil {
+			return fmt.Errorf("pt calls: %w", err)
+		}
 	}
 	o.Resolution = uint64(f.resolution.Nanoseconds())
 	if o.Resolution > 0 && in.ToNS == nil {

@@ -33,6 +33,11 @@ type Options struct {
 	OnGap   func(*Gap)
 	// Streams selects the streams of the input to decode (nil: all).
 	Streams []int
+	// Kernel, when set, is the kernel's code, mapped into every process
+	// (kernel-mode parts of the trace decode through it); KernelSymbols
+	// names it (NewKernelSymbols).
+	Kernel        *intelpt.KernelImage
+	KernelSymbols *KernelSymbols
 	// Image, when set, is the memory of every thread (raw code given by
 	// the caller) instead of the files of the sideband's mappings.
 	Image *intelpt.Image
@@ -185,8 +190,12 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			var unfound []intelpt.Unfound
 			im, unfound, paths = p.LoadImage(&o.Finder)
 			res.Unfound = append(res.Unfound, unfound...)
+			if o.Kernel != nil {
+				o.Kernel.AddTo(im)
+			}
 		}
 		pi := &procImage{im: im, sym: NewProcSymbolizer(p, paths, symtab.Options{Demangle: o.Demangle})}
+		pi.sym.Kernel = o.KernelSymbols
 		images[pid] = pi
 		return pi
 	}

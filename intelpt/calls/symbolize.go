@@ -22,6 +22,8 @@ type ProcSymbolizer struct {
 	last    *intelpt.Mapping
 	lastTab *symtab.Table
 	unknown map[uint64]string
+	// Kernel names kernel addresses (nil: they are unknown).
+	Kernel *KernelSymbols
 }
 
 // NewProcSymbolizer names the code of p; paths maps each mapping's file
@@ -65,6 +67,9 @@ func (s *ProcSymbolizer) namesNone() bool {
 
 // Func implements Symbolizer.
 func (s *ProcSymbolizer) Func(addr uint64) (Func, bool) {
+	if s.Kernel != nil && IsKernel(addr) {
+		return s.Kernel.Func(addr)
+	}
 	if s.proc == nil {
 		return Func{}, false
 	}
@@ -103,6 +108,9 @@ func (s *ProcSymbolizer) Unknown(addr uint64) string {
 }
 
 func (s *ProcSymbolizer) unknownName(addr uint64) string {
+	if s.Kernel != nil && IsKernel(addr) {
+		return s.Kernel.Unknown(addr)
+	}
 	var m *intelpt.Mapping
 	if s.proc != nil {
 		m = s.proc.Lookup(addr)

@@ -179,6 +179,10 @@ func (w *perfWriter) startRecords(run *Run, t0 uint64) []buildID {
 			continue
 		}
 		b := w.pidtid(nil)
+		misc := uint16(2)                  // user
+		if m.Path == "[kernel.kallsyms]" { // perf's kernel map: pid -1
+			b, misc = le.AppendUint32(le.AppendUint32(nil, ^uint32(0)), ^uint32(0)), 1
+		}
 		b = le.AppendUint64(b, m.Start)
 		b = le.AppendUint64(b, m.End-m.Start)
 		b = le.AppendUint64(b, m.Off)
@@ -189,7 +193,7 @@ func (w *perfWriter) startRecords(run *Run, t0 uint64) []buildID {
 		b = le.AppendUint32(b, 5) // PROT_READ|PROT_EXEC
 		b = le.AppendUint32(b, 2) // MAP_PRIVATE
 		b = append(b, cstr(m.Path)...)
-		w.rec(10, 2, t0-2, b)
+		w.rec(10, misc, t0-2, b)
 		if m.Path == "[vdso]" && !seen[m.Path] { // perf puts the vDSO's build-id in its table
 			seen[m.Path] = true
 			if f, err := elf.NewFile(bytes.NewReader(run.Code[m.Start])); err == nil {

@@ -1,0 +1,107 @@
+package calls
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/symtab"
+	"github.com/iotap/iotap/ksym"
+)
+
+// KernelSymbols names kernel code: from /proc/kallsyms (Kallsyms) when
+// given, else from the vmlinux's symbol table moved by its KASLR slide.
+type KernelSymbols struct {
+	Kallsyms *ksym.Table
+	vmlinux  *symtab.Table
+	slide    uint64
+}
+
+// NewKernelSymbols names kernel code from kallsyms (nil: none) and, for
+// what it does not name, the symbols of k's vmlinux (nil or /proc/kcore:
+// none).
+func NewKernelSymbols(kallsyms *ksym.Table, k *intelpt.KernelImage) (*KernelSymbols, error) {
+	ks := &KernelSymbols{Kallsyms: kallsyms}
+	if k != nil && k.Vmlinux {
+		// a stripped vmlinux (from a bzImage) names nothing: kallsyms does
+		if t, err := symtab.Open(k.Path, symtab.Options{}); err == nil && len(t.Symbols()) > 0 {
+			ks.vmlinux, ks.slide = t, k.Slide
+		} else if kallsyms == nil {
+			return nil, fmt.Errorf("calls: kernel %s has no symbols: give /proc/kallsyms", k.Path)
+		}
+	}
+	return ks, nil
+}
+
+// IsKernel reports whether addr is a kernel address (the upper half).
+func IsKernel(addr uint64) bool { return addr>>63 != 0 }
+
+// Func implements Symbolizer for kernel addresses.
+func (k *KernelSymbols) Func(addr uint64) (Func, bool) {
+	if k == nil {
+		return Func{}, false
+	}
+	if k.Kallsyms != nil {
+		if l, ok := k.Kallsyms.Lookup(addr); ok {
+			name := l.Func
+			if l.Module != "" {
+				name += " [" + l.Module + "]"
+			}
+			e := addr - l.Offset
+			return Func{Entry: e, End: e + 1, Name: name}, true
+		}
+	}
+	if k.vmlinux != nil {
+		if sym, start, end, ok := k.vmlinux.LookupRange(addr - k.slide); ok {
+			return Func{Entry: start + k.slide, End: end + k.slide, Name: sym.Name}, true
+		}
+	}
+	return Func{}, false
+}
+
+// Unknown implements Symbolizer: "[kernel]+0xADDR".
+func (k *KernelSymbols) Unknown(addr uint64) string {
+	return "[kernel 0x" + strconv.FormatUint(addr, 16) + "]"
+}
+
+// LoadKernel reads the kernel for Options.Kernel and
+// Options.KernelSymbols: kernel is a vmlinux or /proc/kcore ("": none),
+// kallsyms a /proc/kallsyms text ("": none; needed for /proc/kcore and a
+// stripped vmlinux, and it gives the KASLR slide of a vmlinux).
+func LoadKernel(kernel, kallsyms string) (*intelpt.KernelImage, *KernelSymbols, error) {
+	var kt *ksym.Table
+	var text, etext uint64
+	if kallsyms != "" {
+		b, err := os.ReadFile(kallsyms)
+		if err != nil {
+			return nil, nil, err
+		}
+		syms, err := ksym.ParseKallsyms(bytes.NewReader(b))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range syms {
+			switch {
+			case s.Module != "":
+			case s.Name == "_text":
+				text = s.Addr
+			case s.Name == "_etext":
+				etext = s.Addr
+			}
+		}
+		if kt, err = ksym.Load(bytes.NewReader(b), nil); err != nil {
+			return nil, nil, fmt.Errorf("calls: %s: %w", kallsyms, err)
+		}
+	}
+	var k *intelpt.KernelImage
+	if kernel != "" {
+		var err error
+		if k, err = intelpt.LoadKernel(kernel, text, etext); err != nil {
+			return nil, nil, err
+		}
+	}
+	ks, err := NewKernelSymbols(kt, k)
+	return k, ks, err
+}
