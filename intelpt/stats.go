@@ -36,34 +36,40 @@ const maxErrorOffsets = 100
 
 // ComputeStats decodes buf from its first PSB and summarises it.
 func ComputeStats(buf []byte, cfg Config) Stats {
-	d := NewDecoder(buf, cfg)
-	return computeStats(d, cfg, func() int64 { return int64(len(buf)) })
+	s, _ := computeStatsSeg(streamOver(buf, cfg), nil)
+	return s
 }
 
 // ComputeStatsReader is ComputeStats over a stream, in constant memory.
 func ComputeStatsReader(r io.Reader, cfg Config) (Stats, error) {
 	d := NewStreamDecoder(r, cfg, 0)
-	s := computeStats(d, cfg, func() int64 { return d.base + int64(len(d.d.buf)) })
+	s, _ := computeStatsSeg(d, nil)
 	return s, d.Err()
 }
 
-// statsSource is what computeStats decodes from.
-type statsSource interface {
-	Next(*Packet) error
-	Offset() int64
-	SyncForward() error
+// statsSeg is what merging segment statistics needs beyond Stats.
+type statsSeg struct {
+	firstPSB, lastPSB int64 // offsets, -1: none
+	gapSum            int64
 }
 
-func computeStats(d statsSource, cfg Config, size func() int64) Stats {
+// computeStatsSeg decodes d and summarises it. With rec set, the packets
+// the time tracker reads (and its resets) are appended to rec instead of
+// being tracked, for a later replay in stream order (ComputeStatsFile).
+// The statistics are taken on a StreamDecoder (not an interface over it
+// and Decoder: calls through one cost a tenth of 'pt stats').
+func computeStatsSeg(d *StreamDecoder, rec *timingLog) (Stats, statsSeg) {
+	size := d.end
 	var s Stats
+	seg := statsSeg{firstPSB: -1, lastPSB: -1}
 	if d.SyncForward() != nil {
 		s.SkippedBytes = size()
 		s.Bytes = size()
-		return s
+		return s, seg
 	}
 	s.SkippedBytes = d.Offset()
 	var p Packet
-	tm := NewTimeTracker(cfg)
+	tm := NewTimeTracker(d.d.cfg)
 	lastPSB := int64(-1)
 	var gapSum int64
 	note := func() {
@@ -92,10 +98,17 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 			}
 			if d.SyncForward() != nil {
 				s.SkippedBytes += size() - off
+				if rec != nil {
+					rec.reset()
+				}
 				break
 			}
 			s.SkippedBytes += max(d.Offset()-off, 0)
-			tm.Reset()
+			if rec != nil {
+				rec.reset()
+			} else {
+				tm.Reset()
+			}
 			continue
 		}
 		s.Packets++
@@ -109,13 +122,19 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 				}
 				s.PSBGapMax = max(s.PSBGapMax, g)
 				gapSum += g
+			} else {
+				seg.firstPSB = off
 			}
 			lastPSB = off
 			s.PSBs++
 		case KindOVF:
 			s.Overflows++
 		}
-		if tm.Update(&p) {
+		if rec != nil {
+			if timingKind[p.Kind] {
+				rec.add(&p)
+			}
+		} else if tm.Update(&p) {
 			note()
 		}
 	}
@@ -123,5 +142,6 @@ func computeStats(d statsSource, cfg Config, size func() int64) Stats {
 		s.PSBGapMean = gapSum / (s.PSBs - 1)
 	}
 	s.Bytes = size()
-	return s
+	seg.lastPSB, seg.gapSum = lastPSB, gapSum
+	return s, seg
 }

@@ -40,6 +40,18 @@ func newStreamDecoder(r io.Reader, cfg Config, size int) *StreamDecoder {
 	return s
 }
 
+// streamOver returns a StreamDecoder over buf as a whole stream (nothing
+// more to read).
+func streamOver(buf []byte, cfg Config) *StreamDecoder {
+	s := &StreamDecoder{window: buf, eof: true}
+	s.d = Decoder{sync: -1, cfg: cfg, buf: buf}
+	return s
+}
+
+// end returns the stream offset of the end of what was read: the end of
+// the stream once Next or SyncForward have reached it.
+func (s *StreamDecoder) end() int64 { return s.base + int64(len(s.d.buf)) }
+
 // Offset returns the stream offset of the next packet.
 func (s *StreamDecoder) Offset() int64 { return s.base + int64(s.d.pos) }
 

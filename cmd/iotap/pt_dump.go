@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -282,6 +283,42 @@ func (e *env) ptReader(what, path string, r io.Reader, busy bool) io.Reader {
 		total = fi.Size()
 	}
 	return ptCtxReader{e, e.meter(what, total, busy).Reader(r)}
+}
+
+// ptSegmentable opens path for intelpt.ComputeStatsFile when it is a
+// regular file of at least intelpt.ParallelStatsMin bytes and workers (0:
+// more than two cores, as mmio read: on two, the second decoder competes
+// with everything else for the other core and costs more CPU than it
+// saves wall time, docs/performance.md) asks for more than one decoder.
+func ptSegmentable(path string, workers int) (*os.File, int64, bool) {
+	if workers == 0 && runtime.GOMAXPROCS(0) > 2 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if path == "-" || workers < 2 {
+		return nil, 0, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, false
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() >= intelpt.ParallelStatsMin {
+		return f, fi.Size(), true
+	}
+	f.Close()
+	return nil, 0, false
+}
+
+// ptCtxReaderAt ends reads once the command is interrupted.
+type ptCtxReaderAt struct {
+	e *env
+	r io.ReaderAt
+}
+
+func (c ptCtxReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	if err := c.e.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(b, off)
 }
 
 type ptCtxReader struct {

@@ -13,6 +13,7 @@ import (
 func newPTStatsCmd(e *env) *cobra.Command {
 	var (
 		asJSON, allowLoss  bool
+		workers            int
 		mtc, nom           uint8
 		cpuidEAX, cpuidEBX uint32
 	)
@@ -40,7 +41,16 @@ loss records) unless --allow-loss.`,
 				defer closeFn()
 				base, _ := ptSidecarConfig(args[0])
 				cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
-				s, err := intelpt.ComputeStatsReader(e.ptReader("iotap: pt stats", args[0], br, false), cfg)
+				var s intelpt.Stats
+				if f, size, ok := ptSegmentable(args[0], workers); ok {
+					// Large enough to decode in segments between PSBs on
+					// several cores (same result, intelpt.ComputeStatsFile).
+					defer f.Close()
+					ra := e.meter("iotap: pt stats", size, false).ReaderAt(ptCtxReaderAt{e, f})
+					s, err = intelpt.ComputeStatsFile(ra, size, cfg, workers)
+				} else {
+					s, err = intelpt.ComputeStatsReader(e.ptReader("iotap: pt stats", args[0], br, false), cfg)
+				}
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
@@ -65,6 +75,7 @@ loss records) unless --allow-loss.`,
 	fl := c.Flags()
 	fl.BoolVar(&asJSON, "json", false, "one JSON object per stream")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	fl.IntVar(&workers, "workers", 0, "decoding goroutines, each on a segment between PSBs (0: all cores for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
 	fl.Uint8Var(&mtc, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
 	fl.Uint8Var(&nom, "nom-freq", 0, "nominal core:bus ratio `n`")
 	fl.Uint32Var(&cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
