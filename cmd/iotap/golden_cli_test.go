@@ -54,6 +54,11 @@ var cliGoldens = []struct {
 	{"mmio-stats-probe-json", []string{"mmio", "stats", "--json", "../../testdata/mmiotrace/e1000-probe.log"}},
 	{"mmio-stats-bind", []string{"mmio", "stats", "../../mmiotrace/testdata/e1000-bind.log"}},
 	{"mmio-stats-capture", []string{"mmio", "stats", "--json", "../../testdata/capture/mmio.log.zst"}},
+	{"mmio-read-check", []string{"mmio", "read", "--check", "../../testdata/capture/mmio.log.zst"}},
+	{"mmio-read-check-cut", []string{"mmio", "read", "--check", "testdata/e1000-probe-cut.log"}},
+	{"mmio-read-cut-allow", []string{"mmio", "read", "--allow-loss", "testdata/e1000-probe-cut.log", "-o", "OUT"}},
+	{"mmio-read-json", []string{"mmio", "read", "--json", "../../mmiotrace/testdata/e1000-bind.log", "-o", "OUT"}},
+	{"mmio-read-text", []string{"mmio", "read", "../../testdata/capture/mmio.log.zst", "-o", "OUT"}},
 
 	// A capture directory: clocks.json aligns the sources.
 	{"timeline-capture-dir", []string{"timeline", "../../testdata/capture", "-o", "OUT"}},
