@@ -51,7 +51,7 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 				if err != nil {
 					return fmt.Errorf("%s: %w", p, err)
 				}
-				if lerr := mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss); lerr != nil && lossErr == nil {
+				if lerr := mmioLoss(e, rd.Loss(), allowLoss); lerr != nil && lossErr == nil {
 					lossErr = fmt.Errorf("%s: %w", p, lerr)
 				}
 			}

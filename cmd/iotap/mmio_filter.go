@@ -148,7 +148,7 @@ Examples:
 			if verbose {
 				fmt.Fprintf(e.stderr, "mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
 			}
-			return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
+			return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
 		},
 	}
 	fl := c.Flags()

@@ -186,7 +186,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		return err
 	}
 	n.WriteSummary(e.stderr)
-	return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), o.allowLoss)
+	return mmioLoss(e, rd.Loss(), o.allowLoss)
 }
 
 // appendLine appends the record's original line and a newline.

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sort"
-	"strings"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
@@ -90,36 +88,21 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			}
 			defer rd.Close()
 			rd.SetKeepGoing(keepGoing)
-			var rec mmiotrace.Record
 			if check {
-				// An array, not a map: hashing a key per record cost a
-				// fifth of the parse.
-				var perKind [256]int64
-				for {
-					err := rd.ReadInto(&rec)
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						return err
-					}
-					perKind[rec.Kind]++
+				counts, err := mmiotrace.CountKinds(rd)
+				if err != nil {
+					return err
 				}
-				counts := map[mmiotrace.Kind]int64{}
-				for k, n := range perKind {
-					if n > 0 {
-						counts[mmiotrace.Kind(k)] = n
-					}
-				}
-				mmioPrintCounts(e.stdout, rd, counts)
-				return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss)
+				mmiotrace.WriteCounts(e.stdout, rd, counts)
+				return mmioLoss(e, rd.Loss(), allowLoss)
 			}
+			var rec mmiotrace.Record
 			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
 			if err != nil {
 				return err
 			}
 			bw := bufio.NewWriterSize(w, 256<<10)
-			format := mmioFormat(asJSON, tab)
+			format := mmiotrace.Formatter(asJSON, tab)
 			var line []byte
 			if asJSON {
 				bw.Write(mmiotrace.AppendNDJSONInput(nil, args[0], inFormat))
@@ -156,7 +139,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if err := closeOut(); err != nil {
 				return err
 			}
-			return mmioLossCheck(e, rd.Lost(), rd.Skipped(), rd.FirstSkipError(), rd.Truncated(), rd.Line(), allowLoss)
+			return mmioLoss(e, rd.Loss(), allowLoss)
 		},
 	}
 	f := c.Flags()
@@ -245,42 +228,10 @@ func mmioCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) 
 
 const mmioKeepGoingHelp = "skip lines that do not parse, counted and reported with the first's line number (exit 3 unless --allow-loss); =false stops at the first"
 
-// mmioLossCheck turns lost events and skipped lines into exit code 3.
-func mmioLossCheck(e *env, lost uint64, skipped int64, firstSkip error, truncated bool, lines int64, allowLoss bool) error {
-	var msgs []string
-	if lost > 0 {
-		msgs = append(msgs, fmt.Sprintf("the log records %d lost events (kernel \"Lost N events.\" marks): the trace is incomplete", lost))
-	}
-	if skipped > 0 {
-		msgs = append(msgs, fmt.Sprintf("%d bad lines skipped (first: %v)", skipped, firstSkip))
-	}
-	if truncated {
-		msgs = append(msgs, fmt.Sprintf("the log is cut: it ends inside line %d, whose record is lost", lines))
-	}
-	if len(msgs) == 0 {
-		return nil
-	}
-	if allowLoss {
-		fmt.Fprintf(e.stderr, "iotap: warning: mmio: %s\n", strings.Join(msgs, "; "))
-		return nil
-	}
-	return dataLostError("mmio: %s (--allow-loss to accept)", strings.Join(msgs, "; "))
-}
-
-func mmioPrintCounts(w io.Writer, rd *mmiotrace.Reader, counts map[mmiotrace.Kind]int64) {
-	kinds := make([]mmiotrace.Kind, 0, len(counts))
-	for k := range counts {
-		kinds = append(kinds, k)
-	}
-	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
-	fmt.Fprintf(w, "lines: %d\n", rd.Line())
-	for _, k := range kinds {
-		fmt.Fprintf(w, "%-8s %d\n", k.String()+":", counts[k])
-	}
-	fmt.Fprintf(w, "lost events: %d\nskipped lines: %d\n", rd.Lost(), rd.Skipped())
-	if c := rd.Compression(); c != mmiotrace.None {
-		fmt.Fprintf(w, "compression: %v\n", c)
-	}
+// mmioLoss turns lost events and skipped lines
+// (mmiotrace.LossMessages) into exit code 3.
+func mmioLoss(e *env, msgs []string, allowLoss bool) error {
+	return e.dataLoss(allowLoss, "mmio: ", msgs, "--allow-loss to accept")
 }
 
 // mmioConvert is 'mmio read' without --check and -c: the log parsed and
@@ -310,7 +261,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 	if err != nil {
 		return err
 	}
-	format := mmioFormat(asJSON, tab)
+	format := mmiotrace.Formatter(asJSON, tab)
 	if asJSON {
 		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in))); err != nil {
 			return err
@@ -334,33 +285,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 	if err := closeOut(); err != nil {
 		return err
 	}
-	return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
-}
-
-// mmioFormat formats the records of 'mmio read': the kernel's text
-// format, NDJSON (--json), or the text with the function of each PC after
-// a tab (--symbols: an annotated listing, no longer the kernel format).
-// It is called from several goroutines at once (tab is read only).
-func mmioFormat(asJSON bool, tab *ksym.Table) mmiotrace.AppendFunc {
-	switch {
-	case asJSON:
-		enc := &mmiotrace.NDJSONEncoder{}
-		if tab != nil {
-			enc.Func = tab.Name
-		}
-		return enc.Append
-	case tab != nil:
-		return func(dst []byte, r *mmiotrace.Record) ([]byte, error) {
-			dst = mmiotrace.AppendRecord(dst, r)
-			if r.PC != 0 {
-				if n := tab.Name(r.PC); n != "" {
-					dst = append(append(append(dst[:len(dst)-1], '\t'), n...), '\n')
-				}
-			}
-			return dst, nil
-		}
-	}
-	return mmiotrace.AppendText
+	return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
 }
 
 const mmioSymbolsHelp = "name access PCs as function+0xoff [module] with the kernel symbols of a capture bundle (.tar.gz from mmio capture --bundle) or a kallsyms file"

@@ -64,7 +64,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 				}
 			}
 			w.Flush()
-			return mmioLossCheck(e, st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines, allowLoss)
+			return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
 		},
 	}
 	f := c.Flags()
