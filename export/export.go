@@ -42,6 +42,12 @@ type Options struct {
 	IotapVersion string
 	// Now returns the export time (time.Now when nil).
 	Now func() time.Time
+	// PTSysroot and PTBuildIDDirs tell where the binaries a PT trace
+	// ran are found, for pt_calls (as 'iotap pt calls --sysroot
+	// --buildid-dir'): by path under PTSysroot, or by build id (in
+	// ~/.debug when PTBuildIDDirs is empty).
+	PTSysroot     string
+	PTBuildIDDirs []string
 	// Input, when set, wraps the content of each input file as it is
 	// opened (size is the file's size in bytes): the CLI counts the bytes
 	// read through it for its progress line.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usb"
@@ -39,6 +40,9 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	}
 	var files []inputFile
 	var clocksPath string
+	if st.IsDir() && fileExists(filepath.Join(path, intelpt.CaptureInfoFile)) {
+		return x.exportPTDir(ctx, path)
+	}
 	if st.IsDir() {
 		ents, err := os.ReadDir(path)
 		if err != nil {
@@ -65,7 +69,7 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 			files = append(files, in)
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("export: %s: no usbmon, mmiotrace or user_events file in the directory", path)
+			return nil, fmt.Errorf("export: %s: no usbmon, mmiotrace, user_events or Intel PT file in the directory", path)
 		}
 	} else {
 		in, err := x.probe(path)
@@ -73,7 +77,7 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 			return nil, err
 		}
 		if !exported(in.kind) {
-			return nil, fmt.Errorf("export: %s: %s is not exported (usbmon, mmiotrace and user_events inputs are)", path, in.res)
+			return nil, fmt.Errorf("export: %s: %s is not exported (usbmon, mmiotrace, user_events and Intel PT inputs are)", path, in.res)
 		}
 		files = append(files, in)
 		if p := filepath.Join(filepath.Dir(path), "clocks.json"); fileExists(p) {
@@ -107,7 +111,40 @@ func fileExists(p string) bool {
 
 // exported tells whether inputs of kind k are exported.
 func exported(k detect.Kind) bool {
-	return k == detect.USB || k == detect.MMIO || k == detect.Events
+	return k == detect.USB || k == detect.MMIO || k == detect.Events || k == detect.PT
+}
+
+// exportPTDir exports an 'iotap pt capture' directory: one input.
+func (x *Exporter) exportPTDir(ctx context.Context, dir string) ([]CaptureRow, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	t, err := readPTDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	in := inputFile{path: dir, kind: detect.PT, mod: st.ModTime()}
+	var files []inputFile
+	for _, name := range t.names {
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		in.size += fi.Size()
+		files = append(files, inputFile{path: p, kind: detect.PT, size: fi.Size(), mod: fi.ModTime()})
+	}
+	c, err := x.captureOf(dir, files)
+	if err != nil {
+		return nil, err
+	}
+	row := x.newRow(c, in)
+	if err := x.exportPT(ctx, c, dir, t, &row); err != nil {
+		return nil, err
+	}
+	x.captures = append(x.captures, row)
+	return []CaptureRow{row}, nil
 }
 
 // probe recognises the trace in a file with package detect, the one
@@ -204,13 +241,31 @@ func (x *Exporter) input(in inputFile, f *os.File) io.Reader {
 	return x.opt.Input(in.path, in.size, f)
 }
 
-func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
+// newRow starts the captures row of input in.
+func (x *Exporter) newRow(c *capture, in inputFile) CaptureRow {
 	row := CaptureRow{Identity: c.id, InputBytes: in.size, CaptureDate: c.date, Complete: true,
 		ExportedAt: x.opt.Now().UnixMicro(), SchemaVersion: SchemaVersion, IotapVersion: cmpOr(x.opt.IotapVersion, "devel"),
 		CommonClock: c.commonClock, Compression: cmpOr(in.res.Compression, "none")}
 	row.SourceFile = in.path
+	return row
+}
+
+func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
+	row := x.newRow(c, in)
 	var err error
 	switch in.kind {
+	case detect.PT:
+		var f *os.File
+		f, err = os.Open(in.path)
+		if err != nil {
+			return row, fmt.Errorf("export: %w", err)
+		}
+		var t *ptTrace
+		t, err = x.readPT(in, f)
+		f.Close()
+		if err == nil {
+			err = x.exportPT(ctx, c, in.path, t, &row)
+		}
 	case detect.MMIO:
 		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
 		// count in the resident size, which must stay flat.

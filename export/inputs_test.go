@@ -14,14 +14,14 @@ import (
 	"github.com/iotap/iotap/detect"
 )
 
-// psbRaw is the start of a raw Intel PT trace (a PSB packet): detect
-// recognises it, export does not write PT tables.
+// psbRaw is the start of a raw Intel PT trace (PSB packets): detect
+// recognises it, export writes its pt_stats.
 var psbRaw = bytes.Repeat([]byte{0x02, 0x82}, 16)
 
 // TestExportPathDetection: export recognises its inputs with package
 // detect, as every command does. In a capture directory, files that are
-// no trace, or a trace export does not write, are left out; given alone
-// they are errors that say what the file is.
+// no trace are left out; given alone they are errors that say what the
+// file is.
 func TestExportPathDetection(t *testing.T) {
 	events, err := os.ReadFile("../testdata/capture/events.ndjson")
 	if err != nil {
@@ -56,8 +56,9 @@ func TestExportPathDetection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Source != "events" || filepath.Base(rows[0].SourceFile) != "events.ndjson.gz" {
-		t.Fatalf("capture directory exported as %+v, want only events.ndjson.gz", rows)
+	if len(rows) != 2 || rows[0].Source != "events" || filepath.Base(rows[0].SourceFile) != "events.ndjson.gz" ||
+		rows[1].Source != "pt" || rows[1].Format != "raw" || filepath.Base(rows[1].SourceFile) != "pt.raw" {
+		t.Fatalf("capture directory exported as %+v, want events.ndjson.gz and pt.raw", rows)
 	}
 	if rows[0].Records != wantEvents || rows[0].Compression != "gzip" || rows[0].Loss != "" {
 		t.Errorf("gzip events: %d records, compression %q, loss %q; want %d lines, gzip, no loss",
@@ -69,7 +70,6 @@ func TestExportPathDetection(t *testing.T) {
 		notTrace bool   // the error matches detect.ErrNotTrace
 		say      string // the error says
 	}{
-		{"pt.raw", false, "raw Intel PT is not exported"},
 		{"notes.txt", true, "text"},
 		{"picture.png", true, "a PNG image"},
 	} {

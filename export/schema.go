@@ -16,10 +16,11 @@ const (
 	TableMMIOFields   = "mmio_fields"
 	TableUserEvents   = "user_events"
 	TablePTStats      = "pt_stats"
+	TablePTCalls      = "pt_calls"
 )
 
 // Tables lists every table this version writes.
-var Tables = []string{TableCaptures, TableUSBEvents, TableUSBTransfers, TableMMIOAccesses, TableMMIOMaps, TableMMIOFields, TableUserEvents, TablePTStats}
+var Tables = []string{TableCaptures, TableUSBEvents, TableUSBTransfers, TableMMIOAccesses, TableMMIOMaps, TableMMIOFields, TableUserEvents, TablePTStats, TablePTCalls}
 
 // Identity is the capture identity: the leading columns of every table.
 // None is null; an unknown value is "".
@@ -199,18 +200,41 @@ type UserEventRow struct {
 }
 
 // PTStatsRow is a row of pt_stats: the packet statistics of one Intel PT
-// stream (a CPU's trace or a raw file).
+// stream (a CPU's or a thread's trace, or a raw file), as 'iotap pt stats
+// --json' prints them.
 type PTStatsRow struct {
 	Identity
-	CPU          int32            `parquet:"cpu"` // -1 for a raw file
-	Bytes        int64            `parquet:"bytes"`
-	Packets      int64            `parquet:"packets"`
-	PSBs         int64            `parquet:"psbs"`
-	Overflows    int64            `parquet:"overflows"`
-	Errors       int64            `parquet:"errors"`
-	SkippedBytes int64            `parquet:"skipped_bytes"`
-	Truncated    bool             `parquet:"truncated"`
-	FirstTSC     *int64           `parquet:"first_tsc,optional"`
-	LastTSC      *int64           `parquet:"last_tsc,optional"`
-	ByKind       map[string]int64 `parquet:"packets_by_kind"`
+	Trace            string           `parquet:"trace,dict"`   // the stream: "cpu N", "tid N", or the raw file
+	CPU              *int32           `parquet:"cpu,optional"` // null when not per CPU
+	Bytes            int64            `parquet:"bytes"`
+	Packets          int64            `parquet:"packets"`
+	Kinds            map[string]int64 `parquet:"kinds"` // packets by kind (TNT, TIP, PSB, ...)
+	PSBs             int64            `parquet:"psbs"`
+	PSBGapMin        int64            `parquet:"psb_gap_min"` // bytes between PSBs
+	PSBGapMean       int64            `parquet:"psb_gap_mean"`
+	PSBGapMax        int64            `parquet:"psb_gap_max"`
+	Overflows        int64            `parquet:"overflows"`
+	Errors           int64            `parquet:"errors"`
+	FirstErrorOffset *int64           `parquet:"first_error_offset,optional"`
+	SkippedBytes     int64            `parquet:"skipped_bytes"`
+	Truncated        bool             `parquet:"truncated"`
+	FirstTSC         *uint64          `parquet:"first_tsc,optional"`
+	LastTSC          *uint64          `parquet:"last_tsc,optional"`
+}
+
+// PTCallRow is a row of pt_calls: one function call of a traced thread,
+// as 'iotap pt calls --json' prints it, with its self time.
+type PTCallRow struct {
+	Identity
+	Thread    int32  `parquet:"thread"`
+	Depth     int32  `parquet:"depth"` // 0 for the bottom of the stack
+	Function  string `parquet:"function,dict"`
+	Entry     uint64 `parquet:"entry"`    // run-time address of the function
+	BeginNS   int64  `parquet:"begin_ns"` // clock_domain: perf (ns) or tsc (ticks)
+	EndNS     int64  `parquet:"end_ns"`
+	SelfNS    int64  `parquet:"self_ns"` // end - begin less the callees' time
+	Kind      string `parquet:"kind,dict"`
+	EndReason string `parquet:"end_reason,dict"`
+	Insns     int64  `parquet:"insns"`
+	SelfInsns int64  `parquet:"self_insns"`
 }

@@ -12,24 +12,28 @@ import (
 
 func newExportCmd(e *env) *cobra.Command {
 	var (
-		dir       string
-		partition string
-		id        export.Identity
-		rowGroup  int64
-		keepGoing bool
-		allowLoss bool
+		dir           string
+		partition     string
+		id            export.Identity
+		rowGroup      int64
+		keepGoing     bool
+		allowLoss     bool
+		ptSysroot     string
+		ptBuildIDDirs []string
 	)
 	c := &cobra.Command{
 		Use:   "export --parquet DIR [flags] INPUT...",
 		Short: "Write captures as Parquet tables for DuckDB, ClickHouse, Spark",
 		Long: `Export captures as Parquet files, one directory per table under DIR:
-usb_events, usb_transfers, mmio_accesses, mmio_maps, mmio_fields, user_events and
-captures (one row per input: identity, clock, what was lost). Every row
+usb_events, usb_transfers, mmio_accesses, mmio_maps, mmio_fields, user_events,
+pt_stats, pt_calls and captures (one row per input: identity, clock, what was lost). Every row
 carries the capture identity: host, boot_id, kernel_release, capture_id,
 source_file, clock_domain. docs/parquet.md describes every column.
 
 An INPUT is a usbmon capture (text, binary, pcap, pcapng), an mmiotrace
-log (plain or compressed), a user_events NDJSON file, or a capture
+log (plain or compressed), a user_events NDJSON file, an Intel PT trace
+(perf.data, raw, or an 'iotap pt capture' directory: pt_calls needs the
+traced binaries, found as 'pt calls' finds them), or a capture
 directory (iotap capture -o DIR), whose files share one capture id and
 whose clocks.json gives each source's offset to the common clock.
 
@@ -57,7 +61,7 @@ is recorded in the captures table either way.`,
 			// One progress line for the whole export; each input adds its size.
 			m := e.meter("iotap: export", 0, false)
 			x, err := export.New(export.Options{Dir: dir, Partition: parts, Identity: id, RowGroupRows: rowGroup,
-				KeepGoing: keepGoing, IotapVersion: version,
+				KeepGoing: keepGoing, IotapVersion: version, PTSysroot: ptSysroot, PTBuildIDDirs: ptBuildIDDirs,
 				Input: func(_ string, size int64, r io.Reader) io.Reader {
 					m.AddTotal(size)
 					return m.Reader(r)
@@ -108,5 +112,7 @@ is recorded in the captures table either way.`,
 	f.Int64Var(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
 	f.BoolVar(&keepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when an input lost data")
+	f.StringVar(&ptSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
+	f.StringArrayVar(&ptBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
 	return c
 }

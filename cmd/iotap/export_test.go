@@ -259,32 +259,7 @@ func TestExportSchema(t *testing.T) {
 	wantTables := docTables(string(doc))
 	for _, table := range []string{"captures", "usb_events", "usb_transfers", "mmio_accesses", "mmio_maps", "mmio_fields", "user_events"} {
 		t.Run(table, func(t *testing.T) {
-			files, _ := filepath.Glob(filepath.Join(dir, table, "*.parquet"))
-			if len(files) != 1 {
-				t.Fatalf("%d files", len(files))
-			}
-			// parquet_schema also lists nested fields: a top-level column is
-			// the first element of its name.
-			r := duck(t, fmt.Sprintf(`WITH ps AS (SELECT name, repetition_type, row_number() OVER () AS i FROM parquet_schema('%[1]s')),
-d AS (SELECT column_name, column_type, row_number() OVER () AS j FROM (DESCRIBE SELECT * FROM '%[1]s'))
-SELECT d.column_name AS name, d.column_type AS type,
-    (SELECT repetition_type FROM ps WHERE ps.name = d.column_name ORDER BY i LIMIT 1) AS rep
-FROM d ORDER BY j`, files[0]))
-			want := wantTables[table]
-			if len(want) == 0 {
-				t.Fatalf("docs/parquet.md has no table %s", table)
-			}
-			var got []string
-			for _, row := range r.Rows {
-				null := "no"
-				if row["rep"] == "OPTIONAL" || row["rep"] == "REPEATED" {
-					null = "yes"
-				}
-				got = append(got, fmt.Sprintf("%s %s %s", row["name"], row["type"], null))
-			}
-			if strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("schema of %s (name, DuckDB type, nullable):\n%s\ndocs/parquet.md:\n%s", table, strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
+			checkSchema(t, dir, table, wantTables[table])
 		})
 	}
 	// Sorted by time within each file, identity never null or empty where
@@ -295,6 +270,37 @@ FROM (SELECT capture_id, source_file, clock_domain, %[2]s - lag(%[2]s) OVER (ORD
 		if num(t, r.Rows[0]["unsorted"]) != 0 || num(t, r.Rows[0]["noid"]) != 0 {
 			t.Errorf("%s: %v rows out of time order, %v without identity", tc.table, r.Rows[0]["unsorted"], r.Rows[0]["noid"])
 		}
+	}
+}
+
+// checkSchema compares the one file of table under dir with want, the
+// table's rows in docs/parquet.md ("name TYPE null"), as DuckDB reads it.
+func checkSchema(t *testing.T, dir, table string, want []string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, table, "*.parquet"))
+	if len(files) != 1 {
+		t.Fatalf("%s: %d files", table, len(files))
+	}
+	// parquet_schema also lists nested fields: a top-level column is
+	// the first element of its name.
+	r := duck(t, fmt.Sprintf(`WITH ps AS (SELECT name, repetition_type, row_number() OVER () AS i FROM parquet_schema('%[1]s')),
+d AS (SELECT column_name, column_type, row_number() OVER () AS j FROM (DESCRIBE SELECT * FROM '%[1]s'))
+SELECT d.column_name AS name, d.column_type AS type,
+    (SELECT repetition_type FROM ps WHERE ps.name = d.column_name ORDER BY i LIMIT 1) AS rep
+FROM d ORDER BY j`, files[0]))
+	if len(want) == 0 {
+		t.Fatalf("docs/parquet.md has no table %s", table)
+	}
+	var got []string
+	for _, row := range r.Rows {
+		null := "no"
+		if row["rep"] == "OPTIONAL" || row["rep"] == "REPEATED" {
+			null = "yes"
+		}
+		got = append(got, fmt.Sprintf("%s %s %s", row["name"], row["type"], null))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("schema of %s (name, DuckDB type, nullable):\n%s\ndocs/parquet.md:\n%s", table, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

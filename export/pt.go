@@ -1,0 +1,228 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
+)
+
+// ptTrace is an Intel PT input made ready for export: its streams with
+// their decoding configuration, and what calls.Analyze needs (nil for a
+// raw trace, which has no sideband to tell the code it ran).
+type ptTrace struct {
+	format  string
+	streams []intelpt.PerfStream
+	names   []string
+	cfg     intelpt.Config
+	calls   *calls.Input
+	// buildIDDirs are searched first for the traced binaries (a capture
+	// directory's binaries/).
+	buildIDDirs []string
+	loss        []string
+}
+
+// readPT reads a perf.data file or a raw trace (with the capture.json of
+// its capture directory, when it has one, for the timing parameters).
+func (x *Exporter) readPT(in inputFile, f *os.File) (*ptTrace, error) {
+	b, err := io.ReadAll(x.input(in, f))
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", in.path, err)
+	}
+	if !intelpt.IsPerfData(b) {
+		cfg := intelpt.Config{}
+		if ci, _, ok := intelpt.CaptureInfoOf(in.path); ok {
+			cfg = ci.DecoderConfig()
+		}
+		return &ptTrace{format: "raw", cfg: cfg, streams: []intelpt.PerfStream{{CPU: -1, TID: -1, Data: b}}, names: []string{in.path}}, nil
+	}
+	// A cut perf.data gives what it holds; the cut is loss.
+	cin, err := calls.ReadPerfData(b)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", in.path, err)
+	}
+	tr, err := intelpt.PerfDataPTTruncated(b)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", in.path, err)
+	}
+	if len(tr.Streams) == 0 {
+		return nil, fmt.Errorf("export: %s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", in.path)
+	}
+	t := &ptTrace{format: "perf.data", streams: tr.Streams, cfg: tr.Config, calls: cin}
+	for _, s := range tr.Streams {
+		t.names = append(t.names, s.Name())
+	}
+	if l := tr.LossSummary(); l != "" {
+		t.loss = append(t.loss, l)
+	}
+	if cin.Loss != "" {
+		t.loss = append(t.loss, "sideband: "+cin.Loss)
+	}
+	return t, nil
+}
+
+// readPTDir reads an 'iotap pt capture' directory (capture.json,
+// cpuN.pt, cpuN.sideband, binaries/).
+func readPTDir(dir string) (*ptTrace, error) {
+	cin, err := calls.ReadCaptureDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", dir, err)
+	}
+	ci, err := intelpt.ReadCaptureInfo(dir)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", dir, err)
+	}
+	t := &ptTrace{format: "pt capture", streams: cin.Streams, cfg: cin.Config, calls: cin,
+		buildIDDirs: []string{filepath.Join(dir, intelpt.BinariesDir)}}
+	for _, b := range ci.Buffers {
+		t.names = append(t.names, b.File)
+	}
+	if cin.Loss != "" {
+		t.loss = append(t.loss, cin.Loss)
+	}
+	return t, nil
+}
+
+// exportPT writes pt_stats (one row per stream) and, when the trace has
+// its sideband (perf.data, capture directory), pt_calls (one row per
+// function call, as 'iotap pt calls --json').
+func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptTrace, row *CaptureRow) error {
+	row.Source, row.Format = "pt", t.format
+	clock := "tsc"
+	var toNS func(uint64) uint64
+	if t.calls != nil && t.calls.ToNS != nil {
+		clock, toNS = "perf", t.calls.ToNS
+	}
+	row.ClockDomain = clock
+	id := c.id
+	id.SourceFile, id.ClockDomain = path, clock
+	stats := &lazyTable[PTStatsRow]{x: x, name: TablePTStats, c: c, src: path}
+	var lost []string
+	var first, last *int64
+	for i, s := range t.streams {
+		if err := ctx.Err(); err != nil {
+			stats.abort()
+			return err
+		}
+		st := intelpt.ComputeStats(s.Data, t.cfg)
+		r, err := stats.next()
+		if err != nil {
+			return err
+		}
+		*r = PTStatsRow{Identity: id, Trace: t.names[i], Bytes: st.Bytes, Packets: st.Packets, PSBs: st.PSBs,
+			PSBGapMin: st.PSBGapMin, PSBGapMean: st.PSBGapMean, PSBGapMax: st.PSBGapMax, Overflows: st.Overflows,
+			Errors: st.Errors, SkippedBytes: st.SkippedBytes, Truncated: st.Truncated, Kinds: map[string]int64{}}
+		if s.CPU >= 0 {
+			r.CPU = ptr(s.CPU)
+		}
+		for _, k := range intelpt.Kinds() {
+			if n := st.Count(k); n > 0 {
+				r.Kinds[k.String()] = n
+			}
+		}
+		if st.HaveTime {
+			r.FirstTSC, r.LastTSC = ptr(st.FirstTSC), ptr(st.LastTSC)
+			f, l := int64(st.FirstTSC), int64(st.LastTSC)
+			if toNS != nil {
+				f, l = int64(toNS(st.FirstTSC)), int64(toNS(st.LastTSC))
+			}
+			if first == nil || f < *first {
+				first = ptr(f)
+			}
+			if last == nil || l > *last {
+				last = ptr(l)
+			}
+		}
+		if len(st.ErrorOffsets) > 0 {
+			r.FirstErrorOffset = ptr(st.ErrorOffsets[0])
+		}
+		row.Records += st.Packets
+		row.LostEvents += st.Overflows
+		if st.Overflows > 0 {
+			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", t.names[i], st.Overflows))
+		}
+		if st.Truncated {
+			row.Truncated = true
+			lost = append(lost, fmt.Sprintf("%s: truncated tail", t.names[i]))
+		}
+	}
+	row.FirstTSNS, row.LastTSNS = first, last
+	lost = append(lost, t.loss...)
+	if t.calls != nil {
+		gaps, err := x.exportPTCalls(ctx, c, id, t, toNS)
+		if err != nil {
+			stats.abort()
+			return err
+		}
+		if gaps > 0 {
+			lost = append(lost, fmt.Sprintf("%d gap(s) in the calls (overflow, decoding error, code not found)", gaps))
+		}
+	}
+	row.Loss = strings.Join(lost, "; ")
+	return stats.commit()
+}
+
+// exportPTCalls decodes the calls of every thread into pt_calls: rows in
+// the order calls end (callees before their caller), per stream. It
+// returns the gaps of the decoding.
+func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t *ptTrace, toNS func(uint64) uint64) (int, error) {
+	out := &lazyTable[PTCallRow]{x: x, name: TablePTCalls, c: c, src: id.SourceFile}
+	conv := func(v uint64) int64 {
+		if toNS != nil {
+			v = toNS(v)
+		}
+		return int64(v)
+	}
+	// children[tid][d] sums the time of the calls at depth d that ended
+	// since the last call at depth d-1 of the thread ended: its callees.
+	children := map[int32][]int64{}
+	var werr error
+	dirs := append(append([]string(nil), t.buildIDDirs...), x.opt.PTBuildIDDirs...)
+	if len(x.opt.PTBuildIDDirs) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".debug")) // perf's build-id cache
+		}
+	}
+	o := calls.Options{Finder: calls.Finder(x.opt.PTSysroot, dirs), Demangle: true, TreeDepth: 1}
+	n := 0
+	o.OnCall = func(cl *calls.Call) {
+		if werr != nil {
+			return
+		}
+		if n++; n&4095 == 0 {
+			werr = ctx.Err()
+		}
+		begin, end := conv(cl.Begin), conv(cl.End)
+		dur := max(end-begin, 0)
+		acc := children[cl.Thread]
+		for len(acc) <= cl.Depth+1 {
+			acc = append(acc, 0)
+		}
+		self := max(dur-acc[cl.Depth+1], 0)
+		acc[cl.Depth+1] = 0
+		acc[cl.Depth] += dur
+		children[cl.Thread] = acc
+		r, err := out.next()
+		if err != nil {
+			werr = err
+			return
+		}
+		*r = PTCallRow{Identity: id, Thread: cl.Thread, Depth: int32(cl.Depth), Function: cl.Func, Entry: cl.Entry,
+			BeginNS: begin, EndNS: end, SelfNS: self, Kind: cl.Kind, EndReason: cl.EndReason,
+			Insns: int64(cl.EndInsn - cl.BeginInsn), SelfInsns: int64(cl.SelfInsn)}
+	}
+	res, err := calls.Analyze(t.calls, o)
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		out.abort()
+		return 0, fmt.Errorf("export: %s: %w", id.SourceFile, err)
+	}
+	return res.Gaps, out.commit()
+}
