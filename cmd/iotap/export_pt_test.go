@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -199,4 +200,13 @@ func TestExportPTCorpus(t *testing.T) {
 			t.Errorf("%s: pt_stats %v, pt stats --json %v", filepath.Base(p), g, w)
 		}
 	}
+}
+
+// ptsynthPerfData is synthPerfData where it runs (Linux, gcc), else "".
+func ptsynthPerfData(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		return ""
+	}
+	return synthPerfData(t)
 }

@@ -334,31 +334,7 @@ func docTables(doc string) map[string][]string {
 // the hosts, and must give what each host's export alone gives.
 func TestExportManyHosts(t *testing.T) {
 	needDuckDB(t)
-	dir := t.TempDir()
-	hosts := []struct {
-		host, boot string
-		inputs     []string
-		usb, mmio  string // the same data, for the oracle
-	}{
-		{"lab-a", "boot-a", []string{"../../testdata/capture"}, "../../testdata/capture/usb.pcapng", "../../testdata/capture/mmio.log.zst"},
-		{"lab-b", "boot-b", []string{"../../testdata/usbmon/lab-capture.pcapng", mmioGolden}, "../../testdata/usbmon/lab-capture.pcapng", mmioGolden},
-		{"lab-c", "boot-c", []string{"../../testdata/usbmon/lab-0u.txt", "../../testdata/capture/mmio.log.zst"}, "../../testdata/usbmon/lab-0u.txt", "../../testdata/capture/mmio.log.zst"},
-	}
-	want := map[string]string{}
-	for _, h := range hosts {
-		exportTo(t, dir, append([]string{"--partition", "host,date", "--host", h.host, "--boot-id", h.boot, "--kernel-release", "6.12.0"}, h.inputs...)...)
-		// The oracle per host: iotap's own commands on that host's inputs.
-		var transfers int64
-		out, _, _ := runIotap(t, "usb", "stats", "--json", h.usb)
-		for _, o := range decodeLines(t, out) {
-			if o["kind"] == "usb_endpoint" {
-				transfers += int64(o["latency"].(map[string]any)["count"].(float64))
-			}
-		}
-		out, _, _ = runIotap(t, "mmio", "stats", "--json", "--top", "0", h.mmio)
-		k := decodeLines(t, out)[1]["records"].(map[string]any) // after the input record
-		want[h.host] = fmt.Sprintf("%s %d %d", h.boot, transfers, int64(k["R"].(float64)+k["W"].(float64)))
-	}
+	dir, want, ptInputs := manyHostsTree(t)
 	files, _ := filepath.Glob(filepath.Join(dir, "usb_transfers", "host=*", "date=*", "*.parquet"))
 	if len(files) != 3 {
 		t.Fatalf("%d usb_transfers files in host=/date= directories: %v", len(files), files)
@@ -381,16 +357,19 @@ FROM read_parquet('%s/captures/**/*.parquet', hive_partitioning = true) GROUP BY
 	for _, row := range r.Rows {
 		summary = append(summary, fmt.Sprintf("%s:%d:%d:%v", row["host"], num(t, row["inputs"]), num(t, row["lost"]), row["complete"]))
 	}
-	if s := strings.Join(summary, " "); s != "lab-a:3:0:true lab-b:2:0:true lab-c:2:0:true" {
-		t.Errorf("captures per host: %s", s)
+	if s, w := strings.Join(summary, " "), fmt.Sprintf("lab-a:%d:0:true lab-b:2:0:true lab-c:2:0:true", 3+ptInputs); s != w {
+		t.Errorf("captures per host: %s, want %s", s, w)
 	}
 	// The DuckDB examples of docs/parquet.md run on this tree; the hottest
 	// registers per host are mmio stats' top 5.
-	qs := docDuckDBQueries(t, dir)
-	if len(qs) < 4 {
+	qs := docQueries(t, "DuckDB", dir)
+	if len(qs) < 5 {
 		t.Fatalf("%d DuckDB examples in docs/parquet.md", len(qs))
 	}
 	for _, q := range qs {
+		if ptInputs == 0 && strings.Contains(q, "pt_calls") {
+			continue
+		}
 		r := duck(t, q)
 		if strings.Contains(q, "hottest registers per host") {
 			if len(r.Rows) != 15 {
@@ -398,6 +377,44 @@ FROM read_parquet('%s/captures/**/*.parquet', hive_partitioning = true) GROUP BY
 			}
 		}
 	}
+}
+
+// manyHostsTree exports the lab captures as if from three hosts into one
+// Hive-partitioned tree (and, where ptsynth runs, a synthesized PT trace
+// on lab-a); want is, per host, "boot transfers accesses" as iotap usb
+// stats and mmio stats count them; ptInputs the PT inputs exported.
+func manyHostsTree(t *testing.T) (dir string, want map[string]string, ptInputs int) {
+	t.Helper()
+	dir = t.TempDir()
+	hosts := []struct {
+		host, boot string
+		inputs     []string
+		usb, mmio  string // the same data, for the oracle
+	}{
+		{"lab-a", "boot-a", []string{"../../testdata/capture"}, "../../testdata/capture/usb.pcapng", "../../testdata/capture/mmio.log.zst"},
+		{"lab-b", "boot-b", []string{"../../testdata/usbmon/lab-capture.pcapng", mmioGolden}, "../../testdata/usbmon/lab-capture.pcapng", mmioGolden},
+		{"lab-c", "boot-c", []string{"../../testdata/usbmon/lab-0u.txt", "../../testdata/capture/mmio.log.zst"}, "../../testdata/usbmon/lab-0u.txt", "../../testdata/capture/mmio.log.zst"},
+	}
+	if perf := ptsynthPerfData(t); perf != "" {
+		hosts[0].inputs = append(hosts[0].inputs, perf)
+		ptInputs = 1
+	}
+	want = map[string]string{}
+	for _, h := range hosts {
+		exportTo(t, dir, append([]string{"--partition", "host,date", "--host", h.host, "--boot-id", h.boot, "--kernel-release", "6.12.0"}, h.inputs...)...)
+		// The oracle per host: iotap's own commands on that host's inputs.
+		var transfers int64
+		out, _, _ := runIotap(t, "usb", "stats", "--json", h.usb)
+		for _, o := range decodeLines(t, out) {
+			if o["kind"] == "usb_endpoint" {
+				transfers += int64(o["latency"].(map[string]any)["count"].(float64))
+			}
+		}
+		out, _, _ = runIotap(t, "mmio", "stats", "--json", "--top", "0", h.mmio)
+		k := decodeLines(t, out)[1]["records"].(map[string]any) // after the input record
+		want[h.host] = fmt.Sprintf("%s %d %d", h.boot, transfers, int64(k["R"].(float64)+k["W"].(float64)))
+	}
+	return dir, want, ptInputs
 }
 
 // TestExportLoss: a truncated capture and an unreadable line exit 3 and
@@ -500,18 +517,19 @@ GROUP BY a.line ORDER BY a.line`, dir))
 	}
 }
 
-// docDuckDBQueries returns the statements of the DuckDB examples of
-// docs/parquet.md, with their directory "fleet/" replaced by dir.
-func docDuckDBQueries(t *testing.T, dir string) []string {
+// docQueries returns the statements of the examples of docs/parquet.md for
+// engine ("DuckDB", "ClickHouse"), with their directory "fleet/" (and
+// ClickHouse's s3() bucket) replaced by dir.
+func docQueries(t *testing.T, engine, dir string) []string {
 	t.Helper()
 	doc, err := os.ReadFile("../../docs/parquet.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(doc)
-	i := strings.Index(s, "### DuckDB")
+	i := strings.Index(s, "### "+engine)
 	if i < 0 {
-		t.Fatal("docs/parquet.md: no DuckDB examples")
+		t.Fatalf("docs/parquet.md: no %s examples", engine)
 	}
 	s = s[i:]
 	s = s[strings.Index(s, "```sql")+len("```sql"):]
@@ -519,6 +537,7 @@ func docDuckDBQueries(t *testing.T, dir string) []string {
 	var out []string
 	for _, q := range strings.Split(s, ";\n") {
 		if strings.TrimSpace(q) != "" {
+			q = strings.ReplaceAll(q, "s3('https://bucket.s3.amazonaws.com/fleet/", "file('"+dir+"/")
 			out = append(out, strings.ReplaceAll(q, "'fleet/", "'"+dir+"/"))
 		}
 	}
