@@ -104,3 +104,37 @@ func TestPTCallsCLI(t *testing.T) {
 		t.Errorf("truncated perf.data: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPTFlowSideband: pt flow given a perf.data and no image builds the
+// image from its sideband (the program, libc, ld.so, the vDSO) and lists
+// exactly the instructions the single-stepped run executed (truth.txt,
+// from ptrace); a file that is neither a perf.data nor a directory still
+// asks for an image.
+func TestPTFlowSideband(t *testing.T) {
+	perf := synthPerfData(t)
+	truth, err := os.ReadFile(filepath.Join(filepath.Dir(perf), "truth.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runUSB(t, "pt", "flow", perf)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" && l[0] != '[' {
+			got = append(got, strings.TrimLeft(l, "0"))
+		}
+	}
+	want := strings.Fields(string(truth))
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		n := 0
+		for n < len(got) && n < len(want) && got[n] == want[n] {
+			n++
+		}
+		t.Fatalf("%d instructions listed, %d ran; first difference at %d", len(got), len(want), n)
+	}
+	if _, stderr, code := runUSB(t, "pt", "flow", filepath.Join(filepath.Dir(perf), "truth.txt")); code != 2 || !strings.Contains(stderr, "no image") {
+		t.Errorf("a text file as trace without image: exit %d: %s", code, stderr)
+	}
+}

@@ -2,11 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
 )
 
 // decoderFlag records which of --insn-decoder/--block-decoder came last,
@@ -38,6 +41,11 @@ type ptFlowFlags struct {
 	endOnCall, endJump bool
 	insnKeep, blkKeep  bool
 	noInst, check      bool
+	// sideband input (perf.data or a capture directory)
+	stream, pid      int
+	sysroot          string
+	buildIDDirs      []string
+	kernel, kallsyms string
 }
 
 func newPTFlowCmd(e *env) *cobra.Command {
@@ -53,11 +61,17 @@ against libipt's ptxed test corpus.
 
 The image is built from --raw FILE[:OFFSET[-END]]:ADDRESS and --elf
 FILE[:BASE] (loadable segments), both repeatable; later files win where
-they overlap. --block-decoder (the default) decodes block by block with a
+they overlap. Without them, the trace may be a perf.data file or an
+'iotap pt capture' directory: the image is then the files that its
+sideband's mmap records name for the process of the stream (--stream N,
+--pid), found as 'pt calls' finds them (--sysroot, --buildid-dir, the
+directory's binaries/, the vDSO; --kernel and --kallsyms for kernel code). --block-decoder (the default) decodes block by block with a
 per-section cache; --insn-decoder one instruction at a time (same output).
 --json prints one JSON object per instruction, block (--block:show-blocks),
 event and error instead.`,
 		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
+  iotap pt flow perf.data
+  iotap pt flow --stream 1 --pid 4242 capture-dir
   iotap pt flow --insn-decoder --elf ./a.out --event:ip --event:time --pt trace.pt`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,6 +123,12 @@ event and error instead.`,
 	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
 	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
 	fl.BoolVar(&o.JSON, "json", false, "one JSON object per instruction, block, event and error (NDJSON)")
+	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
+	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
+	fl.StringVar(&f.sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
+	fl.StringArrayVar(&f.buildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
+	fl.StringVar(&f.kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
+	fl.StringVar(&f.kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
 	return c
 }
 
@@ -116,8 +136,14 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if f.pt == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
+	var sbTrace []byte
+	var sbConfig intelpt.Config
+	var sbImage *intelpt.Image
 	if len(f.raw) == 0 && len(f.elf) == 0 {
-		return usageErrorf("pt flow: no image (--raw or --elf)")
+		var err error
+		if sbTrace, sbConfig, sbImage, err = ptFlowSideband(e, f); err != nil {
+			return err
+		}
 	}
 	// The decoders do not allocate per instruction: the heap is the trace,
 	// the image and its decode caches, all live until the end. A collection
@@ -134,16 +160,21 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 			return err
 		}
 	}
-	file, from, size, err := intelpt.SplitFileRange(f.pt)
-	if err != nil {
-		return usageErrorf("pt flow: --pt: %v", err)
-	}
-	trace, err := intelpt.ReadFileRange(file, from, size)
-	if err != nil {
-		return err
+	var trace []byte
+	base := intelpt.Config{}
+	if sbImage != nil {
+		trace, base, im = sbTrace, sbConfig, sbImage
+	} else {
+		file, from, size, err := intelpt.SplitFileRange(f.pt)
+		if err != nil {
+			return usageErrorf("pt flow: --pt: %v", err)
+		}
+		if trace, err = intelpt.ReadFileRange(file, from, size); err != nil {
+			return err
+		}
 	}
 	cfg := intelpt.FlowConfig{Image: im}
-	cfg.Config = ptConfig(cmd, intelpt.Config{}, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	cfg.Config = ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
 	if f.cpu != "" && f.cpu != "none" {
 		cpu, err := intelpt.ParseCPU(f.cpu)
 		if err != nil {
@@ -171,6 +202,61 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
 		f.opt.Progress = func(off int64) { m.Update(off) }
 	}
-	_, err = intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
+	_, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
+}
+
+// ptFlowSideband reads a perf.data or capture directory given as the
+// trace when no image is: the stream to list and its process's image from
+// the sideband (calls.FlowImage): its trace, decoder configuration and
+// image.
+func ptFlowSideband(e *env, f *ptFlowFlags) ([]byte, intelpt.Config, *intelpt.Image, error) {
+	st, err := os.Stat(f.pt)
+	if err != nil {
+		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+	}
+	if !st.IsDir() {
+		head := make([]byte, 8)
+		if fh, err := os.Open(f.pt); err == nil {
+			fh.Read(head)
+			fh.Close()
+		}
+		if !intelpt.IsPerfData(head) {
+			return nil, intelpt.Config{}, nil, usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
+		}
+	}
+	in, binaries, err := calls.OpenInput(f.pt)
+	if err != nil {
+		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+	}
+	i := f.stream
+	if i < 0 {
+		if len(in.Streams) != 1 {
+			return nil, intelpt.Config{}, nil, usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, len(in.Streams))
+		}
+		i = 0
+	}
+	dirs := f.buildIDDirs
+	if binaries != "" {
+		dirs = append([]string{binaries}, dirs...)
+	}
+	if len(f.buildIDDirs) == 0 {
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".debug"))
+		}
+	}
+	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs)}
+	if f.kernel != "" || f.kallsyms != "" {
+		if o.Kernel, _, err = calls.LoadKernel(f.kernel, f.kallsyms); err != nil {
+			return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+		}
+	}
+	im, unfound, err := calls.FlowImage(in, i, int32(f.pid), o)
+	if err != nil {
+		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+	}
+	for _, u := range unfound {
+		fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
+	}
+	return in.Streams[i].Data, in.Config, im, nil
 }

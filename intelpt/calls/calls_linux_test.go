@@ -583,6 +583,19 @@ func TestPerCPUTwoProcesses(t *testing.T) {
 			}
 		}
 	}
+	// pt flow's image: one process of the two, chosen by pid
+	if _, _, err := FlowImage(in, 0, 0, Options{}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("processes %d, %d ran on cpu 3", a.Run.PID, runB.PID)) {
+		t.Errorf("FlowImage of two processes without pid: %v", err)
+	}
+	im, _, err := FlowImage(in, 0, int32(runB.PID), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [16]byte
+	first := runB.Steps[0].IP
+	if n := im.Read(buf[:], first, intelpt.ASID{CR3: intelpt.AnyASID, VMCS: intelpt.AnyASID}); n == 0 || !bytes.Equal(buf[:n], runB.Bytes(first)[:n]) {
+		t.Errorf("FlowImage of pid %d: %x at %#x, want %x", runB.PID, buf[:n], first, runB.Bytes(first)[:16])
+	}
 	names := []string{res.Tree.Children[0].Name, res.Tree.Children[1].Name}
 	if names[0] != fmt.Sprintf("prog %d", a.Run.PID) || names[1] != fmt.Sprintf("prog0 %d", runB.PID) {
 		t.Errorf("threads %v", names)
