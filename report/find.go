@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/detect"
-	"github.com/iotap/iotap/timeline"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -26,22 +25,22 @@ type Kind struct {
 
 // Sniff recognises a trace from its first bytes (up to 4 KiB are enough).
 func Sniff(head []byte) (Kind, bool) {
-	kind, err := timeline.Detect(head)
+	res, err := detect.Head(head, len(head) < detect.HeadSize)
 	if err != nil {
 		return Kind{}, false
 	}
-	switch kind {
-	case timeline.KindPT:
+	switch res.Kind {
+	case detect.PT:
 		format := "raw Intel PT"
 		if bytes.HasPrefix(head, []byte("PERFILE2")) {
 			format = "perf.data"
 		}
 		return Kind{"pt", format}, true
-	case timeline.KindMMIO:
+	case detect.MMIO:
 		return Kind{"mmio", "mmiotrace log"}, true
-	case timeline.KindEvents:
+	case detect.Events:
 		return Kind{"events", "user_events NDJSON"}, true
-	case timeline.KindUSB:
+	case detect.USB:
 		_, format, _ := usbmon.NewReader(bytes.NewReader(head))
 		return Kind{"usb", "usbmon " + format.String()}, true
 	}
@@ -71,7 +70,7 @@ func SniffFileErr(path string) (Kind, error) {
 	if err != nil {
 		return Kind{}, detect.ReadError(path, err)
 	}
-	if _, err := timeline.Detect(head); err != nil {
+	if _, err := detect.Head(head, len(head) < detect.HeadSize); err != nil {
 		return Kind{}, fmt.Errorf("%s: %w", path, err)
 	}
 	k, _ := Sniff(head)

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/iotap/iotap/detect"
 )
 
-// FuzzExport feeds arbitrary bytes as an input of every kind Detect
-// recognises: Export must return an error or a trace that decodes, never
+// FuzzExport feeds arbitrary bytes as an input of every kind package
+// detect recognises: Export must return an error or a trace that decodes, never
 // panic or leave a slice open.
 func FuzzExport(f *testing.F) {
 	f.Add([]byte(eventsNDJSON))
@@ -18,7 +20,7 @@ func FuzzExport(f *testing.F) {
 	f.Add([]byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x19, 1, 2, 3, 4, 5, 6, 7, 0x02, 0xf3})
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := Detect(data); err != nil {
+		if _, err := detect.Head(data, len(data) < detect.HeadSize); err != nil {
 			return
 		}
 		p := filepath.Join(dir, "in")

@@ -19,34 +19,22 @@ import (
 	"github.com/iotap/iotap/regdb"
 )
 
-// Kind is the source an input comes from.
-type Kind string
+// Kind is the source an input comes from, as package detect recognises
+// it from the content.
+type Kind = detect.Kind
 
 // Source kinds.
 const (
-	KindUSB    Kind = "usb"
-	KindMMIO   Kind = "mmio"
-	KindEvents Kind = "events"
-	KindPT     Kind = "pt"
+	KindUSB    = detect.USB
+	KindMMIO   = detect.MMIO
+	KindEvents = detect.Events
+	KindPT     = detect.PT
 )
 
 // ErrUnknownFormat is matched (errors.Is) by the error for an input whose
 // content is not a trace Export can read; the error says what the input
 // looks like and why (see package detect).
 var ErrUnknownFormat = detect.ErrNotTrace
-
-// Detect recognises the source of a trace from its first bytes: usbmon
-// text, binary, pcap or pcapng; mmiotrace logs; user_events NDJSON (iotap
-// events record --json); Intel PT (raw or perf.data). Compressed inputs
-// (gzip, xz, zstd) are recognised by their content once decompressed. head
-// is the first detect.HeadSize bytes of the input, or all of a shorter one.
-func Detect(head []byte) (Kind, error) {
-	res, err := detect.Head(head, len(head) < detect.HeadSize)
-	if err != nil {
-		return "", err
-	}
-	return Kind(res.Kind), nil
-}
 
 // Options configure Export.
 type Options struct {
@@ -646,7 +634,8 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(detect.HeadSize)
-	kind, err := Detect(head)
+	res, err := detect.Head(head, len(head) < detect.HeadSize)
+	kind := res.Kind
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
