@@ -1,10 +1,11 @@
 package usb
 
 import (
-	"encoding/hex"
+	"math"
 	"strconv"
 	"time"
 
+	"github.com/iotap/iotap/internal/ndjson"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -23,7 +24,7 @@ func AppendAddress(dst []byte, ev *usbmon.Event) []byte {
 	}
 	dst = append(dst, ':')
 	if ev.Fields&usbmon.HasBus != 0 {
-		dst = strconv.AppendUint(dst, uint64(ev.Bus), 10)
+		dst = ndjson.AppendUint(dst, uint64(ev.Bus))
 		dst = append(dst, ':')
 	}
 	if ev.Device < 100 {
@@ -32,9 +33,9 @@ func AppendAddress(dst []byte, ev *usbmon.Event) []byte {
 	if ev.Device < 10 {
 		dst = append(dst, '0')
 	}
-	dst = strconv.AppendUint(dst, uint64(ev.Device), 10)
+	dst = ndjson.AppendUint(dst, uint64(ev.Device))
 	dst = append(dst, ':')
-	return strconv.AppendUint(dst, uint64(ev.Endpoint), 10)
+	return ndjson.AppendUint(dst, uint64(ev.Endpoint))
 }
 
 // Elapsed returns the microseconds from first (Pipeline.First) to t, the
@@ -53,9 +54,9 @@ func Elapsed(first, t int64, ev *usbmon.Event) int64 {
 // status (completions), length, latency (paired completions), and the
 // decoding d or else the setup packet and the first data bytes.
 func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
-	b = strconv.AppendUint(b, seq, 10)
+	b = ndjson.AppendUint(b, seq)
 	b = append(b, ' ')
-	b = strconv.AppendFloat(b, rel, 'f', 6, 64)
+	b = appendSeconds6(b, rel)
 	b = append(b, ' ', byte(ev.Type), ' ')
 	b = AppendAddress(b, ev)
 	if ev.Type != usbmon.Submission {
@@ -67,11 +68,11 @@ func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair
 	}
 	if ev.Type != usbmon.Submission || !ev.HasSetup() || d.Summary == "" { // the request shows wLength
 		b = append(b, " len="...)
-		b = strconv.AppendUint(b, uint64(ev.Length), 10)
+		b = ndjson.AppendUint(b, uint64(ev.Length))
 	}
 	if paired {
 		b = append(b, " lat="...)
-		b = append(b, time.Duration(p.Latency*1000).String()...)
+		b = appendMicros(b, p.Latency)
 	}
 	switch {
 	case d.Summary != "":
@@ -84,17 +85,63 @@ func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair
 		}
 	case ev.Type == usbmon.Submission && ev.HasSetup():
 		b = append(b, " setup="...)
-		b = hex.AppendEncode(b, ev.Setup[:])
+		b = ndjson.AppendHex(b, ev.Setup[:])
 	}
 	if d.Summary == "" && ev.HasData() {
 		b = append(b, " data="...)
 		n := min(len(ev.Data), 16)
-		b = hex.AppendEncode(b, ev.Data[:n])
+		b = ndjson.AppendHex(b, ev.Data[:n])
 		if len(ev.Data) > n {
 			b = append(b, "..."...)
 		}
 	}
 	return append(b, '\n')
+}
+
+// appendSeconds6 appends rel as strconv.AppendFloat(b, rel, 'f', 6, 64)
+// does, without its float formatting when rel is a whole number of
+// microseconds below 10^6 s (as Elapsed/1e6 gives): then the double is
+// within far less than half a microsecond of that number, so the six
+// decimals are its digits.
+func appendSeconds6(b []byte, rel float64) []byte {
+	if rel > -1e6 && rel < 1e6 {
+		m := int64(math.Round(rel * 1e6))
+		if float64(m)/1e6 == rel && (m != 0 || !math.Signbit(rel)) {
+			u := uint64(m)
+			if m < 0 {
+				b = append(b, '-')
+				u = uint64(-m)
+			}
+			b = ndjson.AppendUint(b, u/1000000)
+			f := u % 1000000
+			return append(b, '.', byte('0'+f/100000), byte('0'+f/10000%10), byte('0'+f/1000%10),
+				byte('0'+f/100%10), byte('0'+f/10%10), byte('0'+f%10))
+		}
+	}
+	return strconv.AppendFloat(b, rel, 'f', 6, 64)
+}
+
+// appendMicros appends us microseconds as time.Duration.String writes
+// them, directly below one second (the latencies of almost every
+// transfer).
+func appendMicros(b []byte, us int64) []byte {
+	switch {
+	case us > 0 && us < 1000:
+		return append(ndjson.AppendUint(b, uint64(us)), "µs"...)
+	case us >= 1000 && us < 1000000:
+		b = ndjson.AppendUint(b, uint64(us/1000))
+		if f := us % 1000; f != 0 {
+			b = append(b, '.', byte('0'+f/100))
+			if f%100 != 0 {
+				b = append(b, byte('0'+f/10%10))
+				if f%10 != 0 {
+					b = append(b, byte('0'+f%10))
+				}
+			}
+		}
+		return append(b, "ms"...)
+	}
+	return append(b, time.Duration(us*1000).String()...)
 }
 
 // AppendHexDump appends data as tcpdump -X shows it: lines of an offset,
