@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/iotap/iotap/intelpt"
@@ -149,6 +150,13 @@ func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Sour
 		}
 		s.closer = f
 		srcs = []Source{s}
+		if fromCapture && opt.PTCalls != nil {
+			cs, err := captureCallsSources(in.Path, capInfo, conv, *opt.PTCalls)
+			if err != nil {
+				return nil, err
+			}
+			srcs = append(srcs, cs...)
+		}
 	} else {
 		b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
 		f.Close()
@@ -297,3 +305,27 @@ func (s *ptSource) Draw(c *Canvas, ts uint64) {
 
 func (s *ptSource) Flush(*Canvas, uint64)  {}
 func (s *ptSource) Finish(*Canvas, uint64) {}
+
+// captureCallsSources is the call track of the buffer path of an 'iotap
+// pt capture' directory: the directory's sideband and mapped files (its
+// binaries/ searched first), this buffer's stream.
+func captureCallsSources(path string, ci *intelpt.CaptureInfo, conv *TSCConversion, o calls.Options) ([]Source, error) {
+	dir := filepath.Dir(path)
+	cin, err := calls.ReadCaptureDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	if conv != nil {
+		cin.ToNS = conv.ToNS
+	}
+	i := 0
+	for i < len(ci.Buffers) && ci.Buffers[i].File != filepath.Base(path) {
+		i++
+	}
+	if i >= len(cin.Streams) {
+		return nil, fmt.Errorf("%s: not a buffer of %s", path, intelpt.CaptureInfoFile)
+	}
+	cin.Streams = cin.Streams[i : i+1]
+	o.Finder.BuildIDDirs = append([]string{filepath.Join(dir, intelpt.BinariesDir)}, o.Finder.BuildIDDirs...)
+	return NewPTCallsSources(path, cin, o), nil
+}

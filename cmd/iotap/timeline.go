@@ -136,7 +136,7 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
-	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of perf.data Intel PT inputs (a track per thread, see 'pt calls')")
+	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of Intel PT inputs, perf.data or 'pt capture' directories (a track per thread, see 'pt calls')")
 	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
 	f.DurationVar(&o.ptRes, "pt-resolution", 0, "--pt-calls: draw only calls at least this long (as pt calls --resolution)")
 	o.maxSize = timeline.DefaultMaxSize
