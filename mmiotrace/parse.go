@@ -225,6 +225,10 @@ func sp(b []byte, i int) bool { return i < len(b) && b[i] == ' ' }
 func parseLine(line []byte, r *Record) string {
 	r.Line = line
 	r.Text = nil
+	// Only R and W lines have a PC: a record reused for the next line
+	// must not keep the previous access's (mmio read --symbols named a
+	// MARK after the access before it).
+	r.PC = 0
 	if len(line) < 2 {
 		return other(line, r)
 	}

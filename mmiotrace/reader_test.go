@@ -362,3 +362,39 @@ func TestRecordLostMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedRecordPC: a record reused for the next line keeps no PC from
+// the access before it (mmio read --symbols named a MARK line with the
+// previous access's function: seen in the lab, TestLabSymbolsModule).
+func TestReusedRecordPC(t *testing.T) {
+	var r Record
+	lines := []string{
+		"R 4 28.978071 1 0xfea00008 0x78 0xffffffffc032308b 0",
+		"MARK 28.988972 iotap: bound 0000:00:07.0 iotap_labdrv",
+		"MAP 28.961514 1 0xfea00000 0xff7f74c980400000 0x100000 0x0 0",
+		"UNMAP 28.990000 1 0x0 0",
+		"# a comment",
+	}
+	if err := ParseLine([]byte(lines[0]), &r); err != nil || r.PC != 0xffffffffc032308b {
+		t.Fatalf("R line: PC %#x, %v", r.PC, err)
+	}
+	for _, l := range lines[1:] {
+		r2 := r
+		if err := ParseLine([]byte(l), &r2); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if r2.PC != 0 {
+			t.Errorf("%s: PC %#x left from the R line before it", l, r2.PC)
+		}
+	}
+	// The same through a Reader over the whole log.
+	rd := NewReader(strings.NewReader(strings.Join(lines, "\n") + "\n"))
+	for i := 0; ; i++ {
+		if err := rd.ReadInto(&r); err != nil {
+			break
+		}
+		if i > 0 && r.PC != 0 {
+			t.Errorf("line %d (%s): PC %#x", i+1, lines[i], r.PC)
+		}
+	}
+}
