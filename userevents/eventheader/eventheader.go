@@ -1,7 +1,6 @@
 package eventheader
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -468,58 +467,45 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// Value is a scalar or string field to encode: its name, encoding (no
-// array flags), format, and its bytes in little-endian order (strings
-// and binary without length or terminator).
+// Value is a field to encode: its name, encoding (without array flags),
+// format, optional tag, and its bytes in little-endian order (strings and
+// binary without length or terminator; 16- and 32-bit character strings
+// as UTF-16 or UTF-32 code units).
+//
+// Arrays: Array is EncCArray (the count, len(Elems), is in the metadata:
+// every event of this name has it) or EncVArray (the count precedes the
+// elements in the payload); each element of Elems gives its Data (or, in
+// an array of structs, its Members), its own Name, Encoding and Format
+// are ignored. Structs: Encoding EncStruct, Members are its fields (1 to
+// 127, each any Value, nested structs and arrays included); an array of
+// structs takes its field definitions from Members and each element's
+// values from that element's Members, in the same order and encodings.
 type Value struct {
 	Name     string
 	Encoding uint8
 	Format   uint8
 	Data     []byte
+	Tag      uint16
+	Array    uint8
+	Elems    []Value
+	Members  []Value
 }
 
 // Append appends a little-endian EventHeader event to dst: the header
 // (h.Flags is set to pointer64 | little-endian | extension), one metadata
 // extension naming the event and its fields, then the field values. It
-// checks names (no ';' or NUL) and encodings, and that counted values fit
-// their 16-bit length.
+// checks names (no ';' or NUL), encodings, that each value has the size
+// its encoding gives, and that counts and lengths fit their 16 bits.
 func Append(dst []byte, h Header, event string, vals []Value) ([]byte, error) {
 	if strings.ContainsAny(event, ";\x00") || event == "" {
 		return dst, fmt.Errorf("eventheader: bad event name %q", event)
 	}
 	meta := append([]byte(event), 0)
 	var data []byte
-	for _, v := range vals {
-		if strings.ContainsAny(v.Name, ";\x00") || v.Name == "" {
-			return dst, fmt.Errorf("eventheader: bad field name %q", v.Name)
-		}
-		meta = append(meta, v.Name...)
-		meta = append(meta, 0)
-		if v.Format != 0 {
-			meta = append(meta, v.Encoding|encChain, v.Format)
-		} else {
-			meta = append(meta, v.Encoding)
-		}
-		switch v.Encoding {
-		case EncValue8, EncValue16, EncValue32, EncValue64, EncValue128:
-			want := map[uint8]int{EncValue8: 1, EncValue16: 2, EncValue32: 4, EncValue64: 8, EncValue128: 16}[v.Encoding]
-			if len(v.Data) != want {
-				return dst, fmt.Errorf("eventheader: field %q: %d bytes for a %d-byte value", v.Name, len(v.Data), want)
-			}
-			data = append(data, v.Data...)
-		case EncZStringChar8:
-			if bytes.IndexByte(v.Data, 0) >= 0 {
-				return dst, fmt.Errorf("eventheader: field %q: NUL inside a zero-terminated string", v.Name)
-			}
-			data = append(append(data, v.Data...), 0)
-		case EncStringLength16Char8, EncBinaryLength16Char8:
-			if len(v.Data) > 0xffff {
-				return dst, fmt.Errorf("eventheader: field %q: %d bytes, more than a 16-bit length", v.Name, len(v.Data))
-			}
-			data = binary.LittleEndian.AppendUint16(data, uint16(len(v.Data)))
-			data = append(data, v.Data...)
-		default:
-			return dst, fmt.Errorf("eventheader: field %q: encoding %d not supported by Append", v.Name, v.Encoding)
+	var err error
+	for i := range vals {
+		if meta, data, err = appendValue(meta, data, &vals[i], 0); err != nil {
+			return dst, err
 		}
 	}
 	if len(meta) > 0xffff {
@@ -534,4 +520,145 @@ func Append(dst []byte, h Header, event string, vals []Value) ([]byte, error) {
 	dst = binary.LittleEndian.AppendUint16(dst, ExtMetadata)
 	dst = append(dst, meta...)
 	return append(dst, data...), nil
+}
+
+// appendValue appends v's definition to meta and its value to data.
+func appendValue(meta, data []byte, v *Value, depth int) ([]byte, []byte, error) {
+	meta, err := appendDef(meta, v, depth)
+	if err != nil {
+		return meta, data, err
+	}
+	data, err = appendFieldData(data, v, v, depth)
+	return meta, data, err
+}
+
+// appendDef appends the metadata of field v (and of its struct's fields).
+func appendDef(meta []byte, v *Value, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return meta, fmt.Errorf("eventheader: field %q: structs nested deeper than %d", v.Name, maxDepth)
+	}
+	if strings.ContainsAny(v.Name, ";\x00") || v.Name == "" {
+		return meta, fmt.Errorf("eventheader: bad field name %q", v.Name)
+	}
+	if v.Encoding == 0 || v.Encoding >= encMax {
+		return meta, fmt.Errorf("eventheader: field %q: encoding %d unknown", v.Name, v.Encoding)
+	}
+	if v.Array != 0 && v.Array != EncCArray && v.Array != EncVArray {
+		return meta, fmt.Errorf("eventheader: field %q: Array must be 0, EncCArray or EncVArray", v.Name)
+	}
+	meta = append(meta, v.Name...)
+	meta = append(meta, 0)
+	format := v.Format
+	if v.Encoding == EncStruct {
+		if len(v.Members) == 0 || len(v.Members) > 127 {
+			return meta, fmt.Errorf("eventheader: struct %q: %d fields (1 to 127)", v.Name, len(v.Members))
+		}
+		format = uint8(len(v.Members))
+	} else if format > 127 {
+		return meta, fmt.Errorf("eventheader: field %q: format %d (at most 127)", v.Name, format)
+	}
+	switch {
+	case v.Tag != 0:
+		meta = append(meta, v.Encoding|v.Array|encChain, format|fmtChain)
+		meta = binary.LittleEndian.AppendUint16(meta, v.Tag)
+	case format != 0:
+		meta = append(meta, v.Encoding|v.Array|encChain, format)
+	default:
+		meta = append(meta, v.Encoding|v.Array)
+	}
+	if v.Array == EncCArray {
+		if len(v.Elems) == 0 || len(v.Elems) > 0xffff {
+			return meta, fmt.Errorf("eventheader: constant array %q: %d elements (1 to 65535)", v.Name, len(v.Elems))
+		}
+		meta = binary.LittleEndian.AppendUint16(meta, uint16(len(v.Elems)))
+	}
+	if v.Encoding == EncStruct {
+		for i := range v.Members {
+			var err error
+			if meta, err = appendDef(meta, &v.Members[i], depth+1); err != nil {
+				return meta, err
+			}
+		}
+	}
+	return meta, nil
+}
+
+// appendFieldData appends the value of field def (an array: its count
+// when variable, then its elements) taken from val.
+func appendFieldData(data []byte, def, val *Value, depth int) ([]byte, error) {
+	if def.Array == 0 {
+		return appendData(data, def, val, depth)
+	}
+	if def.Array == EncCArray && len(val.Elems) != len(def.Elems) {
+		return data, fmt.Errorf("eventheader: constant array %q: %d elements, defined with %d", def.Name, len(val.Elems), len(def.Elems))
+	}
+	if def.Array == EncVArray {
+		if len(val.Elems) > 0xffff {
+			return data, fmt.Errorf("eventheader: array %q: %d elements, more than a 16-bit count", def.Name, len(val.Elems))
+		}
+		data = binary.LittleEndian.AppendUint16(data, uint16(len(val.Elems)))
+	}
+	for i := range val.Elems {
+		var err error
+		if data, err = appendData(data, def, &val.Elems[i], depth); err != nil {
+			return data, fmt.Errorf("eventheader: array %q element %d: %w", def.Name, i, err)
+		}
+	}
+	return data, nil
+}
+
+// appendData appends the value val of a field (or array element) defined
+// by def: def gives the encoding and, for structs, the fields; val the
+// bytes or, for structs, the members' values.
+func appendData(data []byte, def, val *Value, depth int) ([]byte, error) {
+	name := def.Name
+	if depth > maxDepth {
+		return data, fmt.Errorf("eventheader: field %q: structs nested deeper than %d", name, maxDepth)
+	}
+	switch def.Encoding {
+	case EncStruct:
+		if len(val.Members) != len(def.Members) {
+			return data, fmt.Errorf("eventheader: struct %q: %d values for %d fields", name, len(val.Members), len(def.Members))
+		}
+		for i := range def.Members {
+			m, mv := &def.Members[i], &val.Members[i]
+			if mv.Encoding != 0 && mv.Encoding != m.Encoding {
+				return data, fmt.Errorf("eventheader: struct %q field %q: encoding %d, defined as %d", name, m.Name, mv.Encoding, m.Encoding)
+			}
+			var err error
+			if data, err = appendFieldData(data, m, mv, depth+1); err != nil {
+				return data, err
+			}
+		}
+		return data, nil
+	case EncValue8, EncValue16, EncValue32, EncValue64, EncValue128:
+		want := map[uint8]int{EncValue8: 1, EncValue16: 2, EncValue32: 4, EncValue64: 8, EncValue128: 16}[def.Encoding]
+		if len(val.Data) != want {
+			return data, fmt.Errorf("eventheader: field %q: %d bytes for a %d-byte value", name, len(val.Data), want)
+		}
+		return append(data, val.Data...), nil
+	case EncZStringChar8, EncZStringChar16, EncZStringChar32:
+		unit := unitSize(def.Encoding)
+		if len(val.Data)%unit != 0 {
+			return data, fmt.Errorf("eventheader: field %q: %d bytes, not a whole number of %d-byte characters", name, len(val.Data), unit)
+		}
+		for i := 0; i < len(val.Data); i += unit {
+			if allZero(val.Data[i : i+unit]) {
+				return data, fmt.Errorf("eventheader: field %q: NUL inside a zero-terminated string", name)
+			}
+		}
+		data = append(data, val.Data...)
+		return append(data, make([]byte, unit)...), nil
+	case EncStringLength16Char8, EncStringLength16Char16, EncStringLength16Char32, EncBinaryLength16Char8:
+		unit := unitSize(def.Encoding)
+		if len(val.Data)%unit != 0 {
+			return data, fmt.Errorf("eventheader: field %q: %d bytes, not a whole number of %d-byte characters", name, len(val.Data), unit)
+		}
+		if n := len(val.Data) / unit; n > 0xffff {
+			return data, fmt.Errorf("eventheader: field %q: %d characters, more than a 16-bit length", name, n)
+		}
+		data = binary.LittleEndian.AppendUint16(data, uint16(len(val.Data)/unit))
+		return append(data, val.Data...), nil
+	}
+	return data, fmt.Errorf("eventheader: field %q: encoding %d not supported by Append", name, def.Encoding)
 }

@@ -42,14 +42,14 @@ func TestParseName(t *testing.T) {
 func TestAppendDecode(t *testing.T) {
 	le := binary.LittleEndian
 	vals := []Value{
-		{"status", EncValue32, 0, le.AppendUint32(nil, 404)},
-		{"delta", EncValue32, FmtSignedInt, le.AppendUint32(nil, uint32(0xfffffffb))},
-		{"flags", EncValue16, FmtHexInt, le.AppendUint16(nil, 0xbeef)},
-		{"err", EncValue32, FmtErrno, le.AppendUint32(nil, 2)},
-		{"ok", EncValue8, FmtBoolean, []byte{1}},
-		{"path", EncZStringChar8, 0, []byte("/index.html")},
-		{"blob", EncBinaryLength16Char8, 0, []byte{1, 2, 0xff}},
-		{"msg", EncStringLength16Char8, 0, []byte(`say "hi"`)},
+		{Name: "status", Encoding: EncValue32, Format: 0, Data: le.AppendUint32(nil, 404)},
+		{Name: "delta", Encoding: EncValue32, Format: FmtSignedInt, Data: le.AppendUint32(nil, uint32(0xfffffffb))},
+		{Name: "flags", Encoding: EncValue16, Format: FmtHexInt, Data: le.AppendUint16(nil, 0xbeef)},
+		{Name: "err", Encoding: EncValue32, Format: FmtErrno, Data: le.AppendUint32(nil, 2)},
+		{Name: "ok", Encoding: EncValue8, Format: FmtBoolean, Data: []byte{1}},
+		{Name: "path", Encoding: EncZStringChar8, Format: 0, Data: []byte("/index.html")},
+		{Name: "blob", Encoding: EncBinaryLength16Char8, Format: 0, Data: []byte{1, 2, 0xff}},
+		{Name: "msg", Encoding: EncStringLength16Char8, Format: 0, Data: []byte(`say "hi"`)},
 	}
 	b, err := Append(nil, Header{ID: 7, Version: 1, Opcode: 1, Level: 4, Tag: 0x12}, "Request", vals)
 	if err != nil {
@@ -68,7 +68,7 @@ func TestAppendDecode(t *testing.T) {
 	if _, err := Append(nil, Header{}, "bad;name", nil); err == nil {
 		t.Error("';' in an event name accepted")
 	}
-	if _, err := Append(nil, Header{}, "E", []Value{{"x", EncValue32, 0, []byte{1}}}); err == nil {
+	if _, err := Append(nil, Header{}, "E", []Value{{Name: "x", Encoding: EncValue32, Format: 0, Data: []byte{1}}}); err == nil {
 		t.Error("1 byte for a value32 accepted")
 	}
 }
@@ -132,7 +132,7 @@ func TestDecodeArraysStructs(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	le := binary.LittleEndian
-	b, _ := Append(nil, Header{Level: 4}, "E", []Value{{"a", EncValue32, FmtTime, le.AppendUint32(nil, 1)}, {"s", EncZStringChar8, 0, []byte("x")}})
+	b, _ := Append(nil, Header{Level: 4}, "E", []Value{{Name: "a", Encoding: EncValue32, Format: FmtTime, Data: le.AppendUint32(nil, 1)}, {Name: "s", Encoding: EncZStringChar8, Format: 0, Data: []byte("x")}})
 	f.Add("P_L4K1", b)
 	f.Fuzz(func(t *testing.T, name string, data []byte) {
 		ev, err := Decode(name, data)
@@ -149,7 +149,8 @@ func FuzzDecode(f *testing.F) {
 
 func TestParseArg(t *testing.T) {
 	var vals []Value
-	for _, a := range []string{"n=5", "m=-3", "s=hello world", "u:u16=0x10", "h:x32=255", "b:bool=true", "e:errno=13", "raw:bin=0aff"} {
+	for _, a := range []string{"n=5", "m=-3", "s=hello world", "u:u16=0x10", "h:x32=255", "b:bool=true", "e:errno=13", "raw:bin=0aff",
+		"w:str16=hé😀", "d:str32=ok", "ports:u16[]=80,443", "names:str[]=a,b c", "none:s32[]="} {
 		v, err := ParseArg(a)
 		if err != nil {
 			t.Fatal(err)
@@ -165,13 +166,110 @@ func TestParseArg(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := string(AppendJSON(nil, ev, Meta{}))
-	want := `{"n":"P:E","n":5,"m":-3,"s":"hello world","u":16,"h":"0xFF","b":true,"e":"EACCES(13)","raw":"0a ff","meta":{"ts":0,"cpu":0,"pid":0,"tid":0,"level":5,"keyword":"0x1"}}`
+	want := `{"n":"P:E","n":5,"m":-3,"s":"hello world","u":16,"h":"0xFF","b":true,"e":"EACCES(13)","raw":"0a ff","w":"hé😀","d":"ok","ports":[80,443],"names":["a","b c"],"none":[],"meta":{"ts":0,"cpu":0,"pid":0,"tid":0,"level":5,"keyword":"0x1"}}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	for _, bad := range []string{"noequals", "x:u8=256", "y:f32=1", "z:bin=zz"} {
+	for _, bad := range []string{"noequals", "x:u8=256", "y:f32=1", "z:bin=zz", "a:u8[]=1,300", "b:bin[]=00", "c:[]=1", "d:str16=a\x00b"} {
 		if _, err := ParseArg(bad); err == nil {
 			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestAppendArraysStructs encodes constant and variable arrays, a struct
+// with a tagged field, 16- and 32-bit character strings and an array of
+// structs with Append, and compares the bytes with the same event built
+// by hand from eventheader.h's layout (field definitions in the metadata:
+// name NUL, encoding byte with array flags and chain bit, format byte
+// with chain bit, u16 tag, u16 constant count; payload: u16 count before a
+// variable array's elements, u16 length in characters before counted
+// strings, a NUL character after zero-terminated ones).
+func TestAppendArraysStructs(t *testing.T) {
+	le := binary.LittleEndian
+	u32 := func(v uint32) []byte { return le.AppendUint32(nil, v) }
+	vals := []Value{
+		{Name: "c", Encoding: EncValue16, Array: EncCArray, Elems: []Value{{Data: le.AppendUint16(nil, 1)}, {Data: le.AppendUint16(nil, 2)}}},
+		{Name: "v", Encoding: EncValue8, Array: EncVArray, Elems: []Value{{Data: []byte{7}}, {Data: []byte{8}}, {Data: []byte{9}}}},
+		{Name: "s", Encoding: EncStruct, Members: []Value{
+			{Name: "a", Encoding: EncValue8, Tag: 0x1234, Data: []byte{42}},
+			{Name: "z", Encoding: EncZStringChar16, Data: []byte{'h', 0, 'i', 0}},
+		}},
+		{Name: "w", Encoding: EncStringLength16Char32, Data: []byte{'o', 0, 0, 0, 'k', 0, 0, 0}},
+		{Name: "ps", Encoding: EncStruct, Array: EncVArray,
+			Members: []Value{{Name: "x", Encoding: EncValue32, Format: FmtHexInt}},
+			Elems:   []Value{{Members: []Value{{Data: u32(1)}}}, {Members: []Value{{Data: u32(0xbeef)}}}}},
+	}
+	got, err := Append(nil, Header{Level: 5}, "Ev", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta []byte
+	meta = append(meta, "Ev\x00"...)
+	meta = append(meta, "c\x00"...)
+	meta = append(meta, EncValue16|EncCArray)
+	meta = le.AppendUint16(meta, 2)
+	meta = append(meta, "v\x00"...)
+	meta = append(meta, EncValue8|EncVArray)
+	meta = append(meta, "s\x00"...)
+	meta = append(meta, EncStruct|encChain, 2)
+	meta = append(meta, "a\x00"...)
+	meta = append(meta, EncValue8|encChain, fmtChain)
+	meta = le.AppendUint16(meta, 0x1234)
+	meta = append(meta, "z\x00"...)
+	meta = append(meta, EncZStringChar16)
+	meta = append(meta, "w\x00"...)
+	meta = append(meta, EncStringLength16Char32)
+	meta = append(meta, "ps\x00"...)
+	meta = append(meta, EncStruct|EncVArray|encChain, 1)
+	meta = append(meta, "x\x00"...)
+	meta = append(meta, EncValue32|encChain, FmtHexInt)
+	var want []byte
+	want = append(want, FlagPointer64|FlagLittleEndian|FlagExtension, 0, 0, 0, 0, 0, 0, 5)
+	want = le.AppendUint16(want, uint16(len(meta)))
+	want = le.AppendUint16(want, ExtMetadata)
+	want = append(want, meta...)
+	want = le.AppendUint16(want, 1)
+	want = le.AppendUint16(want, 2)
+	want = le.AppendUint16(want, 3)
+	want = append(want, 7, 8, 9)
+	want = append(want, 42)
+	want = append(want, 'h', 0, 'i', 0, 0, 0)
+	want = le.AppendUint16(want, 2)
+	want = append(want, 'o', 0, 0, 0, 'k', 0, 0, 0)
+	want = le.AppendUint16(want, 2)
+	want = append(want, u32(1)...)
+	want = append(want, u32(0xbeef)...)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Append:\n got  % x\n want % x", got, want)
+	}
+	ev, err := Decode("P_L5K0", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := string(AppendJSON(nil, ev, Meta{}))
+	wantJS := `{"n":"P:Ev","c":[1,2],"v":[7,8,9],"s":{"a":42,"z":"hi"},"w":"ok","ps":[{"x":"0x1"},{"x":"0xBEEF"}],"meta":{"ts":0,"cpu":0,"pid":0,"tid":0,"level":5}}`
+	if js != wantJS {
+		t.Errorf("decoded:\n got  %s\n want %s", js, wantJS)
+	}
+
+	// What Append refuses.
+	bad := []struct {
+		name string
+		v    Value
+	}{
+		{"empty constant array", Value{Name: "c", Encoding: EncValue8, Array: EncCArray}},
+		{"both array flags", Value{Name: "c", Encoding: EncValue8, Array: EncCArray | EncVArray, Elems: []Value{{Data: []byte{1}}}}},
+		{"short element", Value{Name: "c", Encoding: EncValue16, Array: EncVArray, Elems: []Value{{Data: []byte{1}}}}},
+		{"struct without fields", Value{Name: "s", Encoding: EncStruct}},
+		{"struct value count", Value{Name: "s", Encoding: EncStruct, Members: []Value{{Name: "a", Encoding: EncValue8}}, Array: EncVArray, Elems: []Value{{}}}},
+		{"odd char16 string", Value{Name: "z", Encoding: EncZStringChar16, Data: []byte{'h'}}},
+		{"NUL char32 in string", Value{Name: "z", Encoding: EncZStringChar32, Data: make([]byte, 4)}},
+		{"unknown encoding", Value{Name: "x", Encoding: encMax}},
+	}
+	for _, c := range bad {
+		if _, err := Append(nil, Header{}, "E", []Value{c.v}); err == nil {
+			t.Errorf("%s: accepted", c.name)
 		}
 	}
 }

@@ -13,7 +13,11 @@ import (
 
 // Meta is what the recorder knows about an event besides its data.
 type Meta struct {
-	TS       uint64 // trace clock, nanoseconds
+	TS uint64 // trace clock, nanoseconds
+	// Wall is the wall-clock time of the event in nanoseconds since the
+	// Unix epoch, 0 when unknown; printed as "time" in RFC 3339 with
+	// nanoseconds, as perf-decode does.
+	Wall     int64
 	CPU      int
 	PID, TID int32
 }
@@ -22,8 +26,8 @@ type Meta struct {
 // decoder (perf-decode): {"n":"Provider:Event", fields…, "meta":{…}}, with
 // the same value formatting (hex integers "0x1F", errno "ENOENT(2)", times,
 // UUIDs, IP addresses, hex bytes "01 02", arrays, structs). meta holds "ts"
-// (the trace clock in nanoseconds) where perf-decode writes "time" (wall
-// clock), then cpu, pid, tid and the header's id, version, level, keyword,
+// (the trace clock in nanoseconds), "time" (wall clock, as perf-decode
+// writes it) when m.Wall is known, then cpu, pid, tid and the header's id, version, level, keyword,
 // opcode, tag and activity ids when set (like perf-decode, not the
 // tracepoint name's options). An event without metadata has
 // its payload as "payload" (hex bytes).
@@ -40,6 +44,11 @@ func AppendJSON(dst []byte, ev *Event, m Meta) []byte {
 	}
 	dst = append(dst, `,"meta":{"ts":`...)
 	dst = strconv.AppendUint(dst, m.TS, 10)
+	if m.Wall != 0 {
+		dst = append(dst, `,"time":"`...)
+		dst = time.Unix(0, m.Wall).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000000000Z")
+		dst = append(dst, '"')
+	}
 	dst = append(dst, `,"cpu":`...)
 	dst = strconv.AppendInt(dst, int64(m.CPU), 10)
 	dst = append(dst, `,"pid":`...)
