@@ -70,7 +70,7 @@ func appendEventHeaderJSON(dst []byte, rec *Recorded) []byte {
 	if tid == 0 {
 		pid, tid = rec.PID, rec.PID
 	}
-	return eventheader.AppendJSON(dst, rec.EventHeader, eventheader.Meta{TS: rec.TS, CPU: rec.CPU, PID: pid, TID: tid})
+	return eventheader.AppendJSON(dst, rec.EventHeader, eventheader.Meta{TS: rec.TS, Wall: rec.Wall, CPU: rec.CPU, PID: pid, TID: tid})
 }
 
 // appendEventHeaderText writes "SECONDS.NANOS [CPU] PID Provider:Event:

@@ -14,10 +14,12 @@ const (
 	perfFileHeaderSize  = 104
 	perfPipeHeaderSize  = 16
 	perfFeatTracingData = 1  // HEADER_TRACING_DATA
+	perfFeatClockData   = 29 // HEADER_CLOCK_DATA: the recording clock against the wall clock
 	perfFeatLastKnown   = 32 // feature bits perf 6.x defines are below this
 
 	perfRecordHeaderAttr        = 64
 	perfRecordHeaderTracingData = 66
+	perfRecordHeaderFeature     = 80
 	perfRecordCompressed        = 81
 	perfRecordCompressed2       = 83
 
@@ -67,7 +69,7 @@ type PerfDataStats struct {
 	// Bad samples that did not decode (each also in Errors, up to a cap).
 	NotTracepoint, NoFormat, Bad uint64
 	// Compressed counts PERF_RECORD_COMPRESSED records (perf record -z),
-	// which this reader does not inflate: their samples are missing.
+	// inflated (zstd) and read like the others.
 	Compressed uint64
 }
 
@@ -103,7 +105,23 @@ type PerfDataReader struct {
 
 	buf  []byte
 	vals []Value
+
+	// clockOffset is wall-clock ns minus recording-clock ns (CLOCK_DATA).
+	clockOffset int64
+	clockOK     bool
+
+	// Records inflated from PERF_RECORD_COMPRESSED, read before the
+	// next record of the file (a record may continue in the next
+	// compressed record, as perf writes them).
+	zdec    *zstdStream
+	pending []byte
+	pendOff int
+	pendAt  int64 // file offset of the compressed record they came from
 }
+
+// maxInflated bounds what one compressed record may inflate to (perf
+// writes at most a ring buffer's worth per record).
+const maxInflated = 256 << 20
 
 // maxPerfErrors caps PerfDataReader.Errors.
 const maxPerfErrors = 32
@@ -194,6 +212,16 @@ func NewPerfDataReader(r io.Reader, size int64) (*PerfDataReader, error) {
 		switch {
 		case bit >= perfFeatLastKnown:
 			p.Warnings = append(p.Warnings, fmt.Sprintf("unknown feature section %d (%d bytes at %#x) skipped", bit, ss, so))
+		case bit == perfFeatClockData:
+			if ss < 24 || !in(so, ss) || ss > 1<<12 {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("clock data section %#x+%#x unusable: wall-clock time unknown", so, ss))
+				break
+			}
+			b := make([]byte, ss)
+			if _, err := ra.ReadAt(b, int64(so)); err != nil {
+				return nil, &PerfDataError{int64(so), err.Error()}
+			}
+			p.setClockData(b)
 		case bit == perfFeatTracingData:
 			if !in(so, ss) || ss > 1<<30 {
 				return nil, &PerfDataError{int64(t), fmt.Sprintf("tracing data section %#x+%#x outside the file", so, ss)}
@@ -215,6 +243,23 @@ func NewPerfDataReader(r io.Reader, size int64) (*PerfDataReader, error) {
 	p.r = bufio.NewReaderSize(io.NewSectionReader(ra, int64(dOff), int64(dSize)), 1<<16)
 	return p, nil
 }
+
+// setClockData reads a HEADER_CLOCK_DATA feature: u32 version, u32
+// clockid, u64 wall-clock ns and u64 recording-clock ns taken at the same
+// moment by perf record.
+func (p *PerfDataReader) setClockData(b []byte) {
+	if len(b) < 24 || binary.LittleEndian.Uint32(b) < 1 {
+		p.Warnings = append(p.Warnings, "clock data of an unknown version: wall-clock time unknown")
+		return
+	}
+	wall, clk := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
+	p.clockOffset, p.clockOK = int64(wall-clk), true
+}
+
+// WallClock returns what to add to a sample's TS (the recording clock) to
+// get wall-clock nanoseconds since the Unix epoch, from the clock data
+// perf record stores (perf 5.11 and later); ok is false without it.
+func (p *PerfDataReader) WallClock() (offset int64, ok bool) { return p.clockOffset, p.clockOK }
 
 func parsePerfEventAttr(a []byte) perfAttr {
 	le := binary.LittleEndian
@@ -273,31 +318,20 @@ func (p *PerfDataReader) Stats() PerfDataStats { return p.stats }
 // (Stats.Bad, Errors) and skipped; a record structure that is broken ends
 // reading with a *PerfDataError (what was read stays valid).
 func (p *PerfDataReader) Read(rec *Recorded) error {
+	err := p.read(rec)
+	if err != nil && p.zdec != nil {
+		p.zdec.close() // the decoder's goroutine ends with reading
+	}
+	return err
+}
+
+func (p *PerfDataReader) read(rec *Recorded) error {
 	for {
-		if p.end >= 0 && p.off >= p.end {
-			return io.EOF
+		typ, body, at, inflated, err := p.next()
+		if err != nil {
+			return err
 		}
-		var h [8]byte
-		if _, err := io.ReadFull(p.r, h[:]); err != nil {
-			if err == io.EOF && (p.pipe || p.end < 0) {
-				return io.EOF
-			}
-			return &PerfDataError{p.off, "record header cut short (file truncated)"}
-		}
-		typ := binary.LittleEndian.Uint32(h[:])
-		size := int(binary.LittleEndian.Uint16(h[6:]))
-		if size < 8 {
-			return &PerfDataError{p.off, fmt.Sprintf("record size %d", size)}
-		}
-		if cap(p.buf) < size-8 {
-			p.buf = make([]byte, size-8, 1<<16)
-		}
-		body := p.buf[:size-8]
-		if _, err := io.ReadFull(p.r, body); err != nil {
-			return &PerfDataError{p.off, fmt.Sprintf("record of %d bytes cut short (file truncated)", size)}
-		}
-		at := p.off
-		p.off += int64(size)
+		size := len(body) + 8
 		switch typ {
 		case PerfRecordSample:
 			ok, err := p.sample(body, at, rec)
@@ -318,10 +352,18 @@ func (p *PerfDataReader) Read(rec *Recorded) error {
 				p.stats.Lost += binary.LittleEndian.Uint64(body)
 			}
 		case perfRecordCompressed, perfRecordCompressed2:
-			if p.stats.Compressed == 0 {
-				p.Warnings = append(p.Warnings, "compressed records (perf record -z) are not decoded: their samples are missing; record without -z")
+			if inflated {
+				return &PerfDataError{at, "compressed record inside a compressed record"}
+			}
+			if err := p.inflate(typ, body, at); err != nil {
+				return err
 			}
 			p.stats.Compressed++
+		case perfRecordHeaderFeature:
+			// u64 feature id, then the feature section (pipe mode).
+			if len(body) >= 8 && binary.LittleEndian.Uint64(body) == perfFeatClockData {
+				p.setClockData(body[8:])
+			}
 		case perfRecordHeaderAttr:
 			if !p.pipe || len(body) < 64 {
 				continue
@@ -339,7 +381,7 @@ func (p *PerfDataReader) Read(rec *Recorded) error {
 			}
 		case perfRecordHeaderTracingData:
 			// u32 size, then the blob after the record, padded to 8.
-			if !p.pipe || len(body) < 4 {
+			if !p.pipe || len(body) < 4 || inflated {
 				continue
 			}
 			n := int64(binary.LittleEndian.Uint32(body))
@@ -362,6 +404,89 @@ func (p *PerfDataReader) Read(rec *Recorded) error {
 			}
 		}
 	}
+}
+
+// next returns the next record: from what a compressed record inflated
+// to, else from the file. body is valid until the next call.
+func (p *PerfDataReader) next() (typ uint32, body []byte, at int64, inflated bool, err error) {
+	if rest := p.pending[p.pendOff:]; len(rest) > 0 {
+		if len(rest) >= 8 {
+			size := int(binary.LittleEndian.Uint16(rest[6:]))
+			if size < 8 {
+				return 0, nil, p.pendAt, true, &PerfDataError{p.pendAt, fmt.Sprintf("inflated record size %d", size)}
+			}
+			if size <= len(rest) {
+				p.pendOff += size
+				return binary.LittleEndian.Uint32(rest), rest[8:size], p.pendAt, true, nil
+			}
+		}
+		// A record cut at the end of the inflated data: the rest comes
+		// with the next compressed record.
+	}
+	if p.end >= 0 && p.off >= p.end {
+		return 0, nil, p.off, false, p.endOfRecords()
+	}
+	var h [8]byte
+	if _, err := io.ReadFull(p.r, h[:]); err != nil {
+		if err == io.EOF && (p.pipe || p.end < 0) {
+			return 0, nil, p.off, false, p.endOfRecords()
+		}
+		return 0, nil, p.off, false, &PerfDataError{p.off, "record header cut short (file truncated)"}
+	}
+	typ = binary.LittleEndian.Uint32(h[:])
+	size := int(binary.LittleEndian.Uint16(h[6:]))
+	if size < 8 {
+		return 0, nil, p.off, false, &PerfDataError{p.off, fmt.Sprintf("record size %d", size)}
+	}
+	if cap(p.buf) < size-8 {
+		p.buf = make([]byte, size-8, 1<<16)
+	}
+	body = p.buf[:size-8]
+	if _, err := io.ReadFull(p.r, body); err != nil {
+		return 0, nil, p.off, false, &PerfDataError{p.off, fmt.Sprintf("record of %d bytes cut short (file truncated)", size)}
+	}
+	at = p.off
+	p.off += int64(size)
+	return typ, body, at, false, nil
+}
+
+// endOfRecords is io.EOF, or an error when inflated data ends inside a
+// record.
+func (p *PerfDataReader) endOfRecords() error {
+	if n := len(p.pending) - p.pendOff; n > 0 {
+		return &PerfDataError{p.pendAt, fmt.Sprintf("compressed data ends inside a record (%d bytes left)", n)}
+	}
+	return io.EOF
+}
+
+// inflate decompresses a PERF_RECORD_COMPRESSED (zstd frames) or
+// COMPRESSED2 (u64 data size first) record after what is left of the
+// previous one.
+func (p *PerfDataReader) inflate(typ uint32, body []byte, at int64) error {
+	data := body
+	if typ == perfRecordCompressed2 {
+		if len(body) < 8 {
+			return &PerfDataError{at, "compressed record without its data size"}
+		}
+		n := binary.LittleEndian.Uint64(body)
+		if n > uint64(len(body)-8) {
+			return &PerfDataError{at + 8, fmt.Sprintf("compressed data size %d in a %d-byte record", n, len(body)+8)}
+		}
+		data = body[8 : 8+n]
+	}
+	if p.zdec == nil {
+		p.zdec = newZstdStream(maxInflated)
+	}
+	rest := copy(p.pending, p.pending[p.pendOff:])
+	p.pending, p.pendOff, p.pendAt = p.pending[:rest], 0, at
+	// The payload is used by the decoder after this call returns only
+	// through its copy: body is the reader's reused buffer.
+	out, err := p.zdec.feed(p.pending, append([]byte(nil), data...))
+	p.pending = out
+	if err != nil {
+		return &PerfDataError{at + 8, "compressed record (zstd): " + err.Error()}
+	}
+	return nil
 }
 
 func (p *PerfDataReader) bad(err error) {
@@ -508,6 +633,9 @@ func (p *PerfDataReader) sample(body []byte, at int64, rec *Recorded) (bool, err
 		return false, fmt.Errorf("userevents: perf.data sample at byte %d: %s: %w", at, f.Name, err)
 	}
 	rec.EventHeader = eh
+	if p.clockOK && rec.TS != 0 {
+		rec.Wall = int64(rec.TS) + p.clockOffset
+	}
 	return true, nil
 }
 

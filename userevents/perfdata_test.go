@@ -10,13 +10,17 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// ltDir holds LinuxTracepoints' test output (see shared/testdata/README.md).
-const ltDir = "../../shared/testdata/userevents-linuxtracepoints"
+// ltDir holds LinuxTracepoints' test output (MIT, see its LICENSE): perf
+// record in file and pipe mode, and what their perf-decode printed.
+const ltDir = "testdata/linuxtracepoints"
 
 // readPerfData decodes every tracepoint sample of path to AppendJSON lines.
 func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
@@ -46,9 +50,9 @@ func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
 	return out, r
 }
 
-// normJSON decodes one JSON object with exact numbers, drops the clock
-// field of "meta" (perf-decode writes wall-clock "time", iotap the trace
-// clock "ts") and folds runs of U+FFFD into one (perf-decode writes code
+// normJSON decodes one JSON object with exact numbers, drops the trace
+// clock "ts" of "meta" (perf-decode writes only the wall-clock "time",
+// which iotap writes too, from the file's clock data) and folds runs of U+FFFD into one (perf-decode writes code
 // points beyond Unicode as invalid UTF-8 sequences, iotap as one U+FFFD).
 func normJSON(t testing.TB, b []byte) map[string]any {
 	t.Helper()
@@ -63,7 +67,6 @@ func normJSON(t testing.TB, b []byte) map[string]any {
 		t.Fatalf("%v: %s", err, b)
 	}
 	if meta, ok := m["meta"].(map[string]any); ok {
-		delete(meta, "time")
 		delete(meta, "ts")
 	}
 	return m
@@ -78,7 +81,7 @@ func normJSON(t testing.TB, b []byte) map[string]any {
 // pid, tid, id, version, level, keyword, opcode, tag, activity ids).
 func TestPerfDataLinuxTracepoints(t *testing.T) {
 	if _, err := os.Stat(ltDir); err != nil {
-		t.Skip("no " + ltDir + " (see shared/testdata/README.md)")
+		t.Skip("no " + ltDir + ")")
 	}
 	for _, name := range []string{"perf.data", "pipe.data"} {
 		t.Run(name, func(t *testing.T) {
@@ -147,9 +150,21 @@ func TestPerfDataPerfScript(t *testing.T) {
 	if err != nil {
 		t.Skip("perf not installed (apt-get install linux-perf)")
 	}
+	// -z: PERF_RECORD_COMPRESSED (one zstd stream across records);
+	// -k: a chosen clock, with HEADER_CLOCK_DATA relating it to the
+	// wall clock.
+	for _, mode := range []struct{ name, flags string }{{"plain", ""}, {"zstd", "-z"}, {"clockid", "-z -k CLOCK_MONOTONIC"}} {
+		t.Run(mode.name, func(t *testing.T) { perfScriptCompare(t, perf, strings.Fields(mode.flags)) })
+	}
+}
+
+// perfScriptCompare records with perf record and flags, and compares what
+// iotap reads with perf script.
+func perfScriptCompare(t *testing.T, perf string, flags []string) {
 	data := filepath.Join(t.TempDir(), "perf.data")
-	rec := exec.Command(perf, "record", "-q", "-e", "sched:sched_process_fork", "-e", "sched:sched_process_exit", "-a", "-o", data,
-		"--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done")
+	args := []string{"record", "-q", "-e", "sched:sched_process_fork", "-e", "sched:sched_process_exit", "-a", "-o", data}
+	args = append(args, flags...)
+	rec := exec.Command(perf, append(args, "--", "sh", "-c", "for i in 1 2 3 4 5 6 7 8; do /bin/true; done")...)
 	if out, err := rec.CombinedOutput(); err != nil {
 		t.Skipf("perf record cannot trace here (%v): %s", err, out)
 	}
@@ -213,6 +228,32 @@ func TestPerfDataPerfScript(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("sample %d:\n iotap       %s\n perf script %s", i, got[i], want[i])
 		}
+	}
+	if st := r.Stats(); slices.Contains(flags, "-z") && st.Compressed == 0 {
+		t.Errorf("perf record -z wrote no compressed record? stats %+v", st)
+	}
+	off, ok := r.WallClock()
+	if !slices.Contains(flags, "-k") {
+		return
+	}
+	if !ok {
+		t.Fatalf("-k: no clock data read: warnings %v", r.Warnings)
+	}
+	// perf's own reading of the clock data: "# reference time: DATE =
+	// SEC.USEC (TOD) = SEC.NSEC (monotonic)".
+	hdr, err := exec.Command(perf, "report", "-i", data, "--header-only").Output()
+	if err != nil {
+		t.Fatalf("perf report --header-only: %v", err)
+	}
+	m := regexp.MustCompile(`reference time: .* = (\d+)\.(\d{6}) \(TOD\) = (\d+)\.(\d{9}) \(`).FindSubmatch(hdr)
+	if m == nil {
+		t.Fatalf("no reference time in perf report's header:\n%s", hdr)
+	}
+	num := func(b []byte) int64 { n, _ := strconv.ParseInt(string(b), 10, 64); return n }
+	tod := num(m[1])*1e9 + num(m[2])*1e3
+	clk := num(m[3])*1e9 + num(m[4])
+	if d := off - (tod - clk); d < 0 || d >= 1000 {
+		t.Errorf("wall clock offset %d ns, perf report's reference time gives %d (TOD in µs)", off, tod-clk)
 	}
 }
 

@@ -104,8 +104,8 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			st := r.Stats()
 			fmt.Fprintf(e.stderr, "iotap: %d event(s), lost %d, undecodable %d, without format %d, other samples %d\n",
 				st.Events, st.Lost, st.Bad, st.NoFormat, st.NotTracepoint)
-			if (st.Lost > 0 || st.Bad > 0 || st.Compressed > 0) && !allowLoss {
-				return dataLostError("events read: %d event(s) lost, %d undecodable, %d compressed records skipped (--allow-loss to accept)", st.Lost, st.Bad, st.Compressed)
+			if (st.Lost > 0 || st.Bad > 0) && !allowLoss {
+				return dataLostError("events read: %d event(s) lost, %d undecodable (--allow-loss to accept)", st.Lost, st.Bad)
 			}
 			return nil
 		},

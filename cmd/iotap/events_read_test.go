@@ -11,7 +11,7 @@ import (
 // perf-decode's JSON shape, exit 0; a file that is not perf.data is an
 // error naming why.
 func TestEventsRead(t *testing.T) {
-	const dir = "../../../shared/testdata/userevents-linuxtracepoints/"
+	const dir = "../../userevents/testdata/linuxtracepoints/"
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("no " + dir)
 	}
