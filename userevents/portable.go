@@ -36,7 +36,7 @@ type Recorded struct {
 	// Wall is the wall-clock time of TS in nanoseconds since the Unix
 	// epoch when the source relates its clock to the wall clock (perf.data
 	// with clock data), else 0.
-	Wall int64
+	Wall   int64
 	CPU    int
 	PID    int32
 	Format *Format

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -187,7 +186,7 @@ func prepareKernelTree(kernel string) (dir, skip string, err error) {
 		return "", "", fmt.Errorf("vmlab: %w", err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := lockFile(lock); err != nil {
 		return "", "", fmt.Errorf("vmlab: lock %s: %w", lock.Name(), err)
 	}
 	stamp := filepath.Join(dir, ".iotap-prepared")
