@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/internal/ndjson"
 	"github.com/iotap/iotap/mmiotrace"
 )
 
@@ -204,26 +205,120 @@ type FieldRecord struct {
 	Sub   []FieldRecord `json:"fields,omitempty"`
 }
 
-// NameRecord is the NDJSON object 'iotap mmio names --json' writes per
-// access: the record, its BAR and offset, and the register and bitfields
-// when named. Numbers that can exceed 2^53 are hexadecimal strings.
+// NameRecord is the "mmio_name" record 'iotap mmio names --json' writes
+// per access (docs/ndjson.md), as a Go value for readers of that output
+// (AppendNameNDJSON writes it without building one): the access, where it
+// is (location, BAR and offset), and the register and bitfields when
+// named. Numbers that can exceed 2^53 are hexadecimal strings; null
+// (nil) is "not known".
 type NameRecord struct {
-	Line     int64         `json:"line"`
-	Kind     string        `json:"kind"`
-	Width    uint8         `json:"width,omitempty"`
-	Time     string        `json:"time"`
-	Map      int32         `json:"map"`
-	Phys     string        `json:"phys"`
-	Value    *string       `json:"value,omitempty"`
-	BAR      string        `json:"bar,omitempty"`
-	Offset   *string       `json:"offset,omitempty"`
-	Domain   string        `json:"domain,omitempty"`
-	Register string        `json:"register,omitempty"`
-	Index    []uint64      `json:"index,omitempty"`
-	Access   string        `json:"access,omitempty"`
-	Doc      string        `json:"doc,omitempty"`
-	Fields   []FieldRecord `json:"fields,omitempty"`
-	Text     string        `json:"text,omitempty"`
+	Kind      string        `json:"kind"` // "mmio_name"
+	Line      int64         `json:"line"`
+	Access    string        `json:"access"` // R, W, UNKNOWN
+	Width     uint8         `json:"width,omitempty"`
+	TS        uint64        `json:"ts_ns"`
+	MapID     int32         `json:"map_id"`
+	Phys      string        `json:"phys"`
+	Value     *string       `json:"value,omitempty"`
+	Location  string        `json:"location"`
+	BAR       *string       `json:"bar"`
+	Offset    *string       `json:"offset"`
+	Domain    *string       `json:"domain"`
+	Register  *string       `json:"register"`
+	Index     []uint64      `json:"index,omitempty"`
+	RegAccess string        `json:"reg_access,omitempty"`
+	Doc       string        `json:"doc,omitempty"`
+	Fields    []FieldRecord `json:"fields,omitempty"`
+	Text      string        `json:"text,omitempty"`
+}
+
+// NDJSONName is the record kind of 'iotap mmio names --json'.
+const NDJSONName = "mmio_name"
+
+// AppendNameNDJSON appends the mmio_name record of the access rec at line
+// of its log, named a: the fields of NameRecord, written without
+// reflection (TestNameNDJSON checks them against encoding/json's
+// encoding of NewNameRecord).
+func AppendNameNDJSON(b []byte, line int64, rec *mmiotrace.Record, a Naming) []byte {
+	b = ndjson.Begin(b, NDJSONName)
+	b = ndjson.Int(b, "line", line)
+	b = ndjson.Str(b, "access", rec.Kind.String())
+	if rec.Width != 0 {
+		b = ndjson.Uint(b, "width", uint64(rec.Width))
+	}
+	b = ndjson.Uint(b, "ts_ns", rec.Time.NS)
+	b = ndjson.Int(b, "map_id", int64(rec.MapID))
+	b = ndjson.HexUint(b, "phys", rec.Phys)
+	if rec.Kind != mmiotrace.KindUnknown {
+		b = ndjson.HexUint(b, "value", rec.Value)
+	}
+	if a.Loc.BAR != nil {
+		bar := a.Loc.BAR.Addr.String() + "/" + strconv.Itoa(a.Loc.BAR.Index)
+		b = ndjson.Str(b, "location", bar+"+0x"+strconv.FormatUint(a.Loc.Offset, 16))
+		b = ndjson.Str(b, "bar", bar)
+		b = ndjson.HexUint(b, "offset", a.Loc.Offset)
+	} else {
+		b = append(ndjson.Key(b, "location"), '"', '0', 'x')
+		b = append(strconv.AppendUint(b, rec.Phys, 16), '"')
+		b = ndjson.Null(b, "bar")
+		b = ndjson.Null(b, "offset")
+	}
+	if a.Bind != nil {
+		b = ndjson.Str(b, "domain", a.Bind.Domain.Name)
+	} else {
+		b = ndjson.Null(b, "domain")
+	}
+	if !a.Named {
+		return ndjson.End(ndjson.Null(b, "register"))
+	}
+	b = ndjson.Str(b, "register", a.Match.Name())
+	if idx := a.Match.Indices(); len(idx) > 0 {
+		b = ndjson.OpenArray(b, "index")
+		for _, i := range idx {
+			b = ndjson.IntElem(b, int64(i))
+		}
+		b = ndjson.CloseArray(b)
+	}
+	if s := a.Match.Register.Access.String(); s != "" {
+		b = ndjson.Str(b, "reg_access", s)
+	}
+	if d := a.Match.Register.Doc; d != "" {
+		b = ndjson.Str(b, "doc", d)
+	}
+	if rec.Kind != mmiotrace.KindUnknown {
+		if fs := a.Match.Decode(rec.Value); len(fs) > 0 {
+			b = appendFieldsNDJSON(b, fs)
+		}
+		if t := a.Match.Format(rec.Value); t != "" {
+			b = ndjson.Str(b, "text", t)
+		}
+	}
+	return ndjson.End(b)
+}
+
+// appendFieldsNDJSON appends the "fields" array of fs (FieldRecord).
+func appendFieldsNDJSON(b []byte, fs []Field) []byte {
+	b = ndjson.OpenArray(b, "fields")
+	for _, f := range fs {
+		b = ndjson.OpenElem(b)
+		if f.Name != "" {
+			b = ndjson.Str(b, "name", f.Name)
+		}
+		b = append(ndjson.Key(b, "bits"), '"')
+		if f.High != f.Low {
+			b = append(strconv.AppendUint(b, uint64(f.High), 10), ':')
+		}
+		b = append(strconv.AppendUint(b, uint64(f.Low), 10), '"')
+		b = ndjson.Uint(b, "value", f.Value)
+		if f.Enum != "" {
+			b = ndjson.Str(b, "enum", f.Enum)
+		}
+		if len(f.Sub) > 0 {
+			b = appendFieldsNDJSON(b, f.Sub)
+		}
+		b = ndjson.Close(b)
+	}
+	return ndjson.CloseArray(b)
 }
 
 func fieldRecords(fs []Field) []FieldRecord {
@@ -238,29 +333,30 @@ func fieldRecords(fs []Field) []FieldRecord {
 	return out
 }
 
-// NewNameRecord returns the NDJSON record of the access rec at line of its
-// log, named a.
+// NewNameRecord returns the NameRecord of the access rec at line of its
+// log, named a (what AppendNameNDJSON writes).
 func NewNameRecord(line int64, rec *mmiotrace.Record, a Naming) *NameRecord {
+	str := func(s string) *string { return &s }
 	j := &NameRecord{
-		Line: line, Kind: rec.Kind.String(), Width: rec.Width, Time: rec.Time.String(),
-		Map: rec.MapID, Phys: "0x" + strconv.FormatUint(rec.Phys, 16),
+		Kind: NDJSONName, Line: line, Access: rec.Kind.String(), Width: rec.Width, TS: rec.Time.NS,
+		MapID: rec.MapID, Phys: "0x" + strconv.FormatUint(rec.Phys, 16),
 	}
+	j.Location = j.Phys
 	if rec.Kind != mmiotrace.KindUnknown {
-		v := "0x" + strconv.FormatUint(rec.Value, 16)
-		j.Value = &v
+		j.Value = str("0x" + strconv.FormatUint(rec.Value, 16))
 	}
 	if a.Loc.BAR != nil {
-		j.BAR = fmt.Sprintf("%s/%d", a.Loc.BAR.Addr, a.Loc.BAR.Index)
-		off := "0x" + strconv.FormatUint(a.Loc.Offset, 16)
-		j.Offset = &off
+		j.BAR = str(fmt.Sprintf("%s/%d", a.Loc.BAR.Addr, a.Loc.BAR.Index))
+		j.Offset = str("0x" + strconv.FormatUint(a.Loc.Offset, 16))
+		j.Location = *j.BAR + "+" + *j.Offset
 	}
 	if a.Bind != nil {
-		j.Domain = a.Bind.Domain.Name
+		j.Domain = str(a.Bind.Domain.Name)
 	}
 	if a.Named {
-		j.Register = a.Match.Name()
+		j.Register = str(a.Match.Name())
 		j.Index = a.Match.Indices()
-		j.Access = a.Match.Register.Access.String()
+		j.RegAccess = a.Match.Register.Access.String()
 		j.Doc = a.Match.Register.Doc
 		if rec.Kind != mmiotrace.KindUnknown {
 			j.Fields = fieldRecords(a.Match.Decode(rec.Value))

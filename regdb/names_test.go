@@ -80,7 +80,7 @@ func TestNamer(t *testing.T) {
 		a := n.Resolve(bars, &rec)
 		got = append(got, string(n.AppendNamed(nil, &rec, a)))
 		j := NewNameRecord(rd.Line(), &rec, a)
-		if a.Named != (j.Register != "") || (a.Loc.BAR != nil) != (j.BAR != "") {
+		if a.Named != (j.Register != nil) || (a.Loc.BAR != nil) != (j.BAR != nil) {
 			t.Errorf("line %d: JSON record %+v disagrees with %+v", rd.Line(), j, a)
 		}
 	}

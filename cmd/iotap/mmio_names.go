@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 --variant selects database variants (rnndb varset/variants): V or SET=V.`,
 		Example: `  iotap mmio names testdata/mmiotrace/e1000-probe.log
   iotap mmio names --db nv_mmio.xml --variant NV50 --bar 0000:01:00.0/0=NV_MMIO trace.log.xz
-  iotap mmio names --json trace.log | jq 'select(.register=="IMC")'`,
+  iotap mmio names --json trace.log | jq 'select(.register == "IMC")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMMIONames(e, &o, args[0])
@@ -137,7 +136,9 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	}()
 	bars := mmiotrace.NewBARMap()
 	bw := bufio.NewWriterSize(w, 256<<10)
-	enc := json.NewEncoder(bw)
+	if o.asJSON {
+		bw.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in)))
+	}
 	var rec mmiotrace.Record
 	var buf []byte
 	for i := 0; ; i++ {
@@ -164,7 +165,8 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		}
 		a := n.Resolve(bars, &rec)
 		if o.asJSON {
-			if err := enc.Encode(regdb.NewNameRecord(rd.Line(), &rec, a)); err != nil {
+			buf = regdb.AppendNameNDJSON(buf[:0], rd.Line(), &rec, a)
+			if _, err := bw.Write(buf); err != nil {
 				return err
 			}
 			continue

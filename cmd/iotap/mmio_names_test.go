@@ -167,12 +167,13 @@ func TestMMIONamesJSON(t *testing.T) {
 		}
 		recs = append(recs, m)
 	}
-	if len(recs) != 9 {
-		t.Fatalf("%d objects, want one per access (9)", len(recs))
+	if len(recs) != 10 || recs[0]["kind"] != "input" || recs[0]["file"] != p {
+		t.Fatalf("%d objects, want an input record and one per access (9)", len(recs))
 	}
+	recs = recs[1:]
 	imc := recs[1]
-	if imc["register"] != "IMC" || imc["offset"] != "0xd8" || imc["domain"] != "E1000" || imc["bar"] != "0000:00:03.0/0" || imc["line"] != 6.0 ||
-		imc["access"] != "w" || imc["doc"] != "Interrupt Mask Clear" {
+	if imc["kind"] != "mmio_name" || imc["register"] != "IMC" || imc["offset"] != "0xd8" || imc["location"] != "0000:00:03.0/0+0xd8" || imc["domain"] != "E1000" ||
+		imc["bar"] != "0000:00:03.0/0" || imc["line"] != 6.0 || imc["access"] != "W" || imc["reg_access"] != "w" || imc["doc"] != "Interrupt Mask Clear" {
 		t.Errorf("IMC record: %v", imc)
 	}
 	rah := recs[3]
@@ -184,7 +185,7 @@ func TestMMIONamesJSON(t *testing.T) {
 	if asel["name"] != "ASEL" || asel["bits"] != "17:16" || asel["enum"] != "DEST" {
 		t.Errorf("RAH ASEL field: %v", asel)
 	}
-	if _, ok := recs[8]["register"]; ok || recs[8]["bar"] != nil {
+	if reg, ok := recs[8]["register"]; !ok || reg != nil || recs[8]["bar"] != nil || recs[8]["domain"] != nil {
 		t.Errorf("access outside BARs: %v", recs[8])
 	}
 }

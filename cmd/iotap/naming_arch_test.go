@@ -35,21 +35,23 @@ func TestMMIONamingAgrees(t *testing.T) {
 				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 					t.Fatal(err)
 				}
-				if r.Kind != "R" && r.Kind != "W" {
+				if r.Kind != regdb.NDJSONName || (r.Access != "R" && r.Access != "W") {
 					continue
 				}
 				accesses++
-				if r.Register != "" {
+				reg := ""
+				if r.Register != nil {
+					reg = *r.Register
 					named++
 				}
 				if r.Offset == nil {
 					continue
 				}
-				k := fmt.Sprintf("%s+%s/%d", r.BAR, *r.Offset, r.Width)
-				if old, ok := names[k]; ok && old != r.Register {
-					t.Fatalf("names: %s named %q and %q", k, old, r.Register)
+				k := fmt.Sprintf("%s+%s/%d", *r.BAR, *r.Offset, r.Width)
+				if old, ok := names[k]; ok && old != reg {
+					t.Fatalf("names: %s named %q and %q", k, old, reg)
 				}
-				names[k] = r.Register
+				names[k] = reg
 			}
 			if named == 0 {
 				t.Fatal("names named nothing")

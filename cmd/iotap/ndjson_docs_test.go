@@ -74,6 +74,7 @@ var ndjsonDocCommands = [][]string{
 	{"report", "--json", "../../testdata/usbmon"},
 	{"mmio", "read", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log"},
 	{"mmio", "stats", "--json", "--min-loop", "2", "../../testdata/mmiotrace/e1000-probe.log"},
+	{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
