@@ -30,6 +30,9 @@ type HTMLOptions struct {
 	// Unidentified is said of a USB device whose identity the capture
 	// does not hold (a remedy naming a real command).
 	Unidentified string
+	// Timeline, when set, is the Perfetto timeline written with the
+	// report: the page links it (and its detail windows).
+	Timeline *TimelineLinks
 }
 
 // axis is the report's shared time axis: trace time t (ns, on the trace's
@@ -208,6 +211,9 @@ func (r *Report) WriteHTML(w io.Writer, o HTMLOptions) error {
 	var head page
 	head.f(`<h1>%s</h1>`, esc(title))
 	r.htmlSummary(&head, a, body.charts)
+	if o.Timeline != nil {
+		o.Timeline.html(&head)
+	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

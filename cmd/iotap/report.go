@@ -68,6 +68,9 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.tl.allowLoss = o.allowLoss
+			if o.tl.maxSize != 0 && o.tl.maxSize < timeline.MinMaxSize {
+				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.tl.maxSize), timeline.MinMaxSize)
+			}
 			return runReport(e, args, o)
 		},
 	}
@@ -79,6 +82,8 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning and every device without identity")
 	f.StringVar(&o.tl.db, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
 	f.StringVar(&o.tl.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
+	o.tl.maxSize = timeline.DefaultMaxSize
+	f.Var(&o.tl.maxSize, "max-size", "largest Perfetto file to write, as 'iotap timeline --max-size' (above it an overview plus detail windows in FILE.d/, linked from the HTML page); 0: one file")
 	return c
 }
 
@@ -155,15 +160,20 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	for _, t := range r.Traces {
 		inputs = append(inputs, t.Path)
 	}
+	// The timeline first: the HTML page links it.
+	var tl *timelineOptions
 	for i, out := range o.outs {
-		switch kinds[i] {
-		case "perfetto":
+		if kinds[i] == "perfetto" {
 			o.tl.out = out
 			if err := reportTimeline(e, text, r, &o.tl, o.verbose); err != nil {
 				return err
 			}
-		case "html", "json":
-			if err := reportWrite(e, text, r, out, kinds[i], inputs); err != nil {
+			tl = &o.tl
+		}
+	}
+	for i, out := range o.outs {
+		if kinds[i] == "html" || kinds[i] == "json" {
+			if err := reportWrite(e, text, r, out, kinds[i], inputs, tl); err != nil {
 				return err
 			}
 		}
@@ -177,15 +187,20 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	return nil
 }
 
-// reportWrite writes the HTML or NDJSON report to path.
-func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string) error {
+// reportWrite writes the HTML or NDJSON report to path; the HTML page
+// links the timeline tl wrote (nil: none).
+func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string, tl *timelineOptions) error {
 	f, err := e.createOutput(path, outfile.Atomic, inputs...)
 	if err != nil {
 		return err
 	}
 	cw := &countWriter{w: f}
 	if kind == "html" {
-		err = r.WriteHTML(cw, report.HTMLOptions{Unidentified: reportUnidentified})
+		ho := report.HTMLOptions{Unidentified: reportUnidentified}
+		if tl != nil && tl.out != "-" {
+			ho.Timeline = report.NewTimelineLinks(path, tl.out, tl.split)
+		}
+		err = r.WriteHTML(cw, ho)
 	} else {
 		err = r.WriteJSON(cw)
 	}
@@ -273,12 +288,18 @@ func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, 
 	if err != nil {
 		return err
 	}
+	to.split = o.split // for the HTML page's links
 	for i := range st.Inputs {
 		if n, ok := names[st.Inputs[i].Path]; ok {
 			st.Inputs[i].Path = n
 		}
 	}
-	st.WriteTable(w, o.out)
+	if o.split != nil && o.split.Split {
+		st.WriteTable(w, o.split.Dir+"/ (detail, all windows)")
+		o.split.WriteWindows(w, o.out)
+	} else {
+		st.WriteTable(w, o.out)
+	}
 	if !verbose {
 		for _, s := range report.FoldWarnings(warnings) {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)

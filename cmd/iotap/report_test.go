@@ -247,3 +247,32 @@ func TestReportBundleNames(t *testing.T) {
 		}
 	}
 }
+
+// report -o PAGE.html -o T.pftrace with a small --max-size splits the
+// timeline as 'iotap timeline' does, says so, and the page links every
+// window file written.
+func TestReportLinksSplitTimeline(t *testing.T) {
+	dir := t.TempDir()
+	page, tl := filepath.Join(dir, "r.html"), filepath.Join(dir, "t.pftrace")
+	var stdout, errb bytes.Buffer
+	if err := run(context.Background(), []string{"report", "../../testdata/mmiotrace/e1000-probe.log", "-o", page, "-o", tl, "--max-size", "128KiB"}, &stdout, &errb); err != nil {
+		t.Fatalf("report: %v\nstderr: %s", err, errb.String())
+	}
+	if !strings.Contains(stdout.String(), "the full detail is over --max-size 131072 bytes") {
+		t.Errorf("report does not say the timeline was split:\n%s", stdout.String())
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "t.d", "*.pftrace"))
+	if len(files) < 2 {
+		t.Fatalf("windows %v", files)
+	}
+	for _, f := range append(files, tl) {
+		rel, _ := filepath.Rel(dir, f)
+		if !strings.Contains(string(html), `<a href="`+filepath.ToSlash(rel)+`">`) {
+			t.Errorf("the page does not link %s", rel)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/timeline"
+)
+
+// TestHTMLLinksTimelineWindows writes a split timeline of the lab's e1000
+// log and a report page in another directory, and follows the page's
+// links: the overview and every window file on disk (and nothing else
+// of the detail directory) are linked, in order, with the events the
+// window files hold.
+func TestHTMLLinksTimelineWindows(t *testing.T) {
+	const log = "../testdata/mmiotrace/e1000-probe.log"
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tl", "t.pftrace")
+	pagePath := filepath.Join(dir, "html", "r.html")
+	for _, d := range []string{filepath.Dir(out), filepath.Dir(pagePath)} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := timeline.ExportSplit(context.Background(), out, []string{log}, timeline.Options{}, timeline.SplitOptions{MaxSize: 128 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Split {
+		t.Fatal("not split")
+	}
+	r, err := Build(context.Background(), []string{log}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page, HTMLOptions{Timeline: NewTimelineLinks(pagePath, out, st)}); err != nil {
+		t.Fatal(err)
+	}
+	var links []string
+	for _, m := range regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(page.String(), -1) {
+		if strings.HasPrefix(m[1], "https://") {
+			continue
+		}
+		p, err := url.PathUnescape(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		abs := filepath.Join(filepath.Dir(pagePath), filepath.FromSlash(p))
+		if _, err := os.Stat(abs); err != nil {
+			t.Errorf("link %q: %v", m[1], err)
+		}
+		links = append(links, abs)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "tl", "t.d", "*.pftrace"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("window files %v (%v)", files, err)
+	}
+	want := append([]string{out, filepath.Join(dir, "tl", "t.d", "index.json")}, files...)
+	if strings.Join(links, "\n") != strings.Join(want, "\n") {
+		t.Errorf("links:\n%s\nwant:\n%s", strings.Join(links, "\n"), strings.Join(want, "\n"))
+	}
+	// Each row's events are those of its window file.
+	rows := regexp.MustCompile(`<tr><td><a href="[^"]*">([^<]*)</a></td><td>[^<]*</td><td>[^<]*</td><td>(\d+)</td>`).FindAllStringSubmatch(page.String(), -1)
+	if len(rows) != len(files) {
+		t.Fatalf("%d window rows, %d files", len(rows), len(files))
+	}
+	for i, w := range st.Index.Windows {
+		if rows[i][1] != "../tl/t.d/"+w.File || rows[i][2] != strconv.FormatInt(w.Events, 10) {
+			t.Errorf("row %d: %q, want %s with %d events", i, rows[i][0], w.File, w.Events)
+		}
+	}
+}
