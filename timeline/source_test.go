@@ -54,7 +54,12 @@ func TestMergeAdaptersMatchExport(t *testing.T) {
 		t.Errorf("Merge wrote %d bytes, Export %d: traces differ", got.Len(), want.Len())
 	}
 	for i := range wst.Inputs {
-		if w, g := *wst.Inputs[i], *gst.Inputs[i]; w != g {
+		w, g := *wst.Inputs[i], *gst.Inputs[i]
+		if w.BytesRead == 0 {
+			t.Errorf("input %d: Export counts no bytes read", i)
+		}
+		w.BytesRead = 0 // the adapters read what the caller opened
+		if w != g {
 			t.Errorf("input %d: Merge %+v, Export %+v", i, g, w)
 		}
 	}

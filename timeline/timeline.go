@@ -115,6 +115,11 @@ type InputStats struct {
 	Truncation string `json:"truncation,omitempty"`
 	Overflow   int64  `json:"overflow,omitempty"`    // USB submissions beyond the pending limit, not drawn
 	Dropped    int64  `json:"pt_overflow,omitempty"` // PT OVF packets
+	// BytesRead counts the bytes read from the input; Seeked is set when a --from/--to window was read
+	// through the input's index (INPUT.iotapidx) rather than from the
+	// start.
+	BytesRead int64 `json:"bytes_read,omitempty"`
+	Seeked    bool  `json:"seeked,omitempty"`
 }
 
 // Stats is the result of Export.
@@ -230,13 +235,19 @@ type exporter struct {
 
 // countingReader counts the bytes read through it.
 type countingReader struct {
-	r io.Reader
-	n *int64
+	r   io.Reader
+	n   *int64 // all inputs (progress); nil: not counted
+	own *int64 // this input (InputStats.BytesRead); nil: not counted
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.n += int64(n)
+	if c.n != nil {
+		*c.n += int64(n)
+	}
+	if c.own != nil {
+		*c.own += int64(n)
+	}
 	return n, err
 }
 
@@ -401,6 +412,31 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		}
 		if win.HasTo {
 			st.Window.ToNS = &win.To
+		}
+		if win.HasFrom {
+			// Inputs with an index are read from the window on.
+			kept := h.items[:0]
+			for _, it := range h.items {
+				if timelineTime(it.t, shift) >= uint64(max(win.From, 0)) {
+					kept = append(kept, it)
+					continue
+				}
+				ns, raw, err := seekWindow(ctx, x, srcs[it.idx], win, offsets[it.idx], shift)
+				if err != nil && err != io.EOF {
+					return st, err
+				}
+				if ns != nil {
+					srcs[it.idx] = ns
+					defer ns.Close()
+					if err == io.EOF {
+						continue
+					}
+					it.t = raw + offsets[it.idx]
+				}
+				kept = append(kept, it)
+			}
+			h.items = kept
+			heap.Init(h)
 		}
 	}
 
@@ -610,6 +646,7 @@ var openers = map[Kind]opener{
 }
 
 func open(path string, opt *Options, prog *progress) ([]Source, error) {
+	in := &InputStats{Path: path}
 	var f io.ReadCloser
 	var r io.Reader
 	if path == "-" {
@@ -617,19 +654,24 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 			return nil, fmt.Errorf("-: no standard input")
 		}
 		f = io.NopCloser(opt.Stdin)
-		r = opt.Stdin
+		c := &countingReader{r: opt.Stdin, own: &in.BytesRead}
 		if prog != nil {
-			r = &countingReader{r: opt.Stdin, n: &prog.read}
+			c.n = &prog.read
 		}
+		r = c
 	} else {
 		of, err := os.Open(path)
 		if err != nil {
 			return nil, detect.ReadError(path, err) // with a remedy
 		}
 		f, r = of, of
-		if fi, err := of.Stat(); err == nil && fi.Mode().IsRegular() && prog != nil {
-			prog.total += fi.Size()
-			r = &countingReader{r: of, n: &prog.read}
+		if fi, err := of.Stat(); err == nil && fi.Mode().IsRegular() {
+			if prog != nil {
+				prog.total += fi.Size()
+				r = &countingReader{r: of, n: &prog.read, own: &in.BytesRead}
+			} else {
+				r = &countingReader{r: of, own: &in.BytesRead}
+			}
 		}
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
@@ -640,7 +682,8 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	ss, err := openers[kind](f, br, &InputStats{Path: path, Kind: kind}, opt)
+	in.Kind = kind
+	ss, err := openers[kind](f, br, in, opt)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
