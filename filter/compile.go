@@ -30,25 +30,33 @@ type Table[T any] struct {
 	aliases map[string]string
 	// Dynamic, if set, resolves names not in the table (the fields of a
 	// user_events format, known only per record). It returns false for
-	// names it does not take: they are then unknown fields.
+	// names it does not take: they are then unknown fields. A dynamic
+	// field may set both Num and Str (its type is known only per record):
+	// a comparison then uses the getter of the other operand's type
+	// (Num against another such field), and a bare name tests either.
 	Dynamic func(name string) (Field[T], bool)
 }
 
 // NewTable returns a table of the fields.
 func NewTable[T any](fields ...Field[T]) *Table[T] {
 	t := &Table[T]{byName: map[string]*Field[T]{}, aliases: map[string]string{}}
-	for i := range fields {
-		f := &fields[i]
-		if (f.Num == nil) == (f.Str == nil) {
-			panic("filter: field " + f.Name + " must have exactly one of Num and Str")
-		}
-		if _, dup := t.byName[f.Name]; dup {
-			panic("filter: field " + f.Name + " defined twice")
-		}
-		t.byName[f.Name] = f
-		t.order = append(t.order, f)
+	for _, f := range fields {
+		t.Add(f)
 	}
 	return t
+}
+
+// Add adds a field to the table (a package extending another's table:
+// regdb adds the register names to mmiotrace's fields).
+func (t *Table[T]) Add(f Field[T]) {
+	if (f.Num == nil) == (f.Str == nil) {
+		panic("filter: field " + f.Name + " must have exactly one of Num and Str")
+	}
+	if _, dup := t.byName[f.Name]; dup {
+		panic("filter: field " + f.Name + " defined twice")
+	}
+	t.byName[f.Name] = &f
+	t.order = append(t.order, &f)
 }
 
 // Alias makes alias another name of the field name.
@@ -94,7 +102,7 @@ func (t *Table[T]) lookup(name string) (*Field[T], bool) {
 		return f, true
 	}
 	if t.Dynamic != nil {
-		if f, ok := t.Dynamic(name); ok && (f.Num == nil) != (f.Str == nil) {
+		if f, ok := t.Dynamic(name); ok && (f.Num != nil || f.Str != nil) {
 			return &f, true
 		}
 	}
@@ -149,6 +157,16 @@ func (c *compiler[T]) node(n *node) func(*T) bool {
 		f := c.field(n.a)
 		if f == nil {
 			return never[T]
+		}
+		if f.Num != nil && f.Str != nil {
+			n, s := f.Num, f.Str
+			return func(x *T) bool {
+				if _, ok := n(x); ok {
+					return true
+				}
+				_, ok := s(x)
+				return ok
+			}
 		}
 		if f.Num != nil {
 			get := f.Num
@@ -215,6 +233,15 @@ func (c *compiler[T]) cmp(n *node) func(*T) bool {
 		return o.kind == oString
 	}
 	sa, sb := isStr(a, fa), isStr(b, fb)
+	dual := func(f *Field[T]) bool { return f != nil && f.Num != nil && f.Str != nil }
+	switch {
+	case dual(fa) && dual(fb):
+		sa, sb = false, false
+	case dual(fa):
+		sa = sb
+	case dual(fb):
+		sb = sa
+	}
 	// A string literal against a number field with names is that name's number.
 	if !sa && sb && fb == nil {
 		if v, ok := c.name(fa, b); ok {

@@ -15,7 +15,7 @@ import (
 // newEventsReadCmd is `iotap events read`: tracepoint samples of a
 // perf.data file, decoded with the formats the file stores.
 func newEventsReadCmd(e *env) *cobra.Command {
-	var out string
+	var out, expr string
 	var jsonOut, allowLoss bool
 	c := &cobra.Command{
 		Use:   "read PERF.DATA",
@@ -29,9 +29,18 @@ Lost samples (PERF_RECORD_LOST) and samples that cannot be decoded are counted o
 stderr; the exit status is then 3 unless --allow-loss.`,
 		Example: `  perf record -e user_events:http_req -o req.data -- ./server
   iotap events read req.data
-  iotap events read --json req.data > req.json`,
+  iotap events read --json req.data > req.json
+  iotap events read -Y 'event.name == "http_req" && event.status >= 500' req.data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var keep func(*userevents.Recorded) bool
+			if expr != "" {
+				k, err := userevents.ParseFilter(expr)
+				if err != nil {
+					return usageErrorf("-Y: %v", err)
+				}
+				keep = k
+			}
 			in, size := io.Reader(os.Stdin), int64(-1)
 			if args[0] != "-" {
 				f, err := os.Open(args[0])
@@ -75,6 +84,9 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 					readErr = err
 					break
 				}
+				if keep != nil && !keep(&rec) {
+					continue
+				}
 				line = line[:0]
 				if jsonOut {
 					line = userevents.AppendJSON(line, &rec)
@@ -113,6 +125,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 	fl := c.Flags()
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
+	fl.StringVarP(&expr, "filter", "Y", "", "print only the events matching the display-filter `EXPR` (event.name, event.FIELD, ...: docs/filters.md)")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
 	return c
 }

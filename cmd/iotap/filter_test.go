@@ -63,3 +63,27 @@ func TestUSBFilterFlag(t *testing.T) {
 		t.Errorf("bad filter: exit %d, %q", code, errs)
 	}
 }
+
+// mmio read -Y prints the lines gawk selects; -c counts selected records.
+func TestMMIOFilterFlag(t *testing.T) {
+	gawk, err := exec.LookPath("gawk")
+	if err != nil {
+		t.Skip("gawk not installed")
+	}
+	log := filepath.Join("..", "..", "testdata", "mmiotrace", "e1000-probe.log")
+	want, err := exec.Command(gawk, `$1 == "W" && $2 == 4 && strtonum($5) >= 0xfebc0100 { print }`, log).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runUSB(t, "mmio", "read", "-Y", `mmio.kind == "W" && mmio.width == 4 && mmio.addr >= 0xfebc0100`, log)
+	if code != 0 || out != string(want) || len(want) == 0 {
+		t.Fatalf("exit %d %s: %d bytes, gawk %d", code, errs, len(out), len(want))
+	}
+	out, _, _ = runUSB(t, "mmio", "read", "-c", "3", "-Y", `mmio.kind == "W" && mmio.width == 4 && mmio.addr >= 0xfebc0100`, log)
+	if lines := strings.SplitAfter(string(want), "\n"); out != strings.Join(lines[:3], "") {
+		t.Errorf("-c 3 -Y: %q", out)
+	}
+	if _, errs, code := runUSB(t, "mmio", "read", "-Y", `mmio.reg == 3`, log); code != 2 || !strings.Contains(errs, "column 13") {
+		t.Errorf("bad filter: exit %d %q", code, errs)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
 )
 
@@ -25,16 +26,23 @@ func newMMIOReadCmd(e *env) *cobra.Command {
 		symbols   string
 		count     uint64
 		workers   int
+		expr      string
 	)
 	c := &cobra.Command{
 		Use: "read FILE",
 		Example: `  iotap mmio read --check e1000.log.zst
   iotap mmio read --json -c 20 e1000.log | jq 'select(.kind == "mmio_access") | .phys'
-  iotap mmio read --symbols e1000.tar.gz e1000.log -o e1000.txt`,
+  iotap mmio read --symbols e1000.tar.gz e1000.log -o e1000.txt
+  iotap mmio read -Y 'mmio.reg == "CTRL" && mmio.kind == "W"' e1000.log`,
 		Short: "Read an mmiotrace log (plain, .gz, .xz, .zst) and rewrite, convert or check it",
 		Long: `Read an mmiotrace log and write it back in the kernel's text format (byte for
 byte for a kernel log), compressed when -o ends in .gz, .xz or .zst, or as
 NDJSON with --json. --check only parses and prints a summary.
+
+-Y EXPR prints only the records a display-filter expression selects
+(mmio.kind, mmio.addr, mmio.value, mmio.width, mmio.reg, mmio.bar,
+mmio.offset, ...: docs/filters.md); the output is then a selection of
+lines, not a log to read again (see 'iotap mmio filter' for that).
 
 Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 (--keep-going) make the command exit 3 unless --allow-loss.`,
@@ -50,7 +58,15 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				}
 				tab = t
 			}
-			if !check && count == 0 {
+			var keep func(*mmiotrace.Record) bool
+			if expr != "" {
+				k, err := regdb.ParseFilter(expr, &regdb.Binder{})
+				if err != nil {
+					return usageErrorf("-Y: %v", err)
+				}
+				keep = k
+			}
+			if !check && count == 0 && keep == nil {
 				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, progress)
 			}
 			var rd *mmiotrace.Reader
@@ -116,8 +132,8 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				return err
 			}
 			flush := bw.Flush
-			for n := uint64(0); count == 0 || n < count; n++ {
-				if n&0xffff == 0 && e.ctx.Err() != nil {
+			for n, i := uint64(0), 0; count == 0 || n < count; i++ {
+				if i&0xffff == 0 && e.ctx.Err() != nil {
 					flush()
 					closeOut()
 					return e.ctx.Err()
@@ -129,6 +145,10 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				if err != nil {
 					return err
 				}
+				if keep != nil && !keep(&rec) {
+					continue
+				}
+				n++
 				if err := write(&rec); err != nil {
 					return err
 				}
@@ -149,6 +169,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
 	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a log of 4 MiB or more on more than 2 cores, else 1)")
 	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
+	f.StringVarP(&expr, "filter", "Y", "", "print only the records matching the display-filter `EXPR` (docs/filters.md)")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
 	return c
