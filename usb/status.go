@@ -1,6 +1,9 @@
 package usb
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // URB status values (negative errno) with the meaning usbmon users know
 // them by (Documentation/driver-api/usb/error-codes.rst).
@@ -39,6 +42,23 @@ func StatusName(st int32) string {
 		return n
 	}
 	return strconv.Itoa(int(st))
+}
+
+// KnownStatuses returns the errno names StatusName knows, in order of
+// their numbers (OK, EPERM, ENOENT, ...): the values ParseStatus accepts
+// by name.
+func KnownStatuses() []string {
+	nums := make([]int32, 0, len(statusNames))
+	for n := range statusNames {
+		nums = append(nums, n)
+	}
+	slices.Sort(nums)
+	slices.Reverse(nums)
+	out := make([]string, len(nums))
+	for i, n := range nums {
+		out[i] = statusNames[n]
+	}
+	return out
 }
 
 // ParseStatus accepts a status as a number ("-32"), an errno name with or

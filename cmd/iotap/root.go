@@ -86,6 +86,7 @@ truncated input) unless --allow-loss is given.`,
 		newIndexCmd(e),  // cut.go
 	)
 	strictSubcommands(root)
+	registerCompletions(root) // completion.go
 	return root
 }
 
