@@ -13,7 +13,7 @@ import (
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
-	"github.com/iotap/iotap/internal/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth"
 )
 
 // TestPTCallsTrack: the calls of the synthesized trace of a real program

@@ -72,7 +72,7 @@ func cliPTStats(t *testing.T, path string) []string {
 }
 
 // TestExportPTMatchesCLI exports the perf.data of a synthesized PT trace
-// (internal/ptsynth single-steps a real program): DuckDB's pt_calls rows
+// (intelpt/ptsynth single-steps a real program): DuckDB's pt_calls rows
 // are the calls iotap pt calls --json prints, one for one, and each
 // call's self_ns is its duration less that of the calls nested in it
 // (found by their intervals in the JSON); pt_stats equals pt stats

@@ -22,7 +22,7 @@ func synthPerfData(t *testing.T) string {
 	}
 	dir := t.TempDir()
 	tool := filepath.Join(dir, "ptsynth")
-	if b, err := exec.Command("go", "build", "-o", tool, "../../internal/ptsynth/cmd/ptsynth").CombinedOutput(); err != nil {
+	if b, err := exec.Command("go", "build", "-o", tool, "../../intelpt/ptsynth/cmd/ptsynth").CombinedOutput(); err != nil {
 		t.Fatalf("building ptsynth: %v: %s", err, b)
 	}
 	if b, err := exec.Command(tool, "-o", dir).CombinedOutput(); err != nil {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/ptsynth"
 	"github.com/iotap/iotap/intelpt/symtab"
-	"github.com/iotap/iotap/internal/ptsynth"
 )
 
 var (

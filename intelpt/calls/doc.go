@@ -14,7 +14,7 @@
 // collapsed stacks) are in output.go.
 //
 // Tests synthesize the PT of a real PIE program linked against libc
-// (internal/ptsynth single-steps it under ptrace) and compare the
+// (intelpt/ptsynth single-steps it under ptrace) and compare the
 // calls with the nesting the program's stack pointer shows, and with
 // what its C source says.
 package calls

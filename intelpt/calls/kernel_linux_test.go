@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/internal/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth"
 	"github.com/iotap/iotap/internal/vmlab"
 	"github.com/iotap/iotap/ksym"
 )

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ptrace(2) for the PT trace synthesizer (internal/ptsynth), which
+// ptrace(2) for the PT trace synthesizer (intelpt/ptsynth), which
 // single-steps a test program. The caller must hold its OS thread
 // (runtime.LockOSThread) from starting the tracee to the last call.
 

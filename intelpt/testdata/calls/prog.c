@@ -1,4 +1,4 @@
-/* Test program of the PT call reconstruction (internal/ptsynth):
+/* Test program of the PT call reconstruction (intelpt/ptsynth):
  * a few hundred calls, recursion, indirect calls through a function
  * pointer, a tail call, a callback from libc (qsort), libc string
  * functions (their AVX2/EVEX variants), a longjmp out of a recursion, and

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/iotap/iotap/internal/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth"
 )
 
 func main() {
