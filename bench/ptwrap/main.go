@@ -1,7 +1,7 @@
 // Command ptwrap wraps a raw PT trace of one thread and the raw code it
 // ran (the ground-truth generator's PREFIX.pt and PREFIX.bin) into a
 // perf.data file, as `perf record -e intel_pt//u --per-thread` would
-// write it (internal/ptsynth: COMM, an MMAP2 of the code file at its
+// write it (intelpt/ptsynth: COMM, an MMAP2 of the code file at its
 // address, ITRACE_START, the trace in one AUXTRACE record, AUX, EXIT), so
 // that commands reading perf.data (`iotap timeline --pt-calls`, `iotap
 // pt calls`) run on generated traces of any length.
@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/iotap/iotap/internal/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth"
 )
 
 func main() {
