@@ -152,14 +152,14 @@ const MaxInterned = 1 << 14
 
 // WriterStats counts what a Writer wrote.
 type WriterStats struct {
-	Packets  int64 // TracePackets
-	Tracks   int64 // track descriptors (counter tracks included)
-	Slices   int64 // slices begun
-	Ends     int64 // slices ended
-	Instants int64
-	Counters int64 // counter values
-	Interned int64 // strings interned
-	Bytes    int64 // bytes written
+	Packets  int64 `json:"packets"`  // TracePackets
+	Tracks   int64 `json:"tracks"`   // track descriptors (counter tracks included)
+	Slices   int64 `json:"slices"`   // slices begun
+	Ends     int64 `json:"ends"`     // slices ended
+	Instants int64 `json:"instants"` // instant events
+	Counters int64 `json:"counters"` // counter values
+	Interned int64 `json:"interned"` // strings interned
+	Bytes    int64 `json:"bytes"`    // bytes written
 }
 
 // Writer writes a Perfetto trace (a perfetto.protos.Trace message) as a
