@@ -268,7 +268,7 @@ func TestTimelineStdin(t *testing.T) {
 		}
 		// The byte counts differ by the length of the name in the
 		// tracks' descriptions.
-		bytesField := regexp.MustCompile(`"Bytes":[0-9]+`)
+		bytesField := regexp.MustCompile(`"bytes":[0-9]+`)
 		want = bytesField.ReplaceAllString(strings.ReplaceAll(want, in, "-"), "")
 		if want != bytesField.ReplaceAllString(got, "") {
 			t.Errorf("timeline - < %s differs from the file's:\n%s\n%s", in, want, got)
