@@ -58,11 +58,12 @@ func (s *ProcSymbolizer) table(m *intelpt.Mapping) *symtab.Table {
 	return t
 }
 
-// namesNone reports that Func is false for every address (no mappings):
-// the decoder may then follow direct jumps inside blocks (Decode). Keep
-// it in step with Func.
+// namesNone reports that Func is false for every address (no kernel
+// symbols, no mappings): the decoder may then follow direct jumps inside
+// blocks (Decode). Keep it in step with Func: every source of names Func
+// reads must make it false.
 func (s *ProcSymbolizer) namesNone() bool {
-	return s.proc == nil || len(s.proc.Mappings) == 0
+	return s.Kernel == nil && (s.proc == nil || len(s.proc.Mappings) == 0)
 }
 
 // Func implements Symbolizer.
