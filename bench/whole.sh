@@ -15,7 +15,17 @@
 #   KM003C=FILE         km003c-adc-1000hz.pcapng (default: the shared test
 #                       data next to the repository, ../shared/testdata/usb)
 #   PTDUMP=FILE         libipt's ptdump (not packaged by Debian: build it from
-#                       github.com/intel/libipt outside this repository);
+#                       github.com/intel/libipt outside this repository, e.g.
+#                       without cmake, in a checkout of tag v2.2, after
+#                       writing intel-pt.h from libipt/include/intel-pt.h.in
+#                       and a pt_version.h defining pt_print_tool_version:
+#                       gcc -O2 -DFEATURE_THREADS -DPT_VERSION_MAJOR=2
+#                       -DPT_VERSION_MINOR=2 -DPT_VERSION_PATCH=0
+#                       -DPT_VERSION_BUILD=0 -DPT_VERSION_EXT='""' -I.
+#                       -Ilibipt/internal/include
+#                       -Ilibipt/internal/include/posix -Iinclude
+#                       -o ptdump ptdump/src/ptdump.c libipt/src/*.c
+#                       libipt/src/posix/*.c -lpthread);
 #                       the pt dump row is skipped without it
 #
 # Inputs:
@@ -114,6 +124,7 @@ for row in "${rows[@]}"; do
 		gcc -O2 -o "$work/ptpkt" bench/ptpkt/ptpkt.c -lipt
 		echo "pt input: $(stat -c %s "$trace") bytes"
 		pair "pt stats" "$iotap pt stats $trace" "$work/ptpkt bench $trace 1"
+		pair "pt stats --workers 2" "$iotap pt stats --workers 2 $trace" "$work/ptpkt bench $trace 1"
 		if [ -n "${PTDUMP:-}" ]; then
 			"$PTDUMP" "$trace" | cmp - <("$iotap" pt dump "$trace") && echo "pt dump: outputs identical"
 			pair "pt dump" "$iotap pt dump $trace" "$PTDUMP $trace"
