@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -362,3 +363,42 @@ func (l *lazyTable[T]) abort() {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// LocalIdentity is the identity of the running system, for exports of a
+// capture taken on it (iotap capture --parquet): the host name, the boot
+// id (/proc/sys/kernel/random/boot_id) and the kernel release
+// (/proc/sys/kernel/osrelease); what cannot be read is "".
+func LocalIdentity() Identity {
+	var id Identity
+	id.Host, _ = os.Hostname()
+	read := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	id.BootID = read("/proc/sys/kernel/random/boot_id")
+	id.KernelRelease = read("/proc/sys/kernel/osrelease")
+	return id
+}
+
+// Dir exports one capture directory (or file) with opt and writes the
+// captures table: New, ExportPath and Close in one call, as 'iotap
+// capture --parquet' does when the capture ends. Identity fields left
+// empty in opt are taken from LocalIdentity. What was lost is in the
+// returned rows (and the captures table).
+func Dir(ctx context.Context, path string, opt Options) ([]CaptureRow, error) {
+	local := LocalIdentity()
+	id := &opt.Identity
+	id.Host, id.BootID, id.KernelRelease = cmpOr(id.Host, local.Host), cmpOr(id.BootID, local.BootID), cmpOr(id.KernelRelease, local.KernelRelease)
+	x, err := New(opt)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.ExportPath(ctx, path)
+	if cerr := x.Close(); err == nil {
+		err = cerr
+	}
+	return rows, err
+}

@@ -15,6 +15,7 @@ import (
 // by the rows, so that rows do not allocate for them).
 type barInfo struct {
 	addr   *string
+	bar    *string // "0000:00:03.0/0"
 	vendor *int32
 	device *int32
 	driver *string
@@ -73,7 +74,7 @@ func (n *mmioNamer) bar(b *mmiotrace.BAR) *barInfo {
 	if b.Driver != "" {
 		drv = ptr(b.Driver)
 	}
-	bi := &barInfo{addr: ptr(b.Addr.String()), vendor: ptr(int32(b.Vendor)), device: ptr(int32(b.Device)),
+	bi := &barInfo{addr: ptr(b.Addr.String()), bar: ptr(fmt.Sprintf("%s/%d", b.Addr, b.Index)), vendor: ptr(int32(b.Vendor)), device: ptr(int32(b.Device)),
 		driver: drv, index: ptr(int32(b.Index)), names: map[regKey]*named{}}
 	if db, dom, ok := regdb.BuiltinForPCI(regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index); ok {
 		bi.db, bi.dom = db, dom
@@ -148,7 +149,7 @@ func emitFields(t *lazyTable[MMIOFieldRow], id Identity, bi *barInfo, reg string
 		if err != nil {
 			return err
 		}
-		*row = MMIOFieldRow{Identity: id, PCIAddr: *bi.addr, VendorID: *bi.vendor, DeviceID: *bi.device, BAR: *bi.index,
+		*row = MMIOFieldRow{Identity: id, PCI: *bi.addr, VendorID: *bi.vendor, DeviceID: *bi.device, BAR: *bi.bar, BARIndex: *bi.index,
 			Register: reg, Value: v, Field: name, Low: int32(f.Low), High: int32(f.High), FieldValue: f.Value, Enum: f.Enum}
 	}
 	return nil
@@ -166,13 +167,13 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 	bars := mmiotrace.NewBARMap()
 	namer := &mmioNamer{bars: map[mmiotrace.BAR]*barInfo{}}
 	ops := [...]string{mmiotrace.KindRead: "R", mmiotrace.KindWrite: "W", mmiotrace.KindUnknown: "UNKNOWN",
-		mmiotrace.KindMap: "MAP", mmiotrace.KindUnmap: "UNMAP"}
+		mmiotrace.KindMap: "mmio_map", mmiotrace.KindUnmap: "mmio_unmap"}
 	var (
 		rec             mmiotrace.Record
 		readErr         error
 		first           = true
 		firstTS, lastTS int64
-		offs            [batchRows]uint64
+		offs, pcs       [batchRows]uint64
 	)
 	for n := 0; ; n++ {
 		if n&8191 == 0 {
@@ -205,11 +206,15 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 				return err
 			}
 			a.Identity = id
-			a.Line, a.TSNS, a.Op = rd.Line(), ts, ops[rec.Kind]
-			a.Width, a.MapID, a.Phys, a.Value, a.PC, a.PID = int32(rec.Width), rec.MapID, rec.Phys, rec.Value, rec.PC, rec.PID
+			a.Line, a.TSNS, a.Access = rd.Line(), ts, ops[rec.Kind]
+			a.Width, a.MapID, a.Phys, a.Value, a.PID = int32(rec.Width), rec.MapID, rec.Phys, rec.Value, rec.PID
+			if rec.PC != 0 {
+				pcs[accesses.t.pos()] = rec.PC
+				a.PC = &pcs[accesses.t.pos()]
+			}
 			if loc, ok := bars.Lookup(rec.Phys); ok {
 				bi := namer.bar(loc.BAR)
-				a.PCIAddr, a.VendorID, a.DeviceID, a.Driver, a.BAR = bi.addr, bi.vendor, bi.device, bi.driver, bi.index
+				a.PCI, a.VendorID, a.DeviceID, a.Driver, a.BAR, a.BARIndex = bi.addr, bi.vendor, bi.device, bi.driver, bi.bar, bi.index
 				// The offsets of a batch live in offs (the writer copies
 				// them at the batch's flush): no allocation per row.
 				offs[accesses.t.pos()] = loc.Offset
@@ -235,12 +240,15 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 				return err
 			}
 			m.Identity = id
-			m.Line, m.TSNS, m.Op = rd.Line(), ts, ops[rec.Kind]
-			m.MapID, m.Phys, m.Virt, m.Len, m.PC = rec.MapID, rec.Phys, rec.Virt, rec.Len, rec.PC
+			m.Line, m.TSNS, m.Kind = rd.Line(), ts, ops[rec.Kind]
+			m.MapID, m.Phys, m.Virt, m.Length = rec.MapID, rec.Phys, rec.Virt, rec.Len
+			if rec.PC != 0 {
+				m.PC = ptr(rec.PC)
+			}
 			if rec.Kind == mmiotrace.KindMap {
 				if loc, ok := bars.Lookup(rec.Phys); ok {
 					bi := namer.bar(loc.BAR)
-					m.PCIAddr, m.VendorID, m.DeviceID, m.Driver, m.BAR = bi.addr, bi.vendor, bi.device, bi.driver, bi.index
+					m.PCI, m.VendorID, m.DeviceID, m.Driver, m.BAR, m.BARIndex = bi.addr, bi.vendor, bi.device, bi.driver, bi.bar, bi.index
 					m.Offset = ptr(loc.Offset)
 				}
 			}

@@ -124,14 +124,15 @@ type USBTransferRow struct {
 
 // MMIOFieldRow is a row of mmio_fields: one bitfield of a register value
 // seen in mmio_accesses, once per capture, register and value (join on
-// capture_id, pci_addr, register, value). Kept out of mmio_accesses: a
+// capture_id, bar, register, value). Kept out of mmio_accesses: a
 // nested list per access costs more than the rest of the row to write.
 type MMIOFieldRow struct {
 	Identity
-	PCIAddr    string `parquet:"pci_addr,dict"`
+	PCI        string `parquet:"pci,dict"`
 	VendorID   int32  `parquet:"vendor_id"`
 	DeviceID   int32  `parquet:"device_id"`
-	BAR        int32  `parquet:"bar"`
+	BAR        string `parquet:"bar,dict"` // "0000:00:03.0/0": PCI address / BAR index
+	BARIndex   int32  `parquet:"bar_index"`
 	Register   string `parquet:"register,dict"`
 	Value      uint64 `parquet:"value"`
 	Field      string `parquet:"field,dict"` // "" for a whole-register enum; nested bitsets as OUTER.INNER
@@ -142,44 +143,49 @@ type MMIOFieldRow struct {
 }
 
 // MMIOAccessRow is a row of mmio_accesses: one R, W or UNKNOWN record.
+// Column names are those of the mmio_access NDJSON record
+// (docs/ndjson.md).
 type MMIOAccessRow struct {
 	Identity
-	Line     int64   `parquet:"line"`    // input line number
-	TSNS     int64   `parquet:"ts_ns"`   // trace clock, ns
-	Op       string  `parquet:"op,dict"` // R, W, UNKNOWN
-	Width    int32   `parquet:"width"`   // bytes
+	Line     int64   `parquet:"line"`        // input line number
+	TSNS     int64   `parquet:"ts_ns"`       // trace clock, ns
+	Access   string  `parquet:"access,dict"` // R, W, UNKNOWN
+	Width    int32   `parquet:"width"`       // bytes
 	MapID    int32   `parquet:"map_id"`
 	Phys     uint64  `parquet:"phys"`
 	Value    uint64  `parquet:"value"`
-	PC       uint64  `parquet:"pc"`
+	PC       *uint64 `parquet:"pc,optional"` // null when not recorded
 	PID      int32   `parquet:"pid"`
 	CPU      *int32  `parquet:"cpu,optional"` // not in mmiotrace logs of this version: null
-	PCIAddr  *string `parquet:"pci_addr,optional,dict"`
+	PCI      *string `parquet:"pci,optional,dict"`
 	VendorID *int32  `parquet:"vendor_id,optional"`
 	DeviceID *int32  `parquet:"device_id,optional"`
 	Driver   *string `parquet:"driver,optional,dict"`
-	BAR      *int32  `parquet:"bar,optional"`
+	BAR      *string `parquet:"bar,optional,dict"` // "0000:00:03.0/0"
+	BARIndex *int32  `parquet:"bar_index,optional"`
 	Offset   *uint64 `parquet:"offset,optional"`
 	Register *string `parquet:"register,optional,dict"`
 	Decoded  *string `parquet:"decoded,optional,dict"` // the value's fields, compact: {SLU, SPEED=1000}; mmio_fields has them as rows
 }
 
-// MMIOMapRow is a row of mmio_maps: one MAP or UNMAP record.
+// MMIOMapRow is a row of mmio_maps: one MAP or UNMAP record, named as the
+// mmio_map and mmio_unmap NDJSON records.
 type MMIOMapRow struct {
 	Identity
 	Line     int64   `parquet:"line"`
 	TSNS     int64   `parquet:"ts_ns"`
-	Op       string  `parquet:"op,dict"` // MAP, UNMAP
+	Kind     string  `parquet:"kind,dict"` // mmio_map, mmio_unmap
 	MapID    int32   `parquet:"map_id"`
 	Phys     uint64  `parquet:"phys"`
 	Virt     uint64  `parquet:"virt"`
-	Len      uint64  `parquet:"len"`
-	PC       uint64  `parquet:"pc"`
-	PCIAddr  *string `parquet:"pci_addr,optional,dict"`
+	Length   uint64  `parquet:"length"`
+	PC       *uint64 `parquet:"pc,optional"`
+	PCI      *string `parquet:"pci,optional,dict"`
 	VendorID *int32  `parquet:"vendor_id,optional"`
 	DeviceID *int32  `parquet:"device_id,optional"`
 	Driver   *string `parquet:"driver,optional,dict"`
-	BAR      *int32  `parquet:"bar,optional"`
+	BAR      *string `parquet:"bar,optional,dict"`
+	BARIndex *int32  `parquet:"bar_index,optional"`
 	Offset   *uint64 `parquet:"offset,optional"`
 }
 

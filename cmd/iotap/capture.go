@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/export"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/userevents"
 )
@@ -24,6 +25,7 @@ type captureOptions struct {
 	duration  time.Duration
 	bufferKB  int
 	allowLoss bool
+	parquet   string
 }
 
 func newCaptureCmd(e *env) *cobra.Command {
@@ -74,6 +76,7 @@ unless --allow-loss.`,
 	f.DurationVar(&o.duration, "duration", 0, "stop after this long (0: at the end of the command, or on Ctrl-C)")
 	f.IntVar(&o.bufferKB, "buffer-kb", 0, "per-CPU ring buffer of the user events instance (0: kernel default)")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when a source lost events")
+	f.StringVar(&o.parquet, "parquet", "", "when the capture ends, export it as Parquet tables under `DIR` (as iotap export, identity of this system)")
 	return c
 }
 
@@ -125,8 +128,21 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "captured into %s (clocks in %s)\n", o.out, filepath.Join(o.out, capture.ClocksFile))
-	if len(res.Loss) > 0 && !o.allowLoss {
-		return dataLostError("capture: %s (use --allow-loss to accept)", strings.Join(res.Loss, "; "))
+	loss := res.Loss
+	if o.parquet != "" {
+		rows, err := export.Dir(e.ctx, res.Dir, export.Options{Dir: o.parquet, IotapVersion: version})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			fmt.Fprintf(e.stderr, "iotap: capture: exported %s: %d records to %s\n", r.SourceFile, r.Records, o.parquet)
+			if r.Loss != "" {
+				loss = append(loss, r.SourceFile+": "+r.Loss+" (recorded in the captures table)")
+			}
+		}
+	}
+	if len(loss) > 0 && !o.allowLoss {
+		return dataLostError("capture: %s (use --allow-loss to accept)", strings.Join(loss, "; "))
 	}
 	return nil
 }

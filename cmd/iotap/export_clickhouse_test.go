@@ -132,7 +132,7 @@ func TestExportClickHouse(t *testing.T) {
 	}
 	// The per-host comparison in ClickHouse against iotap's own counts.
 	rows := clickhouse(t, fmt.Sprintf(`SELECT host, any(boot_id) AS boot, count() AS transfers,
-    (SELECT count() FROM file('%[1]s/mmio_accesses/**/*.parquet', 'Parquet') AS m WHERE m.host = u.host AND op IN ('R', 'W')) AS accesses
+    (SELECT count() FROM file('%[1]s/mmio_accesses/**/*.parquet', 'Parquet') AS m WHERE m.host = u.host AND access IN ('R', 'W')) AS accesses
 FROM file('%[1]s/usb_transfers/**/*.parquet', 'Parquet') AS u GROUP BY host ORDER BY host`, dir))
 	got := map[string]string{}
 	for _, r := range rows {

@@ -168,7 +168,7 @@ FROM e LEFT JOIN t USING (bus, dev, ep, transfer) ORDER BY ALL`, dir))
 }
 
 // TestExportMMIOMatchesStats: DuckDB's reads and writes per register
-// (pci_addr/bar+offset, width) and the register names agree with iotap
+// (location: bar+offset, width) and the register names agree with iotap
 // mmio stats over every register, and its top 20 is the same list.
 func TestExportMMIOMatchesStats(t *testing.T) {
 	needDuckDB(t)
@@ -187,19 +187,20 @@ func TestExportMMIOMatchesStats(t *testing.T) {
 			dir := t.TempDir()
 			exportTo(t, dir, in)
 			r := duck(t, fmt.Sprintf(`
-SELECT CASE WHEN bar IS NULL THEN printf('0x%%x', phys) ELSE printf('%%s/%%d+0x%%x', pci_addr, bar, "offset") END AS reg,
-    width, coalesce(register, '') AS name,
-    count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes
-FROM '%s/mmio_accesses/*.parquet' WHERE op IN ('R', 'W')
+SELECT CASE WHEN bar IS NULL THEN printf('0x%%x', phys) ELSE printf('%%s+0x%%x', bar, "offset") END AS reg,
+    width, coalesce(register, '') AS name, coalesce(bar, '') AS bar,
+    count(*) FILTER (access = 'R') AS reads, count(*) FILTER (access = 'W') AS writes
+FROM '%s/mmio_accesses/*.parquet' WHERE access IN ('R', 'W')
 GROUP BY ALL ORDER BY reads + writes DESC, min(line)`, dir))
 			if len(r.Rows) != len(want) || len(want) < 20 {
 				t.Fatalf("DuckDB finds %d registers, mmio stats %d", len(r.Rows), len(want))
 			}
 			for i, row := range r.Rows {
 				w := want[i]
-				got := fmt.Sprintf("%s w%d %q r%d w%d", row["reg"], num(t, row["width"]), row["name"], num(t, row["reads"]), num(t, row["writes"]))
+				got := fmt.Sprintf("%s %s w%d %q r%d w%d", row["reg"], row["bar"], num(t, row["width"]), row["name"], num(t, row["reads"]), num(t, row["writes"]))
 				name, _ := w["register"].(string) // null: no name
-				exp := fmt.Sprintf("%s w%d %q r%d w%d", w["location"], int64(w["width"].(float64)), name, int64(w["reads"].(float64)), int64(w["writes"].(float64)))
+				bar, _ := w["bar"].(string)       // null: outside a known BAR
+				exp := fmt.Sprintf("%s %s w%d %q r%d w%d", w["location"], bar, int64(w["width"].(float64)), name, int64(w["reads"].(float64)), int64(w["writes"].(float64)))
 				if got != exp {
 					t.Errorf("register #%d: DuckDB %s, mmio stats %s", i+1, got, exp)
 				}
@@ -341,7 +342,7 @@ func TestExportManyHosts(t *testing.T) {
 	}
 	r := duck(t, fmt.Sprintf(`
 WITH u AS (SELECT host, any_value(boot_id) AS boot, count(*) AS transfers FROM read_parquet('%[1]s/usb_transfers/**/*.parquet', hive_partitioning = true) GROUP BY host),
-m AS (SELECT host, count(*) FILTER (op IN ('R', 'W')) AS accesses FROM read_parquet('%[1]s/mmio_accesses/**/*.parquet', hive_partitioning = true) GROUP BY host)
+m AS (SELECT host, count(*) FILTER (access IN ('R', 'W')) AS accesses FROM read_parquet('%[1]s/mmio_accesses/**/*.parquet', hive_partitioning = true) GROUP BY host)
 SELECT host, boot, transfers, coalesce(accesses, 0) AS accesses FROM u FULL JOIN m USING (host) ORDER BY host`, dir))
 	got := map[string]string{}
 	for _, row := range r.Rows {
@@ -502,7 +503,7 @@ func TestExportMMIOFields(t *testing.T) {
 	dir := t.TempDir()
 	exportTo(t, dir, mmioGolden)
 	r := duck(t, fmt.Sprintf(`SELECT a.line, string_agg(f.field || '=' || f.field_value || CASE WHEN f.enum <> '' THEN '/' || f.enum ELSE '' END, ' ' ORDER BY f.low) AS fields
-FROM '%[1]s/mmio_accesses/*.parquet' a JOIN '%[1]s/mmio_fields/*.parquet' f USING (capture_id, pci_addr, register, value)
+FROM '%[1]s/mmio_accesses/*.parquet' a JOIN '%[1]s/mmio_fields/*.parquet' f USING (capture_id, bar, register, value)
 GROUP BY a.line ORDER BY a.line`, dir))
 	if len(r.Rows) != len(want) || len(want) < 1000 {
 		t.Fatalf("DuckDB decodes %d accesses, mmio names %d", len(r.Rows), len(want))
@@ -627,6 +628,14 @@ func TestParquetNDJSONVocabulary(t *testing.T) {
 		{"usb_events", "usb_event", map[string]string{
 			"data_length": "the payload itself stays out of the table",
 			"vendor_id":   "vidpid as numbers, for joins", "product_id": "vidpid as numbers, for joins"}},
+		{"mmio_accesses", "mmio_access", map[string]string{
+			"line": "the line of the log, to go back to it", "pid": "", "cpu": "issue F: who accessed",
+			"pci": "as mmio_pcidev names it", "vendor_id": "mmio_pcidev's pci_id as numbers", "device_id": "",
+			"driver": "as mmio_pcidev names it", "bar": "as mmio stats --json places registers", "bar_index": "the BAR's index, for filters",
+			"offset": "as mmio stats --json places registers", "register": "as mmio stats --json names registers",
+			"decoded": "the value's bitfields, as mmio names prints them"}},
+		{"mmio_maps", "mmio_map", map[string]string{
+			"line": "", "pci": "", "vendor_id": "", "device_id": "", "driver": "", "bar": "", "bar_index": "", "offset": "the mapping's start in the BAR"}},
 		{"usb_transfers", "usb_pair", map[string]string{
 			"submit_ts_ns": "the submission's time (ts_ns is the completion's)",
 			"outcome":      "the status classified as usb stats counts it",
