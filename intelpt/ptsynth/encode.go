@@ -36,6 +36,9 @@ type Options struct {
 	TSC0, TicksPerInsn uint64
 	// NoRetComp disables return compression (every ret is a TIP).
 	NoRetComp bool
+	// Mode32: the program is 32-bit code (MODE.Exec with CS.D; classify
+	// with X86Mode32).
+	Mode32 bool
 }
 
 // Encoded is the PT trace of a run and what the CPU knew while writing it.
@@ -67,6 +70,7 @@ func (s *retStack) push(v uint64) {
 }
 
 type encoder struct {
+	mode   intelpt.Flags // MODE.Exec flags: FlagCSL (64-bit) or FlagCSD (32-bit)
 	e      intelpt.Encoder
 	lastIP uint64
 	tnt    uint64
@@ -123,7 +127,7 @@ func (w *encoder) psb(ip, tsc uint64, fup bool) {
 	w.put(intelpt.Packet{Kind: intelpt.KindPSB})
 	w.lastIP = 0
 	w.put(intelpt.Packet{Kind: intelpt.KindTSC, Payload: tsc & (1<<56 - 1)})
-	w.put(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: intelpt.FlagCSL})
+	w.put(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: w.mode})
 	if fup {
 		w.ip(intelpt.KindFUP, ip)
 	}
@@ -151,7 +155,10 @@ func Encode(run *Run, classify Classifier, o Options) (*Encoded, error) {
 		o.TicksPerInsn = 1
 	}
 	out := &Encoded{TSC: make([]uint64, len(run.Steps)), Kinds: make([]Kind, len(run.Steps)), Lens: make([]uint8, len(run.Steps))}
-	w := &encoder{out: out}
+	w := &encoder{out: out, mode: intelpt.FlagCSL}
+	if o.Mode32 {
+		w.mode = intelpt.FlagCSD
+	}
 	var rs retStack
 	steps := run.Steps
 	if len(steps) == 0 {
@@ -220,7 +227,7 @@ func Encode(run *Run, classify Classifier, o Options) (*Encoded, error) {
 				continue
 			}
 			// The kernel runs untraced; tracing resumes where it returns.
-			w.put(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: intelpt.FlagCSL})
+			w.put(intelpt.Packet{Kind: intelpt.KindModeExec, Flags: w.mode})
 			w.ip(intelpt.KindTIPPGE, next)
 			out.PGEs++
 		default:

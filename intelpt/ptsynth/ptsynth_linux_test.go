@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/intelpt/symtab"
 	"github.com/iotap/iotap/intelpt/x86"
 )
@@ -141,4 +143,91 @@ func decodeIPs(trace []byte, im *intelpt.Image) ([]uint64, error) {
 		err = nil
 	}
 	return ips, err
+}
+
+// TestFlow32BitProgram: the test program built with gcc -m32 (a 32-bit
+// PIE against the 32-bit libc; gcc-multilib), single-stepped, encoded
+// with MODE.Exec CS.D (32-bit code) and wrapped in a perf.data: the
+// instruction flow decoder, over the image of the real 32-bit ELF files
+// the sideband names (plus the 32-bit vDSO as the run mapped it, as perf
+// keeps it in its build-id cache), gives exactly the instructions the
+// program ran; and the calls, named from the 32-bit symbol tables, hold
+// fib(10)'s 177 calls nested 10 deep.
+func TestFlow32BitProgram(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	prog, err := BuildProgAs(dir, "prog32", "-m32")
+	if err != nil {
+		t.Skipf("no 32-bit toolchain (apt-get install gcc-multilib): %v", err)
+	}
+	run, err := Record(prog, nil, AtSymbol(prog, "main"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := Encode(run, X86Mode32, Options{PSBPeriod: 256, Mode32: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perf := PerfData(run, enc, PerfOptions{PerThread: true})
+	pt, err := intelpt.PerfDataPT(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := intelpt.PerfSideband(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := sb.AddressSpaces().Process(int32(run.PID))
+	im, unfound, paths := proc.LoadImage(&symtab.Finder{})
+	for _, u := range unfound {
+		if u.Mapping.File != "[vdso]" {
+			t.Errorf("unfound mapping %v: %v", u.Mapping.String(), u.Err)
+			continue
+		}
+		im.Add(run.Code[u.Mapping.Start], u.Mapping.Start, intelpt.ASID{CR3: intelpt.AnyASID, VMCS: intelpt.AnyASID}, "[vdso]")
+	}
+	libc32 := false
+	for f := range paths {
+		if filepath.Base(f) == "libc.so.6" && !strings.Contains(f, "x86_64") {
+			libc32 = true
+		}
+	}
+	if !libc32 {
+		t.Errorf("no 32-bit libc among %v", paths)
+	}
+	ips, err := decodeIPs(pt.Streams[0].Data, im)
+	if err != nil {
+		t.Errorf("decode: %v", err)
+	}
+	for i := 0; i < min(len(ips), len(run.Steps)); i++ {
+		if ips[i] != run.Steps[i].IP {
+			t.Fatalf("instruction %d: decoded %#x, true %#x", i, ips[i], run.Steps[i].IP)
+		}
+	}
+	if len(ips) != len(run.Steps) || len(ips) < 5000 {
+		t.Fatalf("decoded %d instructions, the program ran %d", len(ips), len(run.Steps))
+	}
+	// the calls, with names
+	sym := calls.NewProcSymbolizer(proc, paths, symtab.Options{})
+	fib, maxDepth, mainDepth := 0, 0, -1
+	tr := calls.NewTracker(func(c *calls.Call) {
+		switch c.Func {
+		case "fib":
+			fib++
+			maxDepth = max(maxDepth, c.Depth)
+		case "main":
+			mainDepth = c.Depth
+		}
+	})
+	tr.Thread(int32(run.PID), sym)
+	if err := calls.Decode(pt.Streams[0].Data, intelpt.FlowConfig{Image: im}, tr, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.Finish(0)
+	if fib != 177 || mainDepth < 0 || maxDepth-mainDepth != 10 {
+		t.Errorf("fib: %d calls, %d deep below main (depth %d); want 177, 10", fib, maxDepth-mainDepth, mainDepth)
+	}
+	t.Logf("%d instructions of 32-bit code, %d fib calls", len(ips), fib)
 }

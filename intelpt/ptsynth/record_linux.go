@@ -82,11 +82,10 @@ func Record(path string, args []string, start func(pid int, maps []Map) (uint64,
 		return nil, err
 	}
 	var regs unix.PtraceRegs
-	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
+	if err := unix.PtraceSetIP(pid, at); err != nil {
 		return nil, err
 	}
-	regs.Rip = at
-	if err := unix.PtraceSetRegs(pid, &regs); err != nil {
+	if err := unix.PtraceGetRegs(pid, &regs); err != nil {
 		return nil, err
 	}
 	// The address space now holds every library the program links
@@ -102,7 +101,11 @@ func Record(path string, args []string, start func(pid int, maps []Map) (uint64,
 		if err := unix.PtraceGetRegs(pid, &regs); err != nil {
 			return nil, err
 		}
-		r.Steps = append(r.Steps, Step{IP: regs.Rip, SP: regs.Rsp})
+		// a rep-prefixed string instruction traps once per iteration: it
+		// is one instruction (a branch to itself would never end)
+		if n := len(r.Steps); n == 0 || r.Steps[n-1].IP != regs.Rip {
+			r.Steps = append(r.Steps, Step{IP: regs.Rip, SP: regs.Rsp})
+		}
 		if err := unix.PtraceSingleStep(pid); err != nil {
 			return nil, err
 		}

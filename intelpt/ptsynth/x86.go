@@ -3,9 +3,25 @@ package ptsynth
 import "github.com/iotap/iotap/intelpt/x86"
 
 // X86 classifies 64-bit code with package intelpt/x86.
-func X86(code []byte) (int, Kind, error) {
+func X86(code []byte) (int, Kind, error) { return classify(code, x86.Mode64) }
+
+// X86Mode32 classifies 32-bit code; int (int $0x80), sysenter and
+// syscall are system calls.
+func X86Mode32(code []byte) (int, Kind, error) {
+	n, k, err := classify(code, x86.Mode32)
+	if err == nil && k == Unsupported {
+		var in x86.Inst
+		x86.Decode(code, x86.Mode32, &in)
+		if in.Class == x86.Int || in.Class == x86.Sysenter {
+			k = Syscall
+		}
+	}
+	return n, k, err
+}
+
+func classify(code []byte, mode x86.Mode) (int, Kind, error) {
 	var in x86.Inst
-	if err := x86.Decode(code, x86.Mode64, &in); err != nil {
+	if err := x86.Decode(code, mode, &in); err != nil {
 		return 0, Other, err
 	}
 	k := Unsupported

@@ -12,7 +12,10 @@ import (
 // single-steps a test program. The caller must hold its OS thread
 // (runtime.LockOSThread) from starting the tracee to the last call.
 
-// PtraceRegs are the tracee's general-purpose registers.
+// PtraceRegs are the tracee's general-purpose registers, in the layout of
+// the tracer's architecture whatever the tracee's (PTRACE_GETREGS: a
+// 32-bit tracee's eip is in Rip; x/sys's PTRACE_GETREGSET would give the
+// tracee's own 32-bit layout).
 type PtraceRegs = unix.PtraceRegs
 
 // WaitStatus is a wait4 status.
@@ -30,7 +33,7 @@ func PtraceCont(pid, sig int) error {
 
 // PtraceGetRegs reads the tracee's registers.
 func PtraceGetRegs(pid int, r *PtraceRegs) error {
-	return ptraceErr("ptrace(PTRACE_GETREGS)", unix.PtraceGetRegs(pid, r))
+	return ptraceErr("ptrace(PTRACE_GETREGS)", getRegs(pid, r))
 }
 
 // PtraceSetRegs writes the tracee's registers.
