@@ -91,15 +91,7 @@ is recorded in the captures table either way.`,
 			if err := x.Close(); err != nil {
 				return err
 			}
-			if len(lost) == 0 {
-				return nil
-			}
-			msg := strings.Join(lost, "; ")
-			if allowLoss {
-				fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
-				return nil
-			}
-			return dataLostError("%s (recorded in the captures table; use --allow-loss to accept)", msg)
+			return e.dataLoss(allowLoss, "", lost, "recorded in the captures table; use --allow-loss to accept")
 		},
 	}
 	f := c.Flags()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -168,13 +167,5 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if dropped > 0 {
 		lost = append(lost, fmt.Sprintf("the input records %d events dropped by the kernel", dropped))
 	}
-	if len(lost) == 0 {
-		return nil
-	}
-	msg := strings.Join(lost, "; ")
-	if allowLoss {
-		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
-		return nil
-	}
-	return dataLostError("%s (use --allow-loss to accept)", msg)
+	return e.dataLoss(allowLoss, "", lost, "use --allow-loss to accept")
 }
