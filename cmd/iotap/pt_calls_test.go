@@ -103,6 +103,19 @@ func TestPTCallsCLI(t *testing.T) {
 	if _, stderr, code := runUSB(t, "pt", "calls", cut); code != 3 {
 		t.Errorf("truncated perf.data: exit %d: %s", code, stderr)
 	}
+
+	// The mapped files missing (an empty sysroot and build-id cache):
+	// each mapping named on stderr, the code run there a gap, exit 3;
+	// --allow-loss: 0.
+	empty := t.TempDir()
+	_, stderr, code = runUSB(t, "pt", "calls", "--sysroot", empty, "--buildid-dir", empty, perf)
+	if code != 3 || strings.Count(stderr, "not decoded: symtab:") != 3 || !strings.Contains(stderr, "pt calls: gap: thread") ||
+		!strings.Contains(stderr, "gaps in the trace") {
+		t.Errorf("missing files: exit %d:\n%s", code, stderr)
+	}
+	if _, _, code := runUSB(t, "pt", "calls", "--allow-loss", "--sysroot", empty, "--buildid-dir", empty, perf); code != 0 {
+		t.Errorf("missing files, --allow-loss: exit %d", code)
+	}
 }
 
 // TestPTFlowSideband: pt flow given a perf.data and no image builds the
