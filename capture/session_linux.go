@@ -429,6 +429,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Clocks = clocks
 	res.Loss = loss
+	// The traces' indexes, also after Ctrl-C stopped the capture.
+	if err := WriteIndexes(context.WithoutCancel(ctx), o.Dir); err != nil {
+		logf("warning: %v (the traces are complete; 'iotap index FILE' writes it)", err)
+	}
 	if len(errs) > 0 {
 		return res, fmt.Errorf("capture: %w", errors.Join(errs...))
 	}

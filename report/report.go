@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/timeline"
 )
@@ -128,6 +129,9 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 			why := notTraceReason(err)
 			if filepath.Base(f.Path) == "clocks.json" {
 				why = "clocks file (aligns the traces of its directory)"
+			}
+			if strings.HasSuffix(f.Path, cut.IndexSuffix) {
+				why = "index of " + strings.TrimSuffix(filepath.Base(f.Path), cut.IndexSuffix) + " (seeks by time: iotap cut, timeline --from)"
 			}
 			r.Others = append(r.Others, Other{Name: f.Name, Why: why})
 			continue

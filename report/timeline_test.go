@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -77,5 +78,40 @@ func TestHTMLLinksTimelineWindows(t *testing.T) {
 		if rows[i][1] != "../tl/t.d/"+w.File || rows[i][2] != strconv.FormatInt(w.Events, 10) {
 			t.Errorf("row %d: %q, want %s with %d events", i, rows[i][0], w.File, w.Events)
 		}
+	}
+}
+
+// An index beside a trace (iotap index, iotap capture) is named as such
+// among the files that are not traces.
+func TestIndexNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "mmio.log")
+	if err := os.WriteFile(log, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in, closer, err := cut.OpenFile(log, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := cut.BuildIndex(context.Background(), in, cut.DefaultInterval)
+	closer.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := ix.MarshalBinary()
+	if err := os.WriteFile(log+cut.IndexSuffix, idx, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Traces) != 1 || len(r.Others) != 1 || !strings.HasPrefix(r.Others[0].Why, "index of mmio.log") {
+		t.Errorf("traces %d, others %+v", len(r.Traces), r.Others)
 	}
 }

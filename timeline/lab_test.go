@@ -3,11 +3,14 @@ package timeline
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/internal/vmlab"
 )
 
@@ -50,6 +53,44 @@ func TestLabCaptureOrder(t *testing.T) {
 			t.Errorf("clocks.json has no offset for %s: %+v\n%s", s, clocks, res.ReadOut(t, "capture.err"))
 		}
 	}
+	// capture wrote each trace's index, the one 'iotap index' makes of the
+	// finished file, and cut uses it.
+	for _, f := range []string{"usb.pcapng", "mmio.log", "events.ndjson"} {
+		p := filepath.Join(dir, f)
+		if st, err := os.Stat(p + cut.IndexSuffix); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s%s: %v (want mode 0600)", f, cut.IndexSuffix, err)
+			continue
+		}
+		got, err := os.ReadFile(p + cut.IndexSuffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, closer, err := cut.OpenFile(p, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := cut.BuildIndex(context.Background(), in, cut.DefaultInterval)
+		closer.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := ix.MarshalBinary()
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the index capture wrote (%d bytes) is not the one 'iotap index' makes (%d bytes)", f, len(got), len(want))
+		}
+		var warns []string
+		in, closer, err = cut.OpenFile(p, true, func(m string) { warns = append(warns, m) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := timerange.ParseSpec("0.2", "+0.5s")
+		res, err := cut.Cut(context.Background(), in, io.Discard, cut.Options{Window: spec, Warn: func(m string) { warns = append(warns, m) }})
+		closer.Close()
+		if err != nil || !res.Indexed || len(warns) > 0 {
+			t.Errorf("%s: cut with the capture's index: indexed %v, %v, warnings %q", f, res != nil && res.Indexed, err, warns)
+		}
+	}
+
 	tr := checkCaptureOrder(t, []string{
 		filepath.Join(dir, "usb.pcapng"), filepath.Join(dir, "mmio.log"), filepath.Join(dir, "events.ndjson"),
 	}, clocks)

@@ -1,0 +1,56 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/internal/outfile"
+)
+
+// WriteIndexes writes, beside each trace file of the capture directory
+// dir (USBFile, MMIOFile, EventsFile), its index FILE.iotapidx (package
+// cut: what 'iotap index FILE' writes), so that cut, timeline --from/--to
+// and mark: lookups seek into the capture instead of reading it from the
+// start. Files that are absent or empty are skipped. It reads each file
+// once; Run calls it when the capture ends.
+func WriteIndexes(ctx context.Context, dir string) error {
+	var errs []error
+	for _, name := range []string{USBFile, MMIOFile, EventsFile} {
+		path := filepath.Join(dir, name)
+		fi, err := os.Stat(path)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0) {
+			continue
+		}
+		if err == nil {
+			err = writeIndex(ctx, path)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: index: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func writeIndex(ctx context.Context, path string) error {
+	in, closer, err := cut.OpenFile(path, false, nil)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	ix, err := cut.BuildIndex(ctx, in, cut.DefaultInterval)
+	if err != nil {
+		return err
+	}
+	b, err := ix.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	var ins outfile.Inputs
+	ins.Add(path)
+	return outfile.WriteFile(path+cut.IndexSuffix, b, outfile.Options{Inputs: &ins})
+}
