@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -155,7 +156,14 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 	lost = append(lost, t.loss...)
 	if t.calls != nil {
 		gaps, err := x.exportPTCalls(ctx, c, id, t, toNS)
-		if err != nil {
+		var nc *noCallsError
+		switch {
+		case errors.As(err, &nc):
+			// The trace cannot be followed (no context switches on a
+			// CPU's trace, ...): its statistics are still exported.
+			row.Complete = false
+			lost = append(lost, "calls not decoded: "+nc.err.Error())
+		case err != nil:
 			stats.abort()
 			return err
 		}
@@ -217,12 +225,18 @@ func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t
 			Insns: int64(cl.EndInsn - cl.BeginInsn), SelfInsns: int64(cl.SelfInsn)}
 	}
 	res, err := calls.Analyze(t.calls, o)
-	if err == nil {
-		err = werr
-	}
-	if err != nil {
+	if err != nil && werr == nil {
 		out.abort()
-		return 0, fmt.Errorf("export: %s: %w", id.SourceFile, err)
+		return 0, &noCallsError{err}
+	}
+	if werr != nil {
+		out.abort()
+		return 0, fmt.Errorf("export: %s: %w", id.SourceFile, werr)
 	}
 	return res.Gaps, out.commit()
 }
+
+// noCallsError says that the calls of a trace could not be decoded.
+type noCallsError struct{ err error }
+
+func (e *noCallsError) Error() string { return "calls not decoded: " + e.err.Error() }
