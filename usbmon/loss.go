@@ -47,6 +47,13 @@ func (l *Loss) Add(r LossReason) { l.n[r]++ }
 // Count returns the count for reason r.
 func (l Loss) Count(r LossReason) int { return l.n[r] }
 
+// merge adds the counts of o.
+func (l *Loss) merge(o Loss) {
+	for i, n := range o.n {
+		l.n[i] += n
+	}
+}
+
 // Total returns the number of (event, reason) losses.
 func (l Loss) Total() int {
 	t := 0

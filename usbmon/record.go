@@ -27,6 +27,12 @@ type RecordOptions struct {
 	// written to a pcapng output as interface statistics (ifdrop); they
 	// are written at the end in any case.
 	StatsInterval time.Duration
+	// Interval, if > 0, calls OnInterval every Interval with the events
+	// written in it (like perf stat -I), and once at the end with the
+	// last, partial interval; the intervals add up to RecordStats.Events.
+	// OnInterval runs on a goroutine of its own, never concurrently.
+	Interval   time.Duration
+	OnInterval func(IntervalStats)
 	// Progress, if set, is called about once a second (checked every 256
 	// events written) with the events written and the kernel's drops.
 	Progress func(events, dropped uint64)
@@ -54,10 +60,15 @@ type Recording struct {
 	opt    RecordOptions
 	stop   context.CancelFunc
 	w      Writer
-	ng     *PcapngWriter
-	last   time.Time // last statistics block
-	err    error     // first write error
+	ng     statsWriter // the pcapng output (or a ring of files), for ifdrop
+	last   time.Time   // last statistics block
+	err    error       // first write error
 	closed bool
+}
+
+// statsWriter writes interface statistics: *PcapngWriter, *Rotator.
+type statsWriter interface {
+	WriteStats(t time.Time, dropped uint64) error
 }
 
 // captureSource is what a Recording needs of a Capture (tests fake it).
@@ -118,8 +129,12 @@ func (r *Recording) flush() {
 // the kernel's drops are in st.Capture.Dropped, never hidden.
 func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 	r.w = w
-	r.ng, _ = w.(*PcapngWriter)
+	r.ng, _ = w.(statsWriter)
 	start, lastProgress := time.Now(), time.Now()
+	var iv *intervals
+	if r.opt.Interval > 0 && r.opt.OnInterval != nil {
+		iv = startIntervals(r.opt.Interval, r.opt.OnInterval)
+	}
 	var ev Event
 	for {
 		err := r.capt.ReadInto(&ev)
@@ -141,6 +156,9 @@ func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 			break
 		}
 		st.Events++
+		if iv != nil {
+			iv.add(len(ev.Data))
+		}
 		if r.opt.Progress != nil && st.Events&255 == 0 && time.Since(lastProgress) >= time.Second {
 			lastProgress = time.Now()
 			r.opt.Progress(st.Events, r.capt.Stats().Dropped)
@@ -154,6 +172,9 @@ func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 		}
 	}
 	r.Close()
+	if iv != nil {
+		iv.stop()
+	}
 	st.Capture = r.capt.Stats()
 	if r.ng != nil && r.err == nil {
 		r.err = r.ng.WriteStats(time.Now(), st.Capture.Dropped)

@@ -31,6 +31,10 @@ type usbCaptureOptions struct {
 	duration   time.Duration
 	allowLoss  bool
 	statsEvery time.Duration
+	ring       int           // --ring: files kept
+	fileSize   string        // --file-size
+	fileDur    time.Duration // --file-duration
+	interval   time.Duration // --interval
 	nice       string
 	queue      string
 	snaplen    int
@@ -92,7 +96,8 @@ text method mount debugfs.`,
 		Example: `  iotap usb capture -o usb.pcapng                 # all buses until Ctrl-C
   iotap usb capture --bus 3 --duration 30s -o storage.pcapng
   iotap usb capture --method text --format 1u -o - | head
-  iotap usb capture --vidpid 0627:0001 -o keyboard.pcapng`,
+  iotap usb capture --vidpid 0627:0001 -o keyboard.pcapng
+  iotap usb capture --file-size 100M --ring 10 --interval 1s -o usb.pcapng`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runUSBCapture(e, &o)
@@ -113,6 +118,10 @@ text method mount debugfs.`,
 	fl.StringVar(&o.nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
 	fl.StringVar(&o.vidpid, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
 	fl.IntVar(&o.dev, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
+	fl.IntVar(&o.ring, "ring", 0, "with --file-size/--file-duration: keep only the newest `N` files (0: all), like tshark -b files:N")
+	fl.StringVar(&o.fileSize, "file-size", "", "start a new output file every `SIZE` bytes (K, M suffix), like tshark -b filesize: -o x.pcapng writes x_00001_TIME.pcapng, ...")
+	fl.DurationVar(&o.fileDur, "file-duration", 0, "start a new output file every `D` (e.g. 1m), like tshark -b duration")
+	fl.DurationVar(&o.interval, "interval", 0, "print the events and bytes written every `D` on stderr, like perf stat -I")
 	fl.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
 	return c
 }
@@ -204,6 +213,27 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		}
 	}
 	ropt := usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}
+	if o.interval > 0 {
+		ropt.Interval = o.interval
+		fmt.Fprintf(e.stderr, "%10s %12s %21s %21s\n", "time(s)", "events", "bytes", "rate")
+		ropt.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
+	}
+	var rot *usbmon.RotateOptions
+	if o.fileSize != "" || o.fileDur > 0 {
+		rot = &usbmon.RotateOptions{Path: o.out, Files: o.ring, Duration: o.fileDur}
+		if o.fileSize != "" {
+			n, err := parseUSBSize(o.fileSize)
+			if err != nil {
+				return usageErrorf("--file-size: %v", err)
+			}
+			rot.Size = int64(n)
+		}
+		if o.out == "-" || o.ring < 0 {
+			return usageErrorf("--file-size/--file-duration write files: give -o FILE (and --ring N >= 0)")
+		}
+	} else if o.ring != 0 {
+		return usageErrorf("--ring %d needs --file-size or --file-duration", o.ring)
+	}
 	if usbIsTerminal(e.stderr) {
 		ropt.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
 	}
@@ -217,13 +247,33 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	defer rec.Close()
 	capt := rec.Capture()
 
-	dst, closeOut, err := usbCreateOutput(e, o.out, outfile.InPlace)
-	if err != nil {
-		return err
-	}
-	w, err := usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
-	if err != nil {
-		return err
+	var w usbmon.Writer
+	var closeOut func() error
+	if rot != nil {
+		rot.Create = func(path string) (io.WriteCloser, error) {
+			f, err := e.createOutput(path, outfile.InPlace)
+			if err != nil {
+				return nil, err
+			}
+			return commitCloser{f}, nil
+		}
+		rot.NewWriter = func(dst io.Writer) (usbmon.Writer, error) {
+			return usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
+		}
+		r, err := usbmon.NewRotator(*rot)
+		if err != nil {
+			return err
+		}
+		w, closeOut = r, r.Close
+	} else {
+		dst, c, err := usbCreateOutput(e, o.out, outfile.InPlace)
+		if err != nil {
+			return err
+		}
+		if w, err = usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped); err != nil {
+			return err
+		}
+		closeOut = c
 	}
 	if _, ok := w.(*usbmon.PcapngWriter); ok && !o.noInject {
 		// The descriptors of the devices present, as the GET_DESCRIPTOR
@@ -319,6 +369,17 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	}
 	return nil
 }
+
+// commitCloser closes an output file by committing it.
+type commitCloser struct {
+	f interface {
+		Commit() error
+		Write([]byte) (int, error)
+	}
+}
+
+func (c commitCloser) Write(p []byte) (int, error) { return c.f.Write(p) }
+func (c commitCloser) Close() error                { return c.f.Commit() }
 
 // usbCaptureFilter returns the event filter of --vidpid and --dev, or nil.
 // It sees every event (pairing and identities learn from all of them).
