@@ -401,13 +401,16 @@ func parseReportJSON(t *testing.T, b []byte) reportJSONWant {
 			}
 			e.Latency.P50, e.Latency.P99, e.Latency.Max = us(r.Latency.P50ns), us(r.Latency.P99ns), us(r.Latency.Maxns)
 			w.endpoints[fmt.Sprintf("%s %d:%03d ep %02x", o.File, o.Bus, o.Dev, o.Ep)] = e
-		case o.Source == "mmio" && o.Type == "register":
+		case o.Kind == "mmio_register": // NDJSON schema 1: register is the name, location the address
 			var r struct {
-				Register, Name string
-				Reads, Writes  int64
+				Register, Location string
+				Reads, Writes      int64
 			}
 			json.Unmarshal(l, &r)
-			w.registers[o.Trace] = append(w.registers[o.Trace], r)
+			w.registers[o.File] = append(w.registers[o.File], struct {
+				Register, Name string
+				Reads, Writes  int64
+			}{r.Location, r.Register, r.Reads, r.Writes})
 		}
 	}
 	return w
