@@ -126,6 +126,11 @@ static void decode_insn(struct pt_insn_decoder *d, uint64_t *ninsn)
 				status = -pte_eos;
 				break;
 			}
+			/* pt_insn_next may fail without writing insn: do not
+			 * count a stale or uninitialized instruction (the
+			 * differential test saw a phantom IP 0 now and then). */
+			insn.ip = 0;
+			insn.iclass = ptic_error;
 			status = pt_insn_next(d, &insn, sizeof(insn));
 			if (insn.iclass != ptic_error || status >= 0) {
 				(*ninsn)++;
@@ -176,6 +181,7 @@ static void decode_block(struct pt_block_decoder *d, uint64_t *ninsn, uint64_t *
 				break;
 			}
 			block.ninsn = 0;
+			block.ninsn = 0; /* as for insn: never a stale block */
 			status = pt_blk_next(d, &block, sizeof(block));
 			if (status >= 0 || block.ninsn) {
 				*ninsn += block.ninsn;
