@@ -2,7 +2,6 @@ package userevents
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -74,23 +73,7 @@ func readSamples(t *testing.T, data string, keep func(*Recorded) bool) []string 
 		if !keep(&ev) {
 			continue
 		}
-		v := map[string]string{}
-		for _, x := range ev.Values {
-			if x.Field.String {
-				v[x.Field.Name] = string(x.Bytes)
-			} else {
-				v[x.Field.Name] = fmt.Sprint(x.Any())
-			}
-		}
-		var trace string
-		switch ev.Name {
-		case "sched_process_fork":
-			trace = fmt.Sprintf("comm=%s pid=%s child_comm=%s child_pid=%s", v["parent_comm"], v["parent_pid"], v["child_comm"], v["child_pid"])
-		case "sched_process_exit":
-			trace = fmt.Sprintf("comm=%s pid=%s prio=%s group_dead=%v", v["comm"], v["pid"], v["prio"], v["group_dead"] != "0")
-		}
-		line := fmt.Sprintf("%d [%03d] %d.%06d: %s:%s: %s", ev.Thread, ev.CPU, ev.TS/1e9, ev.TS%1e9/1e3, ev.System, ev.Name, trace)
-		got = append(got, strings.Join(strings.Fields(line), " "))
+		got = append(got, schedScriptLine(&ev))
 	}
 	return got
 }

@@ -196,26 +196,7 @@ func perfScriptCompare(t *testing.T, perf string, flags []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := map[string]string{}
-		for _, x := range ev.Values {
-			if x.Field.String {
-				v[x.Field.Name] = string(x.Bytes)
-			} else {
-				v[x.Field.Name] = fmt.Sprint(x.Any())
-			}
-		}
-		var trace string
-		switch ev.Name {
-		case "sched_process_fork":
-			trace = fmt.Sprintf("comm=%s pid=%s child_comm=%s child_pid=%s", v["parent_comm"], v["parent_pid"], v["child_comm"], v["child_pid"])
-		case "sched_process_exit":
-			trace = fmt.Sprintf("comm=%s pid=%s prio=%s", v["comm"], v["pid"], v["prio"])
-			if g, ok := v["group_dead"]; ok { // Linux 6.x: print fmt "group_dead=%s", ? "true" : "false"
-				trace += fmt.Sprintf(" group_dead=%v", g != "0")
-			}
-		}
-		line := fmt.Sprintf("%d [%03d] %d.%06d: %s:%s: %s", ev.Thread, ev.CPU, ev.TS/1e9, ev.TS%1e9/1e3, ev.System, ev.Name, trace)
-		got = append(got, strings.Join(strings.Fields(line), " "))
+		got = append(got, schedScriptLine(&ev))
 	}
 	// perf script sorts by time; iotap returns file order (per CPU, in
 	// rounds): compare the two as multisets.
@@ -255,6 +236,32 @@ func perfScriptCompare(t *testing.T, perf string, flags []string) {
 	if d := off - (tod - clk); d < 0 || d >= 1000 {
 		t.Errorf("wall clock offset %d ns, perf report's reference time gives %d (TOD in µs)", off, tod-clk)
 	}
+}
+
+// schedScriptLine prints a sched_process_fork or sched_process_exit
+// sample as perf script -F tid,cpu,time,event,trace does (fields
+// separated by single spaces).
+func schedScriptLine(ev *Recorded) string {
+	v := map[string]string{}
+	for _, x := range ev.Values {
+		if x.Field.String {
+			v[x.Field.Name] = string(x.Bytes)
+		} else {
+			v[x.Field.Name] = fmt.Sprint(x.Any())
+		}
+	}
+	var trace string
+	switch ev.Name {
+	case "sched_process_fork":
+		trace = fmt.Sprintf("comm=%s pid=%s child_comm=%s child_pid=%s", v["parent_comm"], v["parent_pid"], v["child_comm"], v["child_pid"])
+	case "sched_process_exit":
+		trace = fmt.Sprintf("comm=%s pid=%s prio=%s", v["comm"], v["pid"], v["prio"])
+		if g, ok := v["group_dead"]; ok { // Linux 6.x: print fmt "group_dead=%s", ? "true" : "false"
+			trace += fmt.Sprintf(" group_dead=%v", g != "0")
+		}
+	}
+	line := fmt.Sprintf("%d [%03d] %d.%06d: %s:%s: %s", ev.Thread, ev.CPU, ev.TS/1e9, ev.TS%1e9/1e3, ev.System, ev.Name, trace)
+	return strings.Join(strings.Fields(line), " ")
 }
 
 // TestPerfDataBad: broken files are errors with their byte offset, never
