@@ -406,6 +406,16 @@ func (p *PerfDataReader) read(rec *Recorded) error {
 	}
 }
 
+// Close ends the decoder of compressed records (perf record -z) when
+// reading stops before io.EOF or an error; it does not close the
+// underlying reader. Reading after Close returns an error.
+func (p *PerfDataReader) Close() error {
+	if p.zdec != nil {
+		p.zdec.close()
+	}
+	return nil
+}
+
 // next returns the next record: from what a compressed record inflated
 // to, else from the file. body is valid until the next call.
 func (p *PerfDataReader) next() (typ uint32, body []byte, at int64, inflated bool, err error) {

@@ -28,6 +28,7 @@ func FuzzPerfDataReader(f *testing.F) {
 				continue
 			}
 			var rec Recorded
+			defer p.Close()
 			for i := 0; i < 1<<16; i++ {
 				err := p.Read(&rec)
 				if errors.Is(err, io.EOF) {

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ltDir holds LinuxTracepoints' test output (MIT, see its LICENSE): perf
@@ -212,6 +214,30 @@ func perfScriptCompare(t *testing.T, perf string, flags []string) {
 	}
 	if st := r.Stats(); slices.Contains(flags, "-z") && st.Compressed == 0 {
 		t.Errorf("perf record -z wrote no compressed record? stats %+v", st)
+	}
+	if slices.Contains(flags, "-z") {
+		// Stopping before the end: Close ends the decoder's goroutine.
+		before := runtime.NumGoroutine()
+		f2, err := os.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f2.Close()
+		r2, err := NewPerfDataReader(f2, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one Recorded
+		if err := r2.Read(&one); err != nil {
+			t.Fatal(err)
+		}
+		r2.Close()
+		for i := 0; runtime.NumGoroutine() > before && i < 100; i++ {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			t.Errorf("%d goroutines after Close, %d before the reader", n, before)
+		}
 	}
 	off, ok := r.WallClock()
 	if !slices.Contains(flags, "-k") {

@@ -181,7 +181,6 @@ static void decode_block(struct pt_block_decoder *d, uint64_t *ninsn, uint64_t *
 				break;
 			}
 			block.ninsn = 0;
-			block.ninsn = 0; /* as for insn: never a stale block */
 			status = pt_blk_next(d, &block, sizeof(block));
 			if (status >= 0 || block.ninsn) {
 				*ninsn += block.ninsn;

@@ -61,6 +61,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			if err != nil {
 				return err
 			}
+			defer r.Close()
 			if out == "" {
 				out = "-"
 			}
