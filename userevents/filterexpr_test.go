@@ -1,9 +1,6 @@
 package userevents
 
 import (
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -50,31 +47,12 @@ func perfScript(t *testing.T, perf, data string) []string {
 // each as perf script prints it (fork and exit only).
 func readSamples(t *testing.T, data string, keep func(*Recorded) bool) []string {
 	t.Helper()
-	f, err := os.Open(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	r, err := NewPerfDataReader(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var got []string
-	var ev Recorded
-	for {
-		err := r.Read(&ev)
-		if errors.Is(err, io.EOF) {
-			break
+	eachSample(t, data, func(ev *Recorded) {
+		if keep(ev) {
+			got = append(got, schedScriptLine(ev))
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !keep(&ev) {
-			continue
-		}
-		got = append(got, schedScriptLine(&ev))
-	}
+	})
 	return got
 }
 

@@ -24,8 +24,9 @@ import (
 // record in file and pipe mode, and what their perf-decode printed.
 const ltDir = "testdata/linuxtracepoints"
 
-// readPerfData decodes every tracepoint sample of path to AppendJSON lines.
-func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
+// eachSample reads every tracepoint sample of the perf.data file at path
+// and calls fn with it; it returns the reader (for its stats).
+func eachSample(t testing.TB, path string, fn func(*Recorded)) *PerfDataReader {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -37,18 +38,24 @@ func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
 	var rec Recorded
 	for {
 		err := r.Read(&rec)
 		if errors.Is(err, io.EOF) {
-			break
+			return r
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, string(AppendJSON(nil, &rec)))
+		fn(&rec)
 	}
+}
+
+// readPerfData decodes every tracepoint sample of path to AppendJSON lines.
+func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
+	t.Helper()
+	var out []string
+	r := eachSample(t, path, func(rec *Recorded) { out = append(out, string(AppendJSON(nil, rec))) })
 	return out, r
 }
 
