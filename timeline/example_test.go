@@ -118,3 +118,25 @@ func ExampleExportSplit() {
 	// split: true windows: 6 in probe.d
 	// every window under the bound: true overview under it: true
 }
+
+// Two live sources with the same name, each captured with its own clocks:
+// Options.InputClocks gives each source its clock, whatever its name.
+func ExampleOptions_inputClocks() {
+	a := &heartbeat{in: &timeline.InputStats{Path: "app", Kind: "app"}}
+	b := &heartbeat{in: &timeline.InputStats{Path: "app", Kind: "app"}}
+	clk := func(off int64) *timeline.Clocks {
+		return &timeline.Clocks{Sources: map[string]timeline.SourceClock{"app": {Clock: "mono", OffsetNS: off}}}
+	}
+	opt := timeline.Options{InputClocks: map[timeline.Source]*timeline.Clocks{a: clk(0), b: clk(5e8)}}
+	st, err := timeline.Merge(context.Background(), io.Discard, []timeline.Source{a, b}, opt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, in := range st.Inputs {
+		fmt.Printf("%s: offset %d ns, first at %d ns\n", in.Path, in.OffsetNS, in.FirstNS)
+	}
+	// Output:
+	// app: offset 0 ns, first at 1000000000 ns
+	// app: offset 500000000 ns, first at 1500000000 ns
+}

@@ -128,7 +128,7 @@ func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source
 func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
 	var conv *TSCConversion
 	in.Clock = "TSC ticks (no conversion in the clocks file: shown as ns)"
-	clk, ok := opt.clocksOf(in.Path).lookup(in.Path, KindPT)
+	clk, ok := opt.Clocks.lookup(in.Path, KindPT)
 	if ok && clk.TSC != nil {
 		conv = clk.TSC
 		in.Clock = "TSC, converted with the clocks file"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"testing"
 
@@ -65,5 +66,77 @@ func TestMergeAdaptersMatchExport(t *testing.T) {
 	}
 	if wst.Inputs[1].Events == 0 || !gst.Aligned {
 		t.Errorf("nothing merged or not aligned: %+v", gst)
+	}
+}
+
+// countSource is a source of n events at 1, 2, ... ms on its own clock.
+type countSource struct {
+	in   *InputStats
+	i, n int64
+}
+
+func (s *countSource) Info() *InputStats { return s.in }
+func (s *countSource) Next() (int64, error) {
+	if s.i == s.n {
+		return 0, io.EOF
+	}
+	s.i++
+	return s.i * 1e6, nil
+}
+func (s *countSource) Draw(c *Canvas, ts uint64) { c.W.Instant(c.Top, ts, "t", "e") }
+func (s *countSource) Flush(*Canvas, uint64)     {}
+func (s *countSource) Finish(*Canvas, uint64)    {}
+func (s *countSource) Close() error              { return nil }
+
+// TestInputClocksBySource: InputClocks is keyed by the source, so two
+// sources of one name (two live captures' "usb") take their own clocks,
+// a source missing from it takes Clocks, and FileClocks (by path) is
+// overridden by InputClocks.
+func TestInputClocksBySource(t *testing.T) {
+	clk := func(off int64, marker string) *Clocks {
+		return &Clocks{Sources: map[string]SourceClock{"usb": {Clock: "c" + marker, OffsetNS: off}},
+			Markers: []Marker{{Name: marker, NS: off}}}
+	}
+	a := &countSource{in: &InputStats{Path: "usb", Kind: KindUSB}, n: 2}
+	b := &countSource{in: &InputStats{Path: "usb", Kind: KindUSB}, n: 2}
+	c := &countSource{in: &InputStats{Path: "usb", Kind: KindUSB}, n: 2}
+	d := &countSource{in: &InputStats{Path: "file", Kind: KindUSB}, n: 2}
+	opt := Options{
+		Clocks:      clk(7e9, "global"),
+		InputClocks: map[Source]*Clocks{a: clk(1e9, "a"), b: clk(3e9, "b"), d: clk(4e9, "d")},
+		FileClocks: func(p string) *Clocks {
+			if p == "file" {
+				return clk(9e9, "file")
+			}
+			return nil
+		},
+	}
+	st, err := Merge(context.Background(), io.Discard, []Source{a, b, c, d}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		off   int64
+		clock string
+	}{{1e9, "ca"}, {3e9, "cb"}, {7e9, "cglobal"}, {4e9, "cd"}}
+	for i, w := range want {
+		in := st.Inputs[i]
+		if in.OffsetNS != w.off || in.Clock != w.clock || !in.Aligned {
+			t.Errorf("source %d: offset %d clock %q aligned %v, want %d %q", i, in.OffsetNS, in.Clock, in.Aligned, w.off, w.clock)
+		}
+	}
+	// The markers of every clocks file in use (a, b, global, d; not
+	// file's, which d's own replaces) are shown once each.
+	if st.Markers != 4 {
+		t.Errorf("%d markers, want 4", st.Markers)
+	}
+	// FileClocks alone gives the source of that path its clocks.
+	e := &countSource{in: &InputStats{Path: "file", Kind: KindUSB}, n: 1}
+	st, err = Merge(context.Background(), io.Discard, []Source{e}, Options{FileClocks: opt.FileClocks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := st.Inputs[0]; in.OffsetNS != 9e9 || in.Clock != "cfile" {
+		t.Errorf("FileClocks: offset %d clock %q, want 9e9 cfile", in.OffsetNS, in.Clock)
 	}
 }

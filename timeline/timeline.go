@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"reflect"
 	"sort"
 	"time"
 
@@ -44,11 +45,19 @@ type Options struct {
 	// Clocks maps every source onto one clock. Without it each source's
 	// first event is placed at time 0 (and Stats.Aligned is false).
 	Clocks *Clocks
-	// InputClocks gives some inputs (by the path passed to Export) their
-	// own clocks file, which replaces Clocks for them: 'iotap report'
-	// applies each capture directory's clocks.json to the files of that
-	// directory only. The markers of every clocks file are shown.
-	InputClocks map[string]*Clocks
+	// InputClocks gives some sources their own clocks file, which
+	// replaces Clocks for them: a live capture's sources, or a library
+	// user's own, carry the clocks they were captured with. The markers of
+	// every clocks file in use are shown. A source whose type is not
+	// comparable (a struct value holding a slice, ...) cannot be a key:
+	// it uses Clocks.
+	InputClocks map[Source]*Clocks
+	// FileClocks, when set, gives a file its own clocks file (nil:
+	// Clocks), for the sources Open, Export and ExportSplit make of it (by
+	// their Info().Path; a PT stream's TSC conversion is taken from it):
+	// 'iotap report' applies each capture directory's clocks.json to the
+	// files of that directory only. InputClocks wins over it.
+	FileClocks func(path string) *Clocks
 	// BandwidthWindowNS is the window of the USB bandwidth counters
 	// (default 100 ms).
 	BandwidthWindowNS int64
@@ -292,7 +301,7 @@ func Export(ctx context.Context, out io.Writer, paths []string, opt Options) (*S
 	for _, p := range paths {
 		ss, err := open(p, &opt, &prog)
 		if err != nil {
-			st := &Stats{Aligned: opt.Clocks != nil || len(opt.InputClocks) > 0}
+			st := &Stats{Aligned: opt.anyClocks()}
 			for _, s := range srcs {
 				st.Inputs = append(st.Inputs, s.Info())
 			}
@@ -323,20 +332,20 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	if prog == nil {
 		prog = &progress{}
 	}
-	anyClocks := opt.Clocks != nil || len(opt.InputClocks) > 0
+	anyClocks := opt.anyClocks()
 	st := &Stats{Aligned: anyClocks}
 	x := &exporter{w: NewWriter(out), opt: &opt, stats: st, sp: sp}
 	if sp != nil {
 		x.w.EnableRotation()
 	}
-	var paths []string
+	paths := 0
 	seen := map[string]bool{}
 	for _, s := range srcs {
 		in := s.Info()
 		st.Inputs = append(st.Inputs, in)
 		if !seen[in.Path] {
 			seen[in.Path] = true
-			paths = append(paths, in.Path)
+			paths++
 		}
 		if w, ok := s.(openWarner); ok {
 			for _, m := range w.openWarnings() {
@@ -345,7 +354,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		}
 	}
 	srcs = append([]Source(nil), srcs...)
-	for _, c := range opt.allClocks(paths) {
+	for _, c := range opt.allClocks(srcs) {
 		if len(c.Markers) > 0 {
 			srcs = append(srcs, &markerSource{m: c.Markers, st: &InputStats{Path: "clocks", Kind: "markers"}})
 		}
@@ -365,7 +374,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 			return st, fmt.Errorf("%s: %w", s.Info().Path, err)
 		}
 		in := s.Info()
-		if clk, ok := opt.clocksOf(in.Path).lookup(in.Path, in.Kind); ok {
+		if clk, ok := opt.clocksOf(s).lookup(in.Path, in.Kind); ok {
 			offsets[i] = clk.OffsetNS
 			in.Aligned = true
 			if clk.Clock != "" {
@@ -374,7 +383,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		} else if in.Kind == "markers" {
 			offsets[i] = 0
 		} else {
-			if anyClocks && opt.clocksOf(in.Path) == nil {
+			if anyClocks && opt.clocksOf(s) == nil {
 				x.warn(in, "no clocks file for this input: its first event is placed at the start")
 				st.Aligned = false
 			} else if anyClocks {
@@ -390,7 +399,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 		}
 		h.items = append(h.items, mergeItem{t: t, idx: i})
 	}
-	if !anyClocks && len(paths) > 1 {
+	if !anyClocks && paths > 1 {
 		x.warn(nil, "no clocks file: sources are not aligned, each starts at time 0 (capture with 'iotap capture' to record clocks.json)")
 	}
 	// Timeline time is the common clock's, shifted when some source
@@ -683,7 +692,15 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	in.Kind = kind
-	ss, err := openers[kind](f, br, in, opt)
+	fopt := opt
+	if opt.FileClocks != nil {
+		if clk := opt.FileClocks(path); clk != nil {
+			o := *opt
+			o.Clocks = clk // the file's own, for a PT stream's TSC conversion
+			fopt = &o
+		}
+	}
+	ss, err := openers[kind](f, br, in, fopt)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -742,21 +759,33 @@ func (m *markerSource) Finish(*Canvas, uint64) {}
 func (m *markerSource) Close() error           { return nil }
 func (m *markerSource) Info() *InputStats      { return m.st }
 
-// clocksOf returns the clocks file of the input at path: its own
-// (InputClocks), else Clocks.
-func (o *Options) clocksOf(path string) *Clocks {
-	if c, ok := o.InputClocks[path]; ok {
-		return c
+// clocksOf returns the clocks file of source s: its own (InputClocks),
+// else its file's (FileClocks, by Info().Path), else Clocks.
+func (o *Options) clocksOf(s Source) *Clocks {
+	if len(o.InputClocks) > 0 && reflect.TypeOf(s).Comparable() {
+		if c, ok := o.InputClocks[s]; ok {
+			return c
+		}
+	}
+	if o.FileClocks != nil {
+		if c := o.FileClocks(s.Info().Path); c != nil {
+			return c
+		}
 	}
 	return o.Clocks
 }
 
-// allClocks returns the distinct clocks files the inputs at paths use.
-func (o *Options) allClocks(paths []string) []*Clocks {
+// anyClocks reports whether some source may have a clocks file.
+func (o *Options) anyClocks() bool {
+	return o.Clocks != nil || len(o.InputClocks) > 0 || o.FileClocks != nil
+}
+
+// allClocks returns the distinct clocks files srcs use.
+func (o *Options) allClocks(srcs []Source) []*Clocks {
 	var cs []*Clocks
 	seen := map[*Clocks]bool{nil: true}
-	for _, p := range paths {
-		if c := o.clocksOf(p); !seen[c] {
+	for _, s := range srcs {
+		if c := o.clocksOf(s); !seen[c] {
 			seen[c] = true
 			cs = append(cs, c)
 		}

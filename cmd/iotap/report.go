@@ -261,13 +261,8 @@ func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, 
 		for _, p := range r.Clocks {
 			fmt.Fprintf(w, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
 		}
-		for _, in := range inputs {
-			if c, ok := ic[in]; ok {
-				if o.inputClocks == nil {
-					o.inputClocks = map[string]*timeline.Clocks{}
-				}
-				o.inputClocks[in] = c
-			}
+		if len(ic) > 0 {
+			o.fileClocks = func(p string) *timeline.Clocks { return ic[p] }
 		}
 	}
 	// Warnings name the inputs as the report does, and are summarised

@@ -24,17 +24,17 @@ type timelineOptions struct {
 	out    string
 	db     string
 	clocks string
-	// inputClocks: clocks files of some inputs ('iotap report': each
+	// fileClocks: clocks files of some inputs ('iotap report': each
 	// directory's clocks.json for the traces of that directory).
-	inputClocks map[string]*timeline.Clocks
-	window      time.Duration
-	jsonOut     bool
-	allowLoss   bool
-	ptCalls     bool          // --pt-calls
-	sysroot     string        // --sysroot
-	ptRes       time.Duration // --pt-resolution
-	symbols     string        // --symbols
-	maxSize     sizeFlag
+	fileClocks func(path string) *timeline.Clocks
+	window     time.Duration
+	jsonOut    bool
+	allowLoss  bool
+	ptCalls    bool          // --pt-calls
+	sysroot    string        // --sysroot
+	ptRes      time.Duration // --pt-resolution
+	symbols    string        // --symbols
+	maxSize    sizeFlag
 	// maxSizeSet: --max-size given (else the default, and none for -o -)
 	maxSizeSet bool
 	split      *timeline.SplitStats // set by a split export
@@ -214,7 +214,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 		}
 		opt.Clocks = c
 	}
-	opt.InputClocks = o.inputClocks
+	opt.FileClocks = o.fileClocks
 	opt.Stdin = os.Stdin
 	if o.ptCalls {
 		var dirs []string
