@@ -488,15 +488,40 @@ func (t *Trace) htmlPT(p *page) {
 			p.chart(barChart("pt-packets", "packets by kind: "+s.Name, bars, ""))
 		}
 	}
+	if pt.CallErr != nil {
+		p.f(`<p class="err">calls not analysed: %s</p>`, esc(pt.CallErr.Error()))
+	}
+	if pt.CallTree != nil {
+		st := pt.CallStats
+		p.f(`<p>Calls (as <code>iotap pt calls</code> finds them): %d instructions, %d calls, %d tail calls, %d returns, %d unwinds.</p>`,
+			st.Insns, st.Calls, st.TailCalls, st.Returns, st.Unwinds)
+		for _, n := range pt.CallNotes {
+			p.f(`<p class="note">%s</p>`, esc(n))
+		}
+		unit := "ticks"
+		if len(pt.Calls) > 0 {
+			unit = pt.Calls[0].Unit
+		}
+		p.chart(flameGraph("pt-flame", "flame graph of the calls", pt.CallTree, unit, `data-trace="`+esc(t.Name)+`"`))
+	}
 	if len(pt.Calls) > 0 {
+		p.f(`<table class="pt-functions" data-trace="%s"><tr><th>function</th><th>calls</th><th>self instructions</th><th>incl. instructions</th><th>self time</th><th>incl. time</th></tr>`, esc(t.Name))
 		var bars []hbar
 		for i, f := range pt.Calls {
 			if i == htmlMaxHotRegs {
 				break
 			}
-			bars = append(bars, hbar{label: f.Name, value: float64(f.Total), note: fmt.Sprintf(" %s (self %d)", f.Unit, f.Self)})
+			p.f(`<tr data-function="%s"><td>%s</td><td class="n">%d</td><td class="n">%d</td><td class="n">%d</td><td class="n">%s</td><td class="n">%s</td></tr>`,
+				esc(f.Name), esc(f.Name), f.Calls, f.SelfInsns, f.InclInsns, fmtUnit(uint64(f.Self), f.Unit), fmtUnit(uint64(f.Total), f.Unit))
+			if f.Self > 0 {
+				bars = append(bars, hbar{label: f.Name, value: float64(f.Self), note: " " + f.Unit})
+			}
 		}
-		p.chart(barChart("pt-functions", "time per function", bars, ""))
+		p.f(`</table>`)
+		if len(bars) > 0 {
+			sort.SliceStable(bars, func(i, j int) bool { return bars[i].value > bars[j].value })
+			p.chart(barChart("pt-functions", "self time per function (the functions above)", bars, `data-trace="`+esc(t.Name)+`"`))
+		}
 	}
 }
 

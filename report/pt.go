@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
 )
 
 // PT is the summary of one Intel PT trace: one entry per stream (a raw
@@ -20,9 +23,18 @@ type PT struct {
 	// Loss describes all data lost (overflows, truncation, perf's loss
 	// records), "" when none.
 	Loss string
-	// Calls is the time per function, when the call tree of the trace is
-	// known (nil until a producer fills it: see PTFunction).
+	// Calls is the time per function (most self instructions first), from
+	// the call tree of the trace (CallTree).
 	Calls []PTFunction
+	// CallTree is the call tree that `iotap pt calls` prints for a
+	// perf.data file (the threads are the root's children; nil when the
+	// calls were not analysed: a raw trace has no sideband to find its
+	// code). CallNotes says what the analysis could not decode (mappings
+	// not found, gaps; empty when nothing) and CallErr why it failed.
+	CallTree  *calls.Node
+	CallStats calls.Stats
+	CallNotes []string
+	CallErr   error
 }
 
 // PTStream is the packet summary of one PT stream.
@@ -32,14 +44,19 @@ type PTStream struct {
 	Stats intelpt.Stats
 }
 
-// PTFunction is the time spent in one function of a traced program: the
-// extension point of the report for PT call trees (flame graph rows).
+// PTFunction is the time spent in one function of a traced program,
+// summed over the paths of the call tree it appears on.
 type PTFunction struct {
 	Name string
+	// Calls is the number of calls (the count of `pt calls --json`
+	// objects of this function).
+	Calls int
 	// Self and Total are times (ns or TSC ticks, see Unit) without and
-	// with the callees.
+	// with the callees (a recursive call's time counts once in Total).
 	Self, Total int64
 	Unit        string
+	// SelfInsns and InclInsns are the same in instructions.
+	SelfInsns, InclInsns uint64
 }
 
 // PTOptions tune AnalyzePT.
@@ -47,6 +64,13 @@ type PTOptions struct {
 	// Config returns the timing configuration of a raw trace file (e.g.
 	// from the capture.json beside it); nil or !ok means none.
 	Config func(path string) (intelpt.Config, bool)
+	// NoCalls skips the call analysis of perf.data files (the flame
+	// graph).
+	NoCalls bool
+	// Calls are the options of the call analysis; nil: those of `iotap
+	// pt calls` without flags (files found by their path or in ~/.debug,
+	// names demangled, tree depth calls.DefaultTreeDepth).
+	Calls *calls.Options
 }
 
 // AnalyzePT summarises the PT trace at path, raw (streamed in constant
@@ -88,6 +112,9 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 			p.Streams = append(p.Streams, PTStream{Name: s.Name(), CPU: s.CPU, Stats: intelpt.ComputeStats(s.Data, tr.Config)})
 		}
 		p.PerfLoss = tr.LossSummary()
+		if !o.NoCalls {
+			p.analyzeCalls(b, o.Calls)
+		}
 	}
 	for _, s := range p.Streams {
 		if s.Stats.Overflows > 0 {
@@ -138,4 +165,91 @@ func WritePTText(out io.Writer, name string, s *intelpt.Stats) {
 		}
 	}
 	w.Flush()
+}
+
+// analyzeCalls fills the call tree and the time per function of a
+// perf.data file, as `iotap pt calls` computes them.
+func (p *PT) analyzeCalls(perf []byte, co *calls.Options) {
+	in, err := calls.ReadPerfData(perf)
+	if err != nil {
+		p.CallErr = err
+		return
+	}
+	var o calls.Options
+	if co != nil {
+		o = *co
+	} else {
+		var dirs []string
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".debug"))
+		}
+		o = calls.Options{Finder: calls.Finder("", dirs), Demangle: true}
+	}
+	gaps := 0
+	onGap := o.OnGap
+	o.OnGap = func(g *calls.Gap) {
+		if gaps++; gaps <= 3 {
+			p.CallNotes = append(p.CallNotes, fmt.Sprintf("gap in thread %d at instruction %d: %s", g.Thread, g.Insn, g.Reason))
+		}
+		if onGap != nil {
+			onGap(g)
+		}
+	}
+	res, err := calls.Analyze(in, o)
+	if err != nil {
+		p.CallErr = err
+		return
+	}
+	for _, u := range res.Unfound {
+		p.CallNotes = append(p.CallNotes, fmt.Sprintf("mapping %s not decoded: %v", u.Mapping.String(), u.Err))
+	}
+	if gaps > 3 {
+		p.CallNotes = append(p.CallNotes, fmt.Sprintf("%d gaps in all", gaps))
+	}
+	p.CallTree, p.CallStats = res.Tree, res.Stats
+	p.Calls = functionTimes(res.Tree, calls.Clock{ToNS: in.ToNS}.Unit())
+}
+
+// functionTimes sums the call tree per function name: calls, self and
+// inclusive instructions and time (inclusive counted once for a function
+// that calls itself: at its outermost path).
+func functionTimes(root *calls.Node, unit string) []PTFunction {
+	byName := map[string]*PTFunction{}
+	var order []string
+	active := map[string]int{}
+	var walk func(n *calls.Node)
+	walk = func(n *calls.Node) {
+		if n.Count == 0 { // only calls below the resolution
+			return
+		}
+		f := byName[n.Name]
+		if f == nil {
+			f = &PTFunction{Name: n.Name, Unit: unit}
+			byName[n.Name] = f
+			order = append(order, n.Name)
+		}
+		f.Calls += n.Count
+		f.SelfInsns += n.SelfInsn
+		f.Self += int64(n.SelfTime)
+		if active[n.Name] == 0 {
+			f.InclInsns += n.InclInsn
+			f.Total += int64(n.InclTime)
+		}
+		active[n.Name]++
+		for _, c := range n.Children {
+			walk(c)
+		}
+		active[n.Name]--
+	}
+	for _, th := range root.Children {
+		for _, c := range th.Children {
+			walk(c)
+		}
+	}
+	out := make([]PTFunction, 0, len(order))
+	for _, name := range order {
+		out = append(out, *byName[name])
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SelfInsns > out[j].SelfInsns })
+	return out
 }

@@ -6,6 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/iotap/iotap/intelpt/calls"
 )
 
 // Chart geometry (SVG user units = CSS pixels).
@@ -384,4 +387,157 @@ func dotChart(kind, title, unit string, a timeAxis, series []stepSeries, marks [
 	b.lossMarks(a, marks, top, bottom)
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// Flame graph geometry: frames narrower than flameMinPx and deeper than
+// flameMaxDepth rows are not drawn (the page stays bounded).
+const (
+	flameRowH     = 16
+	flameX0       = 10
+	flameW        = chartW - 2*flameX0
+	flameMinPx    = 1.0
+	flameMaxDepth = 48
+)
+
+// flameFrame is one drawn frame of a flame graph.
+type flameFrame struct {
+	name, stack        string
+	depth              int
+	x, w               float64
+	calls              int
+	incl, self         uint64 // instructions
+	inclTime, selfTime uint64
+}
+
+// foldedName is a frame's name as `iotap pt calls --folded` writes it.
+func foldedName(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, ";", ":"), " ", "_")
+}
+
+// flameGraph draws a call tree (calls.Node: the threads are the root's
+// children) as a flame graph: the threads at the bottom, each function
+// above its caller, as wide as its inclusive instructions (the sum of
+// the --folded weights of its stacks, so that the picture is that of
+// flamegraph.pl over `iotap pt calls --folded`). Each frame's title
+// gives its calls, instructions and time (in unit).
+func flameGraph(kind, title string, root *calls.Node, unit, attrs string) string {
+	// weight: self instructions of the subtree, as --folded counts them
+	weight := map[*calls.Node]uint64{}
+	var sum func(n *calls.Node, top bool) uint64
+	sum = func(n *calls.Node, top bool) uint64 {
+		if n.Count == 0 && !top {
+			return 0
+		}
+		w := n.SelfInsn
+		for _, c := range n.Children {
+			w += sum(c, false)
+		}
+		weight[n] = w
+		return w
+	}
+	var total uint64
+	for _, th := range root.Children {
+		total += sum(th, true)
+	}
+	var frames []flameFrame
+	maxDepth := 0
+	var walk func(n *calls.Node, stack string, depth int, x float64)
+	walk = func(n *calls.Node, stack string, depth int, x float64) {
+		w := float64(weight[n]) / float64(total) * flameW
+		if w < flameMinPx || depth >= flameMaxDepth {
+			return
+		}
+		if stack != "" {
+			stack += ";"
+		}
+		stack += foldedName(n.Name)
+		frames = append(frames, flameFrame{name: n.Name, stack: stack, depth: depth, x: x, w: w, calls: n.Count,
+			incl: weight[n], self: n.SelfInsn, inclTime: n.InclTime, selfTime: n.SelfTime})
+		maxDepth = max(maxDepth, depth)
+		for _, c := range n.Children {
+			walk(c, stack, depth+1, x)
+			x += float64(weight[c]) / float64(total) * flameW
+		}
+	}
+	if total > 0 {
+		x := float64(flameX0)
+		for _, th := range root.Children {
+			walk(th, "", 0, x)
+			x += float64(weight[th]) / float64(total) * flameW
+		}
+	}
+	h := padTop + 10 + (maxDepth+1)*flameRowH + 16
+	var b svgBuf
+	b.open(kind, title, h, attrs)
+	b.f(`<g class="axis" data-x0="%d" data-w="%d" data-total="%d"></g>`, flameX0, flameW, total)
+	bottom := float64(h - 16)
+	for _, f := range frames {
+		y := bottom - float64(f.depth+1)*flameRowH
+		pct := 100 * float64(f.incl) / float64(total)
+		tip := fmt.Sprintf("%s: %d instructions (%.2f%%), self %d", f.name, f.incl, pct, f.self)
+		if f.depth > 0 {
+			tip = fmt.Sprintf("%s, %d calls", tip, f.calls)
+		}
+		tip += "; time " + fmtUnit(f.inclTime, unit) + ", self " + fmtUnit(f.selfTime, unit)
+		b.f(`<g class="frame" data-stack="%s" data-incl="%d" data-self="%d" data-calls="%d"><rect x="%s" y="%s" width="%s" height="%d" fill="%s" stroke="#fff" stroke-width="0.5"/><title>%s</title>`,
+			esc(f.stack), f.incl, f.self, f.calls, num(f.x), num(y), num(f.w), flameRowH-1, flameColor(f.name, f.depth), esc(tip))
+		if chars := int((f.w - 4) / 6.5); chars >= 3 {
+			label := f.name
+			if len([]rune(label)) > chars {
+				label = string([]rune(label)[:chars-1]) + "…"
+			}
+			b.f(`<text x="%s" y="%s" class="lg">%s</text>`, num(f.x+2), num(y+11), esc(label))
+		}
+		b.WriteString(`</g>`)
+	}
+	b.f(`<text x="%d" y="%d" class="tk">width: instructions (as iotap pt calls --folded weighs them); %d frames narrower than %gpx or deeper than %d not drawn</text>`,
+		flameX0, h-3, countHidden(root, weight, total), flameMinPx, flameMaxDepth)
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// countHidden counts the call paths (with calls) that the flame graph
+// leaves out.
+func countHidden(root *calls.Node, weight map[*calls.Node]uint64, total uint64) int {
+	n := 0
+	var walk func(x *calls.Node, depth int, top bool)
+	walk = func(x *calls.Node, depth int, top bool) {
+		if x.Count == 0 && !top {
+			return
+		}
+		if total == 0 || float64(weight[x])/float64(total)*flameW < flameMinPx || depth >= flameMaxDepth {
+			n++
+		}
+		for _, c := range x.Children {
+			walk(c, depth+1, false)
+		}
+	}
+	for _, th := range root.Children {
+		walk(th, 0, true)
+	}
+	return n
+}
+
+// flameColor is a warm colour chosen by the function's name (threads
+// grey), as flame graphs are drawn.
+func flameColor(name string, depth int) string {
+	if depth == 0 {
+		return "#b8b8b8"
+	}
+	var h uint32 = 2166136261
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	r := 205 + h%50
+	g := 80 + (h>>8)%130
+	bl := 30 + (h>>16)%40
+	return fmt.Sprintf("#%02x%02x%02x", r, g, bl)
+}
+
+// fmtUnit formats a time of the call tree (ns or TSC ticks).
+func fmtUnit(v uint64, unit string) string {
+	if unit == "ns" {
+		return time.Duration(v).String()
+	}
+	return strconv.FormatUint(v, 10) + " ticks"
 }

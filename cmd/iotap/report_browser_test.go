@@ -110,72 +110,8 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 	want := parseReportJSON(t, js.Bytes())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	b, err := cdp.Launch(ctx, chromium)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	var mu sync.Mutex
-	var problems, requests []string
-	loaded := make(chan struct{}, 1)
-	b.OnEvent(func(ev cdp.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev.Method {
-		case "Network.requestWillBeSent":
-			var p struct{ Request struct{ URL string } }
-			json.Unmarshal(ev.Params, &p)
-			requests = append(requests, p.Request.URL)
-		case "Runtime.consoleAPICalled":
-			var p struct {
-				Type string
-				Args []struct{ Value any }
-			}
-			json.Unmarshal(ev.Params, &p)
-			if p.Type == "error" || p.Type == "warning" || p.Type == "assert" {
-				problems = append(problems, fmt.Sprintf("console.%s %v", p.Type, p.Args))
-			}
-		case "Runtime.exceptionThrown":
-			problems = append(problems, "exception: "+string(ev.Params))
-		case "Log.entryAdded":
-			var p struct {
-				Entry struct{ Level, Text, URL string }
-			}
-			json.Unmarshal(ev.Params, &p)
-			if p.Entry.Level == "error" || p.Entry.Level == "warning" {
-				problems = append(problems, fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
-			}
-		case "Page.loadEventFired":
-			select {
-			case loaded <- struct{}{}:
-			default:
-			}
-		}
-	})
-	s, err := b.NewPage(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
-		if err := b.Call(ctx, s, m, nil, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1000, "height": 1400, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
-		t.Fatal(err)
-	}
-	abs, _ := filepath.Abs(page)
-	url := "file://" + abs
-	if err := b.Call(ctx, s, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-loaded:
-	case <-ctx.Done():
-		t.Fatal("page did not load")
-	}
+	ctx, b, s, checkBrowser := openInChromium(t, chromium, page)
+	defer checkBrowser()
 	var ev struct {
 		Result struct{ Value domInfo }
 	}
@@ -330,21 +266,103 @@ func TestReportHTMLInChromium(t *testing.T) {
 		}
 	}
 
-	// Events are handled on the connection's reader: no Call while mu is
-	// held.
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("browser: %s", p)
+}
+
+// openInChromium launches a headless Chromium (fresh profile, no
+// background networking), opens the page from disk and waits for it to
+// load. check (deferred by the caller; it also closes the browser) fails
+// t on any console error or warning, uncaught exception or log error, and
+// on any network request other than the page itself.
+func openInChromium(t *testing.T, chromium, page string) (ctx context.Context, b *cdp.Browser, s string, check func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	b, err := cdp.Launch(ctx, chromium)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
 	}
-	for _, r := range requests {
-		if r != url {
-			t.Errorf("network request to %s (the page must load nothing)", r)
+	var mu sync.Mutex
+	var problems, requests []string
+	loaded := make(chan struct{}, 1)
+	b.OnEvent(func(ev cdp.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Method {
+		case "Network.requestWillBeSent":
+			var p struct{ Request struct{ URL string } }
+			json.Unmarshal(ev.Params, &p)
+			requests = append(requests, p.Request.URL)
+		case "Runtime.consoleAPICalled":
+			var p struct {
+				Type string
+				Args []struct{ Value any }
+			}
+			json.Unmarshal(ev.Params, &p)
+			if p.Type == "error" || p.Type == "warning" || p.Type == "assert" {
+				problems = append(problems, fmt.Sprintf("console.%s %v", p.Type, p.Args))
+			}
+		case "Runtime.exceptionThrown":
+			problems = append(problems, "exception: "+string(ev.Params))
+		case "Log.entryAdded":
+			var p struct {
+				Entry struct{ Level, Text, URL string }
+			}
+			json.Unmarshal(ev.Params, &p)
+			if p.Entry.Level == "error" || p.Entry.Level == "warning" {
+				problems = append(problems, fmt.Sprintf("log %s: %s %s", p.Entry.Level, p.Entry.Text, p.Entry.URL))
+			}
+		case "Page.loadEventFired":
+			select {
+			case loaded <- struct{}{}:
+			default:
+			}
+		}
+	})
+	abs, _ := filepath.Abs(page)
+	url := "file://" + abs
+	check = func() {
+		defer cancel()
+		defer b.Close()
+		// Events are handled on the connection's reader: no Call while
+		// mu is held.
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Errorf("browser: %s", p)
+		}
+		for _, r := range requests {
+			if r != url {
+				t.Errorf("network request to %s (the page must load nothing)", r)
+			}
+		}
+		if len(requests) > 1 {
+			t.Errorf("%d requests, want only the page itself: %v", len(requests), requests)
 		}
 	}
-	if len(requests) > 1 {
-		t.Errorf("%d requests, want only the page itself: %v", len(requests), requests)
+	fail := func(err error) {
+		check()
+		t.Fatal(err)
 	}
+	if s, err = b.NewPage(ctx); err != nil {
+		fail(err)
+	}
+	for _, m := range []string{"Page.enable", "Runtime.enable", "Log.enable", "Network.enable"} {
+		if err := b.Call(ctx, s, m, nil, nil); err != nil {
+			fail(err)
+		}
+	}
+	if err := b.Call(ctx, s, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1000, "height": 1400, "deviceScaleFactor": 1, "mobile": false}, nil); err != nil {
+		fail(err)
+	}
+	if err := b.Call(ctx, s, "Page.navigate", map[string]any{"url": url}, nil); err != nil {
+		fail(err)
+	}
+	select {
+	case <-loaded:
+	case <-ctx.Done():
+		fail(fmt.Errorf("page did not load"))
+	}
+	return ctx, b, s, check
 }
 
 // reportEndpoint is a usb_endpoint record of report --json (NDJSON
