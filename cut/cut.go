@@ -25,6 +25,9 @@ type Input struct {
 	// Open, for inputs without ReaderAt (compressed files), returns the
 	// decompressed input from its start; it is called once per pass.
 	Open func() (io.ReadCloser, error)
+	// PT times a raw Intel PT input (nil: TSC ticks as ns, the decoder's
+	// default timing parameters).
+	PT *PTTiming
 	// Index is the input's index (LoadIndex), nil when there is none. An
 	// index that does not match the input is ignored with a warning.
 	Index *Index
@@ -58,6 +61,9 @@ type Result struct {
 	BytesRead int64
 	// Indexed says the index was used to seek.
 	Indexed bool
+	// InputStart and InputEnd are, for Intel PT, the byte range of the
+	// input that was written: from a PSB to a PSB (or the end).
+	InputStart, InputEnd int64
 }
 
 // Cut writes to w the records of in that fall inside opt.Window, in the
@@ -78,6 +84,13 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 		return res, err
 	}
 	res.Format = f
+	if f == FormatPT {
+		bw := bufio.NewWriterSize(w, 256<<10)
+		if err := c.cutPT(ctx, opt.Window, bw); err != nil {
+			return res, err
+		}
+		return res, bw.Flush()
+	}
 	ix := in.Index
 	if ix != nil {
 		if err := ix.matches(in, f); err != nil {
@@ -427,6 +440,9 @@ func Markers(ctx context.Context, in Input) ([]Marker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f == FormatPT {
+		return nil, nil // no markers
+	}
 	if ix := in.Index; ix != nil && ix.MarkersComplete && ix.matches(in, f) == nil {
 		return ix.Markers, nil
 	}
@@ -462,6 +478,18 @@ func Clock(ctx context.Context, in Input, spec timerange.Spec) (timerange.Clock,
 	f, err := c.sniff()
 	if err != nil {
 		return timerange.Clock{}, err
+	}
+	if f == FormatPT {
+		if len(spec.Marks()) > 0 {
+			return timerange.Clock{}, fmt.Errorf("cut: %s: an Intel PT trace has no markers (mark:NAME)", in.Name)
+		}
+		r, closeFn, err := c.open(0, -1)
+		if err != nil {
+			return timerange.Clock{}, err
+		}
+		defer closeFn()
+		sp, err := scanPT(ctx, r, in.PT, timerange.Window{}, true)
+		return timerange.Clock{Start: sp.first, HasStart: sp.hasFirst}, err
 	}
 	ix := in.Index
 	if ix != nil && ix.matches(in, f) != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
 )
 
@@ -15,7 +16,9 @@ import (
 // at offsets (ReaderAt); a gzip, xz or zstd file is decompressed from its
 // start at each pass (it cannot be seeked). When useIndex is set and the
 // sidecar path+IndexSuffix exists, it is loaded into Input.Index; one that
-// cannot be read is reported to warn and ignored. Close the returned
+// cannot be read is reported to warn and ignored. A raw Intel PT buffer of
+// an 'iotap pt capture' directory is timed with its capture.json
+// (Input.PT). Close the returned
 // closer when done.
 func OpenFile(path string, useIndex bool, warn func(string)) (Input, io.Closer, error) {
 	if path == "-" || path == "" {
@@ -33,6 +36,13 @@ func OpenFile(path string, useIndex bool, warn func(string)) (Input, io.Closer, 
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
 	in := Input{Name: path}
+	if ci, _, ok := intelpt.CaptureInfoOf(path); ok {
+		// a buffer of an 'iotap pt capture' directory: its timing
+		in.PT = &PTTiming{Config: ci.DecoderConfig()}
+		if ci.TSC != nil {
+			in.PT.ToNS = ci.TSC.ToNS
+		}
+	}
 	if c := compress.Detect(head[:n]); c != compress.None {
 		if !st.Mode().IsRegular() {
 			f.Close()

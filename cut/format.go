@@ -19,10 +19,11 @@ const (
 	FormatPcap           // pcap (any link type)
 	FormatPcapng         // pcapng (any link type)
 	FormatEvents         // user_events NDJSON (iotap events record --json)
+	FormatPT             // raw Intel PT (one CPU's or thread's packet stream)
 	numFormats
 )
 
-var formatNames = [numFormats]string{"unknown", "mmiotrace log", "usbmon text", "pcap", "pcapng", "user_events NDJSON"}
+var formatNames = [numFormats]string{"unknown", "mmiotrace log", "usbmon text", "pcap", "pcapng", "user_events NDJSON", "raw Intel PT"}
 
 func (f Format) String() string {
 	if f < numFormats {
@@ -53,8 +54,12 @@ func Sniff(head []byte, complete bool) (Format, error) {
 		return FormatEvents, nil
 	case res.Format == "usbmon 1u" || res.Format == "usbmon 1t":
 		return FormatUSBText, nil
+	case res.Kind == detect.PT && res.Format == "raw Intel PT":
+		return FormatPT, nil
+	case res.Kind == detect.PT:
+		return FormatUnknown, fmt.Errorf("cut: %s: cut writes raw Intel PT streams ('iotap pt capture' directories' cpuN.pt), not perf.data files", res)
 	}
-	return FormatUnknown, fmt.Errorf("cut: %s: cut writes pcap, pcapng, usbmon text, mmiotrace logs and user_events NDJSON", res)
+	return FormatUnknown, fmt.Errorf("cut: %s: cut writes pcap, pcapng, usbmon text, mmiotrace logs, user_events NDJSON and raw Intel PT", res)
 }
 
 func newScanner(f Format) scanner {

@@ -178,6 +178,9 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f == FormatPT {
+		return nil, errors.New("cut: index: Intel PT traces are not indexed (cut reads them from the start)")
+	}
 	ix := &Index{Format: f, Size: in.Size, ModTime: in.ModTime, Interval: interval, First: NoTime, Last: NoTime, MarkersComplete: true}
 	head := make([]byte, min(int64(headLen), in.Size))
 	if _, err := in.ReaderAt.ReadAt(head, 0); err != nil && err != io.EOF {
@@ -386,7 +389,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	}
 	ix := &Index{Format: Format(d.b[2]), MarkersComplete: d.b[3]&1 != 0}
 	d.b, d.off = d.b[4:], d.off+4
-	if ix.Format == FormatUnknown || ix.Format >= numFormats {
+	if ix.Format == FormatUnknown || ix.Format >= numFormats || ix.Format == FormatPT {
 		return nil, &IndexError{d.off - 2, fmt.Sprintf("unknown format %d", ix.Format)}
 	}
 	ix.Size = d.int63()

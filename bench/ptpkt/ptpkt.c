@@ -4,6 +4,7 @@
  *
  *   ptpkt version          print the libipt version it was built against
  *   ptpkt list FILE        print every packet in a canonical one-line form
+ *   ptpkt listoff FILE     the same, each line prefixed with the packet's offset (hex)
  *   ptpkt bench FILE N     decode FILE N times; print packets and nanoseconds
  *
  * Decoding starts at offset 0 (no PSB search). Output ends with
@@ -148,7 +149,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: ptpkt version | list FILE | bench FILE N\n");
+		fprintf(stderr, "usage: ptpkt version | list FILE | listoff FILE | bench FILE N\n");
 		return 2;
 	}
 	buf = load(argv[2], &size);
@@ -156,7 +157,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptpkt: cannot read %s\n", argv[2]);
 		return 1;
 	}
-	if (!strcmp(argv[1], "list")) {
+	if (!strcmp(argv[1], "list") || !strcmp(argv[1], "listoff")) {
+		int offsets = !strcmp(argv[1], "listoff");
+
 		d = decoder(buf, size);
 		if (!d)
 			return 1;
@@ -165,6 +168,8 @@ int main(int argc, char **argv)
 			err = pt_pkt_next(d, &p, sizeof(p));
 			if (err < 0)
 				break;
+			if (offsets)
+				printf("%" PRIx64 " ", off);
 			print(&p);
 		}
 		printf("end %" PRIx64 " %s\n", off, pt_errstr(pt_errcode(err)));
@@ -192,6 +197,6 @@ int main(int argc, char **argv)
 		       (uint64_t) t1.tv_nsec - (uint64_t) t0.tv_nsec);
 		return 0;
 	}
-	fprintf(stderr, "usage: ptpkt version | list FILE | bench FILE N\n");
+	fprintf(stderr, "usage: ptpkt version | list FILE | listoff FILE | bench FILE N\n");
 	return 2;
 }

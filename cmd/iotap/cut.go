@@ -31,9 +31,11 @@ func newCutCmd(e *env) *cobra.Command {
 		Use:   "cut --from T --to T INPUT -o OUT",
 		Short: "Write the part of a trace inside a time window, in the input's format",
 		Long: `Write to OUT the records of INPUT inside [--from, --to), in INPUT's own format
-(pcapng, pcap, usbmon text, mmiotrace log, user_events NDJSON), with what a
-reader needs to interpret them: file and interface headers, the mmiotrace
-VERSION/PCIDEV/MAP lines before the window. A window with no events is a
+(pcapng, pcap, usbmon text, mmiotrace log, user_events NDJSON, raw Intel PT),
+with what a reader needs to interpret them: file and interface headers, the
+mmiotrace VERSION/PCIDEV/MAP lines before the window; for Intel PT the PSB
+segments the window touches, from a PSB (its PSB+ state) on, timed by the
+TSC/MTC packets (and a capture directory's capture.json). A window with no events is a
 valid file of headers only. Loss inside the window stays in it (mmiotrace
 "Lost N events." lines; pcapng interface statistics, made relative to the
 window's start); it makes the exit code 3 unless --allow-loss.
