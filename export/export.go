@@ -220,13 +220,15 @@ type table[T any] struct {
 
 const batchRows = 1024
 
-func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[T], error) {
+// createFile creates the temporary file of a table's file for a capture
+// (mode 0600, in the final directory) and returns the final name.
+func (x *Exporter) createFile(name string, c *capture, src string) (string, *os.File, error) {
 	dir, err := x.dirFor(name, c)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
 	base := c.id.CaptureID
 	if src != "" {
@@ -235,7 +237,7 @@ func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[
 	final := filepath.Join(dir, base+".parquet")
 	for _, fi := range x.inputs {
 		if st, err := os.Stat(final); err == nil && os.SameFile(st, fi) {
-			return nil, fmt.Errorf("export: %s is an input: refusing to write over it", final)
+			return "", nil, fmt.Errorf("export: %s is an input: refusing to write over it", final)
 		}
 	}
 	// CreateTemp opens with O_EXCL and mode 0600: it never follows a
@@ -243,15 +245,28 @@ func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[
 	// target.
 	f, err := os.CreateTemp(dir, ".tmp-"+base+"-*")
 	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+		return "", nil, fmt.Errorf("export: %w", err)
 	}
-	w := parquet.NewGenericWriter[T](f,
+	return final, f, nil
+}
+
+// writerOptions are the parquet-go options of every table's files.
+func (x *Exporter) writerOptions(name string) []parquet.WriterOption {
+	return []parquet.WriterOption{
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
 		parquet.MaxRowsPerRowGroup(x.opt.RowGroupRows),
 		parquet.CreatedBy("iotap", cmpOr(x.opt.IotapVersion, "devel"), ""),
 		parquet.KeyValueMetadata("iotap.schema_version", strconv.Itoa(SchemaVersion)),
 		parquet.KeyValueMetadata("iotap.table", name),
-	)
+	}
+}
+
+func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[T], error) {
+	final, f, err := x.createFile(name, c, src)
+	if err != nil {
+		return nil, err
+	}
+	w := parquet.NewGenericWriter[T](f, x.writerOptions(name)...)
 	return &table[T]{x: x, name: name, final: final, f: f, w: w, buf: make([]T, 0, batchRows)}, nil
 }
 
@@ -274,9 +289,6 @@ func (t *table[T]) next() (*T, error) {
 	t.rows++
 	return &t.buf[len(t.buf)-1], nil
 }
-
-// pos returns the index in the current batch of the row next returned.
-func (t *table[T]) pos() int { return len(t.buf) - 1 }
 
 func (t *table[T]) add(r T) error {
 	p, err := t.next()
@@ -305,20 +317,26 @@ func (t *table[T]) commit() error {
 	if err == nil {
 		err = t.w.Close()
 	}
+	return t.x.finish(t.name, t.f, t.final, err)
+}
+
+// finish syncs and closes a table's temporary file f and renames it to
+// final, or removes it when err (the writer's) or any of this fails.
+func (x *Exporter) finish(name string, f *os.File, final string, err error) error {
 	if err == nil {
-		err = t.f.Sync()
+		err = f.Sync()
 	}
-	if cerr := t.f.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(t.f.Name(), t.final)
+		err = os.Rename(f.Name(), final)
 	}
 	if err != nil {
-		os.Remove(t.f.Name())
-		return fmt.Errorf("export: %s: %w", t.name, err)
+		os.Remove(f.Name())
+		return fmt.Errorf("export: %s: %w", name, err)
 	}
-	t.x.files = append(t.x.files, t.final)
+	x.files = append(x.files, final)
 	return nil
 }
 

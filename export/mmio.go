@@ -24,6 +24,8 @@ type barInfo struct {
 	dom    *regdb.Domain
 	unit   uint64
 	names  map[regKey]*named
+	// dictionary indexes of pci, driver and bar in mmio_accesses
+	pciRef, driverRef, barRef dictRef
 }
 
 type regKey struct {
@@ -35,6 +37,7 @@ type regKey struct {
 type named struct {
 	match regdb.Match
 	name  *string
+	ref   dictRef // of name in mmio_accesses' register column
 	// decodings caches the decoding of values seen (bounded).
 	decodings map[uint64]*decoding
 	// emitted holds the values whose fields are in mmio_fields.
@@ -47,6 +50,7 @@ const maxEmitted = 1 << 16
 
 type decoding struct {
 	text *string
+	ref  dictRef // in mmio_accesses' decoded column
 }
 
 const maxDecodings = 1 << 12
@@ -161,9 +165,18 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 	row.Source, row.Format, row.ClockDomain = "mmio", "mmiotrace", "trace-local"
 	id := c.id
 	id.SourceFile, id.ClockDomain = path, row.ClockDomain
-	accesses := &lazyTable[MMIOAccessRow]{x: x, name: TableMMIOAccesses, c: c, src: path}
+	accesses := &flatTable[MMIOAccessRow]{x: x, name: TableMMIOAccesses, c: c, src: path, id: id}
+	var ac accessCols
 	maps := &lazyTable[MMIOMapRow]{x: x, name: TableMMIOMaps, c: c, src: path}
 	fields := &lazyTable[MMIOFieldRow]{x: x, name: TableMMIOFields, c: c, src: path}
+	committed := false
+	defer func() {
+		if !committed {
+			accesses.abort()
+			maps.abort()
+			fields.abort()
+		}
+	}()
 	bars := mmiotrace.NewBARMap()
 	namer := &mmioNamer{bars: map[mmiotrace.BAR]*barInfo{}}
 	ops := [...]string{mmiotrace.KindRead: "R", mmiotrace.KindWrite: "W", mmiotrace.KindUnknown: "UNKNOWN",
@@ -173,14 +186,11 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 		readErr         error
 		first           = true
 		firstTS, lastTS int64
-		offs, pcs       [batchRows]uint64
+		opRefs          [mmiotrace.KindUnknown + 1]dictRef
 	)
 	for n := 0; ; n++ {
 		if n&8191 == 0 {
 			if err := ctx.Err(); err != nil {
-				accesses.abort()
-				maps.abort()
-				fields.abort()
 				return err
 			}
 		}
@@ -201,33 +211,64 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 				firstTS, first = ts, false
 			}
 			lastTS = ts
-			a, err := accesses.next()
-			if err != nil {
-				return err
+			f := accesses.f
+			if f == nil {
+				if f, err = accesses.open(); err != nil {
+					return err
+				}
+				ac = accessColsOf(f)
 			}
-			a.Identity = id
-			a.Line, a.TSNS, a.Access = rd.Line(), ts, ops[rec.Kind]
-			a.Width, a.MapID, a.Phys, a.Value, a.PID = int32(rec.Width), rec.MapID, rec.Phys, rec.Value, rec.PID
+			f.int64(ac.line, rd.Line())
+			f.int64(ac.ts, ts)
+			f.str(ac.access, ops[rec.Kind], &opRefs[rec.Kind])
+			f.int32(ac.width, int32(rec.Width))
+			f.int32(ac.mapID, rec.MapID)
+			f.int64(ac.phys, int64(rec.Phys))
+			f.int64(ac.value, int64(rec.Value))
 			if rec.PC != 0 {
-				pcs[accesses.t.pos()] = rec.PC
-				a.PC = &pcs[accesses.t.pos()]
+				f.int64(ac.pc, int64(rec.PC))
+			} else {
+				f.null(ac.pc)
 			}
+			f.int32(ac.pid, rec.PID)
+			f.null(ac.cpu)
+			var reg *named
 			if loc, ok := bars.Lookup(rec.Phys); ok {
 				bi := namer.bar(loc.BAR)
-				a.PCI, a.VendorID, a.DeviceID, a.Driver, a.BAR, a.BARIndex = bi.addr, bi.vendor, bi.device, bi.driver, bi.bar, bi.index
-				// The offsets of a batch live in offs (the writer copies
-				// them at the batch's flush): no allocation per row.
-				offs[accesses.t.pos()] = loc.Offset
-				a.Offset = &offs[accesses.t.pos()]
-				if r := bi.lookup(loc.Offset, rec.Width); r != nil {
-					a.Register = r.name
+				f.str(ac.pci, *bi.addr, &bi.pciRef)
+				f.int32(ac.vendor, *bi.vendor)
+				f.int32(ac.device, *bi.device)
+				if bi.driver != nil {
+					f.str(ac.driver, *bi.driver, &bi.driverRef)
+				} else {
+					f.null(ac.driver)
+				}
+				f.str(ac.bar, *bi.bar, &bi.barRef)
+				f.int32(ac.barIndex, *bi.index)
+				f.int64(ac.offset, int64(loc.Offset))
+				if reg = bi.lookup(loc.Offset, rec.Width); reg != nil {
+					f.str(ac.register, *reg.name, &reg.ref)
 					if rec.Kind != mmiotrace.KindUnknown {
-						a.Decoded = r.decode(rec.Value).text
-						if err := r.emitFields(fields, id, bi, rec.Value); err != nil {
+						d := reg.decode(rec.Value)
+						f.str(ac.decoded, *d.text, &d.ref)
+						if err := reg.emitFields(fields, id, bi, rec.Value); err != nil {
 							return err
 						}
+					} else {
+						f.null(ac.decoded)
 					}
 				}
+			} else {
+				for _, c := range [...]int{ac.pci, ac.vendor, ac.device, ac.driver, ac.bar, ac.barIndex, ac.offset} {
+					f.null(c)
+				}
+			}
+			if reg == nil {
+				f.null(ac.register)
+				f.null(ac.decoded)
+			}
+			if err := f.endRow(); err != nil {
+				return err
 			}
 		case mmiotrace.KindMap, mmiotrace.KindUnmap:
 			ts := int64(rec.Time.NS)
@@ -276,6 +317,7 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped (first: %v)", n, rd.FirstSkipError()))
 	}
 	row.Loss = strings.Join(lost, "; ")
+	committed = true
 	if err := accesses.commit(); err != nil {
 		maps.abort()
 		fields.abort()
@@ -286,4 +328,18 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 		return err
 	}
 	return fields.commit()
+}
+
+// accessCols are the column numbers of mmio_accesses in its flatFile.
+type accessCols struct {
+	line, ts, access, width, mapID, phys, value, pc, pid, cpu, pci, vendor, device,
+	driver, bar, barIndex, offset, register, decoded int
+}
+
+func accessColsOf(f *flatFile) accessCols {
+	return accessCols{line: f.col("line"), ts: f.col("ts_ns"), access: f.col("access"), width: f.col("width"),
+		mapID: f.col("map_id"), phys: f.col("phys"), value: f.col("value"), pc: f.col("pc"), pid: f.col("pid"),
+		cpu: f.col("cpu"), pci: f.col("pci"), vendor: f.col("vendor_id"), device: f.col("device_id"),
+		driver: f.col("driver"), bar: f.col("bar"), barIndex: f.col("bar_index"), offset: f.col("offset"),
+		register: f.col("register"), decoded: f.col("decoded")}
 }
