@@ -44,6 +44,13 @@ type FlowFlags struct {
 	// and is reported in Block.CallRet, CallTarget and CallInsn (at most
 	// one per block): a call tracker sees every call with fewer blocks.
 	CallsInBlock bool
+	// CondInBlock (block decoder): a conditional branch does not end the
+	// block when the TNT packet that holds its bit holds more bits: the
+	// block goes on at the branch's successor. (No event or time update
+	// can come between two bits of one TNT packet, so a caller that only
+	// looks at where blocks end sees the same trace with fewer blocks.)
+	// Not with TickEvents.
+	CondInBlock bool
 }
 
 // AddrFilter is the IA32_RTIT_CTL.ADDRn_CFG / ADDRn_A / ADDRn_B setting the
@@ -138,6 +145,8 @@ type BlockDecoder struct {
 	image *Image
 	cfg   FlowConfig
 	flags FlowFlags
+	// condInBlock: FlowFlags.CondInBlock without TickEvents
+	condInBlock bool
 
 	event  Event // the next event (look-ahead)
 	status int   // status of the event decoder
@@ -201,6 +210,7 @@ func (d *BlockDecoder) init(trace []byte, cfg FlowConfig) {
 	}
 	d.cfg = cfg
 	d.flags = cfg.Flags
+	d.condInBlock = cfg.Flags.CondInBlock && !cfg.Flags.TickEvents
 	d.image = cfg.Image
 	d.straightLimit = cfg.straightLimit
 	d.policy = 0
@@ -942,7 +952,11 @@ func (d *BlockDecoder) proceedNoEvent(blk *Block) int {
 			if e != eBadQuery {
 				return e
 			}
-			return d.proceedWithTrace(in)
+			st = d.proceedWithTrace(in)
+			if st != 0 || !d.condInBlock || in.class != ClassCondJump || d.event.Type != EvTNT || d.event.Size == 0 || d.processInsn {
+				return st
+			}
+			continue
 		}
 		d.ip = ip
 		if d.endsBlock(in) {

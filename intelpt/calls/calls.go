@@ -282,20 +282,30 @@ func (t *Tracker) pop(th *thread, end uint64, reason string) {
 }
 
 func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) {
-	f := frame{ret: ret}
+	// The frame is built in place: a frame is large, and building it
+	// aside and appending it copied it once more on every call.
+	parent := th.node
+	if n := len(th.stack); n > 0 {
+		parent = th.stack[n-1].node
+	}
+	if n := len(th.stack); n < cap(th.stack) {
+		th.stack = th.stack[:n+1]
+		th.stack[n] = frame{}
+	} else {
+		th.stack = append(th.stack, frame{})
+	}
+	depth := len(th.stack) - 1
+	f := &th.stack[depth]
+	f.ret = ret
 	fn, ok := th.sym.Func(target)
 	if ok {
 		f.lo, f.hi, f.c.Func, f.c.Entry = fn.Entry, fn.End, fn.Name, fn.Entry
 	} else {
 		f.lo, f.hi, f.c.Entry, f.unnamed = target, target+1, target, true
 	}
-	f.c.Thread, f.c.Depth, f.c.Kind = th.tid, len(th.stack), kind
+	f.c.Thread, f.c.Depth, f.c.Kind = th.tid, depth, kind
 	if th.node != nil {
-		parent := th.node
-		if len(th.stack) > 0 {
-			parent = th.stack[len(th.stack)-1].node
-		}
-		depth, limit := len(th.stack), t.TreeDepth
+		limit := t.TreeDepth
 		if limit == 0 {
 			limit = DefaultTreeDepth
 		}
@@ -309,9 +319,8 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 		}
 	}
 	f.c.Begin, f.c.BeginInsn = now, th.insns
-	th.stack = append(th.stack, f)
 	if t.Keep == nil && t.OnBegin != nil {
-		t.OnBegin(&th.stack[len(th.stack)-1].named(th.sym).c)
+		t.OnBegin(&f.named(th.sym).c)
 	}
 }
 

@@ -14,7 +14,9 @@ import (
 // libipt's resync does. The tracker sees every call: a block ends at each
 // call (FlowFlags.CallsInBlock: or holds one direct call inside), and at
 // each jump unless the current thread's Symbolizer names no code at all
-// (then no jump can be a tail call). sel, when not nil, is called with the
+// (then no jump can be a tail call). Conditional branches end a block only
+// where their TNT packet ends (FlowFlags.CondInBlock: the tracker has nothing
+// to do at them). sel, when not nil, is called with the
 // time before each block and before each enable event (to switch the
 // tracker's thread); when it returns an image, the decoder reads code
 // from it from then on (the process that runs now).
@@ -25,7 +27,7 @@ func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 // decode is Decode calling progress, when not nil, every 65,536 blocks
 // with the trace offset reached.
 func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
-	cfg.Flags.EndOnCall, cfg.Flags.CallsInBlock, cfg.Flags.EndOnJump = false, true, true
+	cfg.Flags.EndOnCall, cfg.Flags.CallsInBlock, cfg.Flags.EndOnJump, cfg.Flags.CondInBlock = false, true, true, true
 	if sel == nil && tr.cur != nil {
 		if s, ok := tr.cur.sym.(interface{ namesNone() bool }); ok && s.namesNone() {
 			cfg.Flags.EndOnJump = false

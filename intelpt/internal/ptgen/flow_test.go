@@ -426,7 +426,10 @@ func TestBlockDecoderCallsInBlock(t *testing.T) {
 	cfg := flowSeeds()[0]
 	p := generate(t, cfg)
 	im := image(t, p)
-	flags := []intelpt.FlowFlags{{CallsInBlock: true}, {}, {CallsInBlock: true, EndOnJump: true}, {EndOnCall: true}, {CallsInBlock: true}}
+	flags := []intelpt.FlowFlags{{CallsInBlock: true}, {}, {CallsInBlock: true, EndOnJump: true}, {EndOnCall: true}, {CallsInBlock: true},
+		{CallsInBlock: true, CondInBlock: true}, {EndOnJump: true}, {CondInBlock: true, EndOnJump: true},
+		{CallsInBlock: true, TickEvents: true}, {CallsInBlock: true, CondInBlock: true, TickEvents: true}}
+	nblocks := map[intelpt.FlowFlags]int{}
 	for _, fl := range flags {
 		d := intelpt.NewBlockDecoder(p.Trace, intelpt.FlowConfig{Image: im, Flags: fl})
 		var b intelpt.Block
@@ -451,7 +454,18 @@ func TestBlockDecoderCallsInBlock(t *testing.T) {
 			t.Fatalf("%s: no end", who)
 		}
 		noErrors(t, who, errs)
-		checkBlocks(t, who, p, words)
+		cond := fl.CondInBlock && !fl.TickEvents
+		checkBlocksJcc(t, who, p, words, cond)
+		nblocks[fl] = len(words) / 3
+		if fl.CondInBlock {
+			// a conditional branch inside a block saves a block; with
+			// TickEvents it always ends one
+			without := fl
+			without.CondInBlock = false
+			if n, ok := nblocks[without]; ok && (cond && n <= nblocks[fl] || !cond && n != nblocks[fl]) {
+				t.Fatalf("%s: %d blocks, %d without CondInBlock", who, nblocks[fl], n)
+			}
+		}
 		if !fl.CallsInBlock && len(inside) != 0 {
 			t.Fatalf("%s: %d calls reported inside blocks", who, len(inside))
 		}
@@ -479,6 +493,10 @@ func TestBlockDecoderCallsInBlock(t *testing.T) {
 				case KindCall:
 					if !reported[uint64(i)] {
 						t.Fatalf("%s: block %#x-%#x goes on past the call at %#x without reporting it", who, words[w], words[w+1], p.IPs[i])
+					}
+				case KindJcc:
+					if !cond {
+						t.Fatalf("%s: block %#x-%#x goes on past the jcc at %#x", who, words[w], words[w+1], p.IPs[i])
 					}
 				case KindJmp:
 					if fl.EndOnJump {
