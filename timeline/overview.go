@@ -26,8 +26,11 @@ const (
 	// keeps; beyond, they are counted (markers and lost-events counters stay
 	// exact).
 	maxOvInstants = 1 << 16
-	// topRegisters is how many registers of each BAR get their own counter.
+	// topRegisters is how many registers of each BAR (and functions of an
+	// Intel PT calls input) get their own counter.
 	topRegisters = 8
+	// ptFuncGroup is the group of the Intel PT time-per-function series.
+	ptFuncGroup = "time per function"
 )
 
 // overviewer is a source that counts its events in overview series
@@ -59,6 +62,7 @@ const (
 	ovRegister
 	ovBytes // not an event count (not ranked as activity)
 	ovGroup // the sum of a group's series (a BAR's accesses): not ranked
+	ovTime  // ns spent (a function's calls): the busiest per group are shown, not ranked as activity
 )
 
 // ovInput is the overview of one input.
@@ -113,8 +117,11 @@ func (oi *ovInput) newSeries(group, name string, kind ovKind) *ovSeries {
 		return nil
 	}
 	s := &ovSeries{in: oi, group: group, name: name, unit: UnitCount, unitStr: "/s", kind: kind}
-	if kind == ovBytes {
+	switch kind {
+	case ovBytes:
 		s.unit, s.unitStr = UnitSizeBytes, "B/s"
+	case ovTime:
+		s.unit, s.unitStr = UnitTimeNS, "ns/s"
 	}
 	oi.series = append(oi.series, s)
 	return s
@@ -194,6 +201,24 @@ func (o *overview) add(s *ovSeries, ts uint64, v uint64) {
 	}
 }
 
+// addSpan adds the time [t0, t1) to s, split over the buckets it covers
+// (nil: not tracked).
+func (o *overview) addSpan(s *ovSeries, t0, t1 uint64) {
+	if s == nil || t1 <= t0 {
+		return
+	}
+	o.index(t1 - 1) // widen the buckets first: the span's are then final
+	if t0 < o.start {
+		t0 = o.start
+	}
+	for t0 < t1 {
+		i := o.index(t0)
+		hi := min(o.start+uint64(i+1)*o.width, t1)
+		o.add(s, t0, hi-t0)
+		t0 = hi
+	}
+}
+
 func (o *overview) instant(it ovInstant) {
 	if len(o.instants) >= maxOvInstants {
 		o.dropped++
@@ -229,7 +254,7 @@ type Activity struct {
 func (o *overview) windowTop(n int) []Activity {
 	var cand []*ovSeries
 	for _, s := range o.touched {
-		if s.kind != ovBytes && s.kind != ovGroup && s != s.in.events && s != s.in.lost {
+		if s.kind != ovBytes && s.kind != ovGroup && s.kind != ovTime && s != s.in.events && s != s.in.lost {
 			cand = append(cand, s)
 		}
 	}
@@ -259,12 +284,13 @@ type ovWindow struct {
 }
 
 // selected returns the series of oi that the overview shows: all but the
-// register series, of which the topRegisters busiest per group.
+// register and function-time series, of which the topRegisters busiest
+// per group.
 func (oi *ovInput) selected() []*ovSeries {
 	byGroup := map[string][]*ovSeries{}
 	var out []*ovSeries
 	for _, s := range oi.series {
-		if s.kind == ovRegister {
+		if s.kind == ovRegister || s.kind == ovTime {
 			byGroup[s.group] = append(byGroup[s.group], s)
 			continue
 		}

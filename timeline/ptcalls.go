@@ -13,6 +13,7 @@ type ptCallEvent struct {
 	begin bool
 	tid   int32
 	ts    uint64 // TSC
+	from  uint64 // of an end: the call's begin (TSC)
 	name  string
 }
 
@@ -33,6 +34,7 @@ type ptCallsSource struct {
 	names  map[int32]string
 	tracks map[int32]uint64
 	open   map[int32]int
+	ov     map[string]*ovSeries // time per function (overview)
 }
 
 // NewPTCallsSources adapts the calls of each PT stream of in (a perf.data
@@ -87,7 +89,7 @@ func (s *ptCallsSource) run(in *calls.Input, o calls.Options) {
 	}
 	batch = make([]ptCallEvent, 0, 4096)
 	o.OnBegin = func(c *calls.Call) { add(ptCallEvent{begin: true, tid: c.Thread, ts: c.Begin, name: c.Func}) }
-	o.OnCall = func(c *calls.Call) { add(ptCallEvent{tid: c.Thread, ts: c.End}) }
+	o.OnCall = func(c *calls.Call) { add(ptCallEvent{tid: c.Thread, ts: c.End, from: c.Begin, name: c.Func}) }
 	res, err := calls.Analyze(in, o)
 	if err == nil {
 		s.in.Skipped += int64(res.Gaps)
@@ -142,6 +144,32 @@ func (s *ptCallsSource) Draw(c *Canvas, ts uint64) {
 		c.W.End(tr, ts)
 		s.open[e.tid]--
 	}
+}
+
+// overview adds the time of each finished call, [begin, end), to its
+// function's series (ns spent per bucket: a call's time includes its
+// callees', as the calls' begin and end in 'pt calls --json' give it);
+// the overview shows the functions with the most time.
+func (s *ptCallsSource) overview(oi *ovInput, _ uint64) {
+	e := &s.cur
+	if e.begin || e.ts < e.from {
+		return
+	}
+	sr, ok := s.ov[e.name]
+	if !ok {
+		if s.ov == nil {
+			s.ov = map[string]*ovSeries{}
+		}
+		sr = oi.newSeries(ptFuncGroup, e.name+" time", ovTime)
+		if len(s.ov) < maxOvSeries {
+			s.ov[e.name] = sr
+		}
+	}
+	t0, t1 := e.from, e.ts
+	if s.toNS != nil {
+		t0, t1 = s.toNS(t0), s.toNS(t1)
+	}
+	oi.ov.addSpan(sr, t0, t1)
 }
 
 func (s *ptCallsSource) Flush(c *Canvas, now uint64) {}

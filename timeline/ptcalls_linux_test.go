@@ -5,9 +5,12 @@ package timeline
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -176,4 +179,98 @@ func TestPTCallsCaptureDirMoved(t *testing.T) {
 	if text := protocDecode(t, out.Bytes()); !strings.Contains(text, "twice_plus_one") {
 		t.Errorf("protoc's decoding lacks the function names")
 	}
+}
+
+// TestPTCallsOverview: split with a small bound, the overview of a
+// perf.data read with its calls has, under "time per function", a counter
+// of the time spent in each of the busiest functions (inclusive, per
+// bucket); each, summed over the buckets, is the function's total of 'pt
+// calls --json' (the sum of end - begin of its calls), and they are the
+// functions with the most time. protoc decodes the overview.
+func TestPTCallsOverview(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	s, err := ptsynth.SynthesizeProg(t.TempDir(), 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	perf := filepath.Join(dir, "perf.data")
+	if err := os.WriteFile(perf, s.Perf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// pt calls --json's totals per function
+	in, err := calls.ReadPerfData(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := calls.Clock{ToNS: in.ToNS}
+	var js []byte
+	if _, err := calls.Analyze(in, calls.Options{OnCall: func(c *calls.Call) { js = calls.AppendJSON(js, c, clk) }}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(js)), "\n") {
+		var c struct {
+			Function   string
+			Begin, End uint64
+		}
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			t.Fatal(err)
+		}
+		want[c.Function] += float64(c.End - c.Begin)
+	}
+	var names []string
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return want[names[i]] > want[names[j]] })
+
+	defer func(v int64) { minMaxSize = v }(minMaxSize)
+	minMaxSize = 4 << 10
+	out := filepath.Join(dir, "out.pftrace")
+	st, err := ExportSplit(context.Background(), out, []string{perf}, Options{PTCalls: &calls.Options{}}, SplitOptions{MaxSize: 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Split || len(st.Index.Windows) < 2 {
+		t.Fatalf("not split: the detail fits, no overview")
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	protocDecode(t, data)
+	ov := decodeTrace(t, data)
+	series := map[string][]dEvent{}
+	for _, e := range ov.events {
+		if p := ov.path(e.track); e.typ == typeCounter && strings.Contains(p, "/time per function/") {
+			series[p] = append(series[p], e)
+		}
+	}
+	shown := min(len(names), topRegisters)
+	if len(series) != shown {
+		t.Fatalf("%d time-per-function counters, want %d (of %d functions)", len(series), shown, len(names))
+	}
+	// the busiest functions (ties at the last place: any of them)
+	least := want[names[shown-1]]
+	got := map[string]bool{}
+	for p, evs := range series {
+		_, n, _ := strings.Cut(p, "/time per function/time per function ")
+		n = strings.TrimSuffix(n, " time")
+		got[n] = true
+		if sum := math.Round(integrate(evs)); sum != want[n] {
+			t.Errorf("%s: %.0f ns in the overview, pt calls --json %.0f", n, sum, want[n])
+		}
+		if want[n] < least {
+			t.Errorf("%s (%.0f ns) shown, not one of the %d busiest (the least %.0f ns)", n, want[n], shown, least)
+		}
+	}
+	for _, n := range names {
+		if want[n] > least && !got[n] {
+			t.Errorf("%s (%.0f ns) is one of the busiest but not shown", n, want[n])
+		}
+	}
+	t.Logf("%d windows, %d functions, busiest %s %.0f ns", len(st.Index.Windows), len(names), names[0], want[names[0]])
 }

@@ -25,6 +25,9 @@ const DefaultMaxSize = 256 << 20
 // MinMaxSize is the smallest bound ExportSplit accepts.
 const MinMaxSize = 64 << 10
 
+// minMaxSize is MinMaxSize; tests lower it to split small inputs.
+var minMaxSize int64 = MinMaxSize
+
 // IndexVersion is the version of index.json.
 const IndexVersion = 1
 
@@ -143,7 +146,8 @@ func ownDir(dir string) (own, exists bool, err error) {
 //   - out is the overview of the whole capture: per input, counters of
 //     its events in time buckets (events/s; USB bytes/s, transfers/s and
 //     errors/s per endpoint; MMIO accesses/s per BAR and for its busiest
-//     registers, named; user_events per event name), lost events as
+//     registers, named; user_events per event name; with Options.PTCalls,
+//     the time per function of the busiest functions), lost events as
 //     counters and instants, the markers, and a "detail windows" track
 //     whose slices name the file holding each window. The bucket width is
 //     the narrowest power of two microseconds that gives at most 2048
@@ -155,8 +159,8 @@ func ownDir(dir string) (own, exists bool, err error) {
 // hidden name and renamed); an existing detail directory is replaced only
 // when it holds nothing but such windows and index.json.
 func ExportSplit(ctx context.Context, out string, paths []string, opt Options, so SplitOptions) (*SplitStats, error) {
-	if so.MaxSize != 0 && so.MaxSize < MinMaxSize {
-		return nil, fmt.Errorf("max size %d: less than the smallest bound, %d bytes", so.MaxSize, int64(MinMaxSize))
+	if so.MaxSize != 0 && so.MaxSize < minMaxSize {
+		return nil, fmt.Errorf("max size %d: less than the smallest bound, %d bytes", so.MaxSize, minMaxSize)
 	}
 	var ins outfile.Inputs
 	ins.Add(paths...)
