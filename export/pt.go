@@ -115,9 +115,11 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 		if err != nil {
 			return err
 		}
-		*r = PTStatsRow{Identity: id, Trace: t.names[i], Bytes: st.Bytes, Packets: st.Packets, PSBs: st.PSBs,
-			PSBGapMin: st.PSBGapMin, PSBGapMean: st.PSBGapMean, PSBGapMax: st.PSBGapMax, Overflows: st.Overflows,
-			Errors: st.Errors, SkippedBytes: st.SkippedBytes, Truncated: st.Truncated, Kinds: map[string]int64{}}
+		*r = PTStatsRow{Identity: id, Stream: t.names[i], Bytes: st.Bytes, Packets: st.Packets, PSBs: st.PSBs,
+			Overflows: st.Overflows, Errors: st.Errors, SkippedBytes: st.SkippedBytes, Truncated: st.Truncated, Kinds: map[string]int64{}}
+		if st.PSBs >= 2 {
+			r.PSBGapMin, r.PSBGapMean, r.PSBGapMax = ptr(st.PSBGapMin), ptr(st.PSBGapMean), ptr(st.PSBGapMax)
+		}
 		if s.CPU >= 0 {
 			r.CPU = ptr(s.CPU)
 		}
@@ -180,15 +182,10 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 // returns the gaps of the decoding.
 func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t *ptTrace, toNS func(uint64) uint64) (int, error) {
 	out := &lazyTable[PTCallRow]{x: x, name: TablePTCalls, c: c, src: id.SourceFile}
-	conv := func(v uint64) int64 {
-		if toNS != nil {
-			v = toNS(v)
-		}
-		return int64(v)
-	}
 	// children[tid][d] sums the time of the calls at depth d that ended
 	// since the last call at depth d-1 of the thread ended: its callees.
-	children := map[int32][]int64{}
+	// Kept in ticks and, when toNS converts them, in ns.
+	children := map[int32][][2]int64{}
 	var werr error
 	dirs := append(append([]string(nil), t.buildIDDirs...), x.opt.PTBuildIDDirs...)
 	if len(x.opt.PTBuildIDDirs) == 0 {
@@ -205,24 +202,37 @@ func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t
 		if n++; n&4095 == 0 {
 			werr = ctx.Err()
 		}
-		begin, end := conv(cl.Begin), conv(cl.End)
-		dur := max(end-begin, 0)
+		var dur [2]int64
+		if cl.End > cl.Begin {
+			dur[0] = int64(cl.End - cl.Begin)
+		}
+		var beginNS, endNS int64
+		if toNS != nil {
+			beginNS, endNS = int64(toNS(cl.Begin)), int64(toNS(cl.End))
+			dur[1] = max(endNS-beginNS, 0)
+		}
 		acc := children[cl.Thread]
 		for len(acc) <= cl.Depth+1 {
-			acc = append(acc, 0)
+			acc = append(acc, [2]int64{})
 		}
-		self := max(dur-acc[cl.Depth+1], 0)
-		acc[cl.Depth+1] = 0
-		acc[cl.Depth] += dur
+		var self [2]int64
+		for u := range self {
+			self[u] = max(dur[u]-acc[cl.Depth+1][u], 0)
+			acc[cl.Depth][u] += dur[u]
+		}
+		acc[cl.Depth+1] = [2]int64{}
 		children[cl.Thread] = acc
 		r, err := out.next()
 		if err != nil {
 			werr = err
 			return
 		}
-		*r = PTCallRow{Identity: id, Thread: cl.Thread, Depth: int32(cl.Depth), Function: cl.Func, Entry: cl.Entry,
-			BeginNS: begin, EndNS: end, SelfNS: self, Kind: cl.Kind, EndReason: cl.EndReason,
+		*r = PTCallRow{Identity: id, TID: cl.Thread, Depth: int32(cl.Depth), Func: cl.Func, Entry: cl.Entry,
+			BeginTSC: cl.Begin, EndTSC: cl.End, SelfTSC: uint64(self[0]), CallKind: cl.Kind, EndReason: cl.EndReason,
 			Insns: int64(cl.EndInsn - cl.BeginInsn), SelfInsns: int64(cl.SelfInsn)}
+		if toNS != nil {
+			r.BeginNS, r.EndNS, r.SelfNS = ptr(beginNS), ptr(endNS), ptr(self[1])
+		}
 	}
 	res, err := calls.Analyze(t.calls, o)
 	if err != nil && werr == nil {

@@ -4,7 +4,7 @@ package export
 // It is written in every file's key/value metadata ("iotap.schema_version")
 // and in the captures table. It changes when a column is removed, renamed
 // or changes type; added columns keep it.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Table names: the first directory level under the output directory.
 const (
@@ -210,15 +210,15 @@ type UserEventRow struct {
 // --json' prints them.
 type PTStatsRow struct {
 	Identity
-	Trace            string           `parquet:"trace,dict"`   // the stream: "cpu N", "tid N", or the raw file
+	Stream           string           `parquet:"stream,dict"`  // the stream: "cpu N", "tid N", or the raw file
 	CPU              *int32           `parquet:"cpu,optional"` // null when not per CPU
 	Bytes            int64            `parquet:"bytes"`
 	Packets          int64            `parquet:"packets"`
 	Kinds            map[string]int64 `parquet:"kinds"` // packets by kind (TNT, TIP, PSB, ...)
 	PSBs             int64            `parquet:"psbs"`
-	PSBGapMin        int64            `parquet:"psb_gap_min"` // bytes between PSBs
-	PSBGapMean       int64            `parquet:"psb_gap_mean"`
-	PSBGapMax        int64            `parquet:"psb_gap_max"`
+	PSBGapMin        *int64           `parquet:"psb_gap_min,optional"` // bytes between PSBs; null with fewer than 2 PSBs
+	PSBGapMean       *int64           `parquet:"psb_gap_mean,optional"`
+	PSBGapMax        *int64           `parquet:"psb_gap_max,optional"`
 	Overflows        int64            `parquet:"overflows"`
 	Errors           int64            `parquet:"errors"`
 	FirstErrorOffset *int64           `parquet:"first_error_offset,optional"`
@@ -232,14 +232,17 @@ type PTStatsRow struct {
 // as 'iotap pt calls --json' prints it, with its self time.
 type PTCallRow struct {
 	Identity
-	Thread    int32  `parquet:"thread"`
+	TID       int32  `parquet:"tid"`
 	Depth     int32  `parquet:"depth"` // 0 for the bottom of the stack
-	Function  string `parquet:"function,dict"`
-	Entry     uint64 `parquet:"entry"`    // run-time address of the function
-	BeginNS   int64  `parquet:"begin_ns"` // clock_domain: perf (ns) or tsc (ticks)
-	EndNS     int64  `parquet:"end_ns"`
-	SelfNS    int64  `parquet:"self_ns"` // end - begin less the callees' time
-	Kind      string `parquet:"kind,dict"`
+	Func      string `parquet:"func,dict"`
+	Entry     uint64 `parquet:"entry"`     // run-time address of the function
+	BeginTSC  uint64 `parquet:"begin_tsc"` // trace time (TSC ticks)
+	EndTSC    uint64 `parquet:"end_tsc"`
+	BeginNS   *int64 `parquet:"begin_ns,optional"` // on the perf clock; null without TIME_CONV (clock_domain tsc)
+	EndNS     *int64 `parquet:"end_ns,optional"`
+	SelfNS    *int64 `parquet:"self_ns,optional"` // end - begin less the callees' time
+	SelfTSC   uint64 `parquet:"self_tsc"`         // the same in ticks
+	CallKind  string `parquet:"call_kind,dict"`
 	EndReason string `parquet:"end_reason,dict"`
 	Insns     int64  `parquet:"insns"`
 	SelfInsns int64  `parquet:"self_insns"`

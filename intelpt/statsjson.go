@@ -1,42 +1,81 @@
 package intelpt
 
-// StatsRecord is the NDJSON shape of a stream's packet statistics, as
-// 'iotap pt stats --json' prints it (after the stream's name) and 'iotap
-// report --json' embeds it. Offsets and gaps are in trace bytes.
-type StatsRecord struct {
-	CPU          *int32           `json:"cpu,omitempty"`
-	Bytes        int64            `json:"bytes"`
-	Packets      int64            `json:"packets"`
-	Kinds        map[string]int64 `json:"kinds"`
-	PSBs         int64            `json:"psbs"`
-	PSBGapMin    int64            `json:"psb_gap_min"`
-	PSBGapMean   int64            `json:"psb_gap_mean"`
-	PSBGapMax    int64            `json:"psb_gap_max"`
-	Overflows    int64            `json:"overflows"`
-	Errors       int64            `json:"errors"`
-	ErrorOffsets []int64          `json:"error_offsets,omitempty"`
-	Skipped      int64            `json:"skipped_bytes"`
-	Truncated    bool             `json:"truncated"`
-	FirstTSC     *uint64          `json:"first_tsc,omitempty"`
-	LastTSC      *uint64          `json:"last_tsc,omitempty"`
-}
+import "github.com/iotap/iotap/internal/ndjson"
 
-// NewStatsRecord is the record of s; cpu < 0 leaves the CPU out.
-func NewStatsRecord(s *Stats, cpu int32) StatsRecord {
-	r := StatsRecord{Bytes: s.Bytes, Packets: s.Packets, Kinds: map[string]int64{},
-		PSBs: s.PSBs, PSBGapMin: s.PSBGapMin, PSBGapMean: s.PSBGapMean, PSBGapMax: s.PSBGapMax,
-		Overflows: s.Overflows, Errors: s.Errors, ErrorOffsets: s.ErrorOffsets, Skipped: s.SkippedBytes, Truncated: s.Truncated}
-	if cpu >= 0 {
-		r.CPU = &cpu
+// NDJSONStats is the kind of the record of one stream's packet statistics
+// (docs/ndjson.md), written by 'iotap pt stats --json' and, for PT
+// inputs, by 'iotap report --json'.
+const NDJSONStats = "pt_stats"
+
+// Input formats of the "input" record of PT streams.
+const (
+	FormatRaw        = "raw Intel PT"
+	FormatPerfData   = "perf.data"
+	FormatCaptureDir = "pt capture directory"
+)
+
+// AppendStatsNDJSON appends the pt_stats record of s: the stream's name
+// ("cpu N", "tid N", or the raw file), its CPU (cpu < 0: null), and, when
+// file is not "" (report --json), the input it belongs to. Offsets and
+// gaps are in trace bytes; the gaps are null with fewer than two PSBs, the
+// TSC span null without timing packets.
+func AppendStatsNDJSON(b []byte, file, stream string, cpu int32, s *Stats) []byte {
+	b = ndjson.Begin(b, NDJSONStats)
+	if file != "" {
+		b = ndjson.Str(b, "file", file)
 	}
+	b = ndjson.Str(b, "stream", stream)
+	if cpu >= 0 {
+		b = ndjson.Int(b, "cpu", int64(cpu))
+	} else {
+		b = ndjson.Null(b, "cpu")
+	}
+	b = ndjson.Int(b, "bytes", s.Bytes)
+	b = ndjson.Int(b, "packets", s.Packets)
+	b = ndjson.Open(b, "kinds")
 	for _, k := range Kinds() {
 		if n := s.Count(k); n > 0 {
-			r.Kinds[k.String()] = n
+			b = ndjson.Int(b, k.String(), n)
 		}
 	}
-	if s.HaveTime {
-		first, last := s.FirstTSC, s.LastTSC
-		r.FirstTSC, r.LastTSC = &first, &last
+	b = ndjson.Close(b)
+	b = ndjson.Int(b, "psbs", s.PSBs)
+	if s.PSBs >= 2 {
+		b = ndjson.Int(b, "psb_gap_min", s.PSBGapMin)
+		b = ndjson.Int(b, "psb_gap_mean", s.PSBGapMean)
+		b = ndjson.Int(b, "psb_gap_max", s.PSBGapMax)
+	} else {
+		b = ndjson.Null(b, "psb_gap_min")
+		b = ndjson.Null(b, "psb_gap_mean")
+		b = ndjson.Null(b, "psb_gap_max")
 	}
-	return r
+	b = ndjson.Int(b, "overflows", s.Overflows)
+	b = ndjson.Int(b, "errors", s.Errors)
+	b = ndjson.OpenArray(b, "error_offsets")
+	for _, o := range s.ErrorOffsets {
+		b = ndjson.IntElem(b, o)
+	}
+	b = ndjson.CloseArray(b)
+	b = ndjson.Int(b, "skipped_bytes", s.SkippedBytes)
+	b = ndjson.Bool(b, "truncated", s.Truncated)
+	if s.HaveTime {
+		b = ndjson.Uint(b, "first_tsc", s.FirstTSC)
+		b = ndjson.Uint(b, "last_tsc", s.LastTSC)
+	} else {
+		b = ndjson.Null(b, "first_tsc")
+		b = ndjson.Null(b, "last_tsc")
+	}
+	return ndjson.End(b)
+}
+
+// ClockPerf names perf's sample clock (perf_clock: ns, on the traced
+// machine's boot clock unless perf was given -k) in the "input" record of
+// streams whose times are converted with perf.data's TIME_CONV.
+const ClockPerf = "perf"
+
+// AppendInputNDJSON appends the "input" record that starts a PT stream:
+// the file read, its format (FormatRaw, FormatPerfData, ...) and the clock
+// of its _ns times ("" when it has none).
+func AppendInputNDJSON(b []byte, file, format, clock string) []byte {
+	return ndjson.End(ndjson.Input(b, "pt", file, format, clock))
 }

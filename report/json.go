@@ -77,7 +77,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		case t.MMIO != nil:
 			err = t.mmioJSON(w)
 		case t.PT != nil:
-			err = t.ptJSON(enc)
+			err = t.ptJSON(w)
 		case t.Events != nil:
 			for _, e := range t.Events.ByName {
 				if err = enc.Encode(map[string]any{"type": "event", "trace": t.Name, "source": t.Source, "name": e.Name, "count": e.Count}); err != nil {
@@ -145,25 +145,14 @@ func (t *Trace) mmioJSON(w io.Writer) error {
 	return err
 }
 
-// PTStreamJSON is the object of 'iotap pt stats --json', plus type,
-// trace name and source ("trace" of pt stats is "stream" here).
-type PTStreamJSON struct {
-	Type   string `json:"type"`
-	Trace  string `json:"trace"`
-	Source string `json:"source"`
-	Stream string `json:"stream"`
-	intelpt.StatsRecord
-}
-
-func (t *Trace) ptJSON(enc *json.Encoder) error {
+func (t *Trace) ptJSON(w io.Writer) error {
+	var b []byte
 	for i := range t.PT.Streams {
 		st := &t.PT.Streams[i]
-		o := PTStreamJSON{"stream", t.Name, "pt", st.Name, intelpt.NewStatsRecord(&st.Stats, st.CPU)}
-		if err := enc.Encode(o); err != nil {
-			return err
-		}
+		b = intelpt.AppendStatsNDJSON(b, t.Name, st.Name, st.CPU, &st.Stats)
 	}
-	return nil
+	_, err := w.Write(b)
+	return err
 }
 
 // appendJSON appends the members of b's object in the "report" record.

@@ -21,19 +21,22 @@ func ptStatsKey(trace string, v map[string]any, kinds map[string]int64, num func
 		ks = append(ks, fmt.Sprintf("%s=%d", k, n))
 	}
 	sort.Strings(ks)
-	first, last := "-", "-"
+	first, last, gaps := "-", "-", "-"
+	if v["psb_gap_min"] != nil {
+		gaps = fmt.Sprintf("%d/%d/%d", num(v["psb_gap_min"]), num(v["psb_gap_mean"]), num(v["psb_gap_max"]))
+	}
 	if v["first_tsc"] != nil {
 		first, last = fmt.Sprint(num(v["first_tsc"])), fmt.Sprint(num(v["last_tsc"]))
 	}
-	return fmt.Sprintf("%s bytes=%d packets=%d psbs=%d gaps=%d/%d/%d ovf=%d err=%d skipped=%d trunc=%v tsc=%s..%s kinds=%s",
-		trace, num(v["bytes"]), num(v["packets"]), num(v["psbs"]), num(v["psb_gap_min"]), num(v["psb_gap_mean"]), num(v["psb_gap_max"]),
+	return fmt.Sprintf("%s bytes=%d packets=%d psbs=%d gaps=%s ovf=%d err=%d skipped=%d trunc=%v tsc=%s..%s kinds=%s",
+		trace, num(v["bytes"]), num(v["packets"]), num(v["psbs"]), gaps,
 		num(v["overflows"]), num(v["errors"]), num(v["skipped_bytes"]), v["truncated"], first, last, strings.Join(ks, ","))
 }
 
 // duckPTStats returns the pt_stats rows under dir, by source file.
 func duckPTStats(t *testing.T, dir string) map[string][]string {
 	t.Helper()
-	r := duck(t, fmt.Sprintf(`SELECT source_file, trace, bytes, packets, psbs, psb_gap_min, psb_gap_mean, psb_gap_max, overflows, errors,
+	r := duck(t, fmt.Sprintf(`SELECT source_file, stream, bytes, packets, psbs, psb_gap_min, psb_gap_mean, psb_gap_max, overflows, errors,
     skipped_bytes, truncated, first_tsc::VARCHAR AS first_tsc, last_tsc::VARCHAR AS last_tsc, map_entries(kinds) AS kinds
 FROM '%s/pt_stats/*.parquet' ORDER BY source_file, file_row_number`, dir))
 	out := map[string][]string{}
@@ -43,7 +46,7 @@ FROM '%s/pt_stats/*.parquet' ORDER BY source_file, file_row_number`, dir))
 			m := e.(map[string]any)
 			kinds[str(m["key"])] = num(t, m["value"])
 		}
-		out[str(row["source_file"])] = append(out[str(row["source_file"])], ptStatsKey(str(row["trace"]), row, kinds, func(v any) int64 { return num(t, v) }))
+		out[str(row["source_file"])] = append(out[str(row["source_file"])], ptStatsKey(str(row["stream"]), row, kinds, func(v any) int64 { return num(t, v) }))
 	}
 	return out
 }
@@ -56,12 +59,18 @@ func cliPTStats(t *testing.T, path string) []string {
 		t.Fatalf("pt stats %s: exit %d: %s", path, code, errs)
 	}
 	var keys []string
-	for _, o := range decodeLines(t, out) {
+	for i, o := range decodeLines(t, out) {
+		if i == 0 {
+			if o["kind"] != "input" || o["source"] != "pt" || o["file"] != path {
+				t.Fatalf("pt stats %s: first record %v", path, o)
+			}
+			continue
+		}
 		kinds := map[string]int64{}
 		for k, v := range o["kinds"].(map[string]any) {
 			kinds[k] = int64(v.(float64))
 		}
-		keys = append(keys, ptStatsKey(str(o["trace"]), o, kinds, func(v any) int64 {
+		keys = append(keys, ptStatsKey(str(o["stream"]), o, kinds, func(v any) int64 {
 			if f, ok := v.(float64); ok {
 				return int64(f)
 			}
@@ -85,25 +94,31 @@ func TestExportPTMatchesCLI(t *testing.T) {
 		t.Fatalf("pt calls: exit %d: %s", code, errs)
 	}
 	type call struct {
-		Thread           int64
-		Depth            int64
-		Function         string
-		Begin, End       int64
-		Kind, EndReason  string
-		Insns, SelfInsns int64
+		Thread    int64  `json:"tid"`
+		Depth     int64  `json:"depth"`
+		Function  string `json:"func"`
+		Begin     int64  `json:"begin_ns"`
+		End       int64  `json:"end_ns"`
+		Kind      string `json:"call_kind"`
+		EndReason string `json:"end_reason"`
+		Insns     int64  `json:"insns"`
+		SelfInsns int64  `json:"self_insns"`
+		BeginTSC  uint64 `json:"begin_tsc"`
+		EndTSC    uint64 `json:"end_tsc"`
 	}
 	var cs []call
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var c struct {
-			call
-			EndReason string `json:"end_reason"`
-			SelfInsns int64  `json:"self_insns"`
+	for i, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if i == 0 {
+			if !strings.HasPrefix(l, `{"kind":"input","schema":1,"source":"pt","file":`) || !strings.Contains(l, `"clock":"perf"`) {
+				t.Fatalf("pt calls --json: first line %s", l)
+			}
+			continue
 		}
+		var c call
 		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatal(err)
 		}
-		c.call.EndReason, c.call.SelfInsns = c.EndReason, c.SelfInsns
-		cs = append(cs, c.call)
+		cs = append(cs, c)
 	}
 	var want []string
 	var selfTotal int64
@@ -122,19 +137,20 @@ func TestExportPTMatchesCLI(t *testing.T) {
 		}
 		self := max(c.End-c.Begin-child, 0)
 		selfTotal += self
-		want = append(want, fmt.Sprintf("%d %d %s %d %d self=%d %s %s %d %d", c.Thread, c.Depth, c.Function, c.Begin, c.End, self, c.Kind, c.EndReason, c.Insns, c.SelfInsns))
+		want = append(want, fmt.Sprintf("%d %d %s %d %d self=%d %s %s %d %d tsc=%d..%d", c.Thread, c.Depth, c.Function, c.Begin, c.End, self, c.Kind, c.EndReason, c.Insns, c.SelfInsns, c.BeginTSC, c.EndTSC))
 	}
 	if len(cs) < 300 || selfTotal == 0 {
 		t.Fatalf("%d calls, self time %d: the synthesized trace is not what this test expects", len(cs), selfTotal)
 	}
 	dir := t.TempDir()
 	exportTo(t, dir, perf)
-	r := duck(t, fmt.Sprintf(`SELECT thread, depth, function, begin_ns, end_ns, self_ns, kind, end_reason, insns, self_insns, clock_domain
+	r := duck(t, fmt.Sprintf(`SELECT tid, depth, func, begin_ns, end_ns, self_ns, call_kind, end_reason, insns, self_insns, clock_domain, begin_tsc::VARCHAR AS begin_tsc, end_tsc::VARCHAR AS end_tsc
 FROM read_parquet('%s/pt_calls/*.parquet', file_row_number = true) ORDER BY file_row_number`, dir))
 	var got []string
 	for _, row := range r.Rows {
-		got = append(got, fmt.Sprintf("%d %d %s %d %d self=%d %s %s %d %d", num(t, row["thread"]), num(t, row["depth"]), row["function"],
-			num(t, row["begin_ns"]), num(t, row["end_ns"]), num(t, row["self_ns"]), row["kind"], row["end_reason"], num(t, row["insns"]), num(t, row["self_insns"])))
+		got = append(got, fmt.Sprintf("%d %d %s %d %d self=%d %s %s %d %d tsc=%s..%s", num(t, row["tid"]), num(t, row["depth"]), row["func"],
+			num(t, row["begin_ns"]), num(t, row["end_ns"]), num(t, row["self_ns"]), row["call_kind"], row["end_reason"], num(t, row["insns"]), num(t, row["self_insns"]),
+			row["begin_tsc"], row["end_tsc"]))
 		if row["clock_domain"] != "perf" {
 			t.Fatalf("clock_domain %v, want perf (the perf.data has TIME_CONV)", row["clock_domain"])
 		}
@@ -149,7 +165,7 @@ FROM read_parquet('%s/pt_calls/*.parquet', file_row_number = true) ORDER BY file
 	}
 	// The issue's question "which functions got slower": self time per
 	// function, fib's 177 calls.
-	r = duck(t, fmt.Sprintf(`SELECT function, count(*) AS calls, sum(self_ns) AS self FROM '%s/pt_calls/*.parquet' WHERE function = 'fib' GROUP BY ALL`, dir))
+	r = duck(t, fmt.Sprintf(`SELECT func, count(*) AS calls, sum(self_ns) AS self FROM '%s/pt_calls/*.parquet' WHERE func = 'fib' GROUP BY ALL`, dir))
 	if len(r.Rows) != 1 || num(t, r.Rows[0]["calls"]) != 177 {
 		t.Errorf("fib: %v, want 177 calls", r.Rows)
 	}

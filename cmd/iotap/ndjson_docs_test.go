@@ -6,6 +6,7 @@ import (
 
 	"context"
 	"encoding/json"
+	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/usbmon"
 	"os"
 	"regexp"
@@ -98,7 +99,21 @@ func TestNDJSONDocs(t *testing.T) {
 		"0xfebc00d8 0xffffffff 0xffffffffc0010010", "0xfebc00d8 0x1 0xffffffffc0010010",
 		"R 4 8.288892 1 0xfebc0008 0x80080783 0xffffffffc0010420 0\n", "",
 		"R 4 8.294408 1 0xfebc0010 0x0 0x0 0\n", "R 4 8.294408 1 0xfebc0010 0x0 0x0 0\nW 2 8.3 1 0xfebc0020 0x5 0x0 0\n").Replace(symLog)), 0o600)
-	for _, args := range append(ndjsonDocCommands,
+	// A PT trace with PSB gaps, a TSC span and an error (every pt_stats field).
+	var pt intelpt.Encoder
+	for i := 0; i < 3; i++ {
+		pt.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+		pt.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: uint64(1000 * (i + 1))})
+		pt.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+		pt.Encode(intelpt.Packet{Kind: intelpt.KindTNT8, Bits: 3, Payload: 5})
+	}
+	ptFile := filepath.Join(symDir, "t.pt")
+	os.WriteFile(ptFile, append(pt.Bytes(), 0xd9), 0o600)
+	extra := [][]string{{"pt", "stats", "--json", ptFile}, {"report", "--json", ptFile}}
+	for _, f := range ndjsonDocExtra {
+		extra = append(extra, f(t))
+	}
+	for _, args := range append(append(ndjsonDocCommands, extra...),
 		[]string{"usb", "read", "--json", rare}, []string{"usb", "pair", "--json", "--unmatched", rare},
 		[]string{"mmio", "read", "--json", "--symbols", kallsyms, symLogFile},
 		[]string{"mmio", "read", "--json", "--allow-loss", "--symbols", kallsyms, "../../mmiotrace/testdata/kinds.log"},
@@ -161,6 +176,10 @@ func TestNDJSONDocs(t *testing.T) {
 		}
 	}
 }
+
+// ndjsonDocExtra adds command lines that need a platform's tools (pt
+// calls: a perf.data synthesized with gcc on Linux).
+var ndjsonDocExtra []func(t *testing.T) []string
 
 // rareUSBCapture writes a pcapng whose events carry the fields the
 // bundled captures lack: a synthesized GET_DESCRIPTOR (DEVICE) pair and a

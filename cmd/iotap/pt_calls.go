@@ -92,6 +92,7 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		return usageErrorf("pt calls: give one of --json and --folded")
 	}
 	var in *calls.Input
+	format := intelpt.FormatPerfData
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
@@ -111,8 +112,10 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		if b, err = os.ReadFile(path); err == nil {
 			in = calls.RawInput(b, intelpt.Config{})
 		}
+		format = intelpt.FormatRaw
 	} else if st.IsDir() {
 		in, err = calls.ReadCaptureDir(path)
+		format = intelpt.FormatCaptureDir
 		dirs = append([]string{filepath.Join(path, intelpt.BinariesDir)}, dirs...)
 	} else {
 		var b []byte
@@ -146,8 +149,13 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	}
 	var line []byte
 	if f.json && !f.quiet {
+		clock := ""
+		if in.ToNS != nil {
+			clock = intelpt.ClockPerf
+		}
+		bw.Write(intelpt.AppendInputNDJSON(nil, path, format, clock))
 		o.OnCall = func(c *calls.Call) {
-			line = calls.AppendJSON(line[:0], c, clk)
+			line = calls.AppendNDJSON(line[:0], c, clk)
 			bw.Write(line)
 		}
 	}

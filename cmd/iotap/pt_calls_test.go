@@ -31,6 +31,10 @@ func synthPerfData(t *testing.T) string {
 	return filepath.Join(dir, "perf.data")
 }
 
+func init() {
+	ndjsonDocExtra = append(ndjsonDocExtra, func(t *testing.T) []string { return []string{"pt", "calls", "--json", synthPerfData(t)} })
+}
+
 func TestPTCallsCLI(t *testing.T) {
 	perf := synthPerfData(t)
 	out, stderr, code := runUSB(t, "pt", "calls", perf)
@@ -61,12 +65,13 @@ func TestPTCallsCLI(t *testing.T) {
 		t.Fatalf("--json: exit %d", code)
 	}
 	fib := 0
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		var c struct {
-			Thread     int
-			Depth      int
-			Function   string
-			Begin, End uint64
+			Thread   int    `json:"tid"`
+			Depth    int    `json:"depth"`
+			Function string `json:"func"`
+			Begin    uint64 `json:"begin_ns"`
+			End      uint64 `json:"end_ns"`
 		}
 		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatalf("%q: %v", l, err)
@@ -92,7 +97,7 @@ func TestPTCallsCLI(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "calls.pftrace")
 	out, stderr, code = runUSB(t, "timeline", "--pt-calls", "-o", trace, perf)
 	js, _, _ := runUSB(t, "pt", "calls", "--json", perf)
-	if want := strings.Count(js, "\n"); code != 0 || !strings.Contains(out, fmt.Sprintf(" %d slices", want)) {
+	if want := strings.Count(js, "\n") - 1; code != 0 || !strings.Contains(out, fmt.Sprintf(" %d slices", want)) {
 		t.Errorf("timeline --pt-calls: exit %d, want %d slices: %s %s", code, want, out, stderr)
 	}
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -54,7 +53,7 @@ loss records) unless --allow-loss.`,
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
-				return ptStatsReport(e, []ptStatsItem{{name: args[0], cpu: -1, s: s}}, nil, asJSON, allowLoss)
+				return ptStatsReport(e, args[0], []ptStatsItem{{name: args[0], cpu: -1, s: s}}, nil, asJSON, allowLoss)
 			}
 			ins, tr, err := ptLoad(e, args[0])
 			if err != nil {
@@ -69,7 +68,7 @@ loss records) unless --allow-loss.`,
 			for _, in := range ins {
 				items = append(items, ptStatsItem{name: ptName(in, args[0]), cpu: in.cpu, s: intelpt.ComputeStats(in.data, cfg)})
 			}
-			return ptStatsReport(e, items, tr, asJSON, allowLoss)
+			return ptStatsReport(e, args[0], items, tr, asJSON, allowLoss)
 		},
 	}
 	fl := c.Flags()
@@ -89,14 +88,20 @@ type ptStatsItem struct {
 	s    intelpt.Stats
 }
 
-func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, allowLoss bool) error {
+func ptStatsReport(e *env, file string, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, allowLoss bool) error {
 	var lost []string
+	var b []byte
+	if asJSON {
+		format := intelpt.FormatRaw
+		if tr != nil {
+			format = intelpt.FormatPerfData
+		}
+		b = intelpt.AppendInputNDJSON(b, file, format, "")
+	}
 	for i := range items {
 		it := &items[i]
 		if asJSON {
-			if err := ptStatsJSON(e, it.name, it.cpu, &it.s); err != nil {
-				return err
-			}
+			b = intelpt.AppendStatsNDJSON(b, "", it.name, it.cpu, &it.s)
 		} else {
 			report.WritePTText(e.stdout, it.name, &it.s)
 		}
@@ -107,6 +112,9 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 			lost = append(lost, fmt.Sprintf("%s: truncated tail", it.name))
 		}
 	}
+	if _, err := e.stdout.Write(b); err != nil {
+		return err
+	}
 	if l := tr.LossSummary(); l != "" {
 		lost = append(lost, l)
 	}
@@ -114,19 +122,4 @@ func ptStatsReport(e *env, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, a
 		return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
 	}
 	return nil
-}
-
-type ptStatsJSONOut struct {
-	Trace string `json:"trace"`
-	intelpt.StatsRecord
-}
-
-func ptStatsJSON(e *env, name string, cpu int32, s *intelpt.Stats) error {
-	o := ptStatsJSONOut{name, intelpt.NewStatsRecord(s, cpu)}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
-	_, err = e.stdout.Write(append(b, '\n'))
-	return err
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,12 +233,25 @@ func TestPTStats(t *testing.T) {
 	if !errors.As(err, &ce) || ce.code != exitDataLost {
 		t.Fatalf("overflow not reported as loss: %v", err)
 	}
-	var s ptStatsJSONOut
-	if err := json.Unmarshal([]byte(out), &s); err != nil {
+	lines := strings.SplitN(out, "\n", 2)
+	if want := `{"kind":"input","schema":1,"source":"pt","file":` + strconv.Quote(p) + `,"format":"raw Intel PT","clock":null}`; lines[0] != want {
+		t.Fatalf("input record %s, want %s", lines[0], want)
+	}
+	var s struct {
+		Kind                     string
+		Stream                   string
+		Packets, PSBs, Overflows int64
+		PSBGapMin                int64 `json:"psb_gap_min"`
+		PSBGapMax                int64 `json:"psb_gap_max"`
+		Kinds                    map[string]int64
+		FirstTSC                 *uint64 `json:"first_tsc"`
+		LastTSC                  *uint64 `json:"last_tsc"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &s); err != nil {
 		t.Fatal(err)
 	}
 	// PSB+TSC+PSBEND = 26 bytes, then 1, 2, 3 TNTs.
-	if s.Packets != 16 || s.PSBs != 3 || s.PSBGapMin != 27 || s.PSBGapMax != 28 || s.Overflows != 1 ||
+	if s.Kind != "pt_stats" || s.Stream != p || s.Packets != 16 || s.PSBs != 3 || s.PSBGapMin != 27 || s.PSBGapMax != 28 || s.Overflows != 1 ||
 		s.Kinds["tnt.8"] != 6 || s.FirstTSC == nil || *s.FirstTSC != 1000 || *s.LastTSC != 3000 {
 		t.Fatalf("stats %+v", s)
 	}

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/iotap/iotap/internal/ndjson"
 )
 
 // Clock converts trace times (TSC) to what outputs show.
@@ -107,55 +108,31 @@ func WriteFolded(w io.Writer, root *Node, byTime bool) error {
 	return bw.Flush()
 }
 
-// AppendJSON appends c as one JSON object (NDJSON line): thread, depth,
-// function, begin, end (in the clock's unit), kind, end_reason and the
-// instruction counts.
-func AppendJSON(b []byte, c *Call, clk Clock) []byte {
-	b = append(b, `{"thread":`...)
-	b = strconv.AppendInt(b, int64(c.Thread), 10)
-	b = append(b, `,"depth":`...)
-	b = strconv.AppendInt(b, int64(c.Depth), 10)
-	b = append(b, `,"function":`...)
-	b = appendJSONString(b, c.Func)
-	b = append(b, `,"begin":`...)
-	b = strconv.AppendUint(b, clk.Convert(c.Begin), 10)
-	b = append(b, `,"end":`...)
-	b = strconv.AppendUint(b, clk.Convert(c.End), 10)
-	b = append(b, `,"kind":"`...)
-	b = append(b, c.Kind...)
-	b = append(b, `","end_reason":"`...)
-	b = append(b, c.EndReason...)
-	b = append(b, `","insns":`...)
-	b = strconv.AppendUint(b, c.EndInsn-c.BeginInsn, 10)
-	b = append(b, `,"self_insns":`...)
-	b = strconv.AppendUint(b, c.SelfInsn, 10)
-	return append(b, "}\n"...)
-}
+// NDJSONCall is the kind of a call's record (docs/ndjson.md).
+const NDJSONCall = "pt_call"
 
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
+// AppendNDJSON appends c's pt_call record (an NDJSON line): its thread
+// (tid), depth, function, entry address, begin and end as trace ticks
+// (TSC) and, when the clock converts them, in ns (else null), its kind,
+// why it ended and its instruction counts.
+func AppendNDJSON(b []byte, c *Call, clk Clock) []byte {
+	b = ndjson.Begin(b, NDJSONCall)
+	b = ndjson.Int(b, "tid", int64(c.Thread))
+	b = ndjson.Int(b, "depth", int64(c.Depth))
+	b = ndjson.Str(b, "func", c.Func)
+	b = ndjson.HexUint(b, "entry", c.Entry)
+	b = ndjson.Uint(b, "begin_tsc", c.Begin)
+	b = ndjson.Uint(b, "end_tsc", c.End)
+	if clk.ToNS != nil {
+		b = ndjson.Uint(b, "begin_ns", clk.ToNS(c.Begin))
+		b = ndjson.Uint(b, "end_ns", clk.ToNS(c.End))
+	} else {
+		b = ndjson.Null(b, "begin_ns")
+		b = ndjson.Null(b, "end_ns")
 	}
-	return append(b, '"')
+	b = ndjson.Str(b, "call_kind", c.Kind)
+	b = ndjson.Str(b, "end_reason", c.EndReason)
+	b = ndjson.Uint(b, "insns", c.EndInsn-c.BeginInsn)
+	b = ndjson.Uint(b, "self_insns", c.SelfInsn)
+	return ndjson.End(b)
 }
