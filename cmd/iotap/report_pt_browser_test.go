@@ -156,11 +156,15 @@ func TestReportPTInChromium(t *testing.T) {
 	byFunc := map[string]*fn{}
 	for _, l := range strings.Split(strings.TrimSpace(jsonOut), "\n") {
 		var c struct {
-			Function  string
+			Kind      string `json:"kind"`
+			Function  string `json:"func"`
 			SelfInsns uint64 `json:"self_insns"`
 		}
 		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatalf("--json line %q: %v", l, err)
+		}
+		if c.Kind != "pt_call" {
+			continue // the input record
 		}
 		f := byFunc[c.Function]
 		if f == nil {
