@@ -357,7 +357,10 @@ func (fd *Finder) Find(name string, buildID []byte) (string, error) {
 		}
 	}
 	if name == "" || strings.HasPrefix(name, "[") || strings.HasPrefix(name, "//anon") {
-		return "", fmt.Errorf("symtab: %s: %w (not a file)", name, ErrNotFound)
+		if len(buildID) <= 1 {
+			return "", fmt.Errorf("symtab: %s: %w (not a file, and no build-id is known for it: neither its mmap record nor a build-id table gives one, so no saved copy can be looked up)", name, ErrNotFound)
+		}
+		return "", fmt.Errorf("symtab: %s: %w (not a file; no copy with its build-id: tried %s)", name, ErrNotFound, strings.Join(tried, ", "))
 	}
 	p := name
 	if fd.Sysroot != "" {
