@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -63,6 +64,10 @@ type flatCol struct {
 	dict     bool
 	constant bool // every row holds cval (identity columns)
 	cval     string
+	// cpage is a constant column's last encoded page (header and body),
+	// the same for every page of cpageRows rows
+	cpage               []byte
+	cpageRows, cpageRaw int
 	// the row group's dictionary (dict columns): values in index order
 	dvals []string
 	dmap  map[string]int32
@@ -350,6 +355,7 @@ func (f *flatFile) encoder() {
 var (
 	levelEnc = rle.Encoding{BitWidth: 1}
 	dictEnc  rle.DictionaryEncoding
+	deltaEnc delta.BinaryPackedEncoding
 )
 
 // encode encodes page p of every column and, at the end of a row group,
@@ -377,6 +383,13 @@ func (f *flatFile) encode(p *flatPage) {
 var zeros [flatPageRows]int32
 
 func (f *flatFile) encodeColumn(c *flatCol, ch *flatChunk, b *flatBuf, rows int) error {
+	if c.constant && c.cpageRows == rows {
+		ch.data = append(ch.data, c.cpage...)
+		ch.uncompressed += int64(c.cpageRaw)
+		ch.values += int64(rows)
+		return nil
+	}
+	start := len(ch.data)
 	nulls := 0
 	ch.levels = ch.levels[:0]
 	if c.optional {
@@ -404,15 +417,17 @@ func (f *flatFile) encodeColumn(c *flatCol, ch *flatChunk, b *flatBuf, rows int)
 	case len(b.i32)+len(b.i64) != rows-nulls:
 		return fmt.Errorf("export: column %s has %d values for %d rows and %d nulls", c.name, len(b.i32)+len(b.i64), rows, nulls)
 	case c.typ == format.Int32:
+		enc = format.DeltaBinaryPacked
 		for _, v := range b.i32 {
-			plain = binary.LittleEndian.AppendUint32(plain, uint32(v))
 			ch.minmax(c, int64(v))
 		}
+		plain, err = deltaEnc.EncodeInt32(plain, b.i32)
 	default:
+		enc = format.DeltaBinaryPacked
 		for _, v := range b.i64 {
-			plain = binary.LittleEndian.AppendUint64(plain, uint64(v))
 			ch.minmax(c, v)
 		}
+		plain, err = deltaEnc.EncodeInt64(plain, b.i64)
 	}
 	if err != nil {
 		return err
@@ -433,7 +448,11 @@ func (f *flatFile) encodeColumn(c *flatCol, ch *flatChunk, b *flatBuf, rows int)
 	ch.data = append(ch.data, hb...)
 	ch.data = append(ch.data, ch.levels...)
 	ch.data = append(ch.data, ch.zbuf...)
-	ch.uncompressed += int64(len(hb) + len(ch.levels) + len(plain))
+	raw := len(hb) + len(ch.levels) + len(plain)
+	ch.uncompressed += int64(raw)
+	if c.constant {
+		c.cpage, c.cpageRows, c.cpageRaw = append(c.cpage[:0], ch.data[start:]...), rows, raw
+	}
 	ch.nulls += int64(nulls)
 	ch.values += int64(rows)
 	return nil
@@ -506,7 +525,7 @@ func (f *flatFile) writeRowGroup(dicts [][]string) error {
 				md.Statistics.MinValue, md.Statistics.MaxValue = []byte(lo), []byte(hi)
 			}
 		} else {
-			md.Encoding = []format.Encoding{format.Plain, format.RLE}
+			md.Encoding = []format.Encoding{format.RLE, format.DeltaBinaryPacked}
 			if ch.hasMinMax {
 				md.Statistics.MinValue, md.Statistics.MaxValue = statBytes(c, ch.min), statBytes(c, ch.max)
 			}

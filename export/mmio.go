@@ -23,14 +23,9 @@ type barInfo struct {
 	db     *regdb.DB
 	dom    *regdb.Domain
 	unit   uint64
-	names  map[regKey]*named
+	names  map[uint64]*named // by offset<<8 | width
 	// dictionary indexes of pci, driver and bar in mmio_accesses
 	pciRef, driverRef, barRef dictRef
-}
-
-type regKey struct {
-	off   uint64
-	width uint8
 }
 
 // named is a register instance found in the database.
@@ -38,8 +33,11 @@ type named struct {
 	match regdb.Match
 	name  *string
 	ref   dictRef // of name in mmio_accesses' register column
-	// decodings caches the decoding of values seen (bounded).
+	// decodings caches the decoding of values seen (bounded); last is
+	// the decoding of value lastV (a register polled keeps its value).
 	decodings map[uint64]*decoding
+	last      *decoding
+	lastV     uint64
 	// emitted holds the values whose fields are in mmio_fields.
 	emitted map[uint64]bool
 }
@@ -51,6 +49,9 @@ const maxEmitted = 1 << 16
 type decoding struct {
 	text *string
 	ref  dictRef // in mmio_accesses' decoded column
+	// fields: emitFields was called for this value (it writes each
+	// value's fields once; this saves its map lookup per access)
+	fields bool
 }
 
 const maxDecodings = 1 << 12
@@ -79,7 +80,7 @@ func (n *mmioNamer) bar(b *mmiotrace.BAR) *barInfo {
 		drv = ptr(b.Driver)
 	}
 	bi := &barInfo{addr: ptr(b.Addr.String()), bar: ptr(fmt.Sprintf("%s/%d", b.Addr, b.Index)), vendor: ptr(int32(b.Vendor)), device: ptr(int32(b.Device)),
-		driver: drv, index: ptr(int32(b.Index)), names: map[regKey]*named{}}
+		driver: drv, index: ptr(int32(b.Index)), names: map[uint64]*named{}}
 	if db, dom, ok := regdb.BuiltinForPCI(regdb.PCIID{Vendor: b.Vendor, Device: b.Device}, b.Index); ok {
 		bi.db, bi.dom = db, dom
 		bi.unit = uint64(dom.Width / 8)
@@ -97,7 +98,7 @@ func (bi *barInfo) lookup(off uint64, width uint8) *named {
 	if bi.db == nil {
 		return nil
 	}
-	k := regKey{off, width}
+	k := off<<8 | uint64(width)
 	if r, ok := bi.names[k]; ok {
 		return r
 	}
@@ -114,7 +115,11 @@ func (bi *barInfo) lookup(off uint64, width uint8) *named {
 }
 
 func (r *named) decode(v uint64) *decoding {
+	if r.last != nil && r.lastV == v {
+		return r.last
+	}
 	if d, ok := r.decodings[v]; ok {
+		r.last, r.lastV = d, v
 		return d
 	}
 	fs := r.match.Decode(v)
@@ -123,6 +128,7 @@ func (r *named) decode(v uint64) *decoding {
 		clear(r.decodings)
 	}
 	r.decodings[v] = d
+	r.last, r.lastV = d, v
 	return d
 }
 
@@ -251,8 +257,11 @@ func (x *Exporter) exportMMIO(ctx context.Context, c *capture, path string, rd *
 					if rec.Kind != mmiotrace.KindUnknown {
 						d := reg.decode(rec.Value)
 						f.str(ac.decoded, *d.text, &d.ref)
-						if err := reg.emitFields(fields, id, bi, rec.Value); err != nil {
-							return err
+						if !d.fields {
+							d.fields = true
+							if err := reg.emitFields(fields, id, bi, rec.Value); err != nil {
+								return err
+							}
 						}
 					} else {
 						f.null(ac.decoded)
