@@ -207,19 +207,26 @@ func TestPTCallsOverview(t *testing.T) {
 	}
 	clk := calls.Clock{ToNS: in.ToNS}
 	var js []byte
-	if _, err := calls.Analyze(in, calls.Options{OnCall: func(c *calls.Call) { js = calls.AppendJSON(js, c, clk) }}); err != nil {
+	if _, err := calls.Analyze(in, calls.Options{OnCall: func(c *calls.Call) { js = calls.AppendNDJSON(js, c, clk) }}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]float64{}
 	for _, l := range strings.Split(strings.TrimSpace(string(js)), "\n") {
 		var c struct {
-			Function   string
-			Begin, End uint64
+			Func     string  `json:"func"`
+			BeginTSC uint64  `json:"begin_tsc"`
+			EndTSC   uint64  `json:"end_tsc"`
+			BeginNS  *uint64 `json:"begin_ns"`
+			EndNS    *uint64 `json:"end_ns"`
 		}
 		if err := json.Unmarshal([]byte(l), &c); err != nil {
 			t.Fatal(err)
 		}
-		want[c.Function] += float64(c.End - c.Begin)
+		if c.BeginNS != nil {
+			want[c.Func] += float64(*c.EndNS - *c.BeginNS)
+		} else {
+			want[c.Func] += float64(c.EndTSC - c.BeginTSC)
+		}
 	}
 	var names []string
 	for n := range want {
