@@ -34,7 +34,7 @@ go run ./intelpt/internal/ptgen/cmd/ptgen -seed 1 -insns "${M}000000" -timing -o
 BASE=$(awk '/^base/ {print $2}' "$W/gen.txt")
 echo "trace: $(stat -c %s "$W/run.pt") bytes, $(awk '/^insns/ {print $2}' "$W/gen.txt") instructions; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# run NAME CMD...: one run; appends "cpu wall rss" to $W/NAME.
+# run NAME CMD...: one run; appends "cpu wall rss" to $W/NAME.t.
 run() {
 	name=$1
 	shift
@@ -43,7 +43,7 @@ run() {
 		cat "$W/$name.err" >&2
 		exit 1
 	}
-	awk '{ printf "%.3f %s %s\n", $1 + $2, $3, $4 }' "$W/time" >>"$W/$name"
+	awk '{ printf "%.3f %s %s\n", $1 + $2, $3, $4 }' "$W/time" >>"$W/$name.t"
 }
 A() { run "$1" "$W/iotap" pt calls --quiet --allow-loss --raw "$W/run.bin:$BASE" "$W/run.pt"; }
 B() { run "$1" "$W/ptflow" block stat "$W/run.pt" "$W/run.bin:$BASE"; }
@@ -62,7 +62,7 @@ grep -q "insn: ${M}000000" "$W/libipt.out" || echo "WARNING: libipt counted $(ca
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 for f in iotap libipt; do
 	printf '%-7s CPU s median %s, wall s median %s, peak RSS %s KiB\n' "$f" \
-		"$(cut -d' ' -f1 "$W/$f" | median)" "$(cut -d' ' -f2 "$W/$f" | median)" "$(cut -d' ' -f3 "$W/$f" | sort -n | tail -n 1)"
+		"$(cut -d' ' -f1 "$W/$f.t" | median)" "$(cut -d' ' -f2 "$W/$f.t" | median)" "$(cut -d' ' -f3 "$W/$f.t" | sort -n | tail -n 1)"
 done
-paste -d' ' "$W/iotap" "$W/libipt" | awk '{ print $1 / $4 }' | sort -g >"$W/ratio"
+paste -d' ' "$W/iotap.t" "$W/libipt.t" | awk '{ print $1 / $4 }' | sort -g >"$W/ratio"
 echo "iotap/libipt CPU, pairwise: median $(median <"$W/ratio") (min $(head -n 1 "$W/ratio"), max $(tail -n 1 "$W/ratio")) over $N pairs"

@@ -71,7 +71,7 @@ func (s *ProcSymbolizer) Func(addr uint64) (Func, bool) {
 	if s.Kernel != nil && IsKernel(addr) {
 		return s.Kernel.Func(addr)
 	}
-	if s.proc == nil {
+	if s.proc == nil || len(s.proc.Mappings) == 0 {
 		return Func{}, false
 	}
 	m := s.proc.Lookup(addr)
