@@ -5,8 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"sort"
+
+	"github.com/iotap/iotap/perfdata"
 )
 
 // perf.data support: extract the PT data (PERF_RECORD_AUXTRACE) that
@@ -14,10 +17,10 @@ import (
 // from PERF_RECORD_AUXTRACE_INFO.
 
 // PerfMagic starts every perf.data file (file and pipe mode).
-var PerfMagic = []byte("PERFILE2")
+var PerfMagic = perfdata.Magic
 
 // IsPerfData reports whether b starts like a perf.data file.
-func IsPerfData(b []byte) bool { return bytes.HasPrefix(b, PerfMagic) }
+func IsPerfData(b []byte) bool { return perfdata.Is(b) }
 
 // ErrPerfData wraps errors in perf.data input.
 var ErrPerfData = errors.New("bad perf.data")
@@ -33,8 +36,6 @@ const (
 	perfRecordAuxtrace     = 71
 	perfRecordAuxtraceErr  = 72
 	perfRecordTimeConv     = 79
-	perfRecordCompressed   = 81
-	perfRecordCompressed2  = 83
 )
 
 // PERF_RECORD_AUX flags.
@@ -56,7 +57,6 @@ const (
 	ptInfoCYCBit         = 14
 	ptInfoMaxNonTurbo    = 15
 	ptInfoAuxtraceType   = 1 // PERF_AUXTRACE_INTEL_PT
-	perfFileHeaderSize   = 104
 	perfPipeHeaderSize   = 16
 	perfEventHeaderSize  = 8
 	perfAuxtraceRecSize  = 48
@@ -163,68 +163,46 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 	if !IsPerfData(b) || len(b) < perfPipeHeaderSize {
 		return nil, perfErr(0, "missing PERFILE2 magic")
 	}
-	le := binary.LittleEndian
-	hsize := le.Uint64(b[8:])
-	var dataOff, dataEnd uint64
-	var attrs [][]byte
-	truncated := ""
-	switch {
-	case hsize == perfPipeHeaderSize:
-		dataOff, dataEnd = perfPipeHeaderSize, uint64(len(b))
-	case hsize >= perfFileHeaderSize && uint64(len(b)) >= hsize:
-		attrSize := le.Uint64(b[16:])
-		aOff, aSize := le.Uint64(b[24:]), le.Uint64(b[32:])
-		dataOff, dataEnd = le.Uint64(b[40:]), le.Uint64(b[40:])+le.Uint64(b[48:])
-		if dataEnd < dataOff || dataEnd > uint64(len(b)) {
-			if !tolerant || dataOff > uint64(len(b)) {
-				return nil, perfErr(40, "data section %#x+%#x outside the file (%d bytes)", dataOff, dataEnd-dataOff, len(b))
-			}
-			truncated = fmt.Sprintf("the data section (%#x+%#x) runs past the end of the file (%d bytes): file truncated", dataOff, dataEnd-dataOff, len(b))
-			dataEnd = uint64(len(b))
-		}
-		if aSize > 0 {
-			if aOff+aSize < aOff || aOff+aSize > uint64(len(b)) || attrSize < 16+8 || attrSize > aSize {
-				return nil, perfErr(24, "bad attribute section")
-			}
-			for o := aOff; o+attrSize <= aOff+aSize; o += attrSize {
-				attrs = append(attrs, b[o:o+attrSize-16]) // minus the ids section
-			}
-		}
-	default:
-		return nil, perfErr(8, "bad header size %d", hsize)
+	f, err := perfdata.OpenBytes(b)
+	if err != nil {
+		return nil, fromPerfdata(err)
 	}
+	truncated := f.Truncated
+	if truncated != "" && !tolerant {
+		return nil, perfErr(int(f.Data.Offset), "%s", truncated)
+	}
+	attrs := f.Attrs
 	t := &PerfTrace{}
 	type key struct{ cpu, tid int32 }
 	parts := map[key][][]byte{}
 	idx := map[key]uint32{}
-	off := dataOff
-	for off < dataEnd {
-		if dataEnd-off < perfEventHeaderSize {
-			if tolerant {
-				truncated = fmt.Sprintf("offset %#x: file truncated in a record header", off)
+	le := binary.LittleEndian
+	dataEnd := f.Data.Offset + f.Data.Size
+	rd := f.Records()
+	defer rd.Close()
+records:
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *perfdata.Error
+			if tolerant && errors.As(err, &pe) && pe.Truncated {
+				truncated = fmt.Sprintf("offset %#x: %s", pe.Offset, pe.Msg)
 				break
 			}
-			return nil, perfErr(int(off), "truncated record header")
+			return nil, fromPerfdata(err)
 		}
-		typ := le.Uint32(b[off:])
-		size := uint64(le.Uint16(b[off+6:]))
-		if size < perfEventHeaderSize || off+size > dataEnd {
-			if tolerant && size >= perfEventHeaderSize {
-				truncated = fmt.Sprintf("offset %#x: file truncated in a record of %d bytes", off, size)
-				break
-			}
-			return nil, perfErr(int(off), "record size %d out of bounds", size)
-		}
-		rec := b[off : off+size]
-		next := off + size
-		switch typ {
+		rec, off := r.Data, int(r.Offset)
+		switch r.Type {
 		case perfRecordHeaderAttr:
-			if len(rec) >= perfEventHeaderSize+16 {
-				attrs = append(attrs, rec[perfEventHeaderSize:])
+			if a, err := perfdata.HeaderAttr(rec, r.Offset); err == nil {
+				attrs = append(attrs, a)
 			}
 		case perfRecordAuxtraceInfo:
 			if len(rec) < perfAuxtraceInfoSize {
-				return nil, perfErr(int(off), "short AUXTRACE_INFO")
+				return nil, perfErr(off, "short AUXTRACE_INFO")
 			}
 			if le.Uint32(rec[8:]) == ptInfoAuxtraceType {
 				t.HasInfo = true
@@ -235,23 +213,26 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 			}
 		case perfRecordAuxtrace:
 			if len(rec) < perfAuxtraceRecSize {
-				return nil, perfErr(int(off), "short AUXTRACE record")
+				return nil, perfErr(off, "short AUXTRACE record")
 			}
-			n := le.Uint64(rec[8:])
-			if n > dataEnd-next {
+			from, n := r.PayloadOffset, r.PayloadSize
+			cut := n > dataEnd-from
+			if cut {
 				if !tolerant {
-					return nil, perfErr(int(off), "AUXTRACE data of %d bytes runs past the data section", n)
+					return nil, perfErr(off, "AUXTRACE data of %d bytes runs past the data section", n)
 				}
-				truncated = fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes cut after %d bytes (file truncated)", off, n, dataEnd-next)
-				n = dataEnd - next
+				truncated = fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes cut after %d bytes (file truncated)", off, n, dataEnd-from)
+				n = dataEnd - from
 			}
 			k := key{int32(le.Uint32(rec[40:])), int32(le.Uint32(rec[36:]))}
 			if k.cpu != -1 {
 				k.tid = -1 // per-CPU: one stream per CPU whatever the thread
 			}
 			idx[k] = le.Uint32(rec[32:])
-			parts[k] = append(parts[k], b[next:next+n])
-			next += n
+			parts[k] = append(parts[k], b[from:from+n])
+			if cut {
+				break records
+			}
 		case perfRecordAux:
 			if len(rec) >= perfEventHeaderSize+24 {
 				f := le.Uint64(rec[perfEventHeaderSize+16:])
@@ -269,7 +250,7 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 				}
 			}
 		case perfRecordTimeConv:
-			c, err := parseTimeConv(rec, int(off))
+			c, err := parseTimeConv(rec, off)
 			if err != nil {
 				return nil, err
 			}
@@ -280,10 +261,7 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 			t.LostSamples++
 		case perfRecordAuxtraceErr:
 			t.AuxtraceErrors++
-		case perfRecordCompressed, perfRecordCompressed2:
-			return nil, perfErr(int(off), "compressed records (perf record -z) are not supported: record without -z or run 'perf inject -i IN -o OUT' to decompress")
 		}
-		off = next
 	}
 	for k, ps := range parts {
 		s := PerfStream{CPU: k.cpu, TID: k.tid, Idx: idx[k]}
@@ -308,9 +286,19 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 	return t, nil
 }
 
+// fromPerfdata makes a perfdata error this package's (ErrPerfData, with
+// the offset).
+func fromPerfdata(err error) error {
+	var pe *perfdata.Error
+	if errors.As(err, &pe) {
+		return perfErr(int(pe.Offset), "%s", pe.Msg)
+	}
+	return fmt.Errorf("%w: %v", ErrPerfData, err)
+}
+
 // configFromInfo derives the decoder configuration from the intel_pt
 // AUXTRACE_INFO words and the intel_pt event attribute.
-func configFromInfo(info []uint64, attrs [][]byte) Config {
+func configFromInfo(info []uint64, attrs []perfdata.Attr) Config {
 	var c Config
 	get := func(i int) uint64 {
 		if i < len(info) {
@@ -324,10 +312,10 @@ func configFromInfo(info []uint64, attrs [][]byte) Config {
 	pmu := get(ptInfoPMUType)
 	mtcMask := get(ptInfoMTCFreqBits) // a mask of the mtc_period format bits
 	for _, a := range attrs {
-		if len(a) < 16 || uint64(binary.LittleEndian.Uint32(a)) != pmu {
+		if uint64(a.Type) != pmu {
 			continue
 		}
-		config := binary.LittleEndian.Uint64(a[8:])
+		config := a.Config
 		if mtcMask != 0 {
 			c.MTCFreq = uint8((config & mtcMask) >> bits.TrailingZeros64(mtcMask))
 		}

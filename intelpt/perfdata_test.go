@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"testing"
+
+	"github.com/iotap/iotap/perfdata"
 )
 
 // perfWriter builds a small synthetic perf.data file (file mode) the way
@@ -54,13 +57,13 @@ func (w *perfWriter) file(pmuType uint32, config uint64) []byte {
 	le.PutUint32(attr, pmuType)
 	le.PutUint32(attr[4:], attrSize)
 	le.PutUint64(attr[8:], config)
-	h := make([]byte, perfFileHeaderSize)
+	h := make([]byte, perfdata.FileHeaderSize)
 	copy(h, PerfMagic)
-	le.PutUint64(h[8:], perfFileHeaderSize)
+	le.PutUint64(h[8:], perfdata.FileHeaderSize)
 	le.PutUint64(h[16:], uint64(len(attr)))
-	le.PutUint64(h[24:], perfFileHeaderSize)
+	le.PutUint64(h[24:], perfdata.FileHeaderSize)
 	le.PutUint64(h[32:], uint64(len(attr)))
-	le.PutUint64(h[40:], uint64(perfFileHeaderSize+len(attr)))
+	le.PutUint64(h[40:], uint64(perfdata.FileHeaderSize+len(attr)))
 	le.PutUint64(h[48:], uint64(len(w.data)))
 	return append(append(h, attr...), w.data...)
 }
@@ -124,6 +127,9 @@ func FuzzPerfDataPT(f *testing.F) {
 	f.Add(w.file(8, 0))
 	w.timeConv(PerfTimeConv{Shift: 31, Mult: 1 << 30, Zero: 1e9, Cycles: 5, Mask: 1<<32 - 1, UserTimeShort: true}, true)
 	f.Add(w.file(8, 0))
+	if b, err := os.ReadFile("../perfdata/testdata/cpu-clock-z.data"); err == nil {
+		f.Add(b) // perf record -z: compressed records
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := PerfDataPT(b)
 		if err != nil && !errors.Is(err, ErrPerfData) {
@@ -147,11 +153,13 @@ func FuzzPerfDataPT(f *testing.F) {
 	})
 }
 
-func TestPerfDataCompressed(t *testing.T) {
+// TestPerfDataCompressedGarbage: a compressed record that is not zstd is
+// an error with its offset, never a panic.
+func TestPerfDataCompressedGarbage(t *testing.T) {
 	var w perfWriter
-	w.record(perfRecordCompressed, make([]byte, 16), nil)
+	w.record(perfdata.RecordCompressed, make([]byte, 16), nil)
 	_, err := PerfDataPT(w.file(8, 0))
-	if !errors.Is(err, ErrPerfData) || !bytes.Contains([]byte(err.Error()), []byte("perf record -z")) {
+	if !errors.Is(err, ErrPerfData) || !bytes.Contains([]byte(err.Error()), []byte("zstd")) {
 		t.Fatalf("compressed perf.data: %v", err)
 	}
 }

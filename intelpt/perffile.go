@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
+
+	"github.com/iotap/iotap/perfdata"
 )
 
 // PerfAttr is one event attribute of a perf.data file.
@@ -17,9 +21,6 @@ type PerfAttr struct {
 	SampleIDAll bool
 	IDs         []uint64 // the event IDs of this attribute (one per CPU/thread)
 }
-
-// perf_event_attr bit positions used here.
-const attrBitSampleIDAll = 18
 
 // PerfBuildID is an entry of perf's build-id table (the HEADER_BUILD_ID
 // feature section that perf record writes for the files hit by samples or
@@ -36,109 +37,6 @@ func (b *PerfBuildID) Hex() string { return hex.EncodeToString(b.BuildID) }
 
 // perf.data header feature bits (tools/perf/util/header.h).
 const perfFeatBuildID = 2
-
-// perfFile is the layout of a perf.data file: where the records are, the
-// attributes, and the feature sections.
-type perfFile struct {
-	pipe             bool
-	dataOff, dataEnd int64
-	attrs            []PerfAttr
-	features         [4]uint64
-	featSections     map[int][2]int64 // feature bit -> offset, size
-	truncated        string           // why the data section is shorter than the header says
-}
-
-func parsePerfAttr(a []byte) (PerfAttr, bool) {
-	if len(a) < 48 {
-		return PerfAttr{}, false
-	}
-	le := binary.LittleEndian
-	at := PerfAttr{Type: le.Uint32(a), Config: le.Uint64(a[8:]), SampleType: le.Uint64(a[24:]), Flags: le.Uint64(a[40:])}
-	at.SampleIDAll = at.Flags&(1<<attrBitSampleIDAll) != 0
-	return at, true
-}
-
-// parsePerfFile reads the header of a perf.data file (file or pipe mode).
-func parsePerfFile(b []byte) (*perfFile, error) {
-	if !IsPerfData(b) || len(b) < perfPipeHeaderSize {
-		return nil, perfErr(0, "missing PERFILE2 magic")
-	}
-	le := binary.LittleEndian
-	hsize := le.Uint64(b[8:])
-	f := &perfFile{}
-	switch {
-	case hsize == perfPipeHeaderSize:
-		f.pipe = true
-		f.dataOff, f.dataEnd = perfPipeHeaderSize, int64(len(b))
-		return f, nil
-	case hsize >= perfFileHeaderSize && uint64(len(b)) >= hsize:
-	case hsize >= perfFileHeaderSize:
-		return nil, perfErr(0, "file of %d bytes is shorter than its %d-byte header (truncated)", len(b), hsize)
-	default:
-		return nil, perfErr(8, "bad header size %d", hsize)
-	}
-	n := uint64(len(b))
-	attrSize := le.Uint64(b[16:])
-	aOff, aSize := le.Uint64(b[24:]), le.Uint64(b[32:])
-	dOff, dSize := le.Uint64(b[40:]), le.Uint64(b[48:])
-	for i := range f.features {
-		f.features[i] = le.Uint64(b[72+8*i:])
-	}
-	if dOff < hsize || dOff > n {
-		return nil, perfErr(40, "data section offset %#x outside the file (%d bytes)", dOff, n)
-	}
-	f.dataOff = int64(dOff)
-	switch {
-	case dSize == 0 && n > dOff:
-		// perf record writes the header again when it finishes; a data
-		// size of 0 means it was killed before.
-		f.dataEnd = int64(n)
-		f.truncated = "the header's data size is 0 (perf record did not finish); reading records to the end of the file"
-	case dOff+dSize < dOff || dOff+dSize > n:
-		f.dataEnd = int64(n)
-		f.truncated = fmt.Sprintf("the data section (%#x+%#x) runs past the end of the file (%d bytes): file truncated", dOff, dSize, n)
-	default:
-		f.dataEnd = int64(dOff + dSize)
-	}
-	if aSize > 0 {
-		if aOff+aSize < aOff || aOff+aSize > n || attrSize < 16+48 || attrSize > aSize || attrSize > 1<<16 {
-			return nil, perfErr(24, "bad attribute section (offset %#x, size %#x, entry size %d)", aOff, aSize, attrSize)
-		}
-		for o := aOff; o+attrSize <= aOff+aSize; o += attrSize {
-			at, _ := parsePerfAttr(b[o : o+attrSize-16])
-			idOff, idSize := le.Uint64(b[o+attrSize-16:]), le.Uint64(b[o+attrSize-8:])
-			if idSize > 0 {
-				if idOff+idSize < idOff || idOff+idSize > n || idSize%8 != 0 {
-					return nil, perfErr(int(o+attrSize-16), "attribute ids section %#x+%#x outside the file", idOff, idSize)
-				}
-				for i := idOff; i < idOff+idSize; i += 8 {
-					at.IDs = append(at.IDs, le.Uint64(b[i:]))
-				}
-			}
-			f.attrs = append(f.attrs, at)
-		}
-	}
-	// The feature sections' table follows the data section, one entry per
-	// feature bit set (bit 0 is reserved).
-	if f.truncated == "" {
-		f.featSections = map[int][2]int64{}
-		t := dOff + dSize
-		for bit := 1; bit < 256; bit++ {
-			if f.features[bit/64]&(1<<(bit%64)) == 0 {
-				continue
-			}
-			if t+16 > n {
-				break // no table (an old or truncated file): features are optional
-			}
-			so, ss := le.Uint64(b[t:]), le.Uint64(b[t+8:])
-			if so+ss >= so && so+ss <= n {
-				f.featSections[bit] = [2]int64{int64(so), int64(ss)}
-			}
-			t += 16
-		}
-	}
-	return f, nil
-}
 
 // parseBuildIDs decodes build-id records (HEADER_BUILD_ID layout) in b.
 func parseBuildIDs(b []byte, base int64, out []PerfBuildID) ([]PerfBuildID, error) {
@@ -323,103 +221,99 @@ func (l *sampleIDLayout) attrFor(rec []byte) *PerfAttr {
 	return l.one
 }
 
-// PerfSideband reads the sideband of a perf.data file (file or pipe mode)
-// held in b: its MMAP/MMAP2, COMM, FORK/EXIT, ITRACE_START, SWITCH, AUX and
-// LOST records, in file order, and perf's build-id table. A truncated file
-// gives the records before the cut and Truncated set; malformed records
-// are skipped and listed in Bad. The error is for input that is not a
-// perf.data file at all.
+// PerfSideband reads the sideband of a perf.data file (file or pipe mode,
+// perf record -z's compressed records too) held in b: its MMAP/MMAP2,
+// COMM, FORK/EXIT, ITRACE_START, SWITCH, AUX and LOST records, in file
+// order, and perf's build-id table. A truncated file gives the records
+// before the cut and Truncated set; malformed records are skipped and
+// listed in Bad. The error is for input that is not a perf.data file at
+// all.
 func PerfSideband(b []byte) (*Sideband, error) {
-	f, err := parsePerfFile(b)
-	if err != nil {
-		return nil, err
+	if !IsPerfData(b) || len(b) < perfPipeHeaderSize {
+		return nil, perfErr(0, "missing PERFILE2 magic")
 	}
-	s := &Sideband{ByType: map[string]int{}, Unknown: map[uint32]int{}, Truncated: f.truncated}
-	s.Attrs = f.attrs
+	f, err := perfdata.OpenBytes(b)
+	if err != nil {
+		return nil, fromPerfdata(err)
+	}
+	s := &Sideband{ByType: map[string]int{}, Unknown: map[uint32]int{}, Truncated: f.Truncated}
+	for _, a := range f.Attrs {
+		s.Attrs = append(s.Attrs, perfAttr(a))
+	}
 	layout := newSampleIDLayout(s.Attrs)
 	le := binary.LittleEndian
-	off := f.dataOff
-	for off < f.dataEnd {
-		if f.dataEnd-off < perfEventHeaderSize {
-			s.cut(fmt.Sprintf("offset %#x: %d bytes left, shorter than a record header (file truncated)", off, f.dataEnd-off))
+	dataEnd := f.Data.Offset + f.Data.Size
+	rd := f.Records()
+	defer rd.Close()
+	for stop := false; !stop; {
+		r, err := rd.Next()
+		if err == io.EOF {
 			break
 		}
-		typ := le.Uint32(b[off:])
-		size := int64(le.Uint16(b[off+6:]))
-		if size < perfEventHeaderSize {
-			s.cut(fmt.Sprintf("offset %#x: record size %d: cannot find the next record", off, size))
-			break
-		}
-		if off+size > f.dataEnd {
-			s.cut(fmt.Sprintf("offset %#x: %s record of %d bytes runs past the end of the data (%#x): file truncated", off, recName(typ), size, f.dataEnd))
-			break
-		}
-		rec := b[off : off+size]
-		next := off + size
-		switch {
-		case typ == perfRecordHeaderAttr:
-			if len(rec) >= perfEventHeaderSize+48 {
-				a := rec[perfEventHeaderSize:]
-				asz := int(le.Uint32(a[4:]))
-				if asz < 48 || asz > len(a) {
-					s.Bad = append(s.Bad, perfErr(int(off), "HEADER_ATTR with attr size %d", asz))
-					break
-				}
-				at, _ := parsePerfAttr(a[:asz])
-				for i := asz; i+8 <= len(a); i += 8 {
-					at.IDs = append(at.IDs, le.Uint64(a[i:]))
-				}
-				s.Attrs = append(s.Attrs, at)
-				layout = newSampleIDLayout(s.Attrs)
+		if err != nil {
+			var pe *perfdata.Error
+			if errors.As(err, &pe) {
+				s.cut(fmt.Sprintf("offset %#x: %s", pe.Offset, pe.Msg))
+			} else {
+				s.cut(err.Error())
 			}
+			break
+		}
+		rec, off := r.Data, r.Offset
+		switch typ := r.Type; {
+		case typ == perfRecordHeaderAttr:
+			a, err := perfdata.HeaderAttr(rec, off)
+			if err != nil {
+				s.Bad = append(s.Bad, fromPerfdata(err))
+				break
+			}
+			s.Attrs = append(s.Attrs, perfAttr(a))
+			layout = newSampleIDLayout(s.Attrs)
 		case typ == perfRecordAuxtrace:
-			if len(rec) >= perfAuxtraceRecSize {
-				n := int64(le.Uint64(rec[8:]))
-				if n < 0 || n > f.dataEnd-next {
-					s.cut(fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes runs past the end of the data: file truncated", off, n))
-					next = f.dataEnd
-				} else {
-					next += n
-				}
+			if r.PayloadSize > dataEnd-r.PayloadOffset {
+				s.cut(fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes runs past the end of the data: file truncated", off, r.PayloadSize))
+				stop = true
 			}
 		case typ == 67: // HEADER_BUILD_ID (pipe mode)
 			if len(rec) >= perfEventHeaderSize+4+24 {
 				s.BuildIDs = append(s.BuildIDs, decodeBuildID(rec))
 			}
-		case typ == 80: // HEADER_FEATURE (pipe mode): feature id, then the section
+		case typ == perfdata.RecordHeaderFeature: // pipe mode: feature id, then the section
 			if len(rec) >= 16 && le.Uint64(rec[8:]) == perfFeatBuildID {
 				var err error
 				if s.BuildIDs, err = parseBuildIDs(rec[16:], off+16, s.BuildIDs); err != nil {
 					s.Bad = append(s.Bad, err)
 				}
 			}
-		case typ == perfRecordCompressed || typ == perfRecordCompressed2:
-			s.Bad = append(s.Bad, perfErr(int(off), "compressed records (perf record -z) are not supported: run 'perf inject -i IN -o OUT' to decompress"))
 		}
-		var r SidebandRecord
+		var sr SidebandRecord
 		at := layout.attrFor(rec)
 		var st uint64
 		all := false
 		if at != nil {
 			st, all = at.SampleType, at.SampleIDAll
 		}
-		if err := DecodeSidebandRecord(rec, off, st, all, &r); err != nil {
+		if err := DecodeSidebandRecord(rec, off, st, all, &sr); err != nil {
 			s.Bad = append(s.Bad, err)
 		} else {
-			s.count(&r)
-			if keepSideband(r.Type) {
-				s.Records = append(s.Records, r)
+			s.count(&sr)
+			if keepSideband(sr.Type) {
+				s.Records = append(s.Records, sr)
 			}
 		}
-		off = next
 	}
-	if sec, ok := f.featSections[perfFeatBuildID]; ok {
+	if sec, ok := f.Sections[perfFeatBuildID]; ok {
 		var err error
-		if s.BuildIDs, err = parseBuildIDs(b[sec[0]:sec[0]+sec[1]], sec[0], s.BuildIDs); err != nil {
+		if s.BuildIDs, err = parseBuildIDs(b[sec.Offset:sec.Offset+sec.Size], sec.Offset, s.BuildIDs); err != nil {
 			s.Bad = append(s.Bad, err)
 		}
 	}
 	return s, nil
+}
+
+// perfAttr is a perfdata attribute as this package's.
+func perfAttr(a perfdata.Attr) PerfAttr {
+	return PerfAttr{Type: a.Type, Config: a.Config, SampleType: a.SampleType, Flags: a.Flags, SampleIDAll: a.SampleIDAll(), IDs: a.IDs}
 }
 
 func recName(typ uint32) string {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/perfdata"
 )
 
 // recordPerf records a perf.data with a software event (no PT needed) of a
@@ -52,17 +54,30 @@ type perfDRecord struct {
 	time uint64
 	name string
 	rest string
+	off  int64
 }
 
 var perfDLine = regexp.MustCompile(`^(\d+) 0x([0-9a-f]+) \[0x([0-9a-f]+)\]: PERF_RECORD_([A-Z0-9_]+)(.*)$`)
 
 func perfScriptD(t *testing.T, file string) map[int64]perfDRecord {
 	t.Helper()
+	m := map[int64]perfDRecord{}
+	for _, r := range perfScriptDList(t, file) {
+		m[r.off] = r
+	}
+	return m
+}
+
+// perfScriptDList is perf script -D's records in its order (by time),
+// each with the offset perf prints (a compressed record's for the
+// records inflated from it).
+func perfScriptDList(t *testing.T, file string) []perfDRecord {
+	t.Helper()
 	b, err := exec.Command("perf", "script", "-D", "-i", file).Output()
 	if err != nil {
 		t.Fatalf("perf script -D: %v", err)
 	}
-	m := map[int64]perfDRecord{}
+	var m []perfDRecord
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -72,7 +87,7 @@ func perfScriptD(t *testing.T, file string) map[int64]perfDRecord {
 		}
 		tm, _ := strconv.ParseUint(g[1], 10, 64)
 		off, _ := strconv.ParseInt(g[2], 16, 64)
-		m[off] = perfDRecord{tm, g[4], g[5]}
+		m = append(m, perfDRecord{tm, g[4], g[5], off})
 	}
 	return m
 }
@@ -130,41 +145,7 @@ func testPerfSidebandAgainstPerf(t *testing.T, file string, pipe bool) {
 		if r.HasTime && w.time != r.Time {
 			t.Errorf("offset %#x %s: time %d, perf says %d", r.Offset, r.Kind(), r.Time, w.time)
 		}
-		var got string
-		switch r.Type {
-		case PerfRecordMmap2:
-			got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ %#x ", r.PID, r.TID, r.Addr, r.Len, r.PgOff)
-			if r.PgOff == 0 {
-				got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ 0 ", r.PID, r.TID, r.Addr, r.Len)
-			}
-			if r.BuildID != nil {
-				got = strings.TrimSuffix(got, " ") + " <" + r.BuildIDHex() + ">]"
-			}
-			if !strings.HasPrefix(w.rest, got) || !strings.HasSuffix(w.rest, " "+r.Filename) {
-				t.Errorf("offset %#x: MMAP2 %q %q, perf says %q", r.Offset, got, r.Filename, w.rest)
-			}
-			continue
-		case PerfRecordMmap:
-			got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ %#x]: x %s", r.PID, r.TID, r.Addr, r.Len, r.PgOff, r.Filename)
-		case PerfRecordComm:
-			got = fmt.Sprintf(": %s:%d/%d", r.Comm, r.PID, r.TID)
-			if r.Exec() {
-				got = fmt.Sprintf(" exec: %s:%d/%d", r.Comm, r.PID, r.TID)
-			}
-		case PerfRecordFork, PerfRecordExit:
-			got = fmt.Sprintf("(%d:%d):(%d:%d)", r.PID, r.TID, r.PPID, r.PTID)
-		case PerfRecordSwitch:
-			got = " IN         "
-			if r.SwitchOut() {
-				got = " OUT        "
-				if r.Misc&PerfMiscPreempt != 0 {
-					got = " OUT preempt"
-				}
-			}
-		default:
-			continue
-		}
-		if got != w.rest {
+		if ok, got := perfDMatches(r, w); !ok {
 			t.Errorf("offset %#x %s: %q, perf says %q", r.Offset, r.Kind(), got, w.rest)
 		}
 	}
@@ -228,8 +209,8 @@ func TestPerfSidebandTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := parsePerfFile(b)
-	for n := int(f.dataOff) + 1; n < int(f.dataEnd); n += 97 {
+	f, _ := perfdata.OpenBytes(b)
+	for n := int(f.Data.Offset) + 1; n < int(f.Data.Offset+f.Data.Size); n += 97 {
 		s, err := PerfSideband(b[:n])
 		if err != nil {
 			t.Fatalf("cut at %d: %v", n, err)
@@ -242,5 +223,121 @@ func TestPerfSidebandTruncated(t *testing.T) {
 				t.Fatalf("cut at %d: record %d differs from the full file's", n, i)
 			}
 		}
+	}
+}
+
+// perfDMatches reports whether our sideband record says what perf script
+// -D's line w says (got: ours, formatted as perf does).
+func perfDMatches(r *SidebandRecord, w perfDRecord) (bool, string) {
+	var got string
+	switch r.Type {
+	case PerfRecordMmap2:
+		got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ %#x ", r.PID, r.TID, r.Addr, r.Len, r.PgOff)
+		if r.PgOff == 0 {
+			got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ 0 ", r.PID, r.TID, r.Addr, r.Len)
+		}
+		if r.BuildID != nil {
+			got = strings.TrimSuffix(got, " ") + " <" + r.BuildIDHex() + ">]"
+		}
+		return strings.HasPrefix(w.rest, got) && strings.HasSuffix(w.rest, " "+r.Filename), got + r.Filename
+	case PerfRecordMmap:
+		got = fmt.Sprintf(" %d/%d: [%#x(%#x) @ %#x]: x %s", r.PID, r.TID, r.Addr, r.Len, r.PgOff, r.Filename)
+	case PerfRecordComm:
+		got = fmt.Sprintf(": %s:%d/%d", r.Comm, r.PID, r.TID)
+		if r.Exec() {
+			got = fmt.Sprintf(" exec: %s:%d/%d", r.Comm, r.PID, r.TID)
+		}
+	case PerfRecordFork, PerfRecordExit:
+		got = fmt.Sprintf("(%d:%d):(%d:%d)", r.PID, r.TID, r.PPID, r.PTID)
+	case PerfRecordSwitch:
+		got = " IN         "
+		if r.SwitchOut() {
+			got = " OUT        "
+			if r.Misc&PerfMiscPreempt != 0 {
+				got = " OUT preempt"
+			}
+		}
+	default:
+		return true, ""
+	}
+	return got == w.rest, got
+}
+
+// TestPerfSidebandCompressed records with perf record -z (zstd-compressed
+// records, one zstd stream across them) and checks the sideband read
+// from it against perf script -D on the same file: every sideband record
+// perf shows is ours, with the same time and fields, and ours are no more
+// (perf shows them by time with the compressed record's offset: compared
+// as multisets). PerfDataPT reads the file too (this machine may have no
+// Intel PT: then no stream, and no error).
+func TestPerfSidebandCompressed(t *testing.T) {
+	z := recordPerf(t, false, "-z")
+	b, err := os.ReadFile(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := PerfSideband(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lossy() {
+		t.Fatalf("loss reported for a complete file: %s", s.LossSummary())
+	}
+	f, err := perfdata.OpenBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := f.Records()
+	for {
+		if _, err := rd.Next(); err != nil {
+			break
+		}
+	}
+	if rd.Compressed() == 0 {
+		t.Fatal("perf record -z wrote no compressed record")
+	}
+	sideband := map[string]bool{"MMAP": true, "MMAP2": true, "COMM": true, "FORK": true, "EXIT": true, "SWITCH": true}
+	var want []perfDRecord
+	for _, w := range perfScriptDList(t, z) {
+		if sideband[w.name] {
+			want = append(want, w)
+		}
+	}
+	used := make([]bool, len(want))
+	kinds := map[string]int{}
+	for i := range s.Records {
+		r := &s.Records[i]
+		if !sideband[r.Kind()] {
+			continue
+		}
+		found := false
+		for j, w := range want {
+			if !used[j] && w.name == r.Kind() && (!r.HasTime || w.time == r.Time) {
+				if ok, _ := perfDMatches(r, w); ok {
+					used[j], found = true, true
+					break
+				}
+			}
+		}
+		if !found {
+			_, got := perfDMatches(r, perfDRecord{})
+			t.Errorf("our %s at %d (%q) is not perf's", r.Kind(), r.Time, got)
+		}
+		kinds[r.Kind()]++
+	}
+	for j, w := range want {
+		if !used[j] {
+			t.Errorf("perf's %s at %d%s is missing", w.name, w.time, w.rest)
+		}
+	}
+	for _, k := range []string{"MMAP2", "COMM", "FORK", "EXIT", "SWITCH"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s record compared (kinds: %v)", k, kinds)
+		}
+	}
+	t.Logf("%d compressed records; %d sideband records compared: %v", rd.Compressed(), len(want), kinds)
+	tr, err := PerfDataPT(b)
+	if err != nil || len(tr.Streams) != 0 || tr.Lossy() {
+		t.Errorf("PerfDataPT of perf record -z: %v, %+v", err, tr)
 	}
 }

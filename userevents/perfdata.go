@@ -1,27 +1,20 @@
 package userevents
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/iotap/iotap/perfdata"
 )
 
-// perf.data layout (tools/perf/Documentation/perf.data-file-format.txt).
+// perf.data layout (tools/perf/Documentation/perf.data-file-format.txt),
+// read by package perfdata.
 const (
-	perfFileHeaderSize  = 104
-	perfPipeHeaderSize  = 16
 	perfFeatTracingData = 1  // HEADER_TRACING_DATA
 	perfFeatClockData   = 29 // HEADER_CLOCK_DATA: the recording clock against the wall clock
 	perfFeatLastKnown   = 32 // feature bits perf 6.x defines are below this
-
-	perfRecordHeaderAttr        = 64
-	perfRecordHeaderTracingData = 66
-	perfRecordHeaderFeature     = 80
-	perfRecordCompressed        = 81
-	perfRecordCompressed2       = 83
 
 	sampleIP         = 1 << 0
 	sampleTID        = 1 << 1
@@ -83,14 +76,14 @@ type perfAttr struct {
 
 // PerfDataReader reads the tracepoint samples (user_events and every other
 // tracepoint) of a perf.data file that perf record wrote, file or pipe
-// mode, and decodes each with the event's format stored in the file's
-// tracing data: the same records, with the same names and values, as the
-// recorders of this package return. Samples are returned in file order
-// (perf writes them in rounds, per CPU; sort by TS for time order).
+// mode, compressed (perf record -z) or not, and decodes each with the
+// event's format stored in the file's tracing data: the same records,
+// with the same names and values, as the recorders of this package
+// return. Samples are returned in file order (perf writes them in rounds,
+// per CPU; sort by TS for time order). The file is read by package
+// perfdata.
 type PerfDataReader struct {
-	r       *bufio.Reader
-	off     int64 // file offset of r's next byte
-	end     int64 // end of the data section (-1: to EOF)
+	rd      *perfdata.Reader
 	pipe    bool
 	attrs   []perfAttr
 	byID    map[uint64]int
@@ -98,30 +91,17 @@ type PerfDataReader struct {
 	tracing *TracingData
 	stats   PerfDataStats
 	// Warnings are conditions that do not stop reading: unknown feature
-	// sections, compressed records, formats that did not parse.
+	// sections, formats that did not parse.
 	Warnings []string
 	// Errors holds the first errors of samples that did not decode.
 	Errors []error
 
-	buf  []byte
 	vals []Value
 
 	// clockOffset is wall-clock ns minus recording-clock ns (CLOCK_DATA).
 	clockOffset int64
 	clockOK     bool
-
-	// Records inflated from PERF_RECORD_COMPRESSED, read before the
-	// next record of the file (a record may continue in the next
-	// compressed record, as perf writes them).
-	zdec    *zstdStream
-	pending []byte
-	pendOff int
-	pendAt  int64 // file offset of the compressed record they came from
 }
-
-// maxInflated bounds what one compressed record may inflate to (perf
-// writes at most a ring buffer's worth per record).
-const maxInflated = 256 << 20
 
 // maxPerfErrors caps PerfDataReader.Errors.
 const maxPerfErrors = 32
@@ -133,115 +113,77 @@ const maxPerfAttrs = 1 << 12
 // bytes, or -1 for a stream (pipe mode only: file mode needs the tracing
 // data stored after the samples, so r must then be an io.ReaderAt).
 func NewPerfDataReader(r io.Reader, size int64) (*PerfDataReader, error) {
-	head := make([]byte, perfPipeHeaderSize)
-	if _, err := io.ReadFull(r, head); err != nil {
-		return nil, &PerfDataError{0, "shorter than a perf.data header"}
+	var f *perfdata.File
+	var err error
+	if ra, ok := r.(io.ReaderAt); ok && size >= 0 {
+		f, err = perfdata.Open(ra, size)
+	} else {
+		f, err = perfdata.OpenStream(r)
 	}
-	if string(head[:8]) != "PERFILE2" {
-		return nil, &PerfDataError{0, "no PERFILE2 magic: not a perf.data file"}
+	if err != nil {
+		return nil, fromPerfdata(err)
 	}
-	p := &PerfDataReader{byID: map[uint64]int{}, idPos: -1, end: -1}
-	hsize := binary.LittleEndian.Uint64(head[8:])
-	if hsize == perfPipeHeaderSize {
-		p.pipe = true
-		p.r, p.off = bufio.NewReaderSize(r, 1<<16), perfPipeHeaderSize
-		return p, nil
-	}
-	ra, ok := r.(io.ReaderAt)
-	if !ok || size < 0 {
-		return nil, &PerfDataError{0, "file-mode perf.data needs random access (not a stream)"}
-	}
-	if hsize < perfFileHeaderSize || int64(hsize) > size {
-		return nil, &PerfDataError{8, fmt.Sprintf("header size %d outside %d..%d", hsize, perfFileHeaderSize, size)}
-	}
-	hdr := make([]byte, perfFileHeaderSize)
-	if _, err := ra.ReadAt(hdr, 0); err != nil {
-		return nil, &PerfDataError{0, "header: " + err.Error()}
-	}
-	le := binary.LittleEndian
-	attrSize := le.Uint64(hdr[16:])
-	aOff, aSize := le.Uint64(hdr[24:]), le.Uint64(hdr[32:])
-	dOff, dSize := le.Uint64(hdr[40:]), le.Uint64(hdr[48:])
-	in := func(o, n uint64) bool { return o+n >= o && o+n <= uint64(size) }
-	if !in(aOff, aSize) || attrSize < 16+64 || attrSize > 1<<12 || aSize/attrSize > maxPerfAttrs {
-		return nil, &PerfDataError{24, fmt.Sprintf("bad attribute section (offset %#x, size %#x, entry %d)", aOff, aSize, attrSize)}
-	}
-	if !in(dOff, 0) {
-		return nil, &PerfDataError{40, fmt.Sprintf("data offset %#x outside the file", dOff)}
-	}
-	if dSize == 0 || !in(dOff, dSize) {
-		// perf record killed before it rewrote the header: no feature
-		// sections, so no tracing data.
-		return nil, &PerfDataError{48, fmt.Sprintf("data section %#x+%#x: perf record did not finish (file truncated)", dOff, dSize)}
-	}
-	attrs := make([]byte, aSize)
-	if _, err := ra.ReadAt(attrs, int64(aOff)); err != nil {
-		return nil, &PerfDataError{int64(aOff), err.Error()}
-	}
-	for o := uint64(0); o+attrSize <= aSize; o += attrSize {
-		a := parsePerfEventAttr(attrs[o : o+attrSize-16])
-		idOff, idSize := le.Uint64(attrs[o+attrSize-16:]), le.Uint64(attrs[o+attrSize-8:])
-		if idSize%8 != 0 || !in(idOff, idSize) || idSize > 8<<16 {
-			return nil, &PerfDataError{int64(aOff + o + attrSize - 16), fmt.Sprintf("attribute ids %#x+%#x outside the file", idOff, idSize)}
+	p := &PerfDataReader{byID: map[uint64]int{}, idPos: -1, pipe: f.Pipe}
+	if !f.Pipe {
+		if f.Truncated != "" {
+			// perf record killed before it rewrote the header: no feature
+			// sections, so no tracing data.
+			return nil, &PerfDataError{48, f.Truncated + ": no tracing data to decode the samples with"}
 		}
-		ids := make([]byte, idSize)
-		if _, err := ra.ReadAt(ids, int64(idOff)); err != nil {
-			return nil, &PerfDataError{int64(idOff), err.Error()}
+		for _, a := range f.Attrs {
+			p.addAttr(perfAttr{typ: a.Type, config: a.Config, sampleType: a.SampleType, readFormat: a.ReadFormat, ids: a.IDs})
 		}
-		for i := 0; i+8 <= len(ids); i += 8 {
-			a.ids = append(a.ids, le.Uint64(ids[i:]))
-		}
-		p.addAttr(a)
-	}
-	// Feature sections: a table of (offset, size) after the data, one per
-	// bit set, in bit order.
-	t := dOff + dSize
-	for bit := 1; bit < 256; bit++ {
-		if hdr[72+bit/8]&(1<<(bit%8)) == 0 {
-			continue
-		}
-		var ent [16]byte
-		if !in(t, 16) {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("feature table cut short at bit %d", bit))
-			break
-		}
-		if _, err := ra.ReadAt(ent[:], int64(t)); err != nil {
-			return nil, &PerfDataError{int64(t), err.Error()}
-		}
-		so, ss := le.Uint64(ent[:]), le.Uint64(ent[8:])
-		switch {
-		case bit >= perfFeatLastKnown:
-			p.Warnings = append(p.Warnings, fmt.Sprintf("unknown feature section %d (%d bytes at %#x) skipped", bit, ss, so))
-		case bit == perfFeatClockData:
-			if ss < 24 || !in(so, ss) || ss > 1<<12 {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("clock data section %#x+%#x unusable: wall-clock time unknown", so, ss))
-				break
+		p.Warnings = append(p.Warnings, f.Warnings...)
+		for bit := 1; bit < 256; bit++ {
+			if !f.HasFeature(bit) {
+				continue
 			}
-			b := make([]byte, ss)
-			if _, err := ra.ReadAt(b, int64(so)); err != nil {
-				return nil, &PerfDataError{int64(so), err.Error()}
-			}
-			p.setClockData(b)
-		case bit == perfFeatTracingData:
-			if !in(so, ss) || ss > 1<<30 {
-				return nil, &PerfDataError{int64(t), fmt.Sprintf("tracing data section %#x+%#x outside the file", so, ss)}
-			}
-			b := make([]byte, ss)
-			if _, err := ra.ReadAt(b, int64(so)); err != nil {
-				return nil, &PerfDataError{int64(so), err.Error()}
-			}
-			if err := p.setTracing(b, int64(so)); err != nil {
-				return nil, err
+			sec, ok := f.Sections[bit]
+			switch {
+			case bit >= perfFeatLastKnown:
+				if ok {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("unknown feature section %d (%d bytes at %#x) skipped", bit, sec.Size, sec.Offset))
+				} else {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("unknown feature section %d skipped", bit))
+				}
+			case bit == perfFeatClockData:
+				if !ok || sec.Size < 24 || sec.Size > 1<<12 {
+					p.Warnings = append(p.Warnings, fmt.Sprintf("clock data section %#x+%#x unusable: wall-clock time unknown", sec.Offset, sec.Size))
+					break
+				}
+				b, _, err := f.Section(bit)
+				if err != nil {
+					return nil, fromPerfdata(err)
+				}
+				p.setClockData(b)
+			case bit == perfFeatTracingData:
+				if !ok || sec.Size > 1<<30 {
+					return nil, &PerfDataError{sec.Offset, fmt.Sprintf("tracing data section %#x+%#x outside the file", sec.Offset, sec.Size)}
+				}
+				b, _, err := f.Section(bit)
+				if err != nil {
+					return nil, fromPerfdata(err)
+				}
+				if err := p.setTracing(b, sec.Offset); err != nil {
+					return nil, err
+				}
 			}
 		}
-		t += 16
+		if p.tracing == nil {
+			p.Warnings = append(p.Warnings, "no tracing data (perf record -e of no tracepoint?): no sample can be decoded")
+		}
 	}
-	if p.tracing == nil {
-		p.Warnings = append(p.Warnings, "no tracing data (perf record -e of no tracepoint?): no sample can be decoded")
-	}
-	p.off, p.end = int64(dOff), int64(dOff+dSize)
-	p.r = bufio.NewReaderSize(io.NewSectionReader(ra, int64(dOff), int64(dSize)), 1<<16)
+	p.rd = f.Records()
 	return p, nil
+}
+
+// fromPerfdata makes a perfdata error a *PerfDataError.
+func fromPerfdata(err error) error {
+	var pe *perfdata.Error
+	if errors.As(err, &pe) {
+		return &PerfDataError{pe.Offset, pe.Msg}
+	}
+	return &PerfDataError{0, err.Error()}
 }
 
 // setClockData reads a HEADER_CLOCK_DATA feature: u32 version, u32
@@ -260,11 +202,6 @@ func (p *PerfDataReader) setClockData(b []byte) {
 // get wall-clock nanoseconds since the Unix epoch, from the clock data
 // perf record stores (perf 5.11 and later); ok is false without it.
 func (p *PerfDataReader) WallClock() (offset int64, ok bool) { return p.clockOffset, p.clockOK }
-
-func parsePerfEventAttr(a []byte) perfAttr {
-	le := binary.LittleEndian
-	return perfAttr{typ: le.Uint32(a), config: le.Uint64(a[8:]), sampleType: le.Uint64(a[24:]), readFormat: le.Uint64(a[32:])}
-}
 
 func (p *PerfDataReader) addAttr(a perfAttr) {
 	i := len(p.attrs)
@@ -319,19 +256,23 @@ func (p *PerfDataReader) Stats() PerfDataStats { return p.stats }
 // reading with a *PerfDataError (what was read stays valid).
 func (p *PerfDataReader) Read(rec *Recorded) error {
 	err := p.read(rec)
-	if err != nil && p.zdec != nil {
-		p.zdec.close() // the decoder's goroutine ends with reading
+	if err != nil {
+		p.rd.Close() // the decoder's goroutine ends with reading
 	}
 	return err
 }
 
 func (p *PerfDataReader) read(rec *Recorded) error {
 	for {
-		typ, body, at, inflated, err := p.next()
-		if err != nil {
-			return err
+		r, err := p.rd.Next()
+		p.stats.Compressed = p.rd.Compressed()
+		if err == io.EOF {
+			return io.EOF
 		}
-		size := len(body) + 8
+		if err != nil {
+			return fromPerfdata(err)
+		}
+		typ, body, at := r.Type, r.Data[perfdata.RecordHeaderSize:], r.Offset
 		switch typ {
 		case PerfRecordSample:
 			ok, err := p.sample(body, at, rec)
@@ -351,56 +292,38 @@ func (p *PerfDataReader) read(rec *Recorded) error {
 			if len(body) >= 8 {
 				p.stats.Lost += binary.LittleEndian.Uint64(body)
 			}
-		case perfRecordCompressed, perfRecordCompressed2:
-			if inflated {
-				return &PerfDataError{at, "compressed record inside a compressed record"}
-			}
-			if err := p.inflate(typ, body, at); err != nil {
-				return err
-			}
-			p.stats.Compressed++
-		case perfRecordHeaderFeature:
+		case perfdata.RecordHeaderFeature:
 			// u64 feature id, then the feature section (pipe mode).
 			if len(body) >= 8 && binary.LittleEndian.Uint64(body) == perfFeatClockData {
 				p.setClockData(body[8:])
 			}
-		case perfRecordHeaderAttr:
-			if !p.pipe || len(body) < 64 {
+		case perfdata.RecordHeaderAttr:
+			if !p.pipe || len(body) < 48 {
 				continue
 			}
-			asz := int(binary.LittleEndian.Uint32(body[4:]))
-			if asz < 64 || asz > len(body) {
-				return &PerfDataError{at + 12, fmt.Sprintf("attribute size %d in a %d-byte record", asz, size)}
-			}
-			a := parsePerfEventAttr(body[:asz])
-			for i := asz; i+8 <= len(body); i += 8 {
-				a.ids = append(a.ids, binary.LittleEndian.Uint64(body[i:]))
+			a, err := perfdata.HeaderAttr(r.Data, at)
+			if err != nil {
+				return fromPerfdata(err)
 			}
 			if len(p.attrs) < maxPerfAttrs {
-				p.addAttr(a)
+				p.addAttr(perfAttr{typ: a.Type, config: a.Config, sampleType: a.SampleType, readFormat: a.ReadFormat, ids: a.IDs})
 			}
-		case perfRecordHeaderTracingData:
+		case perfdata.RecordHeaderTracingData:
 			// u32 size, then the blob after the record, padded to 8.
-			if !p.pipe || len(body) < 4 || inflated {
+			if !p.pipe || len(body) < 4 || r.Inflated {
 				continue
 			}
 			n := int64(binary.LittleEndian.Uint32(body))
 			if n > 1<<30 {
 				return &PerfDataError{at + 8, fmt.Sprintf("tracing data of %d bytes", n)}
 			}
-			b := make([]byte, n)
-			if _, err := io.ReadFull(p.r, b); err != nil {
-				return &PerfDataError{p.off, "tracing data cut short"}
+			from := r.PayloadOffset
+			b, err := p.rd.Payload()
+			if err != nil {
+				return fromPerfdata(err)
 			}
-			if err := p.setTracing(b, p.off); err != nil {
+			if err := p.setTracing(b[:n], from); err != nil {
 				return err
-			}
-			p.off += n
-			if pad := (8 - n%8) % 8; pad > 0 {
-				if _, err := p.r.Discard(int(pad)); err != nil {
-					return &PerfDataError{p.off, "tracing data padding cut short"}
-				}
-				p.off += pad
 			}
 		}
 	}
@@ -409,95 +332,7 @@ func (p *PerfDataReader) read(rec *Recorded) error {
 // Close ends the decoder of compressed records (perf record -z) when
 // reading stops before io.EOF or an error; it does not close the
 // underlying reader. Reading after Close returns an error.
-func (p *PerfDataReader) Close() error {
-	if p.zdec != nil {
-		p.zdec.close()
-	}
-	return nil
-}
-
-// next returns the next record: from what a compressed record inflated
-// to, else from the file. body is valid until the next call.
-func (p *PerfDataReader) next() (typ uint32, body []byte, at int64, inflated bool, err error) {
-	if rest := p.pending[p.pendOff:]; len(rest) > 0 {
-		if len(rest) >= 8 {
-			size := int(binary.LittleEndian.Uint16(rest[6:]))
-			if size < 8 {
-				return 0, nil, p.pendAt, true, &PerfDataError{p.pendAt, fmt.Sprintf("inflated record size %d", size)}
-			}
-			if size <= len(rest) {
-				p.pendOff += size
-				return binary.LittleEndian.Uint32(rest), rest[8:size], p.pendAt, true, nil
-			}
-		}
-		// A record cut at the end of the inflated data: the rest comes
-		// with the next compressed record.
-	}
-	if p.end >= 0 && p.off >= p.end {
-		return 0, nil, p.off, false, p.endOfRecords()
-	}
-	var h [8]byte
-	if _, err := io.ReadFull(p.r, h[:]); err != nil {
-		if err == io.EOF && (p.pipe || p.end < 0) {
-			return 0, nil, p.off, false, p.endOfRecords()
-		}
-		return 0, nil, p.off, false, &PerfDataError{p.off, "record header cut short (file truncated)"}
-	}
-	typ = binary.LittleEndian.Uint32(h[:])
-	size := int(binary.LittleEndian.Uint16(h[6:]))
-	if size < 8 {
-		return 0, nil, p.off, false, &PerfDataError{p.off, fmt.Sprintf("record size %d", size)}
-	}
-	if cap(p.buf) < size-8 {
-		p.buf = make([]byte, size-8, 1<<16)
-	}
-	body = p.buf[:size-8]
-	if _, err := io.ReadFull(p.r, body); err != nil {
-		return 0, nil, p.off, false, &PerfDataError{p.off, fmt.Sprintf("record of %d bytes cut short (file truncated)", size)}
-	}
-	at = p.off
-	p.off += int64(size)
-	return typ, body, at, false, nil
-}
-
-// endOfRecords is io.EOF, or an error when inflated data ends inside a
-// record.
-func (p *PerfDataReader) endOfRecords() error {
-	if n := len(p.pending) - p.pendOff; n > 0 {
-		return &PerfDataError{p.pendAt, fmt.Sprintf("compressed data ends inside a record (%d bytes left)", n)}
-	}
-	return io.EOF
-}
-
-// inflate decompresses a PERF_RECORD_COMPRESSED (zstd frames) or
-// COMPRESSED2 (u64 data size first) record after what is left of the
-// previous one.
-func (p *PerfDataReader) inflate(typ uint32, body []byte, at int64) error {
-	data := body
-	if typ == perfRecordCompressed2 {
-		if len(body) < 8 {
-			return &PerfDataError{at, "compressed record without its data size"}
-		}
-		n := binary.LittleEndian.Uint64(body)
-		if n > uint64(len(body)-8) {
-			return &PerfDataError{at + 8, fmt.Sprintf("compressed data size %d in a %d-byte record", n, len(body)+8)}
-		}
-		data = body[8 : 8+n]
-	}
-	if p.zdec == nil {
-		p.zdec = newZstdStream(maxInflated)
-	}
-	rest := copy(p.pending, p.pending[p.pendOff:])
-	p.pending, p.pendOff, p.pendAt = p.pending[:rest], 0, at
-	// The payload is used by the decoder after this call returns only
-	// through its copy: body is the reader's reused buffer.
-	out, err := p.zdec.feed(p.pending, append([]byte(nil), data...))
-	p.pending = out
-	if err != nil {
-		return &PerfDataError{at + 8, "compressed record (zstd): " + err.Error()}
-	}
-	return nil
-}
+func (p *PerfDataReader) Close() error { return p.rd.Close() }
 
 func (p *PerfDataReader) bad(err error) {
 	p.stats.Bad++
@@ -650,4 +485,4 @@ func (p *PerfDataReader) sample(body []byte, at int64, rec *Recorded) (bool, err
 }
 
 // IsPerfData reports whether b starts like a perf.data file.
-func IsPerfData(b []byte) bool { return bytes.HasPrefix(b, []byte("PERFILE2")) }
+func IsPerfData(b []byte) bool { return perfdata.Is(b) }

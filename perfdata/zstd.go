@@ -1,4 +1,4 @@
-package userevents
+package perfdata
 
 import (
 	"errors"
