@@ -292,7 +292,12 @@ func (t *Tracker) push(th *thread, target, now uint64, kind string, ret uint64) 
 		th.stack = th.stack[:n+1]
 		th.stack[n] = frame{}
 	} else {
-		th.stack = append(th.stack, frame{})
+		// Double: append grows large slices by a quarter, which for
+		// a stack thousands of frames deep (recursion) allocated and
+		// copied five times its final size.
+		s := make([]frame, n+1, 2*n+64)
+		copy(s, th.stack)
+		th.stack = s
 	}
 	depth := len(th.stack) - 1
 	f := &th.stack[depth]
