@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // cut: what 'iotap index FILE' writes), so that cut, timeline --from/--to
 // and mark: lookups seek into the capture instead of reading it from the
 // start. Files that are absent or empty are skipped. It reads each file
-// once; Run calls it when the capture ends.
+// once. Run does not need it: it indexes each trace as it records it.
 func WriteIndexes(ctx context.Context, dir string) error {
 	var errs []error
 	for _, name := range []string{USBFile, MMIOFile, EventsFile} {
@@ -34,6 +35,29 @@ func WriteIndexes(ctx context.Context, dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// indexWhileRecording wraps the trace file f, at path, of format fmt so
+// that its index is written as it records (cut.IndexWriter: a partial
+// index every few MB, so that a capture killed mid-way leaves an index
+// of what it wrote). Write the trace to w; finish closes f and writes the
+// complete index (reading the file once more, as WriteIndexes does, when
+// the incremental one failed).
+func indexWhileRecording(f *os.File, path string, format cut.Format, logf func(string, ...any)) (w io.Writer, finish func() error) {
+	iw, err := cut.NewIndexWriter(f, path, format, cut.IndexWriterOptions{})
+	if err != nil {
+		return f, f.Close
+	}
+	return iw, func() error {
+		cerr := f.Close()
+		if err := iw.Close(); err != nil {
+			logf("warning: %v; indexing the finished file", err)
+			if err := writeIndex(context.Background(), path); err != nil {
+				logf("warning: %s: index: %v (the trace is complete; 'iotap index FILE' writes it)", filepath.Base(path), err)
+			}
+		}
+		return cerr
+	}
 }
 
 func writeIndex(ctx context.Context, path string) error {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/outfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/mmiotrace"
@@ -155,7 +156,8 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			capt.Close()
 			return nil, err
 		}
-		bw = bufio.NewWriterSize(f, 256<<10)
+		iw, finishFile := indexWhileRecording(f, filepath.Join(o.Dir, USBFile), cut.FormatPcapng, logf)
+		bw = bufio.NewWriterSize(iw, 256<<10)
 		w, err = usbmon.NewPcapngWriter(bw, usbmon.LinkTypeUSBLinuxMmapped)
 		if err != nil {
 			capt.Close()
@@ -172,7 +174,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer f.Close()
+			defer finishFile()
 			defer capt.Close()
 			var ev usbmon.Event
 			for {
@@ -273,10 +275,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		var markTS int64 = -1
 		wg.Add(1)
+		iw, finishFile := indexWhileRecording(f, filepath.Join(o.Dir, EventsFile), cut.FormatEvents, logf)
 		go func() {
 			defer wg.Done()
-			defer f.Close()
-			bw := bufio.NewWriterSize(f, 64<<10)
+			defer finishFile()
+			bw := bufio.NewWriterSize(iw, 64<<10)
 			var line []byte
 			err := r.Run(stopCtx, func(rec *userevents.Recorded) error {
 				if rec.Name == timeline.MarkerEvent && markTS < 0 && len(rec.Values) == 2 && string(rec.Values[1].Bytes) == StartMarker {
@@ -346,10 +349,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 				time.Sleep(time.Millisecond)
 			}
 		}()
+		iw, finishFile := indexWhileRecording(f, filepath.Join(o.Dir, MMIOFile), cut.FormatMMIO, logf)
 		go func() {
 			defer close(done)
-			defer f.Close()
-			bw := bufio.NewWriterSize(f, 256<<10)
+			defer finishFile()
+			bw := bufio.NewWriterSize(iw, 256<<10)
 			mres, err := mmiotrace.Capture(ctx, bw, mmiotrace.CaptureOptions{
 				FS: fs, Bind: bind, Command: command,
 				CommandStdout: o.Stdout, CommandStderr: o.Stderr,
@@ -429,10 +433,6 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Clocks = clocks
 	res.Loss = loss
-	// The traces' indexes, also after Ctrl-C stopped the capture.
-	if err := WriteIndexes(context.WithoutCancel(ctx), o.Dir); err != nil {
-		logf("warning: %v (the traces are complete; 'iotap index FILE' writes it)", err)
-	}
 	if len(errs) > 0 {
 		return res, fmt.Errorf("capture: %w", errors.Join(errs...))
 	}

@@ -339,38 +339,53 @@ func (c *cutter) keep(u *unit, raw []byte, eff int64, win timerange.Window, w *b
 
 // cutIndexed seeks with the index: the headers before the start
 // checkpoint come from the index's list, then the input is read from the
-// checkpoint before the window to the first checkpoint after it.
+// checkpoint before the window to the first checkpoint after it. With a
+// partial index (of an input still written when it was made), the records
+// after the indexed part are read too.
 func (c *cutter) cutIndexed(ctx context.Context, f Format, ix *Index, win timerange.Window, w *bufio.Writer) error {
 	c.res.Indexed = true
 	start, stop := ix.span(win)
 	sc := newScanner(f)
 	st, _ := sc.(statser)
-	// The headers (and statistics baselines) before the start, all
+	// The headers (and statistics baselines) before the start, and for
+	// a partial index those between the stop and the indexed end (the
+	// scanner's state for the records after it: pcapng interfaces), all
 	// checked against the index before anything is written.
 	type pre struct {
 		u   unit
 		raw []byte
 		eff int64
 	}
-	var pres []pre
+	var pres, mids []pre
 	last := int64(NoTime)
+	tail := ix.Partial && stop != nil && c.in.Size > ix.Size
 	for _, m := range ix.Metas {
-		if m.Off >= start.Off {
-			break
+		mid := tail && m.Off >= stop.Off
+		if m.Off >= start.Off && !mid {
+			continue
 		}
 		r, closeFn, err := c.open(m.Off, m.Off+int64(m.Len))
 		if err != nil {
 			return err
 		}
 		var u unit
-		sc.reset(r, m.Off, last)
-		raw, err := sc.next(&u)
+		msc := sc
+		if mid {
+			// checked now, given to the scanner after the records before it
+			msc = newScanner(f)
+		}
+		msc.reset(r, m.Off, last)
+		raw, err := msc.next(&u)
 		closeFn()
 		if err != nil {
 			return fmt.Errorf("%w: header at offset %d: %v", errStaleCheckpoint, m.Off, err)
 		}
 		if len(raw) != int(m.Len) || crc(raw) != m.CRC {
 			return fmt.Errorf("%w: header at offset %d differs", errStaleCheckpoint, m.Off)
+		}
+		if mid {
+			mids = append(mids, pre{raw: bytes.Clone(raw)})
+			continue
 		}
 		if u.timed {
 			last = u.t
@@ -385,13 +400,13 @@ func (c *cutter) cutIndexed(ctx context.Context, f Format, ix *Index, win timera
 		}
 		pres = append(pres, pre{u, bytes.Clone(raw), last})
 	}
-	if err := c.verifyCheckpoint(start); err != nil {
+	if err := c.verifyCheckpoint(start, ix.Size); err != nil {
 		return err
 	}
 	end := int64(-1)
 	if stop != nil {
 		end = stop.Off
-		if err := c.verifyCheckpoint(*stop); err != nil {
+		if err := c.verifyCheckpoint(*stop, ix.Size); err != nil {
 			return err
 		}
 	}
@@ -406,15 +421,41 @@ func (c *cutter) cutIndexed(ctx context.Context, f Format, ix *Index, win timera
 	if err != nil {
 		return err
 	}
+	err = c.run(ctx, sc, r, start.Off, start.Last, win, w)
+	closeFn()
+	if err != nil || !tail {
+		return err
+	}
+	// The part after the indexed end, after the headers before it.
+	for i := range mids {
+		sc.reset(bytes.NewReader(mids[i].raw), 0, NoTime)
+		var u unit
+		if _, err := sc.next(&u); err != nil {
+			return err
+		}
+		// after the stop checkpoint: the records before it are at or
+		// after its SuffixMin
+		eff := stop.SuffixMin
+		if u.timed {
+			eff = u.t
+		}
+		if err := c.keep(&u, mids[i].raw, eff, win, w, st); err != nil {
+			return err
+		}
+	}
+	if r, closeFn, err = c.open(ix.Size, -1); err != nil {
+		return err
+	}
 	defer closeFn()
-	return c.run(ctx, sc, r, start.Off, start.Last, win, w)
+	return c.run(ctx, sc, r, ix.Size, ix.Last, win, w)
 }
 
-// verifyCheckpoint checks that the bytes at a checkpoint are those indexed.
-func (c *cutter) verifyCheckpoint(cp Checkpoint) error {
+// verifyCheckpoint checks that the bytes at a checkpoint are those indexed
+// (the 4 KiB at it, fewer before the indexed end).
+func (c *cutter) verifyCheckpoint(cp Checkpoint, indexed int64) error {
 	n := int64(hashLen)
-	if cp.Off+n > c.in.Size {
-		n = c.in.Size - cp.Off
+	if cp.Off+n > indexed {
+		n = indexed - cp.Off
 	}
 	if n <= 0 {
 		return nil

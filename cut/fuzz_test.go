@@ -49,3 +49,33 @@ func FuzzCut(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCutPT: any bytes starting like a raw PT stream cut without a panic,
+// and the cut is the input's bytes between the offsets it reports, the
+// first a PSB unless the cut is empty or starts at the input's start.
+func FuzzCutPT(f *testing.F) {
+	seed, _ := ptSegments(f, []uint64{1000, 2000, 3000, 4000}, 2)
+	f.Add(seed, int64(1500), int64(3500))
+	f.Add(seed[:len(seed)-7], int64(0), int64(2500))
+	f.Fuzz(func(t *testing.T, data []byte, from, to int64) {
+		if from < 0 || to <= from {
+			return
+		}
+		psb := []byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82}
+		data = append(append([]byte(nil), psb...), data...)
+		w := timerange.Spec{From: timerange.Point{NS: from}, To: timerange.Point{NS: to}, HasFrom: true, HasTo: true}
+		in := Input{ReaderAt: bytes.NewReader(data), Size: int64(len(data))}
+		var out bytes.Buffer
+		res, err := Cut(context.Background(), in, &out, Options{Window: w})
+		if err != nil {
+			return
+		}
+		a, b := res.InputStart, res.InputEnd
+		if a < 0 || b < a || b > int64(len(data)) || !bytes.Equal(out.Bytes(), data[a:b]) {
+			t.Fatalf("cut of %d bytes is not the input's [%d, %d)", out.Len(), a, b)
+		}
+		if b > a && a > 0 && !bytes.HasPrefix(data[a:], psb) {
+			t.Fatalf("the cut starts at %d, not at a PSB", a)
+		}
+	})
+}

@@ -62,9 +62,14 @@ type Index struct {
 	Metas       []Meta
 	Markers     []Marker
 	// MarkersComplete is false when the input had more than 65536
-	// markers: mark:NAME then reads the input.
+	// markers (or the index is partial): mark:NAME then reads the input.
 	MarkersComplete bool
-	Sources         []Source
+	// Partial says the index covers the first Size bytes of an input that
+	// was still being written (IndexWriter, 'iotap capture'): a longer
+	// input starting with the same bytes is used with it, the records
+	// after Size read as they are.
+	Partial bool
+	Sources []Source
 }
 
 // Checkpoint is a record boundary where reading can start.
@@ -147,13 +152,15 @@ func (ix *Index) matches(in Input, f Format) error {
 	if ix.Format != f {
 		return fmt.Errorf("it indexes a %s, the input is a %s", ix.Format, f)
 	}
-	if ix.Size != in.Size {
+	switch {
+	case ix.Partial && in.Size < ix.Size:
+		return fmt.Errorf("stale: it indexes the first %d bytes, the input has %d", ix.Size, in.Size)
+	case !ix.Partial && ix.Size != in.Size:
 		return fmt.Errorf("stale: it indexes %d bytes, the input has %d", ix.Size, in.Size)
-	}
-	if in.ModTime != 0 && ix.ModTime != in.ModTime {
+	case !ix.Partial && in.ModTime != 0 && ix.ModTime != in.ModTime:
 		return errors.New("stale: the input was modified after it was indexed")
 	}
-	n := min(int64(headLen), in.Size)
+	n := min(int64(headLen), ix.Size)
 	b := make([]byte, n)
 	if _, err := in.ReaderAt.ReadAt(b, 0); err != nil && err != io.EOF {
 		return err
@@ -181,31 +188,16 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 	if f == FormatPT {
 		return nil, errors.New("cut: index: Intel PT traces are not indexed (cut reads them from the start)")
 	}
-	ix := &Index{Format: f, Size: in.Size, ModTime: in.ModTime, Interval: interval, First: NoTime, Last: NoTime, MarkersComplete: true}
-	head := make([]byte, min(int64(headLen), in.Size))
-	if _, err := in.ReaderAt.ReadAt(head, 0); err != nil && err != io.EOF {
-		return nil, err
-	}
-	ix.HeadCRC = crc(head)
+	b := newIndexer(f, interval)
 	sc := newScanner(f)
 	sc.reset(io.NewSectionReader(in.ReaderAt, 0, in.Size), 0, NoTime)
-	srcIdx := map[string]int{}
-	var mins []int64
-	var counts [][]uint64
-	last, prefMax := int64(NoTime), int64(NoTime)
-	next := int64(0)
 	var u unit
 	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		off := sc.offset()
-		if off >= next {
-			ix.Checkpoints = append(ix.Checkpoints, Checkpoint{Off: off, Last: last, PrefixMax: prefMax})
-			mins = append(mins, math.MaxInt64)
-			counts = append(counts, nil)
-			next = off + interval
-		}
+		b.checkpoint(off)
 		raw, err := sc.next(&u)
 		if err == io.EOF {
 			break
@@ -213,77 +205,137 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 		if err != nil {
 			return nil, err
 		}
-		ix.Records++
-		if u.timed {
-			last = u.t
-			if ix.First == NoTime {
-				ix.First = u.t
-			}
-			ix.Last = max(ix.Last, u.t)
-		}
-		eff := last
-		prefMax = max(prefMax, eff)
-		k := len(mins) - 1
-		mins[k] = min(mins[k], eff)
-		ix.Lost += u.lost
-		switch u.kind {
-		case kindHeader, kindStats:
-			if len(ix.Metas) >= maxMetas {
-				return nil, fmt.Errorf("cut: index: more than %d header records", maxMetas)
-			}
-			ix.Metas = append(ix.Metas, Meta{Off: off, Len: uint32(len(raw)), CRC: crc(raw)})
-		case kindEvent:
-			if u.mark != nil && u.timed {
-				if len(ix.Markers) < maxMarkers {
-					ix.Markers = append(ix.Markers, Marker{Time: u.t, Text: string(u.mark)})
-				} else {
-					ix.MarkersComplete = false
-				}
-			}
-			si, ok := srcIdx[string(u.src)]
-			if !ok {
-				name := string(u.src)
-				if len(ix.Sources) >= maxSources-1 {
-					name = "other"
-				}
-				if si, ok = srcIdx[name]; !ok {
-					si = len(ix.Sources)
-					srcIdx[name] = si
-					ix.Sources = append(ix.Sources, Source{Name: name})
-				}
-				srcIdx[string(u.src)] = si
-			}
-			for len(counts[k]) <= si {
-				counts[k] = append(counts[k], 0)
-			}
-			counts[k][si]++
-			ix.Sources[si].Total++
+		if err := b.record(off, &u, raw); err != nil {
+			return nil, err
 		}
 	}
+	return b.snapshot(in.ReaderAt, in.Size, in.ModTime, false)
+}
+
+// indexer builds an index record by record (BuildIndex, IndexWriter).
+type indexer struct {
+	ix      Index // without the derived fields (SuffixMin, Counts, CRCs)
+	srcIdx  map[string]int
+	mins    []int64    // per checkpoint interval, the earliest time
+	counts  [][]uint64 // per checkpoint interval, per source
+	last    int64      // time of the last timed record
+	prefMax int64
+	next    int64 // offset of the next checkpoint
+}
+
+func newIndexer(f Format, interval int64) *indexer {
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	return &indexer{ix: Index{Format: f, Interval: interval, First: NoTime, Last: NoTime, MarkersComplete: true},
+		srcIdx: map[string]int{}, last: NoTime, prefMax: NoTime}
+}
+
+// checkpoint is called at each record boundary off (and at the end).
+func (b *indexer) checkpoint(off int64) {
+	if off >= b.next {
+		b.ix.Checkpoints = append(b.ix.Checkpoints, Checkpoint{Off: off, Last: b.last, PrefixMax: b.prefMax})
+		b.mins = append(b.mins, math.MaxInt64)
+		b.counts = append(b.counts, nil)
+		b.next = off + b.ix.Interval
+	}
+}
+
+// record adds the record raw at off.
+func (b *indexer) record(off int64, u *unit, raw []byte) error {
+	ix := &b.ix
+	ix.Records++
+	if u.timed {
+		b.last = u.t
+		if ix.First == NoTime {
+			ix.First = u.t
+		}
+		ix.Last = max(ix.Last, u.t)
+	}
+	eff := b.last
+	b.prefMax = max(b.prefMax, eff)
+	k := len(b.mins) - 1
+	b.mins[k] = min(b.mins[k], eff)
+	ix.Lost += u.lost
+	switch u.kind {
+	case kindHeader, kindStats:
+		if len(ix.Metas) >= maxMetas {
+			return fmt.Errorf("cut: index: more than %d header records", maxMetas)
+		}
+		ix.Metas = append(ix.Metas, Meta{Off: off, Len: uint32(len(raw)), CRC: crc(raw)})
+	case kindEvent:
+		if u.mark != nil && u.timed {
+			if len(ix.Markers) < maxMarkers {
+				ix.Markers = append(ix.Markers, Marker{Time: u.t, Text: string(u.mark)})
+			} else {
+				ix.MarkersComplete = false
+			}
+		}
+		si, ok := b.srcIdx[string(u.src)]
+		if !ok {
+			name := string(u.src)
+			if len(ix.Sources) >= maxSources-1 {
+				name = "other"
+			}
+			if si, ok = b.srcIdx[name]; !ok {
+				si = len(ix.Sources)
+				b.srcIdx[name] = si
+				ix.Sources = append(ix.Sources, Source{Name: name})
+			}
+			b.srcIdx[string(u.src)] = si
+		}
+		for len(b.counts[k]) <= si {
+			b.counts[k] = append(b.counts[k], 0)
+		}
+		b.counts[k][si]++
+		ix.Sources[si].Total++
+	}
+	return nil
+}
+
+// snapshot returns the index of the first size bytes of the input r (the
+// records given so far end there): complete, or partial (the input
+// continues; its markers are then not complete).
+func (b *indexer) snapshot(r io.ReaderAt, size, modTime int64, partial bool) (*Index, error) {
+	ix := b.ix
+	ix.Size, ix.ModTime, ix.Partial = size, modTime, partial
+	if partial {
+		ix.ModTime = 0
+		ix.MarkersComplete = false
+	}
+	ix.Checkpoints = append([]Checkpoint(nil), b.ix.Checkpoints...)
+	ix.Metas = b.ix.Metas[:len(b.ix.Metas):len(b.ix.Metas)]
+	ix.Markers = b.ix.Markers[:len(b.ix.Markers):len(b.ix.Markers)]
+	ix.Sources = append([]Source(nil), b.ix.Sources...)
+	head := make([]byte, min(int64(headLen), size))
+	if _, err := r.ReadAt(head, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	ix.HeadCRC = crc(head)
 	// SuffixMin from the interval minima, backwards.
 	sm := int64(math.MaxInt64)
 	for i := len(ix.Checkpoints) - 1; i >= 0; i-- {
-		sm = min(sm, mins[i])
+		sm = min(sm, b.mins[i])
 		ix.Checkpoints[i].SuffixMin = sm
 	}
 	for i := range ix.Sources {
 		ix.Sources[i].Counts = make([]uint64, len(ix.Checkpoints))
 	}
-	for k, cs := range counts {
+	for k, cs := range b.counts {
 		for si, n := range cs {
 			ix.Sources[si].Counts[k] = n
 		}
 	}
-	b := make([]byte, hashLen)
+	buf := make([]byte, hashLen)
 	for i := range ix.Checkpoints {
 		cp := &ix.Checkpoints[i]
-		n, err := in.ReaderAt.ReadAt(b, cp.Off)
+		n, err := r.ReadAt(buf[:min(int64(hashLen), max(size-cp.Off, 0))], cp.Off)
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		cp.CRC = crc(b[:n])
+		cp.CRC = crc(buf[:n])
 	}
-	return ix, nil
+	return &ix, nil
 }
 
 var indexMagic = []byte("IOTAPIDX")
@@ -295,6 +347,9 @@ func (ix *Index) MarshalBinary() ([]byte, error) {
 	flags := byte(0)
 	if ix.MarkersComplete {
 		flags |= 1
+	}
+	if ix.Partial {
+		flags |= 2
 	}
 	b = append(b, byte(ix.Format), flags)
 	u := binary.AppendUvarint
@@ -387,7 +442,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	if ver != IndexVersion {
 		return nil, &IndexError{d.off, fmt.Sprintf("version %d (this iotap reads version %d)", ver, IndexVersion)}
 	}
-	ix := &Index{Format: Format(d.b[2]), MarkersComplete: d.b[3]&1 != 0}
+	ix := &Index{Format: Format(d.b[2]), MarkersComplete: d.b[3]&1 != 0, Partial: d.b[3]&2 != 0}
 	d.b, d.off = d.b[4:], d.off+4
 	if ix.Format == FormatUnknown || ix.Format >= numFormats || ix.Format == FormatPT {
 		return nil, &IndexError{d.off - 2, fmt.Sprintf("unknown format %d", ix.Format)}

@@ -14,7 +14,7 @@ import (
 // ptSegments encodes a PT stream of PSB segments, the k-th with the TSC
 // tscs[k] in its PSB+ and a few TNT packets, and an overflow in segment
 // ovfIn; it returns the stream and the offset of each PSB.
-func ptSegments(t *testing.T, tscs []uint64, ovfIn int) ([]byte, []int) {
+func ptSegments(t testing.TB, tscs []uint64, ovfIn int) ([]byte, []int) {
 	t.Helper()
 	var e intelpt.Encoder
 	var offs []int
