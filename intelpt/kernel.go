@@ -25,6 +25,9 @@ type KernelImage struct {
 type KernelSection struct {
 	Addr uint64
 	Data []byte
+	// Name says what the code is ("" for the kernel image; "[module]
+	// .text" for a module's section).
+	Name string
 }
 
 // LoadKernel reads the kernel's code from path: a vmlinux (an ELF
@@ -44,17 +47,11 @@ func LoadKernel(path string, text, etext uint64) (*KernelImage, error) {
 		if text == 0 || etext <= text {
 			return nil, fmt.Errorf("intelpt: kernel: %s is a core file (/proc/kcore): the text range is needed (--kallsyms: _text and _etext)", path)
 		}
-		for _, p := range f.Progs {
-			if p.Type != elf.PT_LOAD || p.Vaddr+p.Filesz <= text || p.Vaddr >= etext {
-				continue
-			}
-			lo, hi := max(p.Vaddr, text), min(p.Vaddr+p.Filesz, etext)
-			b := make([]byte, hi-lo)
-			if _, err := p.ReadAt(b, int64(lo-p.Vaddr)); err != nil && err != io.EOF {
-				return nil, fmt.Errorf("intelpt: kernel: %s: %#x-%#x: %w", path, lo, hi, err)
-			}
-			k.Sections = append(k.Sections, KernelSection{Addr: lo, Data: b})
+		secs, err := readCore(f, text, etext)
+		if err != nil {
+			return nil, fmt.Errorf("intelpt: kernel: %s: %w", path, err)
 		}
+		k.Sections = secs
 		if len(k.Sections) == 0 {
 			return nil, fmt.Errorf("intelpt: kernel: %s holds nothing of %#x-%#x", path, text, etext)
 		}
@@ -99,10 +96,32 @@ func LoadKernel(path string, text, etext uint64) (*KernelImage, error) {
 	return k, nil
 }
 
+// readCore reads [lo, hi) of the memory a core file (/proc/kcore) holds,
+// one section per PT_LOAD segment it overlaps.
+func readCore(f *elf.File, lo, hi uint64) ([]KernelSection, error) {
+	var out []KernelSection
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || p.Vaddr+p.Filesz <= lo || p.Vaddr >= hi {
+			continue
+		}
+		a, b := max(p.Vaddr, lo), min(p.Vaddr+p.Filesz, hi)
+		buf := make([]byte, b-a)
+		if _, err := p.ReadAt(buf, int64(a-p.Vaddr)); err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%#x-%#x: %w", a, b, err)
+		}
+		out = append(out, KernelSection{Addr: a, Data: buf})
+	}
+	return out, nil
+}
+
 // AddTo maps the kernel's code into im, visible in every address space.
 func (k *KernelImage) AddTo(im *Image) error {
 	for _, s := range k.Sections {
-		if _, err := im.Add(s.Data, s.Addr, ASID{AnyASID, AnyASID}, "[kernel] "+k.Path); err != nil {
+		name := "[kernel] " + k.Path
+		if s.Name != "" {
+			name = s.Name + " " + k.Path
+		}
+		if _, err := im.Add(s.Data, s.Addr, ASID{AnyASID, AnyASID}, name); err != nil {
 			return err
 		}
 	}

@@ -2,8 +2,11 @@ package calls
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/iotap/iotap/intelpt"
@@ -69,12 +72,37 @@ func (k *KernelSymbols) Unknown(addr uint64) string {
 // LoadKernel reads the kernel for Options.Kernel and
 // Options.KernelSymbols: kernel is a vmlinux or /proc/kcore ("": none),
 // kallsyms a /proc/kallsyms text ("": none; needed for /proc/kcore and a
-// stripped vmlinux, and it gives the KASLR slide of a vmlinux).
+// stripped vmlinux, and it gives the KASLR slide of a vmlinux). With
+// /proc/kcore, the code of the loaded modules is read from it too
+// (KernelFiles).
 func LoadKernel(kernel, kallsyms string) (*intelpt.KernelImage, *KernelSymbols, error) {
+	return LoadKernelFiles(KernelFiles{Kernel: kernel, Kallsyms: kallsyms})
+}
+
+// KernelFiles name the kernel's code and symbols (LoadKernelFiles).
+type KernelFiles struct {
+	// Kernel is a vmlinux or a core file of the running kernel
+	// (/proc/kcore); Kallsyms its /proc/kallsyms.
+	Kernel, Kallsyms string
+	// Modules and SysModule are /proc/modules and /sys/module of the
+	// kernel whose core Kernel is: the modules' code is read from the
+	// core at the addresses they give (intelpt.ReadModuleSections). ""
+	// when Kernel is /proc/kcore: the running kernel's; otherwise none.
+	Modules, SysModule string
+	// NoModules: the kernel image only.
+	NoModules bool
+	// ModuleDir holds NAME.ko files whose section sizes bound the
+	// modules' code exactly ("": none needed).
+	ModuleDir string
+}
+
+// LoadKernelFiles reads the kernel's code, the loaded modules' code and
+// the symbols that name them.
+func LoadKernelFiles(kf KernelFiles) (*intelpt.KernelImage, *KernelSymbols, error) {
 	var kt *ksym.Table
 	var text, etext uint64
-	if kallsyms != "" {
-		b, err := os.ReadFile(kallsyms)
+	if kf.Kallsyms != "" {
+		b, err := os.ReadFile(kf.Kallsyms)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -92,14 +120,29 @@ func LoadKernel(kernel, kallsyms string) (*intelpt.KernelImage, *KernelSymbols, 
 			}
 		}
 		if kt, err = ksym.Load(bytes.NewReader(b), nil); err != nil {
-			return nil, nil, fmt.Errorf("calls: %s: %w", kallsyms, err)
+			return nil, nil, fmt.Errorf("calls: %s: %w", kf.Kallsyms, err)
 		}
 	}
 	var k *intelpt.KernelImage
-	if kernel != "" {
+	if kf.Kernel != "" {
 		var err error
-		if k, err = intelpt.LoadKernel(kernel, text, etext); err != nil {
+		if k, err = intelpt.LoadKernel(kf.Kernel, text, etext); err != nil {
 			return nil, nil, err
+		}
+		if !k.Vmlinux && !kf.NoModules {
+			mods, sys := kf.Modules, kf.SysModule
+			if mods == "" && filepath.Clean(kf.Kernel) == "/proc/kcore" {
+				mods, sys = "/proc/modules", "/sys/module"
+			}
+			if mods != "" {
+				secs, err := intelpt.ReadModuleSections(mods, sys, kf.ModuleDir)
+				if err == nil {
+					err = k.AddModulesFromCore(kf.Kernel, secs)
+				}
+				if err != nil && !(errors.Is(err, fs.ErrNotExist) && kf.Modules == "") {
+					return nil, nil, err
+				}
+			}
 		}
 	}
 	ks, err := NewKernelSymbols(kt, k)

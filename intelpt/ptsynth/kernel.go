@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"sort"
 
 	"github.com/iotap/iotap/intelpt/x86"
 )
@@ -52,16 +53,37 @@ func ExtractVmlinux(bzImage []byte) ([]byte, error) {
 // meets an instruction that is not synthesized, a backward jump, code
 // outside [base, base+len(code)), or more than maxSteps instructions.
 func KernelPath(code []byte, base, entry uint64, maxSteps int) *Run {
-	run := &Run{Maps: []Map{{Start: base, End: base + uint64(len(code)), Perm: "r-xp", Path: "[kernel.kallsyms]"}},
-		Code: map[uint64][]byte{base: code}}
+	return KernelPathRegions(map[uint64][]byte{base: code}, entry, maxSteps)
+}
+
+// KernelPathRegions is KernelPath through code in several regions (by
+// run-time address), e.g. a module's text and the kernel's: the path may
+// call from one into another; it ends (nil) outside all of them.
+func KernelPathRegions(regions map[uint64][]byte, entry uint64, maxSteps int) *Run {
+	run := &Run{Code: map[uint64][]byte{}}
+	bases := make([]uint64, 0, len(regions))
+	for base, code := range regions {
+		run.Maps = append(run.Maps, Map{Start: base, End: base + uint64(len(code)), Perm: "r-xp", Path: "[kernel.kallsyms]"})
+		run.Code[base] = code
+		bases = append(bases, base)
+	}
+	sort.Slice(run.Maps, func(i, j int) bool { return run.Maps[i].Start < run.Maps[j].Start })
+	at := func(ip uint64) []byte {
+		for _, base := range bases {
+			if code := regions[base]; ip >= base && ip-base < uint64(len(code)) {
+				return code[ip-base:]
+			}
+		}
+		return nil
+	}
 	var stack []uint64
 	ip := entry
 	for len(run.Steps) < maxSteps {
-		if ip < base || ip-base >= uint64(len(code)) {
+		b := at(ip)
+		if b == nil {
 			return nil
 		}
 		var in x86.Inst
-		b := code[ip-base:]
 		if err := x86.Decode(b, x86.Mode64, &in); err != nil {
 			return nil
 		}
