@@ -16,6 +16,7 @@ import (
 	"time"
 
 	iunix "github.com/iotap/iotap/internal/unix"
+	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/tracefs"
 )
 
@@ -39,6 +40,13 @@ type CaptureOptions struct {
 	CommandStdout, CommandStderr io.Writer
 	// Logf receives progress and warnings (nil: discarded).
 	Logf func(format string, args ...any)
+	// Interval, if > 0, calls OnInterval every Interval with the records
+	// (lines but VERSION and PCIDEV) and their bytes written in it, as
+	// perf stat -I does, and once more at the end with the last, partial
+	// interval: the intervals add up to the log's records. OnInterval runs
+	// on a goroutine of its own, never concurrently.
+	Interval   time.Duration
+	OnInterval func(rotate.Stats)
 }
 
 // CaptureResult describes a finished capture.
@@ -203,7 +211,15 @@ func Capture(ctx context.Context, out io.Writer, opt CaptureOptions) (res Captur
 	closePipe := func() { pipeOnce.Do(func() { pipe.Close() }) }
 	undo = append(undo, closePipe)
 	copied := make(chan copyStats, 1)
-	go func() { copied <- copyLog(out, pipe) }()
+	var iv *rotate.Interval
+	if opt.Interval > 0 && opt.OnInterval != nil {
+		iv = rotate.StartInterval(opt.Interval, opt.OnInterval)
+	}
+	go func() {
+		st := copyLog(out, pipe, iv)
+		iv.Stop()
+		copied <- st
+	}()
 
 	for _, m := range opt.Marks {
 		if err := fs.WriteMarker(m); err != nil {
@@ -341,8 +357,9 @@ type copyStats struct {
 	err          error
 }
 
-// copyLog copies the pipe to out, counting lines and lost-events marks.
-func copyLog(out io.Writer, pipe io.Reader) copyStats {
+// copyLog copies the pipe to out, counting lines and lost-events marks,
+// and the records in iv (nil: not counted).
+func copyLog(out io.Writer, pipe io.Reader, iv *rotate.Interval) copyStats {
 	var st copyStats
 	buf := make([]byte, 256<<10)
 	var partial []byte
@@ -368,6 +385,9 @@ func copyLog(out io.Writer, pipe io.Reader) copyStats {
 					partial = partial[:0]
 				}
 				st.lines++
+				if iv != nil && !IsHeaderLine(line) {
+					iv.Add(1, uint64(len(line)+1))
+				}
 				if bytes.HasPrefix(line, []byte("MARK ")) && ParseLine(line, &rec) == nil {
 					if k, ok := rec.Lost(); ok {
 						st.lost += k

@@ -53,7 +53,7 @@ func TestOpenFIFO(t *testing.T) {
 func TestCopyLogCountsLost(t *testing.T) {
 	in := "VERSION 20070824\nMARK 0.000000 Lost 5 events.\nR 4 1.000000 1 0x1 0x2 0x0 0\nMARK 0.000000 Lost 7 events.\n"
 	var out strings.Builder
-	st := copyLog(&out, iotest.OneByteReader(strings.NewReader(in)))
+	st := copyLog(&out, iotest.OneByteReader(strings.NewReader(in)), nil)
 	if st.err != nil || out.String() != in || st.lines != 4 || st.lost != 12 || st.bytes != int64(len(in)) {
 		t.Fatalf("%+v", st)
 	}

@@ -4,9 +4,12 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/tracefs"
 	"github.com/spf13/cobra"
 )
@@ -18,12 +21,14 @@ func newMMIOCaptureCmd(e *env) *cobra.Command {
 		marks                                       []string
 		bufferKB                                    int
 		force, offline, allowLoss                   bool
+		rot                                         rotateFlags
 	)
 	c := &cobra.Command{
 		Use: "capture -o FILE [flags] [-- COMMAND...]",
 		Example: `  sudo iotap mmio capture --bind 0000:00:03.0 -o e1000.log.zst -- sleep 5
   sudo iotap mmio capture --bundle e1000.tar.gz --mark probe -o e1000.log
-  sudo iotap mmio capture --marker-fifo /tmp/marks -o - | iotap mmio stats -`,
+  sudo iotap mmio capture --marker-fifo /tmp/marks -o - | iotap mmio stats -
+  sudo iotap mmio capture --file-size 64M --ring 4 --interval 1s -o mmio.log.zst`,
 		Short: "Trace MMIO accesses with the kernel's mmiotrace tracer",
 		Long: `Capture an mmiotrace log: set the buffer size, start the mmiotrace tracer
 (refusing to replace another active tracer unless --force), stream
@@ -47,6 +52,14 @@ mmiotrace only sees mappings created while it runs: trace a driver's
 probe with --bind, not with ftrace=mmiotrace on the kernel command line
 (the kernel refuses that).
 
+--file-size/--file-duration split the log into files, like tshark -b:
+-o x.log writes x_00001_TIME.log, x_00002_TIME.log, ... (the size counts
+log bytes before compression); a new file starts between two lines and
+begins with the log's VERSION and PCIDEV lines, so each file reads on its
+own; --ring N keeps the newest N. --interval D prints, every D, the records
+(lines but VERSION and PCIDEV) and bytes written, like perf stat -I; the
+lines add up to the log's records.
+
 Exit status 3 when events were lost (unless --allow-loss): retry with the
 suggested --buffer-kb.
 
@@ -55,7 +68,8 @@ Examples:
   iotap mmio capture --marker-fifo /tmp/marks -o x.log.zst -- modprobe nouveau
   iotap mmio capture --marker-socket /run/marks.sock -o x.log -- ./test.sh
       (in test.sh: echo "step 2" | socat - UNIX-CONNECT:/run/marks.sock)
-  iotap mmio capture --bind 0000:01:00.0 --bundle report.tar.gz -o dump.txt`,
+  iotap mmio capture --bind 0000:01:00.0 --bundle report.tar.gz -o dump.txt
+  iotap mmio capture --file-size 64M --ring 4 --interval 1s -o mmio.log.zst`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageErrorf("capture needs -o FILE")
@@ -70,7 +84,8 @@ Examples:
 				BufferKB: bufferKB, Force: force, OfflineCPUs: offline, Marks: marks,
 				MarkerFIFO: fifo, MarkerSocket: sock, BindDriver: driver, Command: args,
 				CommandStdout: e.stderr, CommandStderr: e.stderr,
-				Logf: func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
+				Interval: rot.interval,
+				Logf:     func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
 			}
 			if cmd.ArgsLenAtDash() > 0 {
 				return usageErrorf("unexpected arguments before --: %q", args[:cmd.ArgsLenAtDash()])
@@ -91,16 +106,34 @@ Examples:
 			if bundle != "" && !mmiotrace.KernelRecordsPC() {
 				fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: the kernel records no PCs (boot with mmiotrace.trace_pc=1): the bundle's kallsyms cannot name the code of the accesses\n")
 			}
-			w, closeOut, err := mmioCreateOutput(e, out, outfile.InPlace)
+			ro, rotating, err := rot.options(out)
 			if err != nil {
 				return err
 			}
+			if rotating && bundle != "" {
+				return usageErrorf("--bundle needs the log in one file, not --file-size/--file-duration")
+			}
+			var w io.Writer
+			var closeOut func() error
+			var lw *rotate.Lines
+			if rotating {
+				if lw, err = mmiotrace.NewRotatingLog(ro); err != nil {
+					return err
+				}
+				w, closeOut = lw, lw.Close
+			} else if w, closeOut, err = mmioCreateOutput(e, out, outfile.InPlace); err != nil {
+				return err
+			}
+			opt.OnInterval = rot.onInterval(e)
 			res, err := mmiotrace.Capture(e.ctx, w, opt)
 			if cerr := closeOut(); err == nil {
 				err = cerr
 			}
 			if err != nil {
 				return err
+			}
+			if lw != nil {
+				out = strings.Join(lw.Files().Names(), " ")
 			}
 			fmt.Fprintf(e.stderr, "mmio capture: %d lines (%d bytes) to %s\n", res.Lines, res.Bytes, out)
 			if bundle != "" {
@@ -133,5 +166,6 @@ Examples:
 	f.StringVar(&bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg, the PCI device list, /proc/kallsyms and /proc/modules")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
 	f.StringVar(&tracefsDir, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
+	rot.add(f, ".log", "records and bytes")
 	return c
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -31,10 +32,7 @@ type usbCaptureOptions struct {
 	duration   time.Duration
 	allowLoss  bool
 	statsEvery time.Duration
-	ring       int           // --ring: files kept
-	fileSize   string        // --file-size
-	fileDur    time.Duration // --file-duration
-	interval   time.Duration // --interval
+	rot        rotateFlags
 	nice       string
 	queue      string
 	snaplen    int
@@ -118,28 +116,9 @@ text method mount debugfs.`,
 	fl.StringVar(&o.nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
 	fl.StringVar(&o.vidpid, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
 	fl.IntVar(&o.dev, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
-	fl.IntVar(&o.ring, "ring", 0, "with --file-size/--file-duration: keep only the newest `N` files (0: all), like tshark -b files:N")
-	fl.StringVar(&o.fileSize, "file-size", "", "start a new output file every `SIZE` bytes (K, M suffix), like tshark -b filesize: -o x.pcapng writes x_00001_TIME.pcapng, ...")
-	fl.DurationVar(&o.fileDur, "file-duration", 0, "start a new output file every `D` (e.g. 1m), like tshark -b duration")
-	fl.DurationVar(&o.interval, "interval", 0, "print the events and bytes written every `D` on stderr, like perf stat -I")
+	o.rot.add(fl, ".pcapng", "events and bytes")
 	fl.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
 	return c
-}
-
-// parseUSBSize parses 1228800, 1200K, 1200k, 1M.
-func parseUSBSize(s string) (int, error) {
-	mul := 1
-	switch {
-	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
-		mul, s = 1024, s[:len(s)-1]
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
-		mul, s = 1024*1024, s[:len(s)-1]
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 || n > 1<<30/mul {
-		return 0, fmt.Errorf("bad size %q (want bytes, or a number with K or M)", s)
-	}
-	return n * mul, nil
 }
 
 func runUSBCapture(e *env, o *usbCaptureOptions) error {
@@ -156,7 +135,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	}
 	ring := 0
 	if o.ringSize != "" {
-		if ring, err = parseUSBSize(o.ringSize); err != nil {
+		if ring, err = rotate.ParseSize(o.ringSize); err != nil {
 			return usageErrorf("--ring-size: %v", err)
 		}
 		if ring < usbmon.RingSizeMin || ring > usbmon.RingSizeMax {
@@ -166,7 +145,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	}
 	queue := 0
 	if o.queue != "0" {
-		if queue, err = parseUSBSize(o.queue); err != nil {
+		if queue, err = rotate.ParseSize(o.queue); err != nil {
 			return usageErrorf("--queue: %v", err)
 		}
 		if method != usbmon.MethodMmap {
@@ -213,26 +192,17 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		}
 	}
 	ropt := usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}
-	if o.interval > 0 {
-		ropt.Interval = o.interval
-		fmt.Fprintf(e.stderr, "%10s %12s %21s %21s\n", "time(s)", "events", "bytes", "rate")
+	if o.rot.onInterval(e) != nil {
+		ropt.Interval = o.rot.interval
 		ropt.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
 	}
+	ro, rotating, err := o.rot.options(o.out)
+	if err != nil {
+		return err
+	}
 	var rot *usbmon.RotateOptions
-	if o.fileSize != "" || o.fileDur > 0 {
-		rot = &usbmon.RotateOptions{Path: o.out, Files: o.ring, Duration: o.fileDur}
-		if o.fileSize != "" {
-			n, err := parseUSBSize(o.fileSize)
-			if err != nil {
-				return usageErrorf("--file-size: %v", err)
-			}
-			rot.Size = int64(n)
-		}
-		if o.out == "-" || o.ring < 0 {
-			return usageErrorf("--file-size/--file-duration write files: give -o FILE (and --ring N >= 0)")
-		}
-	} else if o.ring != 0 {
-		return usageErrorf("--ring %d needs --file-size or --file-duration", o.ring)
+	if rotating {
+		rot = &usbmon.RotateOptions{Path: ro.Path, Files: ro.Files, Size: ro.Size, Duration: ro.Duration}
 	}
 	if usbIsTerminal(e.stderr) {
 		ropt.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
