@@ -81,6 +81,9 @@ type Result struct {
 	// Loss lists the sources that lost events ("usb: 3 events dropped by
 	// the kernel"); empty when nothing was lost.
 	Loss []string
+	// Lost is the same per source, with counts, as written to the
+	// directory's LossFile.
+	Lost []SourceLoss
 }
 
 // EventNotFoundError is returned when a user event to record is not

@@ -129,9 +129,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		cancel()
 	}
 	var loss []string
-	addLoss := func(format string, args ...any) {
+	var lost []SourceLoss
+	addLoss := func(source string, n uint64, format string, args ...any) {
 		mu.Lock()
-		loss = append(loss, fmt.Sprintf(format, args...))
+		text := fmt.Sprintf(format, args...)
+		loss = append(loss, text)
+		lost = append(lost, SourceLoss{Source: source, Lost: n, Text: text})
 		mu.Unlock()
 	}
 
@@ -199,7 +202,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			}
 			st := capt.Stats()
 			if st.Dropped > 0 {
-				addLoss("usb: %d events dropped by the kernel", st.Dropped)
+				addLoss("usb", st.Dropped, "usb: %d events dropped by the kernel", st.Dropped)
 			}
 			logf("usb: %d events", st.Events)
 		}()
@@ -297,7 +300,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			}
 			st := r.Stats()
 			if st.Lost() > 0 || st.Bad > 0 {
-				addLoss("events: %d lost, %d undecodable", st.Lost(), st.Bad)
+				addLoss("events", st.Lost()+st.Bad, "events: %d lost, %d undecodable", st.Lost(), st.Bad)
 			}
 			mu.Lock()
 			if markTS >= 0 {
@@ -372,7 +375,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 				fail(fmt.Errorf("command: %w", mres.CommandErr))
 			}
 			if mres.Lost() > 0 {
-				addLoss("mmio: %d events lost", mres.Lost())
+				addLoss("mmio", mres.Lost(), "mmio: %d events lost", mres.Lost())
 			}
 			logf("mmio: %d lines", mres.Lines)
 		}()
@@ -432,7 +435,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return nil, werr
 	}
 	res.Clocks = clocks
-	res.Loss = loss
+	res.Loss, res.Lost = loss, lost
+	if len(lost) > 0 {
+		// Kept with the traces: export puts it in the captures table.
+		if err := WriteLoss(o.Dir, lost); err != nil {
+			return res, fmt.Errorf("capture: %w", err)
+		}
+	}
 	if len(errs) > 0 {
 		return res, fmt.Errorf("capture: %w", errors.Join(errs...))
 	}

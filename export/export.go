@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	capdir "github.com/iotap/iotap/capture"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
@@ -144,6 +145,8 @@ type capture struct {
 	// common clock (clocks.json); nil without one.
 	commonClock string
 	offsets     map[string]int64
+	// losses is what the capture recorded as lost (capture.LossFile).
+	losses []capdir.SourceLoss
 }
 
 func (c *capture) dateString() string {

@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
+	capdir "github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
@@ -93,6 +95,15 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 			return nil, err
 		}
 	}
+	// What the capture itself counted as lost (capture.LossFile), for a
+	// capture directory or a file of one.
+	capDir := path
+	if !st.IsDir() {
+		capDir = filepath.Dir(path)
+	}
+	if c.losses, err = capdir.ReadLoss(capDir); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
 	var rows []CaptureRow
 	for _, in := range files {
 		row, err := x.exportFile(ctx, c, in)
@@ -101,7 +112,36 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 		}
 		rows = append(rows, row)
 	}
+	if st.IsDir() {
+		// A source that lost events but left no trace to export (its
+		// file empty or missing) still gets its captures row.
+		for _, l := range c.losses {
+			if !slices.ContainsFunc(rows, func(r CaptureRow) bool { return r.Source == l.Source }) {
+				row := x.newRow(c, inputFile{path: path})
+				row.Source, row.Compression = l.Source, ""
+				c.applyLoss(&row)
+				x.captures = append(x.captures, row)
+				rows = append(rows, row)
+			}
+		}
+	}
 	return rows, nil
+}
+
+// applyLoss adds to row what the capture recorded as lost by its source:
+// its count, when larger than the trace's own, and its words.
+func (c *capture) applyLoss(row *CaptureRow) {
+	for _, l := range c.losses {
+		if l.Source != row.Source {
+			continue
+		}
+		row.LostEvents = max(row.LostEvents, int64(l.Lost))
+		text := "recorded by the capture: " + l.Text
+		if row.Loss != "" {
+			text = row.Loss + "; " + text
+		}
+		row.Loss = text
+	}
 }
 
 func fileExists(p string) bool {
@@ -306,6 +346,7 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 	if err != nil {
 		return row, err
 	}
+	c.applyLoss(&row)
 	if off, ok := c.offsets[filepath.Base(in.path)]; ok {
 		row.CommonOffset = ptr(off)
 	} else if off, ok := c.offsets[row.Source]; ok {
