@@ -17,6 +17,7 @@ func FuzzFlow(f *testing.F) {
 		trace, err2 := os.ReadFile(filepath.Join("../../shared/testdata/intelpt-libipt", name+".pt"))
 		if err1 == nil && err2 == nil {
 			f.Add(code, trace, uint8(0))
+			f.Add(code, trace, uint8(16|32)) // CallsInBlock, CondInBlock
 		}
 	}
 	// a direct-jump loop (jmp .) that never needs the trace
@@ -44,6 +45,7 @@ func FuzzFlow(f *testing.F) {
 		cfg.Flags.IFlagsEvents = cpu&4 != 0
 		cfg.Flags.EndOnCall = cpu&8 != 0
 		cfg.Flags.CallsInBlock = cpu&16 != 0
+		cfg.Flags.CondInBlock = cpu&32 != 0
 		o := FlowOptions{ResyncOnError: true, EventIP: true, EventTime: true, ShowBlocks: true, Stat: true}
 		si, err := FlowListing(io.Discard, trace, cfg, o)
 		if err != nil {
@@ -56,6 +58,17 @@ func FuzzFlow(f *testing.F) {
 		}
 		if si.Insns != sb.Insns && !cfg.Flags.EndOnCall {
 			t.Logf("instruction decoder %d instructions, block decoder %d", si.Insns, sb.Insns)
+		}
+		if cfg.Flags.CondInBlock {
+			// where blocks end changes, not what runs
+			cfg.Flags.CondInBlock = false
+			sc, err := FlowListing(io.Discard, trace, cfg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.Insns != sb.Insns {
+				t.Fatalf("CondInBlock: %d instructions, without it %d", sb.Insns, sc.Insns)
+			}
 		}
 	})
 }
