@@ -472,6 +472,21 @@ func (c *cutter) verifyCheckpoint(cp Checkpoint, indexed int64) error {
 	return nil
 }
 
+// CheckIndex says whether in.Index can be used with in (nil) or why it is
+// ignored (stale, of another format or file); Cut makes the same checks
+// before seeking, and more at the checkpoints it reads.
+func CheckIndex(in Input) error {
+	if in.Index == nil {
+		return errors.New("no index")
+	}
+	c := &cutter{in: in, res: &Result{}}
+	f, err := c.sniff()
+	if err != nil {
+		return err
+	}
+	return in.Index.matches(in, f)
+}
+
 // Markers returns the markers of an input in file order with their times
 // on the trace's clock: from its index when it has a complete one, else by
 // reading it.

@@ -24,6 +24,10 @@ type Report struct {
 	Others []Other
 	// Clocks lists the clocks.json files found among the inputs.
 	Clocks []File
+	// Timelines lists the split timelines found among the inputs (an
+	// overview with its X.d/index.json); the HTML page links the first
+	// when the report writes no timeline itself (FoundTimelineLinks).
+	Timelines []*FoundTimeline
 
 	tmp *inputs
 }
@@ -131,7 +135,15 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 				why = "clocks file (aligns the traces of its directory)"
 			}
 			if strings.HasSuffix(f.Path, cut.IndexSuffix) {
-				why = "index of " + strings.TrimSuffix(filepath.Base(f.Path), cut.IndexSuffix) + " (seeks by time: iotap cut, timeline --from)"
+				why = indexWhy(f.Path)
+			}
+			if filepath.Base(f.Path) == "index.json" && strings.HasSuffix(filepath.Dir(f.Path), ".d") {
+				if ft, err := loadFoundTimeline(f.Path); err != nil {
+					why = "index.json of a detail directory, not used: " + err.Error()
+				} else {
+					r.Timelines = append(r.Timelines, ft)
+					why = fmt.Sprintf("index of a split timeline: %s and %d windows (the HTML page links them)", filepath.Base(ft.Overview), len(ft.Index.Windows))
+				}
 			}
 			r.Others = append(r.Others, Other{Name: f.Name, Why: why})
 			continue
@@ -187,6 +199,32 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// indexWhy says what an index file (FILE.iotapidx) is for, and whether it
+// is current: a stale or damaged one is ignored by cut and timeline.
+func indexWhy(path string) string {
+	trace := strings.TrimSuffix(path, cut.IndexSuffix)
+	why := "index of " + filepath.Base(trace)
+	var warned string
+	in, closer, err := cut.OpenFile(trace, true, func(m string) { warned = m })
+	if err != nil {
+		return why + ": its trace cannot be read: " + err.Error()
+	}
+	defer closer.Close()
+	if in.Index == nil {
+		if warned == "" {
+			warned = "unreadable"
+		}
+		return why + " (ignored: " + strings.TrimPrefix(warned, path+": index ignored: ") + "; 'iotap index' rewrites it)"
+	}
+	if err := cut.CheckIndex(in); err != nil {
+		return why + " (ignored: " + err.Error() + "; 'iotap index' rewrites it)"
+	}
+	if in.Index.Partial {
+		return why + " (partial: the first " + fmt.Sprint(in.Index.Size) + " bytes, as a capture that was stopped left it; seeks by time: iotap cut, timeline --from)"
+	}
+	return why + " (current; seeks by time: iotap cut, timeline --from)"
 }
 
 // Close removes the temporary copies of bundle members.

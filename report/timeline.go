@@ -1,8 +1,11 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,6 +37,65 @@ func NewTimelineLinks(page, out string, st *timeline.SplitStats) *TimelineLinks 
 		l.Index = st.Index
 	}
 	return l
+}
+
+// FoundTimeline is a split timeline found among the report's inputs: the
+// overview and its detail directory's index.json, as 'iotap timeline' or
+// 'iotap report -o FILE.pftrace' wrote them above --max-size.
+type FoundTimeline struct {
+	Overview string // path of the overview trace
+	Index    *timeline.Index
+}
+
+// maxIndexJSON bounds the index.json files read.
+const maxIndexJSON = 64 << 20
+
+// loadFoundTimeline reads the index.json at path, in a detail directory
+// X.d: it is a split timeline when it parses, names its overview, and the
+// overview and every window file exist.
+func loadFoundTimeline(path string) (*FoundTimeline, error) {
+	dir := filepath.Dir(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var x timeline.Index
+	if err := json.NewDecoder(io.LimitReader(f, maxIndexJSON)).Decode(&x); err != nil {
+		return nil, fmt.Errorf("not a split timeline's index: %v", err)
+	}
+	if x.Overview == "" || filepath.Base(x.Overview) != x.Overview || timeline.DetailDir(filepath.Join(filepath.Dir(dir), x.Overview)) != dir {
+		return nil, fmt.Errorf("its overview %q is not beside %s", x.Overview, filepath.Base(dir))
+	}
+	ov := filepath.Join(filepath.Dir(dir), x.Overview)
+	if _, err := os.Stat(ov); err != nil {
+		return nil, fmt.Errorf("its overview: %v", err)
+	}
+	for _, w := range x.Windows {
+		if filepath.Base(w.File) != w.File {
+			return nil, fmt.Errorf("window %q is not in %s", w.File, filepath.Base(dir))
+		}
+		if _, err := os.Stat(filepath.Join(dir, w.File)); err != nil {
+			return nil, fmt.Errorf("window %s: %v", w.File, err)
+		}
+	}
+	return &FoundTimeline{Overview: ov, Index: &x}, nil
+}
+
+// FoundTimelineLinks returns the links to the first split timeline found
+// among the inputs (Report.Timelines) from an HTML page written to page,
+// or nil when none was found: a report that writes no timeline itself
+// links the one written before instead of reading the traces again.
+func (r *Report) FoundTimelineLinks(page string) *TimelineLinks {
+	if len(r.Timelines) == 0 {
+		return nil
+	}
+	ft := r.Timelines[0]
+	rel := ft.Overview
+	if p, err := filepath.Rel(filepath.Dir(page), ft.Overview); err == nil {
+		rel = p
+	}
+	return &TimelineLinks{Trace: rel, Index: ft.Index}
 }
 
 // htmlMaxWindows bounds the windows listed on the page (index.json lists

@@ -115,3 +115,110 @@ func TestIndexNotATrace(t *testing.T) {
 		t.Errorf("traces %d, others %+v", len(r.Traces), r.Others)
 	}
 }
+
+// TestFoundTimelineLinked: a report of a directory holding a split
+// timeline written before (iotap timeline above --max-size) picks up its
+// index.json instead of exporting again: the page links its overview and
+// every window on disk; an index.json whose window file is gone is not
+// used and says why. A trace index (FILE.iotapidx) is said to be current,
+// partial, or stale (ignored) as cut would find it.
+func TestFoundTimelineLinked(t *testing.T) {
+	const log = "../testdata/mmiotrace/e1000-probe.log"
+	dir := t.TempDir()
+	out := filepath.Join(dir, "t.pftrace")
+	st, err := timeline.ExportSplit(context.Background(), out, []string{log}, timeline.Options{}, timeline.SplitOptions{MaxSize: 128 << 10})
+	if err != nil || !st.Split {
+		t.Fatalf("split: %v", err)
+	}
+	pagePath := filepath.Join(t.TempDir(), "r.html")
+	r, err := Build(context.Background(), []string{log, dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if len(r.Timelines) != 1 || len(r.Timelines[0].Index.Windows) != len(st.Index.Windows) {
+		t.Fatalf("found timelines %+v, want the one written (%d windows)", r.Timelines, len(st.Index.Windows))
+	}
+	var page bytes.Buffer
+	if err := r.WriteHTML(&page, HTMLOptions{Timeline: r.FoundTimelineLinks(pagePath)}); err != nil {
+		t.Fatal(err)
+	}
+	var linked []string
+	for _, m := range regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(page.String(), -1) {
+		if strings.HasPrefix(m[1], "https://") {
+			continue
+		}
+		p, _ := url.PathUnescape(m[1])
+		abs := filepath.Join(filepath.Dir(pagePath), filepath.FromSlash(p))
+		if _, err := os.Stat(abs); err != nil {
+			t.Errorf("link %q: %v", m[1], err)
+		}
+		linked = append(linked, abs)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "t.d", "*.pftrace"))
+	want := append([]string{out, filepath.Join(dir, "t.d", "index.json")}, files...)
+	if len(files) < 3 || strings.Join(linked, "\n") != strings.Join(want, "\n") {
+		t.Errorf("links:\n%s\nwant:\n%s", strings.Join(linked, "\n"), strings.Join(want, "\n"))
+	}
+
+	// a window file gone: not used
+	if err := os.Remove(files[1]); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	why := ""
+	for _, o := range r2.Others {
+		if strings.HasSuffix(o.Name, "index.json") {
+			why = o.Why
+		}
+	}
+	if len(r2.Timelines) != 0 || r2.FoundTimelineLinks(pagePath) != nil || !strings.Contains(why, "not used") {
+		t.Errorf("a timeline missing a window: found %d, why %q", len(r2.Timelines), why)
+	}
+
+	// trace indexes: current, partial, stale
+	tdir := t.TempDir()
+	b, _ := os.ReadFile(log)
+	trace := filepath.Join(tdir, "mmio.log")
+	os.WriteFile(trace, b, 0o600)
+	in, closer, _ := cut.OpenFile(trace, false, nil)
+	ix, _ := cut.BuildIndex(context.Background(), in, cut.DefaultInterval)
+	closer.Close()
+	enc, _ := ix.MarshalBinary()
+	os.WriteFile(trace+cut.IndexSuffix, enc, 0o600)
+	whyOf := func() string {
+		r, err := Build(context.Background(), []string{tdir}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if len(r.Others) != 1 {
+			t.Fatalf("others %+v", r.Others)
+		}
+		return r.Others[0].Why
+	}
+	if w := whyOf(); !strings.Contains(w, "(current;") {
+		t.Errorf("current index: %q", w)
+	}
+	ix.Partial, ix.Size = true, ix.Size/2
+	enc, _ = ix.MarshalBinary()
+	os.WriteFile(trace+cut.IndexSuffix, enc, 0o600)
+	if w := whyOf(); !strings.Contains(w, "(partial:") {
+		t.Errorf("partial index: %q", w)
+	}
+	ix.Partial, ix.Size = false, ix.Size*2
+	enc, _ = ix.MarshalBinary()
+	os.WriteFile(trace+cut.IndexSuffix, enc, 0o600)
+	os.WriteFile(trace, append(b, "MARK 0.0 0.0 more\n"...), 0o600)
+	if w := whyOf(); !strings.Contains(w, "(ignored: stale") {
+		t.Errorf("stale index: %q", w)
+	}
+	os.WriteFile(trace+cut.IndexSuffix, enc[:len(enc)-3], 0o600)
+	if w := whyOf(); !strings.Contains(w, "(ignored:") {
+		t.Errorf("damaged index: %q", w)
+	}
+}

@@ -199,6 +199,8 @@ func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, in
 		ho := report.HTMLOptions{Unidentified: reportUnidentified}
 		if tl != nil && tl.out != "-" {
 			ho.Timeline = report.NewTimelineLinks(path, tl.out, tl.split)
+		} else {
+			ho.Timeline = r.FoundTimelineLinks(path) // a split timeline among the inputs
 		}
 		err = r.WriteHTML(cw, ho)
 	} else {
