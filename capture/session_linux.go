@@ -283,12 +283,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			defer wg.Done()
 			defer finishFile()
 			bw := bufio.NewWriterSize(iw, 64<<10)
-			var line []byte
+			line := userevents.AppendNDJSONInput(nil, "", userevents.FormatTracefs, userevents.ClockTrace)
+			bw.Write(line)
 			err := r.Run(stopCtx, func(rec *userevents.Recorded) error {
 				if rec.Name == timeline.MarkerEvent && markTS < 0 && len(rec.Values) == 2 && string(rec.Values[1].Bytes) == StartMarker {
 					markTS = int64(rec.TS)
 				}
-				line = append(userevents.AppendJSON(line[:0], rec), '\n')
+				line = userevents.AppendNDJSON(line[:0], rec)
 				_, err := bw.Write(line)
 				return err
 			})

@@ -185,8 +185,10 @@ func (s *usbTextScanner) next(u *unit) ([]byte, error) {
 	return l, nil
 }
 
-// eventsScanner reads user_events NDJSON: one object a line with "ts" (ns)
-// and "name"; iotap_marker records are markers (their "text" field).
+// eventsScanner reads user_events NDJSON: one user_event record a line
+// with "ts_ns" and "name" (docs/ndjson.md; lines of the shape before
+// schema 1 have "ts"); iotap_marker records are markers (their "text"
+// field).
 type eventsScanner struct {
 	base
 }
@@ -195,6 +197,7 @@ func (s *eventsScanner) reset(r io.Reader, off int64, _ int64) { s.base.reset(r,
 
 var (
 	keyTS   = []byte(`"ts":`)
+	keyTSNS = []byte(`"ts_ns":`)
 	keyName = []byte(`"name":"`)
 )
 
@@ -207,11 +210,17 @@ func (s *eventsScanner) next(u *unit) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A line without "ts" (a header or schema line) is kept with its
-	// neighbours.
+	// A line without "ts_ns" or "ts" (the input record, a header or
+	// schema line) is kept with its neighbours.
 	*u = unit{kind: kindHeader}
-	if i := bytes.Index(l, keyTS); i >= 0 {
-		j := i + len(keyTS)
+	key := keyTSNS
+	i := bytes.Index(l, key)
+	if i < 0 {
+		key = keyTS
+		i = bytes.Index(l, key)
+	}
+	if i >= 0 {
+		j := i + len(key)
 		for j < len(l) && l[j] == ' ' {
 			j++
 		}

@@ -384,11 +384,21 @@ func eventsHead(head []byte, complete bool) (Result, error) {
 		return Result{}, &NotTraceError{What: "JSON", Why: "no complete line"}
 	}
 	var rec struct {
-		Name *string         `json:"name"`
-		TS   json.RawMessage `json:"ts"`
+		Kind   string          `json:"kind"`
+		Source string          `json:"source"`
+		Name   *string         `json:"name"`
+		TS     json.RawMessage `json:"ts"`
 	}
 	if err := json.Unmarshal(ls[0], &rec); err != nil {
 		return Result{}, &NotTraceError{What: "text", Why: "line 1: " + err.Error()}
+	}
+	if (rec.Kind == "input" && rec.Source == "events") || (rec.Kind == "user_event" && rec.Name != nil) {
+		// docs/ndjson.md: 'iotap events record|read --json' (its input record
+		// first, or a stream cut without it)
+		return Result{Kind: Events, Format: "user_events NDJSON"}, nil
+	}
+	if rec.Kind == "input" {
+		return Result{}, &NotTraceError{What: "iotap NDJSON", Why: "the --json output of an iotap " + rec.Source + " command, not user_events records"}
 	}
 	if rec.Name == nil || rec.TS == nil {
 		return Result{}, &NotTraceError{What: "JSON", Why: `line 1 has no "name" and "ts": not a record of 'iotap events record --json'`}

@@ -12,14 +12,19 @@ import (
 	"strconv"
 )
 
-// eventJSON is a line of iotap events record --json (see
-// userevents.AppendJSON).
+// eventJSON is a user_event record of iotap events record --json
+// (docs/ndjson.md, userevents.AppendNDJSON), or a line of the shape before
+// schema 1 (ts, and pid for the task id).
 type eventJSON struct {
+	Kind   string          `json:"kind"`
 	Name   string          `json:"name"`
 	System string          `json:"system"`
+	TSNS   *uint64         `json:"ts_ns"`
 	TS     *uint64         `json:"ts"`
+	WallNS *int64          `json:"wall_ns"`
 	CPU    int32           `json:"cpu"`
-	PID    int32           `json:"pid"`
+	TID    *int32          `json:"tid"`
+	PID    *int32          `json:"pid"`
 	Fields json.RawMessage `json:"fields"`
 }
 
@@ -72,8 +77,18 @@ func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r 
 		}
 		var e eventJSON
 		err := json.Unmarshal(b, &e)
+		if err == nil {
+			switch e.Kind {
+			case "":
+				e.TID, e.PID = e.PID, nil // before schema 1, "pid" was the task id
+			case "user_event":
+				e.TS = e.TSNS
+			default:
+				continue // the input record, or a kind this reader does not know
+			}
+		}
 		if err == nil && (e.Name == "" || e.TS == nil) {
-			err = fmt.Errorf("no name or ts")
+			err = fmt.Errorf("no name or ts_ns")
 		}
 		if err == nil && *e.TS > math.MaxInt64 {
 			err = fmt.Errorf("ts %d out of range", *e.TS)
@@ -92,7 +107,10 @@ func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r 
 			break
 		}
 		u.Identity = id
-		u.Line, u.TSNS, u.System, u.Name, u.CPU, u.PID = line, int64(*e.TS), e.System, e.Name, e.CPU, e.PID
+		u.Line, u.TSNS, u.WallNS, u.System, u.Name, u.CPU, u.PID = line, int64(*e.TS), e.WallNS, e.System, e.Name, e.CPU, e.PID
+		if e.TID != nil {
+			u.TID = *e.TID
+		}
 		if u.System == "" {
 			u.System = "user_events"
 		}

@@ -196,10 +196,12 @@ type UserEventRow struct {
 	Identity
 	Line       int64             `parquet:"line"`
 	TSNS       int64             `parquet:"ts_ns"`
+	WallNS     *int64            `parquet:"wall_ns,optional"` // ns since the Unix epoch, when the recording relates its clock to it
 	System     string            `parquet:"system,dict"`
 	Name       string            `parquet:"name,dict"`
 	CPU        int32             `parquet:"cpu"`
-	PID        int32             `parquet:"pid"`
+	TID        int32             `parquet:"tid"`          // the task id (the tracepoint's common_pid)
+	PID        *int32            `parquet:"pid,optional"` // the process, when the recording has it (perf)
 	IntFields  map[string]int64  `parquet:"int_fields"`
 	UintFields map[string]uint64 `parquet:"uint_fields"` // integers above the int64 range
 	StrFields  map[string]string `parquet:"str_fields"`

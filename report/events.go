@@ -47,6 +47,7 @@ func AnalyzeEvents(ctx context.Context, r io.Reader) (*Events, *Span, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	line := 0
+	var total int64
 	for sc.Scan() {
 		line++
 		if line&4095 == 0 {
@@ -54,15 +55,33 @@ func AnalyzeEvents(ctx context.Context, r io.Reader) (*Events, *Span, error) {
 				return nil, nil, err
 			}
 		}
+		// A user_event record (docs/ndjson.md), or a line of the shape
+		// before schema 1 (ts).
 		var rec struct {
+			Kind   string                     `json:"kind"`
 			Name   string                     `json:"name"`
+			TSNS   *int64                     `json:"ts_ns"`
 			TS     int64                      `json:"ts"`
 			Fields map[string]json.RawMessage `json:"fields"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Name == "" {
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, nil, fmt.Errorf("line %d: not a user_events record", line)
+		}
+		switch rec.Kind {
+		case "":
+		case "user_event":
+			if rec.TSNS == nil {
+				return nil, nil, fmt.Errorf("line %d: user_event without ts_ns", line)
+			}
+			rec.TS = *rec.TSNS
+		default:
+			continue // the input record, or a kind this reader does not know
+		}
+		if rec.Name == "" {
 			return nil, nil, fmt.Errorf("line %d: not a user_events record", line)
 		}
 		span.add(rec.TS)
+		total++
 		e := byName[rec.Name]
 		if e == nil {
 			e = &Event{Name: rec.Name}
@@ -90,7 +109,7 @@ func AnalyzeEvents(ctx context.Context, r io.Reader) (*Events, *Span, error) {
 	if err := sc.Err(); err != nil {
 		return nil, nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
-	ev := &Events{Total: int64(line)}
+	ev := &Events{Total: total}
 	for _, e := range byName {
 		for _, f := range fields[e] {
 			e.Fields = append(e.Fields, f)

@@ -29,21 +29,46 @@ type eventsSource struct {
 	ov     map[string]*ovSeries
 }
 
+// eventRecord is a user_event record (docs/ndjson.md), or a line of the
+// shape before schema 1 (ts, and pid for the task id).
 type eventRecord struct {
+	Kind   string          `json:"kind"`
 	Name   string          `json:"name"`
 	System string          `json:"system"`
+	TSNS   *uint64         `json:"ts_ns"`
 	TS     *uint64         `json:"ts"`
 	CPU    int64           `json:"cpu"`
-	PID    int64           `json:"pid"`
+	TID    *int64          `json:"tid"`
+	PID    *int64          `json:"pid"`
 	Fields json.RawMessage `json:"fields"`
+}
+
+// normalize makes a record of either shape the schema 1 one: TS is the
+// time, TID the task id, PID the process (nil when unknown), System ""
+// for user_events. It returns false for records of other kinds (the
+// "input" record).
+func (r *eventRecord) normalize() bool {
+	switch r.Kind {
+	case "":
+		r.TID, r.PID = r.PID, nil // before schema 1, "pid" was the task id
+	case "user_event":
+		r.TS = r.TSNS
+	default:
+		return false
+	}
+	if r.System == "user_events" {
+		r.System = ""
+	}
+	return true
 }
 
 // maxEventTracks bounds the tracks made for distinct event names.
 const maxEventTracks = 4096
 
-// NewEventsSource adapts a stream of user_events records as NDJSON (one
-// object per line with name, system, ts, cpu, pid and fields, as written
-// by 'iotap events record --json' and userevents.AppendJSON) to a
+// NewEventsSource adapts a stream of user_event records as NDJSON
+// (docs/ndjson.md, as written by 'iotap events record --json' and
+// userevents.AppendNDJSON; lines of the shape before schema 1, with ts and
+// pid, are read too) to a
 // timeline Source named name. Close closes r when it is an io.Closer.
 func NewEventsSource(name string, r io.Reader) Source {
 	s := newEventsSource(r, &InputStats{Path: name, Kind: KindEvents})
@@ -78,9 +103,13 @@ func (s *eventsSource) Next() (int64, error) {
 			continue
 		}
 		s.rec = eventRecord{}
-		if err := json.Unmarshal(b, &s.rec); err != nil || s.rec.Name == "" || s.rec.TS == nil {
+		err := json.Unmarshal(b, &s.rec)
+		if err == nil && !s.rec.normalize() {
+			continue // the input record, or a kind this reader does not know
+		}
+		if err != nil || s.rec.Name == "" || s.rec.TS == nil {
 			if err == nil {
-				err = errors.New("no name or ts")
+				err = errors.New("no name or ts_ns")
 			}
 			return 0, fmt.Errorf("line %d: not a user_events record: %v", s.line, err)
 		}
@@ -98,7 +127,13 @@ func (s *eventsSource) Next() (int64, error) {
 func (s *eventsSource) Draw(c *Canvas, ts uint64) {
 	r := &s.rec
 	a := s.args[:0]
-	a = append(a, Int("cpu", r.CPU), Int("pid", r.PID))
+	a = append(a, Int("cpu", r.CPU))
+	if r.TID != nil {
+		a = append(a, Int("tid", *r.TID))
+	}
+	if r.PID != nil {
+		a = append(a, Int("pid", *r.PID))
+	}
 	var markerText []byte
 	if len(r.Fields) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(r.Fields))

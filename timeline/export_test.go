@@ -105,13 +105,29 @@ const eventsNDJSON = `{"name":"app_req","ts":100,"cpu":0,"pid":42,"fields":{"id"
 {"name":"app_done","system":"other","ts":300,"cpu":0,"pid":42,"fields":{}}
 `
 
+// eventsNDJSONSchema1 is eventsNDJSON in NDJSON schema 1 (docs/ndjson.md):
+// an input record, then user_event records with ts_ns, and tid for the
+// task id the older shape called pid.
+const eventsNDJSONSchema1 = `{"kind":"input","schema":1,"source":"events","file":null,"format":"tracefs","clock":"trace"}
+{"kind":"user_event","ts_ns":100,"wall_ns":null,"cpu":0,"tid":42,"pid":null,"system":"user_events","name":"app_req","fields":{"id":7,"path":"/dev/sda","ok":true}}
+{"kind":"user_event","ts_ns":150,"wall_ns":null,"cpu":1,"tid":42,"pid":null,"system":"user_events","name":"iotap_marker","fields":{"text":"between"}}
+{"kind":"user_event","ts_ns":200,"wall_ns":null,"cpu":0,"tid":42,"pid":null,"system":"user_events","name":"app_req","fields":{"id":8,"path":"/dev/sdb","big":18446744073709551615}}
+{"kind":"user_event","ts_ns":300,"wall_ns":null,"cpu":0,"tid":42,"pid":null,"system":"other","name":"app_done","fields":{}}
+`
+
 // TestExportCounts checks the tracks, slices and instants of a timeline
-// of the lab samples against counts taken from the inputs themselves.
+// of the lab samples against counts taken from the inputs themselves,
+// with the user events in NDJSON schema 1 and in the shape before it.
 func TestExportCounts(t *testing.T) {
+	t.Run("schema1", func(t *testing.T) { exportCounts(t, eventsNDJSONSchema1) })
+	t.Run("before-schema1", func(t *testing.T) { exportCounts(t, eventsNDJSON) })
+}
+
+func exportCounts(t *testing.T, events string) {
 	dir := t.TempDir()
 	usbPath := repoTestdata("usbmon/lab-capture.pcapng")
 	mmioPath := repoTestdata("mmiotrace/e1000-probe.log")
-	evPath := writeFile(t, dir, "events.ndjson", eventsNDJSON)
+	evPath := writeFile(t, dir, "events.ndjson", events)
 	var warned []string
 	st, out := export(t, []string{usbPath, mmioPath, evPath}, Options{Warn: func(s string) { warned = append(warned, s) }})
 	tr := decodeTrace(t, out)
@@ -187,7 +203,7 @@ func TestExportCounts(t *testing.T) {
 	// arguments of a user event
 	for _, e := range tr.events {
 		if e.name == "app_req" {
-			if e.args["id"] != int64(7) || e.args["path"] != "/dev/sda" || e.args["ok"] != true || e.args["pid"] != int64(42) {
+			if e.args["id"] != int64(7) || e.args["path"] != "/dev/sda" || e.args["ok"] != true || e.args["tid"] != int64(42) || e.args["pid"] != nil {
 				t.Errorf("event args %v", e.args)
 			}
 			break

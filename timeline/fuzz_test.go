@@ -15,6 +15,7 @@ import (
 // panic or leave a slice open.
 func FuzzExport(f *testing.F) {
 	f.Add([]byte(eventsNDJSON))
+	f.Add([]byte(eventsNDJSONSchema1))
 	f.Add([]byte("VERSION 20070824\nPCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000\nMAP 1.0 1 0xfebc0000 0x0 0x20000 0x0 0\nR 4 1.5 1 0xfebc0008 0x1 0x0 0\nMARK 2.0 x\nUNMAP 3.0 1 0x0 0\n"))
 	f.Add([]byte("a0 1000 S Bi:1:002:1 -115 512 <\na0 2000 C Bi:1:002:1 0 4 = 01020304\n"))
 	f.Add([]byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x19, 1, 2, 3, 4, 5, 6, 7, 0x02, 0xf3})

@@ -280,7 +280,7 @@ func TestParseStatusGolden(t *testing.T) {
 	}
 }
 
-func TestAppendJSON(t *testing.T) {
+func TestAppendNDJSON(t *testing.T) {
 	f, err := ParseFormat(readTestdata(t, "format_iotap_lab_pg.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -291,15 +291,12 @@ func TestAppendJSON(t *testing.T) {
 	}
 	vals, _ := f.Decode(recs[0].Data, nil)
 	rec := &Recorded{System: System, Name: f.Name, TS: 12345, CPU: 0, PID: 72, Format: f, Values: vals}
-	got := string(AppendJSON(nil, rec))
-	const want = `{"name":"iotap_lab_pg","ts":12345,"cpu":0,"pid":72,"fields":{"a":2,"b":-2,"s":"hello world","c":"c2"}}`
+	got := string(AppendNDJSON(nil, rec))
+	const want = `{"kind":"user_event","ts_ns":12345,"wall_ns":null,"cpu":0,"tid":72,"pid":null,"system":"user_events","name":"iotap_lab_pg","fields":{"a":2,"b":-2,"s":"hello world","c":"c2"}}` + "\n"
 	if got != want {
 		t.Errorf("json\n%s\nwant\n%s", got, want)
 	}
 	if got := string(AppendText(nil, rec)); got != `0.000012345 [000] 72 iotap_lab_pg: a=2 b=-2 s="hello world" c="c2"` {
 		t.Errorf("text %s", got)
-	}
-	if got := string(appendJSONString(nil, "a\"\\\n\x01\xff")); got != `"a\"\\\u000a\u0001\ufffd"` {
-		t.Errorf("escape %s", got)
 	}
 }

@@ -63,16 +63,6 @@ func DecodeEventHeader(f *Format, rec []byte) (*eventheader.Event, error) {
 	return eventheader.Decode(f.Name, rec[ff.Offset:])
 }
 
-// appendEventHeaderJSON writes an EventHeader event in the shape of
-// LinuxTracepoints' decoder (see eventheader.AppendJSON).
-func appendEventHeaderJSON(dst []byte, rec *Recorded) []byte {
-	pid, tid := rec.Process, rec.Thread
-	if tid == 0 {
-		pid, tid = rec.PID, rec.PID
-	}
-	return eventheader.AppendJSON(dst, rec.EventHeader, eventheader.Meta{TS: rec.TS, Wall: rec.Wall, CPU: rec.CPU, PID: pid, TID: tid})
-}
-
 // appendEventHeaderText writes "SECONDS.NANOS [CPU] PID Provider:Event:
 // field=value …" with the values as in JSON.
 func appendEventHeaderText(dst []byte, rec *Recorded) []byte {

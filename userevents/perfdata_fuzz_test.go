@@ -41,7 +41,7 @@ func FuzzPerfDataReader(f *testing.F) {
 					}
 					break
 				}
-				_ = AppendJSON(nil, &rec)
+				_ = AppendNDJSON(nil, &rec)
 				_ = AppendText(nil, &rec)
 			}
 		}

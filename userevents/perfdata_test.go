@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/userevents/eventheader"
 )
 
 // ltDir holds LinuxTracepoints' test output (MIT, see its LICENSE): perf
@@ -55,8 +57,22 @@ func eachSample(t testing.TB, path string, fn func(*Recorded)) *PerfDataReader {
 func readPerfData(t testing.TB, path string) ([]string, *PerfDataReader) {
 	t.Helper()
 	var out []string
-	r := eachSample(t, path, func(rec *Recorded) { out = append(out, string(AppendJSON(nil, rec))) })
+	r := eachSample(t, path, func(rec *Recorded) { out = append(out, string(perfDecodeJSON(nil, rec))) })
 	return out, r
+}
+
+// perfDecodeJSON writes an EventHeader event in the shape of
+// LinuxTracepoints' decoder perf-decode (eventheader.AppendJSON), to
+// compare with its output; other events as {"name":NAME}.
+func perfDecodeJSON(dst []byte, rec *Recorded) []byte {
+	if rec.EventHeader == nil {
+		return append(strconv.AppendQuote(append(dst, `{"name":`...), rec.Name), '}')
+	}
+	pid, tid := rec.Process, rec.Thread
+	if tid == 0 {
+		pid, tid = rec.PID, rec.PID
+	}
+	return eventheader.AppendJSON(dst, rec.EventHeader, eventheader.Meta{TS: rec.TS, Wall: rec.Wall, CPU: rec.CPU, PID: pid, TID: tid})
 }
 
 // normJSON decodes one JSON object with exact numbers, drops the trace

@@ -72,6 +72,9 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			bw := bufio.NewWriterSize(w, 64<<10)
 			var rec userevents.Recorded
 			var line []byte
+			if jsonOut {
+				bw.Write(userevents.AppendNDJSONInput(nil, args[0], userevents.FormatPerfData, userevents.ClockPerf))
+			}
 			var readErr error
 			for n := 0; ; n++ {
 				if n&1023 == 0 && e.ctx.Err() != nil {
@@ -88,16 +91,15 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 				if keep != nil && !keep(&rec) {
 					continue
 				}
-				line = line[:0]
 				if jsonOut {
-					line = userevents.AppendJSON(line, &rec)
+					line = userevents.AppendNDJSON(line, &rec)
 				} else {
-					line = userevents.AppendText(line, &rec)
+					line = append(userevents.AppendText(line, &rec), '\n')
 				}
-				line = append(line, '\n')
 				if _, err := bw.Write(line); err != nil {
 					return err
 				}
+				line = line[:0]
 			}
 			if err := bw.Flush(); err != nil {
 				return err

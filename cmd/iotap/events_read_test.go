@@ -8,8 +8,9 @@ import (
 
 // TestEventsRead decodes LinuxTracepoints' perf.data (file mode) and
 // pipe.data (pipe mode): every sample printed, EventHeader events in
-// perf-decode's JSON shape, exit 0; a file that is not perf.data is an
-// error naming why.
+// NDJSON schema 1 (user_event records after the input record, their
+// fields formatted as perf-decode formats them), exit 0; a file that is
+// not perf.data is an error naming why.
 func TestEventsRead(t *testing.T) {
 	const dir = "../../userevents/testdata/linuxtracepoints/"
 	if _, err := os.Stat(dir); err != nil {
@@ -18,8 +19,9 @@ func TestEventsRead(t *testing.T) {
 	for _, f := range []string{"perf.data", "pipe.data"} {
 		out, errOut, code := runIotap(t, "events", "read", "--json", dir+f)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if code != 0 || len(lines) < 500 || !strings.Contains(out, `{"n":"TestProviderC:CScalars3","Struct20":{"hi":"hi","ch10":["H","o","w"]}`) ||
-			!strings.Contains(out, `{"name":"sched_switch","system":"sched",`) || !strings.Contains(errOut, "lost 0, undecodable 0") {
+		if code != 0 || len(lines) < 500 || !strings.HasPrefix(lines[0], `{"kind":"input","schema":1,"source":"events","file":"`+dir+f+`","format":"perf.data","clock":"perf"}`) ||
+			!strings.Contains(out, `"system":"user_events","name":"TestProviderC:CScalars3","fields":{"Struct20":{"hi":"hi","ch10":["H","o","w"]}`) ||
+			!strings.Contains(out, `"system":"sched","name":"sched_switch","fields":{"prev_comm":`) || !strings.Contains(errOut, "lost 0, undecodable 0") {
 			t.Errorf("%s: exit %d, %d lines, stderr %s", f, code, len(lines), errOut)
 		}
 	}

@@ -40,7 +40,8 @@ first and kept registered while recording, so writers that start later (e.g.
 be registered.
 
 Output: one line per event; with --json one object per line:
-{"name":…,"ts":…,"cpu":…,"pid":…,"fields":{…}} (ts: trace clock in ns).
+an "input" record, then {"kind":"user_event","ts_ns":…,"cpu":…,"tid":…,"fields":{…},…}
+(docs/ndjson.md; ts_ns: trace clock in ns).
 With --perf the events are read through perf rings instead (perf_event_open
 on each event's tracepoint, one ring of --buffer-kb per event and CPU, rounded
 up to a power of two pages), as perf record does; ftrace is not touched.
@@ -127,21 +128,27 @@ when any were lost, unless --allow-loss.`,
 			defer cancel()
 			var n uint64
 			var line []byte
+			if jsonOut {
+				format, clock := userevents.FormatTracefs, userevents.ClockTrace
+				if perf {
+					format, clock = userevents.FormatPerfRing, userevents.ClockPerf
+				}
+				bw.Write(userevents.AppendNDJSONInput(nil, "", format, clock))
+			}
 			if err := r.Start(); err != nil {
 				return explain(err)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(targets))
 			runErr := r.Run(ctx, func(rec *userevents.Recorded) error {
-				line = line[:0]
 				if jsonOut {
-					line = userevents.AppendJSON(line, rec)
+					line = userevents.AppendNDJSON(line, rec)
 				} else {
-					line = userevents.AppendText(line, rec)
+					line = append(userevents.AppendText(line, rec), '\n')
 				}
-				line = append(line, '\n')
 				if _, err := bw.Write(line); err != nil {
 					return err
 				}
+				line = line[:0]
 				n++
 				if count > 0 && n >= count {
 					cancel()

@@ -76,6 +76,7 @@ var ndjsonDocCommands = [][]string{
 	{"mmio", "read", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log"},
 	{"mmio", "stats", "--json", "--min-loop", "2", "../../testdata/mmiotrace/e1000-probe.log"},
 	{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"},
+	{"events", "read", "--json", "../../userevents/testdata/linuxtracepoints/perf.data"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders

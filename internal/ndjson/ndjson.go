@@ -272,3 +272,13 @@ func (w *Writer) Flush() error {
 	w.B = w.B[:0]
 	return w.err
 }
+
+// AppendStringBytes appends s as a JSON string (with the quotes).
+func AppendStringBytes(b []byte, s []byte) []byte { return appendStringBytes(b, s) }
+
+// AnyKey appends the key k of the next member escaped as a JSON string
+// (keys that come from the data: event field names).
+func AnyKey(b []byte, k string) []byte {
+	b = AppendString(sep(b), k)
+	return append(b, ':')
+}

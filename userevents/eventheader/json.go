@@ -469,3 +469,7 @@ func appendString(dst []byte, s string) []byte {
 	}
 	return append(dst, '"')
 }
+
+// AppendUUID appends an activity id as JSON: a UUID string
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (16 bytes), else hex bytes.
+func AppendUUID(dst []byte, b []byte) []byte { return appendUUID(dst, b) }
