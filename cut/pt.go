@@ -21,6 +21,10 @@ type PTTiming struct {
 	ToNS   func(tsc uint64) uint64
 }
 
+// EmptyPT is what a cut of a raw PT stream holds when no packet falls in
+// the window: a PSB and a PSBEND.
+var EmptyPT = []byte{0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x23}
+
 func (t *PTTiming) ns(tsc uint64) int64 {
 	if t == nil || t.ToNS == nil {
 		return int64(tsc)
@@ -220,8 +224,11 @@ func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) er
 	if end < 0 {
 		end = -1
 	} else if end <= sp.start {
+		// an empty window: a stream of a PSB and its PSBEND, which
+		// decodes (no packet, time or instruction) and is recognised
 		c.res.InputEnd = sp.start
-		return nil // an empty window: an empty stream
+		_, err := w.Write(EmptyPT)
+		return err
 	}
 	src, closeFn, err := c.open(sp.start, end)
 	if err != nil {

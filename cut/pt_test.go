@@ -80,10 +80,20 @@ func TestCutPTSegments(t *testing.T) {
 			t.Fatalf("%s..%s: %v", c.from, c.to, err)
 		}
 		want := pt[c.start:c.end]
+		if c.start == c.end {
+			want = EmptyPT
+		}
 		if !bytes.Equal(out.Bytes(), want) || res.Lost != c.lost {
 			t.Errorf("%s..%s: cut [%d, %d) %d bytes, lost %d; want [%d, %d), lost %d", c.from, c.to,
 				res.InputStart, res.InputEnd, out.Len(), res.Lost, c.start, c.end, c.lost)
 		}
+	}
+	// the empty stream decodes: a PSB and a PSBEND
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	if !bytes.Equal(e.Bytes(), EmptyPT) {
+		t.Errorf("EmptyPT is %x, a PSB and PSBEND are %x", EmptyPT, e.Bytes())
 	}
 	if _, err := Sniff([]byte("PERFILE2\x68\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), false); err == nil {
 		t.Error("perf.data accepted")
