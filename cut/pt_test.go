@@ -88,6 +88,28 @@ func TestCutPTSegments(t *testing.T) {
 				res.InputStart, res.InputEnd, out.Len(), res.Lost, c.start, c.end, c.lost)
 		}
 	}
+	// a buffer of an 'iotap pt capture' directory is timed with its
+	// capture.json's TSC conversion: ns = 2 * tsc here
+	capDir := t.TempDir()
+	capPath := filepath.Join(capDir, "cpu0.pt")
+	os.WriteFile(capPath, pt, 0o600)
+	ci := &intelpt.CaptureInfo{Tool: "iotap", Mode: "per-cpu", Buffers: []intelpt.CaptureBuffer{{CPU: 0, File: "cpu0.pt"}},
+		TSC: &intelpt.TSCConversion{Mult: 2}}
+	if err := intelpt.WriteCaptureInfo(capDir, ci); err != nil {
+		t.Fatal(err)
+	}
+	cin, ccloser, err := OpenFile(capPath, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := timerange.ParseSpec("@0.000004", "@0.000008") // TSC [2000, 4000)
+	var cout bytes.Buffer
+	cres, err := Cut(context.Background(), cin, &cout, Options{Window: spec})
+	ccloser.Close()
+	if err != nil || !bytes.Equal(cout.Bytes(), pt[offs[1]:offs[3]]) || cres.Start != 2000 {
+		t.Errorf("capture directory buffer: %v, cut [%d, %d), start %d; want [%d, %d), start 2000 ns", err, cres.InputStart, cres.InputEnd, cres.Start, offs[1], offs[3])
+	}
+
 	// the empty stream decodes: a PSB and a PSBEND
 	var e intelpt.Encoder
 	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
@@ -103,7 +125,7 @@ func TestCutPTSegments(t *testing.T) {
 	if _, err := BuildIndex(context.Background(), in, 0); err == nil {
 		t.Error("PT indexed")
 	}
-	spec, _ := timerange.ParseSpec("mark:x", "")
+	spec, _ = timerange.ParseSpec("mark:x", "")
 	if _, err := Cut(context.Background(), in, &bytes.Buffer{}, Options{Window: spec}); err == nil {
 		t.Error("mark: accepted for PT")
 	}
