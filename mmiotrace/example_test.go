@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -62,4 +63,24 @@ func ExampleFilterLog() {
 	// MAP 8.286086 1 0xfebc0000 0xff508fd9c0220000 0x20000 0x0 0
 	// W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
 	// 4 of 5
+}
+
+// A dry run of a replay prints the accesses it would execute, as 'iotap
+// mmio replay --dry-run --json' does, then its counts.
+func ExampleDryRun() {
+	pr := mmiotrace.NewReplayPrinter(os.Stdout, true)
+	opt := mmiotrace.ReplayOptions{CheckReads: true, OnAccess: pr.Access}
+	target := mmiotrace.DryRun(&opt)
+	st, err := mmiotrace.Replay(context.Background(), strings.NewReader(exampleLog), target, opt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pr.Summary(st, true)
+	fmt.Println(st)
+	// Output:
+	// {"type":"access","line":4,"kind":"R","width":4,"device":"0000:00:03.0","bar":0,"offset":"0x8","phys":"0xfebc0008","value":"0x80080783"}
+	// {"type":"access","line":5,"kind":"W","width":4,"device":"0000:00:03.0","bar":0,"offset":"0xd8","phys":"0xfebc00d8","value":"0xffffffff"}
+	// {"divergences":0,"dry_run":true,"lost":0,"reads":1,"skipped":0,"type":"summary","unmapped":0,"writes":1}
+	// 1 writes, 1 reads checked, 0 divergences, 0 accesses outside known BARs
 }

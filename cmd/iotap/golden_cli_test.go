@@ -59,6 +59,9 @@ var cliGoldens = []struct {
 	{"mmio-read-cut-allow", []string{"mmio", "read", "--allow-loss", "testdata/e1000-probe-cut.log", "-o", "OUT"}},
 	{"mmio-read-json", []string{"mmio", "read", "--json", "../../mmiotrace/testdata/e1000-bind.log", "-o", "OUT"}},
 	{"mmio-read-text", []string{"mmio", "read", "../../testdata/capture/mmio.log.zst", "-o", "OUT"}},
+	{"mmio-replay-dry", []string{"mmio", "replay", "--dry-run", "--check-reads", "../../mmiotrace/testdata/e1000-bind.log"}},
+	{"mmio-replay-dry-json", []string{"mmio", "replay", "--dry-run", "--json", "--check-reads", "../../mmiotrace/testdata/e1000-bind.log"}},
+	{"mmio-replay-dry-bar-json", []string{"mmio", "replay", "--dry-run", "--json", "--bar", "0000:00:03.0/0+0x100..0x104", "../../mmiotrace/testdata/e1000-bind.log"}},
 
 	// A capture directory: clocks.json aligns the sources.
 	{"timeline-capture-dir", []string{"timeline", "../../testdata/capture", "-o", "OUT"}},

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -98,21 +96,12 @@ Examples:
 			defer in.Close()
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
-			enc := json.NewEncoder(out)
+			pr := mmiotrace.NewReplayPrinter(out, asJSON)
 			var target mmiotrace.ReplayTarget
+			opt.Device = dev
 			if dryRun {
-				var last uint64
-				opt.OnAccess = func(line int64, r *mmiotrace.Record, loc mmiotrace.Location) {
-					last = r.Value
-					if asJSON {
-						enc.Encode(mmioReplayJSON{Type: "access", Line: line, Kind: r.Kind.String(), Width: r.Width,
-							Device: loc.BAR.Addr.String(), BAR: loc.BAR.Index, Offset: mmioHex(loc.Offset), Phys: mmioHex(r.Phys), Value: mmioHex(r.Value)})
-						return
-					}
-					fmt.Fprintf(out, "%s %d %s/%d+0x%x 0x%x 0x%x\n", r.Kind, r.Width, loc.BAR.Addr, loc.BAR.Index, loc.Offset, r.Phys, r.Value)
-				}
-				target = dryTarget{last: &last}
-				opt.Device = dev
+				opt.OnAccess = pr.Access
+				target = mmiotrace.DryRun(&opt)
 			} else {
 				t, err := mmioOpenBARTarget(*dev, force)
 				if err != nil {
@@ -120,7 +109,6 @@ Examples:
 				}
 				defer t.Close()
 				target = t
-				opt.Device = dev
 				if logDevice != "" {
 					a, err := mmiotrace.ParsePCIAddr(logDevice)
 					if err != nil {
@@ -128,24 +116,14 @@ Examples:
 					}
 					opt.Device = &a
 				}
-				opt.OnDivergence = func(line int64, r *mmiotrace.Record, loc mmiotrace.Location, got uint64) {
-					if asJSON {
-						enc.Encode(mmioReplayJSON{Type: "divergence", Line: line, Kind: r.Kind.String(), Width: r.Width,
-							Device: loc.BAR.Addr.String(), BAR: loc.BAR.Index, Offset: mmioHex(loc.Offset), Phys: mmioHex(r.Phys), Value: mmioHex(r.Value), Got: mmioHex(got)})
-						return
-					}
-					fmt.Fprintf(out, "divergence: line %q: %s/%d+0x%x read 0x%x, recorded 0x%x\n", r.Line, loc.BAR.Addr, loc.BAR.Index, loc.Offset, got, r.Value)
-				}
+				opt.OnDivergence = pr.Divergence
 			}
 			st, err := mmiotrace.Replay(e.ctx, in, target, opt)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc.Encode(map[string]any{"type": "summary", "writes": st.Writes, "reads": st.Reads, "divergences": st.Divergences,
-					"unmapped": st.Unmapped, "skipped": st.Skipped, "lost": st.Lost, "dry_run": dryRun})
-			}
-			fmt.Fprintf(e.stderr, "mmio replay: %d writes, %d reads checked, %d divergences, %d accesses outside known BARs\n", st.Writes, st.Reads, st.Divergences, st.Unmapped)
+			pr.Summary(st, dryRun)
+			fmt.Fprintf(e.stderr, "mmio replay: %s\n", st)
 			if st.Divergences > 0 {
 				out.Flush()
 				return fmt.Errorf("mmio replay: %d reads differ from the recording", st.Divergences)
@@ -168,29 +146,4 @@ Examples:
 	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
 	return c
-}
-
-// mmioReplayJSON is one access (dry run) or divergence of --json output.
-type mmioReplayJSON struct {
-	Type   string `json:"type"` // "access" or "divergence"
-	Line   int64  `json:"line"`
-	Kind   string `json:"kind"` // "W", or "R" with --check-reads
-	Width  uint8  `json:"width"`
-	Device string `json:"device"`
-	BAR    int    `json:"bar"`
-	Offset string `json:"offset"`
-	Phys   string `json:"phys"`
-	Value  string `json:"value"`         // recorded value
-	Got    string `json:"got,omitempty"` // divergence: value read now
-}
-
-// mmioHex formats v as "0x…", the form the log uses.
-func mmioHex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
-
-// dryTarget executes nothing; reads return the recorded value.
-type dryTarget struct{ last *uint64 }
-
-func (dryTarget) Write(int, uint64, int, uint64) error { return nil }
-func (d dryTarget) Read(int, uint64, int) (uint64, error) {
-	return *d.last, nil
 }

@@ -1,0 +1,44 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// offByOne reads every register as its recorded value plus one.
+type offByOne struct{ d *dryTarget }
+
+func (o offByOne) Write(int, uint64, int, uint64) error  { return nil }
+func (o offByOne) Read(int, uint64, int) (uint64, error) { return o.d.last + 1, nil }
+
+// TestReplayPrinterDivergence: a read that differs is printed as the CLI
+// printed it (text and NDJSON), and counted.
+func TestReplayPrinterDivergence(t *testing.T) {
+	const log = "VERSION 20070824\n" +
+		"PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000\n" +
+		"MAP 8.286086 1 0xfebc0000 0xff508fd9c0220000 0x20000 0x0 0\n" +
+		"R 4 8.288891 1 0xfebc0008 0x80080783 0x0 0\n"
+	for _, c := range []struct {
+		json bool
+		want string
+	}{
+		{false, "divergence: line \"R 4 8.288891 1 0xfebc0008 0x80080783 0x0 0\": 0000:00:03.0/0+0x8 read 0x80080784, recorded 0x80080783\n"},
+		{true, `{"type":"divergence","line":4,"kind":"R","width":4,"device":"0000:00:03.0","bar":0,"offset":"0x8","phys":"0xfebc0008","value":"0x80080783","got":"0x80080784"}` + "\n" +
+			`{"divergences":1,"dry_run":false,"lost":0,"reads":1,"skipped":0,"type":"summary","unmapped":0,"writes":0}` + "\n"},
+	} {
+		var out bytes.Buffer
+		pr := NewReplayPrinter(&out, c.json)
+		opt := ReplayOptions{CheckReads: true, OnDivergence: pr.Divergence}
+		d := DryRun(&opt).(*dryTarget)
+		st, err := Replay(context.Background(), strings.NewReader(log), offByOne{d}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Summary(st, false)
+		if out.String() != c.want || st.Divergences != 1 {
+			t.Errorf("json %v: %d divergences, printed\n%s\nwant\n%s", c.json, st.Divergences, out.String(), c.want)
+		}
+	}
+}
