@@ -153,6 +153,9 @@ func (s *Sideband) AddressSpaces() *AddressSpaces {
 				continue
 			}
 			m := Mapping{Start: r.Addr, End: r.Addr + r.Len, PgOff: r.PgOff, File: r.Filename, BuildID: r.BuildID, Time: r.Time}
+			if m.BuildID == nil && IsVDSO32(&m) {
+				m.BuildID = ids[VDSO32Name] // perf's name for a 32-bit process's vDSO
+			}
 			if m.BuildID == nil {
 				m.BuildID = ids[m.File]
 			}

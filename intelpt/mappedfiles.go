@@ -33,19 +33,33 @@ type MappedFile struct {
 // MappedFiles lists the distinct files of the executable mappings of the
 // sideband (not [vsyscall] or anonymous memory) with the build-id of each
 // as found at path on this machine; the vDSO ([vdso]) with the build-id of
-// this process's vDSO (ReadVDSO: the same kernel maps the same one).
+// this process's vDSO (ReadVDSO: the same kernel maps the same one), that
+// of 32-bit processes as [vdso32] (perf's name) with the build-id of
+// ReadVDSO32.
 func MappedFiles(sb *Sideband) []MappedFile {
 	seen := map[string]bool{}
 	var out []MappedFile
 	for i := range sb.Records {
 		r := &sb.Records[i]
-		if (r.Type != PerfRecordMmap && r.Type != PerfRecordMmap2) || !r.Executable() || seen[r.Filename] {
+		if r.Type != PerfRecordMmap && r.Type != PerfRecordMmap2 {
 			continue
 		}
-		seen[r.Filename] = true
+		key := r.Filename // the vDSO of 32-bit processes is another file
+		vdso32 := IsVDSO32(&Mapping{File: r.Filename, Start: r.Addr, End: r.Addr + r.Len})
+		if vdso32 {
+			key = VDSO32Name
+		}
+		if !r.Executable() || seen[key] {
+			continue
+		}
+		seen[key] = true
 		if r.Filename == VDSOName && r.PID != -1 {
 			mf := MappedFile{Path: VDSOName}
-			if img, id, err := ReadVDSO(); err != nil {
+			read := ReadVDSO
+			if vdso32 {
+				mf.Path, read = VDSO32Name, ReadVDSO32
+			}
+			if img, id, err := read(); err != nil {
 				mf.Error = err.Error()
 			} else {
 				mf.BuildID, mf.Size = hex.EncodeToString(id), int64(len(img))
@@ -101,7 +115,8 @@ func CopyVDSO(dir string, files []MappedFile) error {
 func copyBinaries(dir string, files []MappedFile, vdsoOnly bool) error {
 	for i := range files {
 		f := &files[i]
-		if f.BuildID == "" || len(f.BuildID) < 3 || f.Error != "" || (vdsoOnly && f.Path != VDSOName) {
+		isVDSO := f.Path == VDSOName || f.Path == VDSO32Name
+		if f.BuildID == "" || len(f.BuildID) < 3 || f.Error != "" || (vdsoOnly && !isVDSO) {
 			continue
 		}
 		rel := filepath.Join(BinariesDir, ".build-id", f.BuildID[:2], f.BuildID[2:])
@@ -110,7 +125,7 @@ func copyBinaries(dir string, files []MappedFile, vdsoOnly bool) error {
 			f.Copy = rel // same build-id: the same file
 			continue
 		}
-		if f.Path == VDSOName {
+		if isVDSO {
 			if err := writeVDSO(dst, f.BuildID); err != nil {
 				f.Error = err.Error()
 				continue
@@ -128,12 +143,13 @@ func copyBinaries(dir string, files []MappedFile, vdsoOnly bool) error {
 }
 
 func writeVDSO(dst, buildID string) error {
-	img, id, err := ReadVDSO()
+	id, err := hex.DecodeString(buildID)
+	if err != nil {
+		return fmt.Errorf("intelpt: vdso: build-id %q: %w", buildID, err)
+	}
+	img, err := ReadVDSOFor(id)
 	if err != nil {
 		return err
-	}
-	if hex.EncodeToString(id) != buildID {
-		return fmt.Errorf("intelpt: vdso: this process's vDSO has build-id %x, not %s", id, buildID)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err

@@ -1,7 +1,6 @@
 package intelpt
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 
@@ -19,9 +18,10 @@ type Unfound struct {
 // the mapping's file offset for the mapping's length. Mappings whose file
 // cannot be found or read are returned in unfound (the decoder reports a
 // gap where the trace runs through them); the image holds the rest. The
-// vDSO, when no copy of it is found, is this process's own when its
-// build-id is the traced one (the same kernel: decoding where the trace
-// was recorded); its path is then VDSOName.
+// vDSO, when no copy of it is found, is this machine's (ReadVDSOFor: the
+// 64-bit or the 32-bit one) when its build-id is the traced one (the same
+// kernel: decoding where the trace was recorded); its path is then
+// VDSOName.
 func (p *Process) LoadImage(fd *symtab.Finder) (im *Image, unfound []Unfound, paths map[string]string) {
 	im = NewImage()
 	paths = map[string]string{}
@@ -29,7 +29,7 @@ func (p *Process) LoadImage(fd *symtab.Finder) (im *Image, unfound []Unfound, pa
 	for _, m := range p.Mappings {
 		path, err := fd.Find(m.File, m.BuildID)
 		if err != nil && m.File == VDSOName && len(m.BuildID) > 0 {
-			if img, id, verr := ReadVDSO(); verr == nil && bytes.Equal(id, m.BuildID) && m.PgOff < uint64(len(img)) {
+			if img, verr := ReadVDSOFor(m.BuildID); verr == nil && m.PgOff < uint64(len(img)) {
 				data := img[m.PgOff:]
 				if uint64(len(data)) > m.End-m.Start {
 					data = data[:m.End-m.Start]

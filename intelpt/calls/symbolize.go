@@ -44,7 +44,7 @@ func (s *ProcSymbolizer) table(m *intelpt.Mapping) *symtab.Table {
 		}
 		var err error
 		if path == intelpt.VDSOName { // this process's vDSO (LoadImage)
-			t, err = openVDSO(s.opt)
+			t, err = openVDSO(m.BuildID, s.opt)
 		} else {
 			t, err = symtab.Open(path, s.opt)
 		}
@@ -128,9 +128,13 @@ func (s *ProcSymbolizer) unknownName(addr uint64) string {
 	return filepath.Base(m.File) + "+0x" + strconv.FormatUint(off, 16)
 }
 
-// openVDSO reads the symbols of this process's vDSO.
-func openVDSO(o symtab.Options) (*symtab.Table, error) {
+// openVDSO reads the symbols of this machine's vDSO of that build-id
+// (the 64-bit or the 32-bit one; nil: the 64-bit one).
+func openVDSO(buildID []byte, o symtab.Options) (*symtab.Table, error) {
 	img, _, err := intelpt.ReadVDSO()
+	if buildID != nil {
+		img, err = intelpt.ReadVDSOFor(buildID)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -198,7 +198,11 @@ func (w *perfWriter) startRecords(run *Run, t0 uint64) []buildID {
 			seen[m.Path] = true
 			if f, err := elf.NewFile(bytes.NewReader(run.Code[m.Start])); err == nil {
 				if id := symtab.BuildID(f); id != nil {
-					ids = append(ids, buildID{string(id), m.Path, w.pid})
+					name := m.Path
+					if m.End <= 1<<32 {
+						name = "[vdso32]" // as perf names a 32-bit process's vDSO
+					}
+					ids = append(ids, buildID{string(id), name, w.pid})
 				}
 			}
 		}

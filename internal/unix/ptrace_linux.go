@@ -3,7 +3,10 @@
 package unix
 
 import (
+	"fmt"
 	"os"
+	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,4 +78,32 @@ func ptraceErr(call string, err error) error {
 		return nil
 	}
 	return os.NewSyscallError(call, err)
+}
+
+// StartStopped starts the program path (no arguments, an empty
+// environment) traced, so that it stops at its exec before running an
+// instruction; end it with KillWait.
+func StartStopped(path string) (*os.Process, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p, err := os.StartProcess(path, []string{path}, &os.ProcAttr{Env: []string{}, Sys: &syscall.SysProcAttr{Ptrace: true}})
+	if err != nil {
+		return nil, err
+	}
+	var st WaitStatus
+	if _, err := Wait4(p.Pid, &st); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	if !st.Stopped() {
+		return nil, fmt.Errorf("%s did not stop at its exec (status %#x)", path, uint32(st))
+	}
+	return p, nil
+}
+
+// KillWait kills a process started by StartStopped and reaps it.
+func KillWait(p *os.Process) {
+	p.Kill()
+	var st WaitStatus
+	Wait4(p.Pid, &st)
 }
