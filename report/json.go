@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"github.com/iotap/iotap/internal/ndjson"
 	"io"
 	"strings"
@@ -62,7 +61,6 @@ func appendTrace(b []byte, t *Trace) []byte {
 
 // WriteJSON writes the report as NDJSON.
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
 	for _, t := range r.Traces {
 		if _, err := w.Write(appendTrace(nil, t)); err != nil {
 			return err
@@ -79,11 +77,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		case t.PT != nil:
 			err = t.ptJSON(w)
 		case t.Events != nil:
-			for _, e := range t.Events.ByName {
-				if err = enc.Encode(map[string]any{"type": "event", "trace": t.Name, "source": t.Source, "name": e.Name, "count": e.Count}); err != nil {
-					break
-				}
-			}
+			_, err = w.Write(AppendEventsNDJSON(nil, t.Name, t.Events))
 		}
 		if err != nil {
 			return err
@@ -107,6 +101,23 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	b = ndjson.CloseArray(b)
 	_, err := w.Write(ndjson.End(b))
 	return err
+}
+
+// NDJSONEventStats is the kind of the record of one user event's count in
+// report --json (docs/ndjson.md).
+const NDJSONEventStats = "user_event_stats"
+
+// AppendEventsNDJSON appends a user_event_stats record per event name of
+// ev, each with the input file.
+func AppendEventsNDJSON(b []byte, file string, ev *Events) []byte {
+	for _, e := range ev.ByName {
+		b = ndjson.Begin(b, NDJSONEventStats)
+		b = ndjson.Str(b, "file", file)
+		b = ndjson.Str(b, "name", e.Name)
+		b = ndjson.Int(b, "count", e.Count)
+		b = ndjson.End(b)
+	}
+	return b
 }
 
 func (r *Report) errors() int {

@@ -176,3 +176,65 @@ func TestBuildNotTracesSayWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsNDJSON: report --json's user_event_stats records, one per
+// event name with its count, parse with encoding/json; the counts are
+// those of an events stream whose lines are counted here by name.
+func TestEventsNDJSON(t *testing.T) {
+	in := `{"kind":"input","schema":1,"source":"events","file":null,"format":"tracefs","clock":"trace"}
+{"kind":"user_event","ts_ns":100,"wall_ns":null,"cpu":0,"tid":42,"pid":null,"system":"user_events","name":"b\"q","fields":{"n":1}}
+{"kind":"user_event","ts_ns":200,"wall_ns":null,"cpu":0,"tid":42,"pid":null,"system":"user_events","name":"a","fields":{"n":2}}
+{"name":"a","ts":300,"cpu":0,"pid":42,"fields":{}}
+`
+	ev, _, err := AnalyzeEvents(context.Background(), strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := AppendEventsNDJSON(nil, "ev.ndjson", ev)
+	want := map[string]int64{"a": 2, "b\"q": 1}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if ev.Total != 3 || len(lines) != len(want) {
+		t.Fatalf("total %d, records:\n%s", ev.Total, b)
+	}
+	for _, l := range lines {
+		var r struct {
+			Kind, File, Name string
+			Count            int64
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		if r.Kind != NDJSONEventStats || r.File != "ev.ndjson" || want[r.Name] != r.Count {
+			t.Errorf("%s: want %v", l, want)
+		}
+	}
+}
+
+// FuzzEventsNDJSON: a user_event_stats record of any name and count is
+// one line that encoding/json parses back to them.
+func FuzzEventsNDJSON(f *testing.F) {
+	f.Add("iotap_marker", "cap/events.ndjson", int64(3))
+	f.Add("\xff\"\n", "", int64(-1))
+	f.Fuzz(func(t *testing.T, name, file string, count int64) {
+		b := AppendEventsNDJSON(nil, file, &Events{ByName: []*Event{{Name: name, Count: count}}})
+		if strings.IndexByte(string(b), '\n') != len(b)-1 {
+			t.Fatalf("not one line: %q", b)
+		}
+		var r struct {
+			Kind, File, Name string
+			Count            int64
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		text := func(s string) string {
+			j, _ := json.Marshal(s)
+			var w string
+			json.Unmarshal(j, &w)
+			return w
+		}
+		if r.Kind != NDJSONEventStats || r.File != text(file) || r.Name != text(name) || r.Count != count {
+			t.Fatalf("%s: want %q %q %d", b, file, name, count)
+		}
+	})
+}

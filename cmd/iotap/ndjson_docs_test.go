@@ -77,6 +77,7 @@ var ndjsonDocCommands = [][]string{
 	{"mmio", "stats", "--json", "--min-loop", "2", "../../testdata/mmiotrace/e1000-probe.log"},
 	{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"},
 	{"events", "read", "--json", "../../userevents/testdata/linuxtracepoints/perf.data"},
+	{"report", "--json", "../../testdata/capture/events.ndjson"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
