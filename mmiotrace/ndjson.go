@@ -267,7 +267,7 @@ const digits2 = "00010203040506070809" +
 
 // putDec writes v in decimal at d[0:] and returns the digits written.
 func putDec(d []byte, v uint64) int {
-	n := decLen(v)
+	n := ndjson.DecLen(v)
 	j := n
 	_ = d[n-1]
 	for v >= 100 {
@@ -295,32 +295,6 @@ func putNS(d []byte, ns uint64) int {
 	}
 	i := putDec(d, sec)
 	d[i] = byte('0' + frac/1e8)
-	binary.LittleEndian.PutUint64(d[i+1:], digits8(uint32(frac%1e8)))
+	binary.LittleEndian.PutUint64(d[i+1:], ndjson.Digits8(uint32(frac%1e8)))
 	return i + 9
-}
-
-// digits8 returns the eight decimal digits of x < 1e8, with leading
-// zeros, as the bytes of a little-endian word (the first digit in the low
-// byte): x split into halves of four digits in 32-bit lanes, each into
-// two of two digits in 16-bit lanes, each into digits in bytes, with
-// multiplications that stay inside their lane.
-func digits8(x uint32) uint64 {
-	v := uint64(x/10000) | uint64(x%10000)<<32
-	q := ((v * 10486) >> 20) & 0x0000007f0000007f // n/100 of n < 10000
-	v = q | (v-q*100)<<16
-	q = ((v * 103) >> 10) & 0x000f000f000f000f // n/10 of n < 100
-	v = q | (v-q*10)<<8
-	return v + 0x3030303030303030
-}
-
-var pow10u64 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
-
-// decLen returns the number of decimal digits of v.
-func decLen(v uint64) int {
-	// log10(2) ~ 1233/4096; the estimate is exact or one short.
-	t := (bits.Len64(v|1) * 1233) >> 12
-	if v >= pow10u64[t] {
-		t++
-	}
-	return max(t, 1)
 }

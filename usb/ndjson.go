@@ -61,21 +61,36 @@ func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, pa
 	if !e.started {
 		e.first, e.started = t, true
 	}
-	b = ndjson.Begin(b, KindEvent)
-	b = ndjson.Uint(b, "seq", seq)
-	b = ndjson.Int(b, "ts_ns", t*1000)
-	b = ndjson.Int(b, "rel_ns", elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0)*1000)
-	b = ndjson.HexUint(b, "urb_id", ev.ID)
-	b = append(ndjson.Key(b, "urb_type"), '"', byte(ev.Type), '"')
-	b = ndjson.Str(b, "transfer", ev.Transfer.String())
-	b = ndjson.Uint(b, "bus", uint64(ev.Bus))
-	b = ndjson.Uint(b, "dev", uint64(ev.Device))
-	b = ndjson.Uint(b, "ep", uint64(ev.EndpointAddress()))
+	// The members up to "length" are written with their keys as constants,
+	// the bytes ndjson.Uint, Str and the others write (the golden tests of
+	// cmd/iotap; TestEventEncoderRoundTrip and FuzzEventEncoder parse them
+	// back with encoding/json).
+	b = append(b, `{"kind":"usb_event","seq":`...)
+	b = ndjson.AppendUint(b, seq)
+	b = append(b, `,"ts_ns":`...)
+	b = ndjson.AppendInt(b, t*1000)
+	b = append(b, `,"rel_ns":`...)
+	b = ndjson.AppendInt(b, elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0)*1000)
+	b = append(b, `,"urb_id":"0x`...)
+	b = ndjson.AppendHexUint64(b, ev.ID)
+	b = append(b, `","urb_type":"`...)
+	b = append(b, byte(ev.Type))
+	b = append(b, `","transfer":`...)
+	b = ndjson.AppendString(b, ev.Transfer.String())
+	b = append(b, `,"bus":`...)
+	b = ndjson.AppendUint(b, uint64(ev.Bus))
+	b = append(b, `,"dev":`...)
+	b = ndjson.AppendUint(b, uint64(ev.Device))
+	b = append(b, `,"ep":`...)
+	b = ndjson.AppendUint(b, uint64(ev.EndpointAddress()))
 	if ev.Type != usbmon.Submission {
-		b = ndjson.Int(b, "status", int64(ev.Status))
-		b = ndjson.Str(b, "status_name", StatusName(ev.Status))
+		b = append(b, `,"status":`...)
+		b = ndjson.AppendInt(b, int64(ev.Status))
+		b = append(b, `,"status_name":`...)
+		b = ndjson.AppendString(b, StatusName(ev.Status))
 	}
-	b = ndjson.Uint(b, "length", uint64(ev.Length))
+	b = append(b, `,"length":`...)
+	b = ndjson.AppendUint(b, uint64(ev.Length))
 	var req Setup
 	var hasReq bool
 	if ev.HasSetup() && ev.Type == usbmon.Submission {

@@ -1,6 +1,7 @@
 package usb
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"time"
@@ -112,10 +113,12 @@ func appendSeconds6(b []byte, rel float64) []byte {
 				b = append(b, '-')
 				u = uint64(-m)
 			}
-			b = ndjson.AppendUint(b, u/1000000)
-			f := u % 1000000
-			return append(b, '.', byte('0'+f/100000), byte('0'+f/10000%10), byte('0'+f/1000%10),
-				byte('0'+f/100%10), byte('0'+f/10%10), byte('0'+f%10))
+			s := u / 1000000
+			b = ndjson.AppendUint(b, s)
+			// '.' and the six digits of the microseconds (Digits8's
+			// eight less two leading zeros) in one word.
+			b = binary.LittleEndian.AppendUint64(b, '.'|ndjson.Digits8(uint32(u-s*1000000))>>16<<8)
+			return b[:len(b)-1]
 		}
 	}
 	return strconv.AppendFloat(b, rel, 'f', 6, 64)

@@ -101,6 +101,10 @@ func decodeHeader(b []byte, hdrLen int, bo byteOrder, ev *Event) error {
 	if len(b) < hdrLen {
 		return fmt.Errorf("usbmon: %d-byte header needs %d bytes, have %d: %w", hdrLen, hdrLen, len(b), ErrTruncated)
 	}
+	if bo.kind == 1 {
+		decodeHeaderLE((*[HeaderLen48]byte)(b), hdrLen == HeaderLen64, b, ev)
+		return nil
+	}
 	b = b[:hdrLen]
 	ev.ID = bo.u64(b[0:])
 	ev.Type = EventType(b[8])
@@ -135,6 +139,48 @@ func decodeHeader(b []byte, hdrLen int, bo byteOrder, ev *Event) error {
 		ev.Fields |= HasExtended
 	}
 	return nil
+}
+
+// decodeHeaderLE is decodeHeader for little-endian headers (every capture
+// made on x86 and arm64), reading from a fixed-size array so that no load
+// has a bounds check or a byte-order test; b is the whole record (at least
+// 64 bytes when ext).
+func decodeHeaderLE(h *[HeaderLen48]byte, ext bool, b []byte, ev *Event) {
+	le := binary.LittleEndian
+	ev.ID = le.Uint64(h[0:8])
+	ev.Type = EventType(h[8])
+	ev.Transfer = TransferType(h[9])
+	ev.In = h[10]&0x80 != 0
+	ev.Endpoint = h[10] & 0x7f
+	ev.Device = h[11]
+	ev.Bus = le.Uint16(h[12:14])
+	ev.SetupFlag = h[14]
+	ev.DataFlag = h[15]
+	ev.Sec = int64(le.Uint64(h[16:24]))
+	ev.Usec = int32(le.Uint32(h[24:28]))
+	ev.Status = int32(le.Uint32(h[28:32]))
+	ev.Length = le.Uint32(h[32:36])
+	ev.CapLen = le.Uint32(h[36:40])
+	if ev.Transfer == Isochronous {
+		ev.ErrorCount = int32(le.Uint32(h[40:44]))
+		ev.NumDesc = int32(le.Uint32(h[44:48]))
+		ev.Setup = [8]byte{}
+	} else {
+		ev.Setup = [8]byte(h[40:48])
+		ev.ErrorCount, ev.NumDesc = 0, 0
+	}
+	ev.TextStamp = 0
+	if ext {
+		x := (*[HeaderLen64]byte)(b)
+		ev.Interval = int32(le.Uint32(x[48:52]))
+		ev.StartFrame = int32(le.Uint32(x[52:56]))
+		ev.XferFlags = le.Uint32(x[56:60])
+		ev.NDesc = le.Uint32(x[60:64])
+		ev.Fields = HasWallClock | HasBus | HasLengths | HasExtended
+		return
+	}
+	ev.Interval, ev.StartFrame, ev.XferFlags, ev.NDesc = 0, 0, 0, 0
+	ev.Fields = HasWallClock | HasBus | HasLengths
 }
 
 // DecodePacket decodes a whole binary record: header, then (64-byte

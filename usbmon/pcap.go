@@ -41,6 +41,7 @@ func headerLenOf(lt int) int {
 type pcapReader struct {
 	br     *bufio.Reader
 	bo     binary.ByteOrder
+	ord    byteOrder // bo for decodeRecordOrder
 	hdrLen int
 	lt     int
 	snap   uint32
@@ -71,7 +72,7 @@ func newPcapReader(br *bufio.Reader) (Reader, error) {
 		return nil, &FormatError{Format: FormatPcap, Offset: 20,
 			Msg: fmt.Sprintf("link type %d is not usbmon (want 189 or 220)", lt), Err: ErrFormat}
 	}
-	return &pcapReader{br: br, bo: bo, hdrLen: hl, lt: int(lt), snap: bo.Uint32(h[16:]), off: 24,
+	return &pcapReader{br: br, bo: bo, ord: orderOf(bo), hdrLen: hl, lt: int(lt), snap: bo.Uint32(h[16:]), off: 24,
 		buf: make([]byte, 0, 4096), iso: make([]ISODesc, 0, 8)}, nil
 }
 
@@ -104,7 +105,7 @@ func (r *pcapReader) ReadInto(ev *Event) error {
 	}
 	r.n++
 	r.off += 16 + int64(caplen)
-	if err := decodeRecord(data, r.hdrLen, r.bo, ev, &r.iso); err != nil {
+	if err := decodeRecordOrder(data, r.hdrLen, r.ord, ev, &r.iso); err != nil {
 		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
 	}
 	ev.Format = FormatPcap
@@ -135,7 +136,14 @@ func (r *pcapReader) Read() (*Event, error) {
 }
 
 func decodeRecord(data []byte, hdrLen int, bo binary.ByteOrder, ev *Event, iso *[]ISODesc) error {
-	if err := decodePacket(data, hdrLen, orderOf(bo), ev, *iso); err != nil {
+	return decodeRecordOrder(data, hdrLen, orderOf(bo), ev, iso)
+}
+
+// decodeRecordOrder is decodeRecord with the byte order already resolved
+// (orderOf compares interfaces: readers resolve it once per file or
+// section).
+func decodeRecordOrder(data []byte, hdrLen int, bo byteOrder, ev *Event, iso *[]ISODesc) error {
+	if err := decodePacket(data, hdrLen, bo, ev, *iso); err != nil {
 		return err
 	}
 	if cap(ev.ISO) > cap(*iso) {

@@ -16,15 +16,22 @@ type pcapngReader struct {
 	br     *bufio.Reader
 	off    int64 // offset of the next block
 	bo     binary.ByteOrder
-	be     bool     // bo is big endian (the calls below inline, bo's do not)
-	lts    []uint16 // link type per interface of the section
+	be     bool      // bo is big endian (the calls below inline, bo's do not)
+	ord    byteOrder // bo for decodeRecordOrder
+	lts    []uint16  // link type per interface of the section
 	snaps  []uint32
 	drops  []uint64 // last isb_ifdrop per interface of the section
 	dropsB uint64   // drops of the previous sections
 	n      int
 	lt     int
 	big    []byte // blocks larger than the buffer
-	iso    []ISODesc
+	// win is what br had buffered when last looked at, used how much of
+	// it the blocks returned since took: they are discarded from br all
+	// at once when win runs out (one Peek and one Discard per buffer
+	// instead of per block).
+	win  []byte
+	used int
+	iso  []ISODesc
 }
 
 const (
@@ -96,16 +103,19 @@ func (r *pcapngReader) block() ([]byte, error) {
 	// Fast path: a whole, well-formed block other than a section header
 	// already in the buffer (almost every block); anything else takes the
 	// checked path below, which reports what is wrong.
+	if blk := r.fromWindow(); blk != nil {
+		return blk, nil
+	}
+	if r.used > 0 {
+		r.br.Discard(r.used)
+	}
+	r.win, r.used = nil, 0
 	if n := r.br.Buffered(); n >= 12 && r.bo != nil {
-		h, _ := r.br.Peek(n)
-		if binary.LittleEndian.Uint32(h) != ngSHB {
-			length := r.u32(h[4:])
-			if length >= 12 && length%4 == 0 && int(length) <= n && r.u32(h[length-4:]) == length {
-				r.br.Discard(int(length))
-				r.off += int64(length)
-				return h[:length:length], nil
-			}
+		r.win, _ = r.br.Peek(n)
+		if blk := r.fromWindow(); blk != nil {
+			return blk, nil
 		}
+		r.win = nil
 	}
 	off := r.off
 	h, err := r.br.Peek(12)
@@ -125,8 +135,10 @@ func (r *pcapngReader) block() ([]byte, error) {
 		switch binary.LittleEndian.Uint32(h[8:]) {
 		case 0x1a2b3c4d:
 			r.bo, r.be = binary.LittleEndian, false
+			r.ord = byteOrder{r.bo, 1}
 		case 0x4d3c2b1a:
 			r.bo, r.be = binary.BigEndian, true
+			r.ord = byteOrder{r.bo, 2}
 		default:
 			return nil, r.errf(off, ErrFormat, "bad byte-order magic %x", h[8:12])
 		}
@@ -172,6 +184,25 @@ func (r *pcapngReader) block() ([]byte, error) {
 		r.lts, r.snaps, r.drops = r.lts[:0], r.snaps[:0], r.drops[:0]
 	}
 	return blk, nil
+}
+
+// fromWindow returns the next block if it is whole in win and is not a
+// section header, else nil.
+func (r *pcapngReader) fromWindow() []byte {
+	h := r.win[r.used:]
+	if len(h) < 12 {
+		return nil
+	}
+	if binary.LittleEndian.Uint32(h) == ngSHB {
+		return nil
+	}
+	length := r.u32(h[4:])
+	if length < 12 || length%4 != 0 || int(length) > len(h) || r.u32(h[length-4:]) != length {
+		return nil
+	}
+	r.used += int(length)
+	r.off += int64(length)
+	return h[:length:length]
 }
 
 func (r *pcapngReader) Read() (*Event, error) {
@@ -269,7 +300,19 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 		}
 		r.n++
 		r.lt = int(lt)
-		if err := decodeRecord(data, hl, r.bo, ev, &r.iso); err != nil {
+		if r.ord.kind == 1 && len(data) >= hl {
+			// Little endian, the header whole (decodePacket's checks
+			// hold): no ISO descriptors to read unless a 64-byte header
+			// announces some.
+			decodeHeaderLE((*[HeaderLen48]byte)(data), hl == HeaderLen64, data, ev)
+			if hl == HeaderLen48 || ev.NDesc == 0 {
+				ev.ISO, ev.Data = r.iso[:0], data[hl:]
+				ev.Format = FormatPcapng
+				ev.Synthesized = len(opts) >= 4 && r.synthesized(opts)
+				return nil
+			}
+		}
+		if err := decodeRecordOrder(data, hl, r.ord, ev, &r.iso); err != nil {
 			return r.errf(off, unwrapSentinel(err), "packet %d: %v", r.n, err)
 		}
 		ev.Format = FormatPcapng

@@ -34,6 +34,11 @@ type env struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
 	root := newRootCmd(e)
+	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
+		// Only shell completion reads the flags' value lists: building
+		// them for every command was a tenth of iotap's start-up.
+		registerCompletions(root) // completion.go
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -86,7 +91,6 @@ truncated input) unless --allow-loss is given.`,
 		newIndexCmd(e),  // cut.go
 	)
 	strictSubcommands(root)
-	registerCompletions(root) // completion.go
 	return root
 }
 
