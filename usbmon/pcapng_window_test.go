@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 )
 
 // smallReads returns at most 61 bytes a Read: the reader's buffer then
@@ -18,21 +22,40 @@ func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p),
 // readAllEvents reads r to its end and returns every event as text (its
 // fields, data and flags) and the error that ended it.
 func readAllEvents(src io.Reader) ([]string, string) {
+	return readAllWrapped(src, nil)
+}
+
+// readAllWrapped is readAllEvents through wrap(reader) (nil: none); it
+// also gives the link type after each event and the drop count at the
+// end.
+func readAllWrapped(src io.Reader, wrap func(Reader) Reader) ([]string, string) {
 	r, _, err := NewReader(src)
 	if err != nil {
 		return nil, "open: " + err.Error()
+	}
+	if wrap != nil {
+		r = wrap(r)
+	}
+	lt := func() int {
+		if l, ok := r.(LinkTyper); ok {
+			return l.LinkType()
+		}
+		return -1
 	}
 	var out []string
 	var ev Event
 	for {
 		if err := r.ReadInto(&ev); err != nil {
+			if d, ok := r.(interface{ Dropped() uint64 }); ok {
+				out = append(out, fmt.Sprintf("dropped %d", d.Dropped()))
+			}
 			if err == io.EOF {
 				return out, ""
 			}
 			return out, err.Error()
 		}
-		out = append(out, fmt.Sprintf("%d %c %d %v %d %d %d %d %d %d %d %x %x %v %v %d %d %d %v",
-			ev.ID, ev.Type, ev.Transfer, ev.In, ev.Endpoint, ev.Device, ev.Bus, ev.Sec, ev.Usec, ev.Status,
+		out = append(out, fmt.Sprintf("lt %d %d %c %d %v %d %d %d %d %d %d %d %x %x %v %v %d %d %d %v",
+			lt(), ev.ID, ev.Type, ev.Transfer, ev.In, ev.Endpoint, ev.Device, ev.Bus, ev.Sec, ev.Usec, ev.Status,
 			ev.Length, ev.Setup, ev.Data, ev.Synthesized, ev.ISO, ev.NDesc, ev.Interval, ev.XferFlags, ev.Fields))
 	}
 }
@@ -94,7 +117,7 @@ func TestPcapngWindowMatchesChecked(t *testing.T) {
 		}
 		check(fmt.Sprintf("lt %d", lt), file)
 		all, _ := readAllEvents(bytes.NewReader(file))
-		if len(all) != 1500 {
+		if len(all) != 1501 { // and the drop count
 			t.Fatalf("lt %d: %d events, want 1500", lt, len(all))
 		}
 		for k := 0; k < 20; k++ {
@@ -109,5 +132,99 @@ func TestPcapngWindowMatchesChecked(t *testing.T) {
 			}
 			check(fmt.Sprintf("lt %d variant %d", lt, k), b)
 		}
+	}
+}
+
+// TestPrefetchMatchesReader: Prefetch gives the events of the reader it
+// wraps, in order, with their link type, the drop count and the error
+// that ends the input, over the km003c capture and the generated files
+// of TestPcapngWindowMatchesChecked, whole and damaged.
+func TestPrefetchMatchesReader(t *testing.T) {
+	var files [][]byte
+	if b, err := os.ReadFile(filepath.Join("..", "..", "shared", "testdata", "usb", "km003c-adc-1000hz.pcapng")); err == nil {
+		files = append(files, b)
+	} else {
+		t.Logf("km003c capture not read (%v): generated files only", err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	for _, lt := range []int{LinkTypeUSBLinux, LinkTypeUSBLinuxMmapped} {
+		var buf bytes.Buffer
+		w, _ := NewPcapngWriter(&buf, lt)
+		for i := 0; i < 3000; i++ {
+			ev := Event{ID: uint64(i), Type: Callback, Transfer: Bulk, Bus: 1, Device: 2, Sec: int64(i), Fields: HasWallClock | HasBus | HasLengths, SetupFlag: SetupNone}
+			// payloads up to 3 MiB now and then: a batch's arena
+			// overflows
+			n := rng.Intn(700)
+			if i%1499 == 1 {
+				n = 1 << 20
+			}
+			ev.Data = make([]byte, n)
+			rng.Read(ev.Data)
+			ev.Length, ev.CapLen = uint32(n), uint32(n)
+			w.Write(&ev)
+		}
+		w.Flush()
+		files = append(files, buf.Bytes())
+	}
+	pref := func(r Reader) Reader {
+		if !CanPrefetch(r) {
+			t.Fatalf("%T: CanPrefetch false", r)
+		}
+		return Prefetch(r)
+	}
+	for fi, file := range files {
+		for k := 0; k < 6; k++ {
+			b := file
+			if k > 0 {
+				b = bytes.Clone(file)
+				if k%2 == 0 {
+					b[rng.Intn(len(b))] ^= 0x5a
+				} else {
+					b = b[:rng.Intn(len(b))]
+				}
+			}
+			want, wantErr := readAllWrapped(bytes.NewReader(b), nil)
+			got, gotErr := readAllWrapped(bytes.NewReader(b), pref)
+			if gotErr != wantErr || len(got) != len(want) {
+				t.Fatalf("file %d variant %d: prefetched %d events, error %q; reader %d, %q", fi, k, len(got), gotErr, len(want), wantErr)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("file %d variant %d: event %d differs:\n%.300s\n%.300s", fi, k, i+1, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestPrefetchClose: a reader closed before the end stops its goroutine.
+func TestPrefetchClose(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewPcapngWriter(&buf, LinkTypeUSBLinux)
+	for i := 0; i < 5000; i++ {
+		w.Write(&Event{ID: uint64(i), Type: Submission, Transfer: Bulk, Fields: HasWallClock | HasBus | HasLengths, SetupFlag: SetupNone})
+	}
+	w.Flush()
+	before := runtime.NumGoroutine()
+	r, _, err := NewReader(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Prefetch(r)
+	var ev Event
+	for i := 0; i < 10; i++ {
+		if err := p.ReadInto(&ev); err != nil || ev.ID != uint64(i) {
+			t.Fatalf("event %d: id %d, %v", i, ev.ID, err)
+		}
+	}
+	p.Close()
+	if err := p.ReadInto(&ev); err == nil {
+		t.Fatal("ReadInto after Close: no error")
+	}
+	for i := 0; runtime.NumGoroutine() > before; i++ {
+		if i == 500 {
+			t.Fatalf("%d goroutines after Close, %d before", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -75,12 +75,14 @@ type usbAnOptions struct {
 	// summary is set for a command printing only at the end (usb stats):
 	// its progress is shown even when stdout is the terminal.
 	summary bool
+	workers int // --workers (usbmon.UsePrefetch)
 }
 
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.BoolVar(&o.json, "json", false, "print NDJSON (one JSON object per line)")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
 	fs.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the input records dropped or truncated data")
+	fs.IntVar(&o.workers, "workers", 0, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
 	o.sel = usb.AnySelection()
 	if !filters {
 		return
@@ -129,7 +131,8 @@ type usbAnInput struct {
 	skipErrs int
 	// live is set when the input is a pipe or FIFO (a capture piped in):
 	// output is then flushed event by event.
-	live bool
+	live     bool
+	prefetch *usbmon.PrefetchReader // --workers 2
 }
 
 func isRegular(f *os.File) bool {
@@ -151,6 +154,7 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 	}
 	o.window = wf
 	var src io.Reader
+	size := int64(-1)
 	if path == "-" {
 		src = os.Stdin
 		in.live = !isRegular(os.Stdin)
@@ -161,6 +165,9 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		}
 		src, in.closer = e.meterReader("iotap: usb", t.File, t, !o.summary), t
 		in.live = !isRegular(t.File)
+		if st, err := t.File.Stat(); err == nil && !in.live {
+			size = st.Size()
+		}
 	}
 	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
 		in.skipErrs++
@@ -173,6 +180,10 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 		in.close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if !in.live && usbmon.UsePrefetch(r, size, o.workers) {
+		in.prefetch = usbmon.Prefetch(r)
+		r = in.prefetch
+	}
 	in.pl = usb.NewPipeline(r, f, ids)
 	in.pl.Limit = o.count
 	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && o.sel.WallClock() {
@@ -183,6 +194,9 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 }
 
 func (in *usbAnInput) close() {
+	if in.prefetch != nil {
+		in.prefetch.Close()
+	}
 	if in.closer != nil {
 		in.closer.Close()
 	}

@@ -11,17 +11,6 @@ import (
 // FuzzAppendNumbers), with less work per call: they were half of the CPU
 // of 'iotap usb read --json' (docs/performance.md).
 
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" +
-	"20212223242526272829" +
-	"30313233343536373839" +
-	"40414243444546474849" +
-	"50515253545556575859" +
-	"60616263646566676869" +
-	"70717273747576777879" +
-	"80818283848586878889" +
-	"90919293949596979899"
-
 // AppendUint appends v in decimal, as strconv.AppendUint(b, v, 10) does:
 // eight digits at a time (Digits8), written as one word and cut to the
 // number's length, so that the 19-digit nanosecond stamps of the NDJSON
