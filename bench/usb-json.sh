@@ -27,15 +27,16 @@ n=$("$work/iotap" usb read --json "$big" | grep -c '"kind":"usb_event"')
 t=$(tshark -r "$big" -T fields -e frame.number 2>/dev/null | wc -l)
 echo "input: $(stat -c %s "$big") bytes, $n events (tshark: $t); $runs runs each, in turn"
 : >"$work/a" ; : >"$work/b"
+# CPU seconds from wait4 (bench/cputime.py: microseconds, no shell in
+# between; /usr/bin/time prints hundredths)
 for _ in $(seq "$runs"); do
-	/usr/bin/time -a -o "$work/a" -f "%U %S %e" "$work/iotap" usb read --json "$big" >/dev/null
-	# shellcheck disable=SC2086
-	/usr/bin/time -a -o "$work/b" -f "%U %S %e" tshark -r "$big" -T fields $fields >/dev/null 2>&1
+	python3 bench/cputime.py "$work/a" "$work/iotap usb read --json $big"
+	python3 bench/cputime.py "$work/b" "tshark -r $big -T fields $fields"
 done
-med() { awk -v c="$2" '{ v[NR] = (c == "cpu") ? $1 + $2 : $3 } END { n = asort(v); print v[int((n + 1) / 2)] }' "$1"; }
+med() { awk -v c="$2" '{ v[NR] = (c == "cpu") ? $1 : $2 } END { n = asort(v); print v[int((n + 1) / 2)] }' "$1"; }
 awk -v ac="$(med "$work/a" cpu)" -v aw="$(med "$work/a" wall)" -v bc="$(med "$work/b" cpu)" -v bw="$(med "$work/b" wall)" 'BEGIN {
-	if (ac < 0.01) ac = 0.01
-	printf "iotap usb read --json  %6.2f s CPU %6.2f s wall\n", ac, aw
-	printf "tshark -T fields       %6.2f s CPU %6.2f s wall\n", bc, bw
+	if (ac < 0.0005) ac = 0.0005
+	printf "iotap usb read --json  %7.4f s CPU %6.2f s wall\n", ac, aw
+	printf "tshark -T fields       %7.4f s CPU %6.2f s wall\n", bc, bw
 	printf "ratio: tshark/iotap %.1fx CPU, %.1fx wall (target >= 50x)\n", bc / ac, bw / aw
 }'

@@ -3,7 +3,7 @@
 # reference tool on the same input, in one run (issue 15; the table in
 # docs/performance.md). Each pair runs alternately (A B A B ...) after one
 # warm-up run each; the medians of user+system CPU seconds, wall seconds and
-# peak RSS (/usr/bin/time) are printed, with the ratios reference/iotap.
+# peak RSS (bench/cputime.py: wait4) are printed, with the ratios reference/iotap.
 #
 #   bench/whole.sh [ROW ...]    rows: usb pt mmio (default: all)
 #
@@ -59,13 +59,13 @@ iotap=$work/iotap
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); N=$N"
 
-# measure NAME -- CMD...: one run, appends "cpu wall rssKiB" to $work/NAME.t.
-# The command's output goes to /dev/null (or where CMD redirects it).
+# measure NAME CMD: one run of the command line CMD (split as a shell
+# would, run without a shell: bench/cputime.py), appends "cpu wall rssKiB"
+# to $work/NAME.t; CPU seconds from wait4 (microseconds: /usr/bin/time
+# prints hundredths, too coarse for a 40 ms process). Its output goes to
+# /dev/null.
 measure() {
-	local name=$1
-	shift 2
-	/usr/bin/time -f '%U %S %e %M' -o "$work/time.tmp" "$@" >/dev/null 2>"$work/$name.err" || true
-	awk '{ printf "%.4f %.4f %d\n", $1 + $2, $3, $4 }' "$work/time.tmp" >>"$work/$name.t"
+	python3 bench/cputime.py "$work/$1.t" "$2"
 }
 
 median() { # column of $work/NAME.t
@@ -81,16 +81,16 @@ pair() {
 	: >"$work/a.t"
 	: >"$work/b.t"
 	for _ in $(seq "$N"); do
-		measure a -- bash -c "exec $a"
-		measure b -- bash -c "exec $b"
+		measure a "$a"
+		measure b "$b"
 	done
 	local ac aw am bc bw bm
 	ac=$(median a 1) aw=$(median a 2) am=$(median a 3)
 	bc=$(median b 1) bw=$(median b 2) bm=$(median b 3)
 	awk -v l="$label" -v ac="$ac" -v aw="$aw" -v am="$am" -v bc="$bc" -v bw="$bw" -v bm="$bm" 'BEGIN {
-		if (ac < 0.005) ac = 0.005
-		if (aw < 0.005) aw = 0.005
-		printf "%-34s iotap %7.3f s CPU %7.3f s wall %6.1f MiB | ref %7.3f s CPU %7.3f s wall %6.1f MiB | ratio %5.1fx CPU %5.1fx wall\n",
+		if (ac < 0.0005) ac = 0.0005
+		if (aw < 0.0005) aw = 0.0005
+		printf "%-34s iotap %8.4f s CPU %7.3f s wall %6.1f MiB | ref %7.3f s CPU %7.3f s wall %6.1f MiB | ratio %5.1fx CPU %5.1fx wall\n",
 			l, ac, aw, am / 1024, bc, bw, bm / 1024, bc / ac, bw / aw
 	}'
 }
