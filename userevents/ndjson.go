@@ -12,9 +12,10 @@ const NDJSONEvent = "user_event"
 
 // Formats and clocks of the "input" record of an events stream.
 const (
-	FormatTracefs  = "tracefs"   // an ftrace instance's ring buffer (events record)
-	FormatPerfRing = "perf ring" // perf_event rings (events record --perf)
-	FormatPerfData = "perf.data" // events read
+	FormatTracefs  = "tracefs"            // an ftrace instance's ring buffer (events record)
+	FormatPerfRing = "perf ring"          // perf_event rings (events record --perf)
+	FormatPerfData = "perf.data"          // events read
+	FormatStatus   = "user_events_status" // events status and list: tracefs' list of registered events
 	// ClockTrace is the tracefs trace clock ('local': ns since boot).
 	ClockTrace = "trace"
 	// ClockPerf is perf's sample clock (ns since boot).
@@ -122,4 +123,56 @@ func appendEventHeaderNDJSON(b []byte, rec *Recorded, ev *eventheader.Event) []b
 	}
 	b = ndjson.Close(b)
 	return ndjson.End(b)
+}
+
+// Kinds of the records of 'iotap events status --json' and 'iotap events
+// list --json' (docs/ndjson.md).
+const (
+	NDJSONStatus     = "user_event_status"
+	NDJSONDefinition = "user_event_def"
+)
+
+// AppendStatusNDJSON appends the user_event_status record of a
+// registered event: its tracepoint name and who has it enabled.
+func AppendStatusNDJSON(b []byte, ev *StatusEvent) []byte {
+	b = ndjson.Begin(b, NDJSONStatus)
+	b = ndjson.Str(b, "name", ev.Name)
+	return ndjson.End(appendUsedBy(b, ev.UsedBy))
+}
+
+// AppendDefinitionNDJSON appends the user_event_def record of a
+// registered event: its system, tracepoint name, the command that
+// registers it and its fields (s is nil when its format could not be
+// read: command null, no fields).
+func AppendDefinitionNDJSON(b []byte, system string, ev *StatusEvent, s *Schema) []byte {
+	b = ndjson.Begin(b, NDJSONDefinition)
+	b = ndjson.Str(b, "system", system)
+	b = ndjson.Str(b, "name", ev.Name)
+	if s == nil {
+		b = ndjson.Null(b, "command")
+	} else {
+		b = ndjson.Str(b, "command", s.Command())
+	}
+	b = ndjson.OpenArray(b, "fields")
+	if s != nil {
+		for i := range s.Fields {
+			f := &s.Fields[i]
+			b = ndjson.OpenElem(b)
+			b = ndjson.Str(b, "name", f.Name)
+			b = ndjson.Str(b, "type", f.Type)
+			b = ndjson.Int(b, "offset", int64(f.Offset))
+			b = ndjson.Int(b, "size", int64(f.Size))
+			b = ndjson.Close(b)
+		}
+	}
+	b = ndjson.CloseArray(b)
+	return ndjson.End(appendUsedBy(b, ev.UsedBy))
+}
+
+func appendUsedBy(b []byte, by []string) []byte {
+	b = ndjson.OpenArray(b, "used_by")
+	for _, u := range by {
+		b = ndjson.StrElem(b, u)
+	}
+	return ndjson.CloseArray(b)
 }

@@ -129,3 +129,87 @@ func FuzzNDJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestStatusNDJSONGolden pins the records of 'events status --json' and
+// 'events list --json' for a user_events_status as the kernel writes it
+// (IOTAP_UPDATE_GOLDEN=1 rewrites the file), and reads them back: the
+// names, who uses them and the fields of the registering command.
+func TestStatusNDJSONGolden(t *testing.T) {
+	st, err := ParseStatus([]byte("iotap_req # Used by ftrace perf\nmulti.1f\n\nActive: 2\nBusy: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseCommand("iotap_req u32 id; char[16] path; __rel_loc char[] msg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := AppendNDJSONInput(nil, "", FormatStatus, "")
+	for i := range st.Events {
+		b = AppendStatusNDJSON(b, &st.Events[i])
+	}
+	b = AppendDefinitionNDJSON(b, System, &st.Events[0], s)
+	b = AppendDefinitionNDJSON(b, MultiSystem, &st.Events[1], nil)
+	path := filepath.Join("testdata", "golden", "user-event-status.ndjson")
+	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
+		os.WriteFile(path, b, 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	var def struct {
+		Kind, System, Name string
+		Command            *string
+		Fields             []struct {
+			Name, Type   string
+			Offset, Size int
+		}
+		UsedBy []string `json:"used_by"`
+	}
+	if err := json.Unmarshal(lines[3], &def); err != nil {
+		t.Fatal(err)
+	}
+	if def.Kind != NDJSONDefinition || def.Name != "iotap_req" || def.Command == nil || *def.Command != s.Command() ||
+		len(def.Fields) != 3 || def.Fields[1].Name != "path" || def.Fields[1].Size != 16 || len(def.UsedBy) != 2 {
+		t.Errorf("%s", lines[3])
+	}
+	def.Command = nil
+	if err := json.Unmarshal(lines[4], &def); err != nil || def.Command != nil || def.Name != "multi.1f" || def.System != MultiSystem {
+		t.Errorf("%s: %v", lines[4], err)
+	}
+}
+
+// FuzzStatusNDJSON: the status record of any name and users is one line
+// that encoding/json parses back to them.
+func FuzzStatusNDJSON(f *testing.F) {
+	f.Add("iotap_req", "ftrace", "perf")
+	f.Add("\xff\"x", "", "\n")
+	f.Fuzz(func(t *testing.T, name, u1, u2 string) {
+		ev := StatusEvent{Name: name, UsedBy: []string{u1, u2}}
+		for _, line := range [][]byte{AppendStatusNDJSON(nil, &ev), AppendDefinitionNDJSON(nil, name, &ev, nil)} {
+			if bytes.IndexByte(line, '\n') != len(line)-1 {
+				t.Fatalf("not one line: %q", line)
+			}
+			var r struct {
+				Name   string
+				UsedBy []string `json:"used_by"`
+			}
+			if err := json.Unmarshal(line, &r); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			text := func(s string) string {
+				j, _ := json.Marshal(s)
+				var w string
+				json.Unmarshal(j, &w)
+				return w
+			}
+			if r.Name != text(name) || len(r.UsedBy) != 2 || r.UsedBy[0] != text(u1) || r.UsedBy[1] != text(u2) {
+				t.Fatalf("%s: want %q %q %q", line, name, u1, u2)
+			}
+		}
+	})
+}

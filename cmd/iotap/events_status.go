@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -33,11 +32,12 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 				return explain(err)
 			}
 			if jsonOut {
-				for _, ev := range st.Events {
-					b, _ := json.Marshal(map[string]any{"name": ev.Name, "used_by": nonNil(ev.UsedBy)})
-					fmt.Fprintf(e.stdout, "%s\n", b)
+				b := userevents.AppendNDJSONInput(nil, "", userevents.FormatStatus, "")
+				for i := range st.Events {
+					b = userevents.AppendStatusNDJSON(b, &st.Events[i])
 				}
-				return nil
+				_, err := e.stdout.Write(b)
+				return err
 			}
 			for _, ev := range st.Events {
 				used := "-"
@@ -52,13 +52,6 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
 	return c
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 func newEventsListCmd(e *env) *cobra.Command {
@@ -78,29 +71,34 @@ func newEventsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return explain(err)
 			}
-			for _, ev := range st.Events {
+			var b []byte
+			if jsonOut {
+				b = userevents.AppendNDJSONInput(b, "", userevents.FormatStatus, "")
+			}
+			for i := range st.Events {
+				ev := &st.Events[i]
 				sys := userevents.System
 				if strings.Contains(ev.Name, ".") {
 					sys = userevents.MultiSystem
 				}
-				cmd := ev.Name + " (format unreadable)"
-				var fields []map[string]any
+				var schema *userevents.Schema
 				if f, err := userevents.ReadFormat(fs, sys, ev.Name); err == nil {
 					if s, err := schemaFromFormat(f, strings.SplitN(ev.Name, ".", 2)[0]); err == nil {
-						cmd = s.Command()
-						for _, ff := range s.Fields {
-							fields = append(fields, map[string]any{"name": ff.Name, "type": ff.Type, "offset": ff.Offset, "size": ff.Size})
-						}
+						schema = s
 					}
 				}
 				if jsonOut {
-					b, _ := json.Marshal(map[string]any{"name": ev.Name, "system": sys, "command": cmd, "fields": fields, "used_by": nonNil(ev.UsedBy)})
-					fmt.Fprintf(e.stdout, "%s\n", b)
+					b = userevents.AppendDefinitionNDJSON(b, sys, ev, schema)
 					continue
+				}
+				cmd := ev.Name + " (format unreadable)"
+				if schema != nil {
+					cmd = schema.Command()
 				}
 				fmt.Fprintf(e.stdout, "%s/%s\t%s\n", sys, ev.Name, cmd)
 			}
-			return nil
+			_, err = e.stdout.Write(b)
+			return err
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
