@@ -3,6 +3,7 @@ package cut_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -44,4 +45,27 @@ func Example() {
 	// MARK 2.000000 probe done
 	// W 4 2.250000 1 0xfebc00d0 0x9d 0x0 0
 	// 2 events, indexed: true
+}
+
+// A window from one of a trace's markers (MARK 8.112034 "iotap: bind
+// 0000:00:03.0 e1000") to 0.1845 s after its first record (8.104948) is
+// placed on the trace's own clock, in ns; standard input cannot be read
+// twice for it.
+func ExampleResolveWindow() {
+	spec, err := timerange.ParseSpec("mark:iotap: bind 0000:00:03.0 e1000", "0.1845s")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	win, err := cut.ResolveWindow(context.Background(), "../mmiotrace/testdata/e1000-bind.log", spec, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(win.From, win.To)
+	_, err = cut.ResolveWindow(context.Background(), "-", spec, nil)
+	fmt.Println(errors.Is(err, cut.ErrWindowNeedsFile))
+	// Output:
+	// 8112034000 8289448000
+	// true
 }

@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
+	"github.com/iotap/iotap/internal/timerange"
 )
 
 // OpenFile opens a trace file for Cut or BuildIndex. A plain file is read
@@ -98,3 +100,43 @@ func LoadIndex(path string) (*Index, error) {
 	defer f.Close()
 	return ReadIndex(f)
 }
+
+// ErrWindowNeedsFile is returned by ResolveWindow for standard input with
+// an end that needs the trace's clock (it would be read twice).
+var ErrWindowNeedsFile = errors.New("standard input is read once: give --from/--to as @T (the log's stamps)")
+
+// ResolveWindow places spec on the trace at path: @T ends need nothing;
+// relative and mark: ends need the trace's first record and markers (read
+// with Clock, through the trace's index when it has one; warn receives
+// what is wrong with the index). A spec that does not resolve is a
+// *WindowError, a path of "-" that needs reading
+// ErrWindowNeedsFile.
+func ResolveWindow(ctx context.Context, path string, spec timerange.Spec, warn func(string)) (timerange.Window, error) {
+	abs := func(has bool, p timerange.Point) bool { return !has || p.Base == timerange.Absolute }
+	var clock timerange.Clock
+	if !abs(spec.HasFrom, spec.From) || !abs(spec.HasTo, spec.To) {
+		if path == "-" {
+			return timerange.Window{}, ErrWindowNeedsFile
+		}
+		in, closer, err := OpenFile(path, true, warn)
+		if err != nil {
+			return timerange.Window{}, err
+		}
+		defer closer.Close()
+		if clock, err = Clock(ctx, in, spec); err != nil {
+			return timerange.Window{}, err
+		}
+	}
+	win, err := spec.Resolve(clock)
+	if err != nil {
+		return timerange.Window{}, &WindowError{err}
+	}
+	return win, nil
+}
+
+// WindowError is a window that does not resolve on the trace (an end
+// before the start, a mark: of no marker...): a usage error.
+type WindowError struct{ Err error }
+
+func (e *WindowError) Error() string { return e.Err.Error() }
+func (e *WindowError) Unwrap() error { return e.Err }

@@ -84,3 +84,14 @@ func ExampleDryRun() {
 	// {"divergences":0,"dry_run":true,"lost":0,"reads":1,"skipped":0,"type":"summary","unmapped":0,"writes":1}
 	// 1 writes, 1 reads checked, 0 divergences, 0 accesses outside known BARs
 }
+
+// --value MASK=BITS keeps the accesses whose value has BITS under MASK.
+func ExampleParseValueMask() {
+	mask, bits, err := mmiotrace.ParseValueMask("0x80000000=0")
+	fmt.Printf("%#x %#x %v\n", mask, bits, err)
+	_, _, err = mmiotrace.ParseValueMask("0x1=0x3")
+	fmt.Println(err)
+	// Output:
+	// 0x80000000 0x0 <nil>
+	// bits 0x3 outside mask 0x1
+}

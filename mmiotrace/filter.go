@@ -282,3 +282,24 @@ func (s *Stream) Keep(r *Record) (bool, error) {
 	}
 	return f.Match(r), nil
 }
+
+// ParseValueMask parses MASK[=BITS] ('iotap mmio filter --value'): the
+// accesses whose value has BITS under MASK (BITS defaults to MASK: all
+// of them set). Numbers in C syntax (0x hex, 0 octal).
+func ParseValueMask(s string) (mask, bits uint64, err error) {
+	m, b, hasBits := strings.Cut(s, "=")
+	mask, err = strconv.ParseUint(m, 0, 64)
+	if err != nil || mask == 0 {
+		return 0, 0, fmt.Errorf("bad mask %q", m)
+	}
+	bits = mask
+	if hasBits {
+		if bits, err = strconv.ParseUint(b, 0, 64); err != nil {
+			return 0, 0, fmt.Errorf("bad bits %q", b)
+		}
+		if bits&^mask != 0 {
+			return 0, 0, fmt.Errorf("bits 0x%x outside mask 0x%x", bits, mask)
+		}
+	}
+	return mask, bits, nil
+}

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/iotap/iotap/cut"
@@ -84,7 +84,7 @@ Examples:
 			}
 			f.MapIDs = mapIDs
 			if value != "" {
-				m, b, err := mmioParseValueMask(value)
+				m, b, err := mmiotrace.ParseValueMask(value)
 				if err != nil {
 					return usageErrorf("--value: %v", err)
 				}
@@ -173,46 +173,12 @@ Examples:
 	return c
 }
 
-func mmioParseValueMask(s string) (mask, bits uint64, err error) {
-	m, b, hasBits := strings.Cut(s, "=")
-	mask, err = strconv.ParseUint(m, 0, 64)
-	if err != nil || mask == 0 {
-		return 0, 0, fmt.Errorf("bad mask %q", m)
-	}
-	bits = mask
-	if hasBits {
-		if bits, err = strconv.ParseUint(b, 0, 64); err != nil {
-			return 0, 0, fmt.Errorf("bad bits %q", b)
-		}
-		if bits&^mask != 0 {
-			return 0, 0, fmt.Errorf("bits 0x%x outside mask 0x%x", bits, mask)
-		}
-	}
-	return mask, bits, nil
-}
-
-// mmioResolveWindow places a window on the log: @T ends need nothing;
-// relative and mark: ends need the log's first record and markers (read
-// through package cut, with the log's index when it has one).
+// mmioResolveWindow places a window on the log (cut.ResolveWindow).
 func mmioResolveWindow(e *env, spec timerange.Spec, path string) (timerange.Window, error) {
-	abs := func(has bool, p timerange.Point) bool { return !has || p.Base == timerange.Absolute }
-	var clock timerange.Clock
-	if !abs(spec.HasFrom, spec.From) || !abs(spec.HasTo, spec.To) {
-		if path == "-" {
-			return timerange.Window{}, usageErrorf("standard input is read once: give --from/--to as @T (the log's stamps)")
-		}
-		in, closer, err := cut.OpenFile(path, true, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
-		if err != nil {
-			return timerange.Window{}, err
-		}
-		defer closer.Close()
-		if clock, err = cut.Clock(e.ctx, in, spec); err != nil {
-			return timerange.Window{}, err
-		}
+	win, err := cut.ResolveWindow(e.ctx, path, spec, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
+	var we *cut.WindowError
+	if errors.Is(err, cut.ErrWindowNeedsFile) || errors.As(err, &we) {
+		return win, usageErrorf("%v", err)
 	}
-	win, err := spec.Resolve(clock)
-	if err != nil {
-		return timerange.Window{}, usageErrorf("%v", err)
-	}
-	return win, nil
+	return win, err
 }
