@@ -3,6 +3,7 @@ package intelpt
 import (
 	"bufio"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -173,3 +174,104 @@ func (k *KernelImage) AddModulesFromCore(core string, secs []ModuleSection) erro
 	}
 	return nil
 }
+
+// LoadModuleKO lays out the code of a module's .ko file as the kernel
+// loaded it: its code sections (not .init*) at the run-time addresses
+// sectionAddr gives (a copy of /sys/module/NAME/sections), with the
+// relocations of x86-64 modules applied (R_X86_64_64, _32, _32S, _PC32,
+// _PLT32): symbols of the module at their sections' addresses, undefined
+// ones (the kernel's, other modules') from resolve (e.g. /proc/kallsyms).
+// What the kernel patches at load time (return thunks, alternatives,
+// static calls) is not redone: those sites keep the .ko's instructions.
+func LoadModuleKO(path, module string, sectionAddr map[string]uint64, resolve func(name string) (uint64, bool)) ([]KernelSection, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("intelpt: module: %w", err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_REL || f.Machine != elf.EM_X86_64 {
+		return nil, fmt.Errorf("intelpt: module: %s is not an x86-64 kernel module (%v %v)", path, f.Type, f.Machine)
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("intelpt: module: %s: %w", path, err)
+	}
+	data := map[int][]byte{} // loaded code sections by index
+	var out []KernelSection
+	for i, s := range f.Sections {
+		a, ok := sectionAddr[s.Name]
+		if !ok || s.Flags&elf.SHF_EXECINSTR == 0 || s.Type != elf.SHT_PROGBITS || strings.HasPrefix(s.Name, ".init") {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("intelpt: module: %s %s: %w", path, s.Name, err)
+		}
+		data[i] = b
+		out = append(out, KernelSection{Addr: a, Data: b, Name: "[" + module + "] " + s.Name})
+	}
+	le := binaryLE
+	for _, rs := range f.Sections {
+		b, ok := data[int(rs.Info)]
+		if rs.Type != elf.SHT_RELA || !ok {
+			continue
+		}
+		target := f.Sections[rs.Info]
+		rb, err := rs.Data()
+		if err != nil {
+			return nil, fmt.Errorf("intelpt: module: %s %s: %w", path, rs.Name, err)
+		}
+		for i := 0; i+24 <= len(rb); i += 24 {
+			off := le.Uint64(rb[i:])
+			info := le.Uint64(rb[i+8:])
+			add := int64(le.Uint64(rb[i+16:]))
+			typ, idx := elf.R_X86_64(info&0xffffffff), int(info>>32)
+			if typ == elf.R_X86_64_NONE {
+				continue
+			}
+			if idx < 1 || idx > len(syms) {
+				return nil, fmt.Errorf("intelpt: module: %s %s: relocation %d: symbol %d out of range", path, rs.Name, i/24, idx)
+			}
+			sym := syms[idx-1]
+			var S uint64
+			switch {
+			case sym.Section == elf.SHN_UNDEF:
+				if S, ok = resolve(sym.Name); !ok {
+					return nil, fmt.Errorf("intelpt: module: %s: symbol %s is not in the kernel's symbols", path, sym.Name)
+				}
+			case sym.Section == elf.SHN_ABS:
+				S = sym.Value
+			case int(sym.Section) < len(f.Sections):
+				a, ok := sectionAddr[f.Sections[sym.Section].Name]
+				if !ok {
+					continue // a section that was not loaded (.init*, discarded): its references are not code we map
+				}
+				S = a + sym.Value
+			default:
+				return nil, fmt.Errorf("intelpt: module: %s: symbol %s in section %d", path, sym.Name, sym.Section)
+			}
+			P := sectionAddr[target.Name] + off
+			v := uint64(int64(S) + add)
+			switch typ {
+			case elf.R_X86_64_64:
+				if off+8 > uint64(len(b)) {
+					return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation past the section", path, target.Name, off)
+				}
+				le.PutUint64(b[off:], v)
+				continue
+			case elf.R_X86_64_PC32, elf.R_X86_64_PLT32:
+				v -= P
+			case elf.R_X86_64_32, elf.R_X86_64_32S:
+			default:
+				return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation type %v not supported", path, target.Name, off, typ)
+			}
+			if off+4 > uint64(len(b)) {
+				return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation past the section", path, target.Name, off)
+			}
+			le.PutUint32(b[off:], uint32(v))
+		}
+	}
+	return out, nil
+}
+
+var binaryLE = binary.LittleEndian

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/symtab"
@@ -92,8 +93,63 @@ type KernelFiles struct {
 	// NoModules: the kernel image only.
 	NoModules bool
 	// ModuleDir holds NAME.ko files whose section sizes bound the
-	// modules' code exactly ("": none needed).
+	// modules' code exactly ("": none needed). With a vmlinux as Kernel
+	// and Modules and SysModule given (copies from the traced machine),
+	// the modules' code is their .ko files' (intelpt.LoadModuleKO:
+	// relocated with Kallsyms's addresses; the kernel's load-time patches
+	// are not redone).
 	ModuleDir string
+}
+
+// addModuleKOs maps the .ko files of the modules kf.Modules lists.
+func addModuleKOs(k *intelpt.KernelImage, kf KernelFiles, syms map[string]uint64) error {
+	b, err := os.ReadFile(kf.Modules)
+	if err != nil {
+		return err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		name, _, _ := strings.Cut(l, " ")
+		if name == "" {
+			continue
+		}
+		ko := ""
+		for _, n := range []string{name, strings.ReplaceAll(name, "_", "-")} {
+			if p := filepath.Join(kf.ModuleDir, n+".ko"); fileExists(p) {
+				ko = p
+			}
+		}
+		if ko == "" {
+			continue // not given: its code stays unmapped (gaps)
+		}
+		dir := filepath.Join(kf.SysModule, name, "sections")
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("calls: module %s: %w", name, err)
+		}
+		addrs := map[string]uint64{}
+		for _, e := range ents {
+			v, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return err
+			}
+			a, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(string(v)), "0x"), 16, 64)
+			if err != nil {
+				return fmt.Errorf("calls: %s/%s: %q is not an address", dir, e.Name(), v)
+			}
+			addrs[e.Name()] = a
+		}
+		secs, err := intelpt.LoadModuleKO(ko, name, addrs, func(n string) (uint64, bool) { a, ok := syms[n]; return a, ok })
+		if err != nil {
+			return err
+		}
+		k.Sections = append(k.Sections, secs...)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // LoadKernelFiles reads the kernel's code, the loaded modules' code and
@@ -101,6 +157,7 @@ type KernelFiles struct {
 func LoadKernelFiles(kf KernelFiles) (*intelpt.KernelImage, *KernelSymbols, error) {
 	var kt *ksym.Table
 	var text, etext uint64
+	addrs := map[string]uint64{} // kallsyms's kernel symbols, for relocations
 	if kf.Kallsyms != "" {
 		b, err := os.ReadFile(kf.Kallsyms)
 		if err != nil {
@@ -111,6 +168,9 @@ func LoadKernelFiles(kf KernelFiles) (*intelpt.KernelImage, *KernelSymbols, erro
 			return nil, nil, err
 		}
 		for _, s := range syms {
+			if _, ok := addrs[s.Name]; !ok && s.Module == "" {
+				addrs[s.Name] = s.Addr
+			}
 			switch {
 			case s.Module != "":
 			case s.Name == "_text":
@@ -128,6 +188,12 @@ func LoadKernelFiles(kf KernelFiles) (*intelpt.KernelImage, *KernelSymbols, erro
 		var err error
 		if k, err = intelpt.LoadKernel(kf.Kernel, text, etext); err != nil {
 			return nil, nil, err
+		}
+		if k.Vmlinux && !kf.NoModules && kf.ModuleDir != "" && kf.Modules != "" {
+			// a vmlinux: the modules from their .ko files, relocated
+			if err := addModuleKOs(k, kf, addrs); err != nil {
+				return nil, nil, err
+			}
 		}
 		if !k.Vmlinux && !kf.NoModules {
 			mods, sys := kf.Modules, kf.SysModule

@@ -111,6 +111,7 @@ func TestLabModuleKcore(t *testing.T) {
 		}
 	}
 	checkModuleBytes(t, "/lib/"+mod+".ko", text, byName)
+	checkModuleKO(t, "/lib/"+mod+".ko", mod, text, string(kallsyms))
 
 	// A path through the module, into the kernel and back.
 	run := ptsynth.KernelPathRegions(regions, byName["iotap_ptmod_run ["+mod+"]"], 4000)
@@ -266,4 +267,57 @@ func checkModuleBytes(t *testing.T, koPath string, live *intelpt.KernelSection, 
 	if bytes.Equal(live.Data[:len(ko)], make([]byte, len(ko))) {
 		t.Error(".text read from kcore is zeros")
 	}
+}
+
+// checkModuleKO lays out the .ko as the kernel loaded it
+// (addModuleKOs, intelpt.LoadModuleKO: its sections at /sys/module's addresses, the
+// relocations applied with kallsyms's addresses) and compares its .text
+// with the one read from kcore: equal but at the return-thunk jumps the
+// kernel patched at load time (jmp __x86_return_thunk to ret), which the
+// .ko keeps.
+func checkModuleKO(t *testing.T, koPath, mod string, live *intelpt.KernelSection, kallsyms string) {
+	t.Helper()
+	all := map[string]uint64{}
+	for _, l := range strings.Split(kallsyms, "\n") {
+		var a uint64
+		var typ, name string
+		if n, _ := fmt.Sscanf(l, "%x %s %s", &a, &typ, &name); n == 3 {
+			if _, ok := all[name]; !ok {
+				all[name] = a
+			}
+		}
+	}
+	// as LoadKernelFiles does for a vmlinux with ModuleDir (all the
+	// loaded modules whose .ko is in the directory: here this one)
+	var k intelpt.KernelImage
+	if err := addModuleKOs(&k, KernelFiles{Modules: "/proc/modules", SysModule: "/sys/module", ModuleDir: filepath.Dir(koPath)}, all); err != nil {
+		t.Fatal(err)
+	}
+	secs := k.Sections
+	var text []byte
+	for _, s := range secs {
+		if s.Name == "["+mod+"] .text" && s.Addr == live.Addr {
+			text = s.Data
+		}
+	}
+	if text == nil {
+		t.Fatalf("LoadModuleKO: no .text at %#x: %v", live.Addr, secs)
+	}
+	thunk := all["__x86_return_thunk"]
+	diff, patched := 0, 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == live.Data[i] {
+			continue
+		}
+		// a jmp rel32 to the return thunk, patched: skip its 5 bytes
+		if text[i] == 0xe9 && i+5 <= len(text) && live.Addr+uint64(i)+5+uint64(int64(int32(binary.LittleEndian.Uint32(text[i+1:])))) == thunk {
+			patched++
+			i += 4
+			continue
+		}
+		if diff++; diff <= 10 {
+			t.Errorf("relocated .ko .text+%#x: %#02x, kcore %#02x", i, text[i], live.Data[i])
+		}
+	}
+	t.Logf("relocated .ko: .text (%d bytes) equals kcore's but at %d patched return-thunk jumps", len(text), patched)
 }
