@@ -33,8 +33,9 @@
 //
 //	usb.pcapng      usbmon events, pcapng, link type 220 (USB Linux mmapped)
 //	mmio.log        the mmiotrace log, as the kernel writes it
-//	events.ndjson   user events, one JSON object per line (userevents.AppendJSON):
-//	                name, system, ts (trace clock, ns), cpu, pid, fields
+//	events.ndjson   user events, NDJSON schema 1 (docs/ndjson.md): an input record,
+//	                then user_event records (userevents.AppendNDJSON): ts_ns (trace
+//	                clock), cpu, tid, system, name, fields
 //	clocks.json     timeline.Clocks: version, common ("CLOCK_MONOTONIC"),
 //	                sources{usb,mmio,events: {clock, offset_ns}}, markers
 //

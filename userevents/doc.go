@@ -27,7 +27,7 @@
 // ParseFormat (an event's format file), Format.Decode (a raw record),
 // DecodePage (the per-CPU trace_pipe_raw ring-buffer page format, with
 // lost events counted), DecodePerfRecord (perf ring records), TextReader
-// (trace_pipe text), AppendJSON, PerfDataReader (the tracepoint samples
+// (trace_pipe text), AppendNDJSON (docs/ndjson.md), PerfDataReader (the tracepoint samples
 // of a perf.data file, decoded with the formats stored in it) and
 // ParseTracingData; EventHeader events (LinuxTracepoints' self-describing
 // convention, package eventheader) are decoded wherever a format is the

@@ -49,22 +49,20 @@ wait $b; echo $? > /out/perf.rc
 	if read("ftrace.rc") != "0" || read("perf.rc") != "0" {
 		t.Fatalf("recorders exit %s %s: %s %s", read("ftrace.rc"), read("perf.rc"), read("ftrace.err"), read("perf.err"))
 	}
-	meta := regexp.MustCompile(`"meta":\{"ts":\d+,"cpu":\d+,"pid":(\d+),"tid":(\d+),`)
+	meta := regexp.MustCompile(`^\{"kind":"user_event","ts_ns":\d+,"wall_ns":null,"cpu":\d+,"tid":\d+,"pid":null,`)
 	want := []string{
-		`{"n":"MyProvider:Request","status":404,"path":"/no such file","delta":-5,"ok":true,"e":"ENOENT(2)","meta":{"ts":T,"cpu":C,"pid":P,"tid":P,"level":4,"keyword":"0x1F"}}`,
-		`{"n":"MyProvider:Done","bytes":"0xBEEF","meta":{"ts":T,"cpu":C,"pid":P,"tid":P,"level":4,"keyword":"0x1F"}}`,
+		`{"kind":"input","schema":1,"source":"events","file":null,"format":"tracefs","clock":"trace"}`,
+		`{"kind":"user_event",T,"system":"user_events","name":"MyProvider:Request","fields":{"status":404,"path":"/no such file","delta":-5,"ok":true,"e":"ENOENT(2)"},` +
+			`"eventheader":{"tracepoint":"MyProvider_L4K1f","id":0,"version":0,"level":4,"keyword":"0x1f","opcode":0,"tag":0,"activity":null,"related_activity":null}}`,
+		`{"kind":"user_event",T,"system":"user_events","name":"MyProvider:Done","fields":{"bytes":"0xBEEF"},` +
+			`"eventheader":{"tracepoint":"MyProvider_L4K1f","id":0,"version":0,"level":4,"keyword":"0x1f","opcode":0,"tag":0,"activity":null,"related_activity":null}}`,
 	}
 	lines := strings.Split(read("ftrace.json"), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("ftrace recorder: %d lines:\n%s", len(lines), read("ftrace.json"))
 	}
 	for i, l := range lines {
-		m := meta.FindStringSubmatch(l)
-		if m == nil || m[1] != m[2] {
-			t.Errorf("line %d meta: %s", i, l)
-			continue
-		}
-		got := meta.ReplaceAllString(l, `"meta":{"ts":T,"cpu":C,"pid":P,"tid":P,`)
+		got := meta.ReplaceAllString(l, `{"kind":"user_event",T,`)
 		if got != want[i] {
 			t.Errorf("line %d:\n got  %s\n want %s", i, got, want[i])
 		}

@@ -102,15 +102,15 @@ wait $lp; echo $? > /out/loss.rc
 		t.Errorf("output mode %s, want 600", p)
 	}
 	lines := strings.Split(read("rec.json"), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 || lines[0] != `{"kind":"input","schema":1,"source":"events","file":null,"format":"tracefs","clock":"trace"}` {
 		t.Fatalf("%d lines:\n%s", len(lines), read("rec.json"))
 	}
-	for i, l := range lines {
+	for i, l := range lines[1:] {
 		var ev struct {
 			Name   string
-			TS     uint64
+			TS     uint64 `json:"ts_ns"`
 			CPU    int
-			PID    int
+			PID    int `json:"tid"`
 			Fields map[string]any
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
@@ -176,14 +176,14 @@ wait $pid; echo $? > /out/rec.rc
 		t.Errorf("--perf touched ftrace:\n%s", st)
 	}
 	lines := strings.Split(read("rec.json"), "\n")
-	if len(lines) != 3 {
+	if len(lines) != 4 || lines[0] != `{"kind":"input","schema":1,"source":"events","file":null,"format":"perf ring","clock":"perf"}` {
 		t.Fatalf("%d lines:\n%s", len(lines), read("rec.json"))
 	}
-	for i, l := range lines {
+	for i, l := range lines[1:] {
 		var ev struct {
 			Name   string
-			TS     uint64
-			PID    int
+			TS     uint64 `json:"ts_ns"`
+			PID    int    `json:"tid"`
 			Fields map[string]any
 		}
 		if err := json.Unmarshal([]byte(l), &ev); err != nil {
