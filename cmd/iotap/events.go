@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/iotap/iotap/tracefs"
@@ -38,23 +37,6 @@ long is refused (its size differs between user and kernel).`,
 // eventsFS finds tracefs.
 func eventsFS() (*tracefs.FS, error) {
 	return tracefs.Find()
-}
-
-// schemaFromFormat rebuilds the schema of a registered event from its
-// format file (fields in order, types as registered).
-func schemaFromFormat(f *userevents.Format, name string) (*userevents.Schema, error) {
-	var fields []string
-	for _, ff := range f.Fields {
-		if ff.Common {
-			continue
-		}
-		d := ff.Type + " " + ff.Name
-		if ff.Kind == userevents.KindStruct {
-			d += " " + strconv.Itoa(ff.Size)
-		}
-		fields = append(fields, d)
-	}
-	return userevents.NewSchema(name, fields...)
 }
 
 // splitEventArg tells "NAME" from "NAME FIELDS".

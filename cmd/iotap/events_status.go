@@ -83,7 +83,7 @@ func newEventsListCmd(e *env) *cobra.Command {
 				}
 				var schema *userevents.Schema
 				if f, err := userevents.ReadFormat(fs, sys, ev.Name); err == nil {
-					if s, err := schemaFromFormat(f, strings.SplitN(ev.Name, ".", 2)[0]); err == nil {
+					if s, err := userevents.SchemaOf(f, strings.SplitN(ev.Name, ".", 2)[0]); err == nil {
 						schema = s
 					}
 				}

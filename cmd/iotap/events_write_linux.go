@@ -34,11 +34,6 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 			if err != nil {
 				return err
 			}
-			p, err := userevents.OpenFS(fs)
-			if err != nil {
-				return explain(err)
-			}
-			defer p.Close()
 			var flags userevents.Flags
 			if !noPersist {
 				flags |= userevents.Persist
@@ -46,16 +41,12 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 			if multi {
 				flags |= userevents.MultiFormat
 			}
-			ev, err := p.RegisterSchema(s, flags)
+			sys, name, got, err := userevents.RegisterFS(fs, s, flags)
 			if err != nil {
 				return explain(err)
 			}
-			sys, name, err := userevents.Tracepoint(fs, s, ev.Flags())
-			if err != nil {
-				return err
-			}
 			fmt.Fprintf(e.stdout, "registered %s as %s/%s", s.Command(), sys, name)
-			if ev.Flags()&userevents.Persist == 0 {
+			if got&userevents.Persist == 0 {
 				fmt.Fprint(e.stdout, " (not persistent: gone when nothing uses it)")
 			}
 			fmt.Fprintln(e.stdout)
@@ -133,41 +124,18 @@ anything else a string.`,
 					}
 					return explain(err)
 				}
-				if s, err = schemaFromFormat(f, name); err != nil {
+				if s, err = userevents.SchemaOf(f, name); err != nil {
 					return err
 				}
 				if vals, err = parseFieldValues(s, args[1:]); err != nil {
 					return err
 				}
 			}
-			p, err := userevents.OpenFS(fs)
-			if err != nil {
-				return explain(err)
-			}
-			defer p.Close()
 			var flags userevents.Flags
 			if persist {
 				flags = userevents.Persist
 			}
-			ev, err := p.RegisterSchema(s, flags)
-			if err != nil {
-				return explain(err)
-			}
-			if !ev.Enabled() {
-				if requireEnabled {
-					return fmt.Errorf("events write: %s is not enabled: nothing records it", name)
-				}
-				fmt.Fprintf(e.stderr, "iotap: events write: %s is not enabled, nothing written\n", name)
-				return nil
-			}
-			if err := ev.Write(vals...); err != nil {
-				if errors.Is(err, userevents.ErrNotEnabled) && !requireEnabled {
-					fmt.Fprintf(e.stderr, "iotap: events write: %s was disabled, nothing written\n", name)
-					return nil
-				}
-				return err
-			}
-			return nil
+			return writeResult(e, name, requireEnabled, userevents.WriteOnce(fs, s, flags, vals...))
 		},
 	}
 	c.Flags().StringVar(&register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
@@ -196,12 +164,7 @@ func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persis
 		}
 		vals = append(vals, v)
 	}
-	n := eventheader.Name{Provider: provider, Level: level, Keyword: keyword}
-	payload, err := eventheader.Append(nil, eventheader.Header{Level: level}, event, vals)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	s, err := userevents.ParseCommand(n.String() + " " + eventheader.CommandTypes)
+	s, payload, err := userevents.EventHeaderEvent(provider, event, level, keyword, vals)
 	if err != nil {
 		return usageErrorf("--eventheader: %v", err)
 	}
@@ -209,34 +172,29 @@ func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persis
 	if err != nil {
 		return err
 	}
-	p, err := userevents.OpenFS(fs)
-	if err != nil {
-		return explain(err)
-	}
-	defer p.Close()
 	var flags userevents.Flags
 	if persist {
 		flags = userevents.Persist
 	}
-	ev, err := p.RegisterSchema(s, flags)
-	if err != nil {
-		return explain(err)
-	}
-	if !ev.Enabled() {
-		if requireEnabled {
-			return fmt.Errorf("events write: %s is not enabled: nothing records it", s.Name)
-		}
-		fmt.Fprintf(e.stderr, "iotap: events write: %s is not enabled, nothing written\n", s.Name)
+	return writeResult(e, s.Name, requireEnabled, userevents.WriteOnceRaw(fs, s, flags, payload))
+}
+
+// writeResult reports a write that nothing recorded: an error with
+// --require-enabled, else a note (exit 0).
+func writeResult(e *env, name string, requireEnabled bool, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case err == userevents.ErrNotEnabled && requireEnabled:
+		return fmt.Errorf("events write: %s is not enabled: nothing records it", name)
+	case err == userevents.ErrNotEnabled:
+		fmt.Fprintf(e.stderr, "iotap: events write: %s is not enabled, nothing written\n", name)
+		return nil
+	case errors.Is(err, userevents.ErrNotEnabled) && !requireEnabled:
+		fmt.Fprintf(e.stderr, "iotap: events write: %s was disabled, nothing written\n", name)
 		return nil
 	}
-	if err := ev.WriteRaw(payload); err != nil {
-		if errors.Is(err, userevents.ErrNotEnabled) && !requireEnabled {
-			fmt.Fprintf(e.stderr, "iotap: events write: %s was disabled, nothing written\n", s.Name)
-			return nil
-		}
-		return err
-	}
-	return nil
+	return explain(err)
 }
 
 // parseFieldValues turns field=value arguments into one value per field.
@@ -263,13 +221,8 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 				return err
 			}
 			// A process that just exited or exec'd releases its
-			// registrations after an RCU grace period: retry a busy
-			// delete for a second before giving up.
-			err = userevents.DeleteFS(fs, args[0])
-			for i := 0; i < 50 && errors.Is(err, userevents.ErrBusy); i++ {
-				time.Sleep(20 * time.Millisecond)
-				err = userevents.DeleteFS(fs, args[0])
-			}
+			// registrations after an RCU grace period.
+			err = userevents.DeleteWait(fs, args[0], time.Second)
 			if err != nil {
 				return explain(err)
 			}

@@ -1,0 +1,57 @@
+package userevents
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/iotap/iotap/rotate"
+	"github.com/iotap/iotap/tracefs"
+)
+
+// RecordLinesOptions configure RecordLines.
+type RecordLinesOptions struct {
+	FS     *tracefs.FS // nil: tracefs.Find()
+	Events []Target
+	// Perf reads through perf rings (perf_event_open on each event's
+	// tracepoint, as perf record does) instead of a private ftrace
+	// instance.
+	Perf bool
+	// BufferKB is the ring per CPU (with Perf: per event and CPU, rounded
+	// up to a power of two pages); 0 the kernel's default.
+	BufferKB int
+	JSON     bool   // NDJSON: the "input" record (AppendNDJSONInput), then AppendNDJSON; else AppendText
+	Count    uint64 // stop after this many events (0: no limit)
+	// OnStart, if set, is called once the events are enabled.
+	OnStart func()
+	// Logf, if set, receives notes: the tracefs instances of killed
+	// recorders removed before starting.
+	Logf func(format string, args ...any)
+	// Interval, if > 0, calls OnInterval every Interval with the events
+	// written in it and their bytes (the lines), as perf stat -I does, and
+	// once more at the end: the intervals add up to Result.Written.
+	// OnInterval runs on a goroutine of its own, never concurrently.
+	Interval   time.Duration
+	OnInterval func(rotate.Stats)
+}
+
+// Target is a user event to record: Name (a multi-format name records
+// the user_events_multi system's tracepoint), and Schema to register it
+// first (nil: it must already be registered, else the error wraps
+// ErrNotFound).
+type Target struct {
+	Name   string
+	Schema *Schema
+}
+
+// RecordLinesResult is what RecordLines recorded.
+type RecordLinesResult struct {
+	Written           uint64 // lines written
+	Events, Lost, Bad uint64 // read, lost (ring-buffer or perf counts), undecodable
+}
+
+// IsNDJSONInput reports whether line is an NDJSON "input" record, the
+// header of an events stream: rotate.LineOptions.Header for a ring of
+// NDJSON files, so that each starts with it and reads on its own.
+func IsNDJSONInput(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"kind":"input"`))
+}
