@@ -126,3 +126,20 @@ dd65f0e8 4128379808 C Bo:1:005:2 0 31 >
 	// S CBW tag=0xad lun=1 in 32768: READ_10 lba=32 blocks=64
 	// C (56µs)
 }
+
+// The filter of 'iotap usb capture --dev 2' over a few events (a
+// --vidpid filter reads sysfs: usb.DefaultSysfsRoot on a live system).
+func ExampleLiveFilter() {
+	f, err := usb.LiveFilter(usb.DefaultSysfsRoot, "", 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, dev := range []uint8{1, 2, 3} {
+		fmt.Println(dev, f.Match(&usbmon.Event{Bus: 1, Device: dev}))
+	}
+	// Output:
+	// 1 false
+	// 2 true
+	// 3 false
+}

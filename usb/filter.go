@@ -206,3 +206,34 @@ func (w *WindowFilter) Keep(ev *usbmon.Event) bool {
 // time on a text capture, ends out of order); the filter then keeps
 // nothing.
 func (w *WindowFilter) Err() error { return w.err }
+
+// LiveFilter is the filter of a live capture ('iotap usb capture --vidpid
+// VVVV:PPPP --dev N'): vidpid, when not "", keeps the events of devices
+// with that VID:PID — identified from sysfs (root, usually
+// DefaultSysfsRoot) for the devices present, and from their enumeration
+// as it is captured for the others; dev, when not 0, keeps device address
+// dev. It returns nil (every event) with neither. The filter learns from
+// every event: give it all of them, in order.
+func LiveFilter(root, vidpid string, dev uint8) (Filter, error) {
+	var fs []Filter
+	var ids *Identities
+	if vidpid != "" {
+		v, p, err := ParseVIDPID(vidpid)
+		if err != nil {
+			return nil, err
+		}
+		ids = NewIdentities()
+		if err := ids.AddSysfs(root); err != nil {
+			return nil, err
+		}
+		fs = append(fs, DeviceIDIs(ids, v, p))
+	}
+	if dev != 0 {
+		fs = append(fs, DeviceIs(dev))
+	}
+	f := All(fs...)
+	if f != nil && ids != nil {
+		f = Learning(f, ids)
+	}
+	return f, nil
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -167,9 +166,14 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if o.dev < 0 || o.dev > 127 {
 		return usageErrorf("--dev %d: want a device address, 1 to 127", o.dev)
 	}
-	keep, err := usbCaptureFilter(o)
+	if o.vidpid != "" {
+		if _, _, err := usb.ParseVIDPID(o.vidpid); err != nil {
+			return usageErrorf("--vidpid: %v", err)
+		}
+	}
+	keep, err := usb.LiveFilter(usb.DefaultSysfsRoot, o.vidpid, uint8(o.dev))
 	if err != nil {
-		return err
+		return fmt.Errorf("--vidpid: %w", err)
 	}
 	ctx := e.ctx
 	if o.duration > 0 {
@@ -177,125 +181,71 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	copt := usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring,
-		TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng, Queue: queue}
+	fopt := usbmon.FileOptions{Format: format, Path: o.out, Nice: nice, NiceIfAllowed: niceAuto,
+		Capture: usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring,
+			TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng, Queue: queue},
+		Record: usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}}
 	if method == usbmon.MethodText {
-		copt.RingSize = 0
+		fopt.Capture.RingSize = 0
 	}
-	if queue > 0 {
-		copt.Nice, copt.NiceIfAllowed = nice, niceAuto
-		// The draining thread must not wait for the writer's P to come
-		// back from the Go scheduler: give it one of its own, even on one
-		// CPU (the kernel then schedules the two threads by priority).
-		if runtime.GOMAXPROCS(0) < 2 {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-		}
-	}
-	ropt := usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}
 	if o.rot.onInterval(e) != nil {
-		ropt.Interval = o.rot.interval
-		ropt.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
+		fopt.Record.Interval = o.rot.interval
+		fopt.Record.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
 	}
 	ro, rotating, err := o.rot.options(o.out)
 	if err != nil {
 		return err
 	}
-	var rot *usbmon.RotateOptions
 	if rotating {
-		rot = &usbmon.RotateOptions{Path: ro.Path, Files: ro.Files, Size: ro.Size, Duration: ro.Duration}
+		fopt.Rotate = &ro
 	}
 	if usbIsTerminal(e.stderr) {
-		ropt.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
+		fopt.Record.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
 	}
-	rec, err := usbmon.OpenRecording(ctx, copt, ropt)
-	if err != nil {
-		if errors.Is(err, usbmon.ErrNotSupported) {
-			return fmt.Errorf("%w (try 'iotap doctor')", err)
-		}
-		return err
-	}
-	defer rec.Close()
-	capt := rec.Capture()
-
-	var w usbmon.Writer
-	var closeOut func() error
-	if rot != nil {
-		rot.Create = func(path string) (io.WriteCloser, error) {
-			f, err := e.createOutput(path, outfile.InPlace)
-			if err != nil {
-				return nil, err
-			}
-			return commitCloser{f}, nil
-		}
-		rot.NewWriter = func(dst io.Writer) (usbmon.Writer, error) {
-			return usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped)
-		}
-		r, err := usbmon.NewRotator(*rot)
+	fopt.Create = func(path string) (io.WriteCloser, error) {
+		f, err := e.createOutput(path, outfile.InPlace)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		w, closeOut = r, r.Close
-	} else {
-		dst, c, err := usbCreateOutput(e, o.out, outfile.InPlace)
-		if err != nil {
-			return err
-		}
-		if w, err = usbNewWriter(dst, format, usbmon.LinkTypeUSBLinuxMmapped); err != nil {
-			return err
-		}
-		closeOut = c
+		return commitCloser{f}, nil
 	}
-	if _, ok := w.(*usbmon.PcapngWriter); ok && !o.noInject {
+	if !o.noInject {
 		// The descriptors of the devices present, as the GET_DESCRIPTOR
 		// transfers a capture started after enumeration missed; marked
 		// synthesized (packet comment), skipped by iotap's analyses.
-		evs, errs := usb.DescriptorEvents(usb.DefaultSysfsRoot, time.Now(), func(bus uint16, _ uint8) bool { return o.bus == 0 || int(bus) == o.bus })
-		for _, err := range errs {
-			fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err)
-		}
-		n := 0
-		for i := range evs {
-			if keep != nil && !keep(&evs[i]) {
-				continue
+		fopt.Prelude = func() []usbmon.Event {
+			evs, errs := usb.DescriptorEvents(usb.DefaultSysfsRoot, time.Now(), func(bus uint16, _ uint8) bool { return o.bus == 0 || int(bus) == o.bus })
+			for _, err := range errs {
+				fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err)
 			}
-			if err := w.Write(&evs[i]); err != nil {
-				return err
-			}
-			n++
+			return evs
 		}
-		fmt.Fprintf(e.stderr, "iotap: %d synthesized descriptor events (from sysfs) written first; --no-inject-descriptors leaves them out\n", n)
 	}
-	if err := w.Flush(); err != nil { // the file header, before any event
+	fopt.Started = func(capt *usbmon.Capture, prelude int) {
+		if prelude >= 0 {
+			fmt.Fprintf(e.stderr, "iotap: %d synthesized descriptor events (from sysfs) written first; --no-inject-descriptors leaves them out\n", prelude)
+		}
+		if method == usbmon.MethodText {
+			fmt.Fprintf(e.stderr, "iotap: capturing %s via text (%s); SIGINT stops\n", busName(o.bus), capt.Path())
+		} else {
+			fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
+				busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
+		}
+	}
+	res, err := usbmon.CaptureToFile(ctx, fopt)
+	if errors.Is(err, usbmon.ErrNotSupported) {
+		return fmt.Errorf("%w (try 'iotap doctor')", err)
+	}
+	var ne *usbmon.NiceError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("--nice %d: %w", ne.Nice, ne.Err)
+	}
+	if err != nil {
 		return err
 	}
-	if method == usbmon.MethodText {
-		fmt.Fprintf(e.stderr, "iotap: capturing %s via text (%s); SIGINT stops\n", busName(o.bus), capt.Path())
-	} else {
-		fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
-			busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
-	}
-
-	// This thread encodes and writes the events. With --queue 0 it is
-	// also the one that drains the ring. With a queue it must run at the
-	// draining thread's priority all the same (usbmon.LockThreadNice): on
-	// one CPU a starved writer lost events (docs/performance.md, USB,
-	// session 2).
-	appliedNice := 0
-	if nice != 0 && (queue == 0 || capt.Stats().Nice != 0) {
-		restore, err := usbmon.LockThreadNice(nice)
-		if err == nil {
-			appliedNice = nice
-			defer restore()
-		} else if !niceAuto {
-			return fmt.Errorf("--nice %d: %w", nice, err)
-		}
-	}
-	st, readErr, writeErr := rec.Run(w)
-	if ropt.Progress != nil {
+	st, readErr, writeErr, appliedNice := res.Stats, res.ReadErr, res.WriteErr, res.Nice
+	if fopt.Record.Progress != nil {
 		fmt.Fprint(e.stderr, "\r\033[K")
-	}
-	if err := closeOut(); err != nil && writeErr == nil {
-		writeErr = err
 	}
 	fmt.Fprintf(e.stderr, "iotap: %s\n", st)
 	if l := st.Loss; l.Total() > 0 {
@@ -350,32 +300,6 @@ type commitCloser struct {
 
 func (c commitCloser) Write(p []byte) (int, error) { return c.f.Write(p) }
 func (c commitCloser) Close() error                { return c.f.Commit() }
-
-// usbCaptureFilter returns the event filter of --vidpid and --dev, or nil.
-// It sees every event (pairing and identities learn from all of them).
-func usbCaptureFilter(o *usbCaptureOptions) (usb.Filter, error) {
-	var fs []usb.Filter
-	var ids *usb.Identities
-	if o.vidpid != "" {
-		v, p, err := usb.ParseVIDPID(o.vidpid)
-		if err != nil {
-			return nil, usageErrorf("--vidpid: %v", err)
-		}
-		ids = usb.NewIdentities()
-		if err := ids.AddSysfs(usb.DefaultSysfsRoot); err != nil {
-			return nil, fmt.Errorf("--vidpid: %w", err)
-		}
-		fs = append(fs, usb.DeviceIDIs(ids, v, p))
-	}
-	if o.dev != 0 {
-		fs = append(fs, usb.DeviceIs(uint8(o.dev)))
-	}
-	f := usb.All(fs...)
-	if f != nil && ids != nil {
-		f = usb.Learning(f, ids)
-	}
-	return f, nil
-}
 
 func busName(bus int) string {
 	if bus == 0 {
