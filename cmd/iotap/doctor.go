@@ -16,7 +16,7 @@ func newDoctorCmd(e *env) *cobra.Command {
 	c := &cobra.Command{
 		Use: "doctor",
 		Example: `  iotap doctor
-  sudo iotap doctor --json | jq '.checks[] | select(.ok | not)'`,
+  sudo iotap doctor --json | jq -c '.facilities[] | select(.available | not)'`,
 		Short: "Say what this machine can trace, and how to get the rest",
 		Long: `doctor checks each facility iotap uses (tracefs, debugfs, usbmon text and binary,
 mmiotrace, user_events, intel_pt, perf_event, privileges) and prints whether it

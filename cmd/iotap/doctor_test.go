@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,60 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if code := exitCode(err, &bytes.Buffer{}); code != exitUsage {
 			t.Errorf("%v: exit %d (%v), want %d", args, code, err, exitUsage)
 		}
+	}
+}
+
+// The jq filter in doctor's Examples runs on doctor --json's output and
+// selects exactly the facilities that are not available (jq is the
+// oracle; the example used to name keys the output does not have).
+func TestDoctorExampleJQ(t *testing.T) {
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Skip("jq not installed")
+	}
+	m := regexp.MustCompile(`\| jq (-c )?'([^']+)'`).FindStringSubmatch(newDoctorCmd(&env{}).Example)
+	if m == nil {
+		t.Fatal("doctor's Example has no jq filter")
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"doctor", "--json"}, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Facilities []struct {
+			Name      string `json:"name"`
+			Available bool   `json:"available"`
+		} `json:"facilities"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range rep.Facilities {
+		if !f.Available {
+			want = append(want, f.Name)
+		}
+	}
+	cmd := exec.Command(jq, "-c", m[2])
+	cmd.Stdin = &out
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("jq %q: %v\n%s", m[2], err, b)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var f struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal([]byte(line), &f); err != nil || f.Name == "" {
+			t.Fatalf("jq printed %q, not a facility", line)
+		}
+		got = append(got, f.Name)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("jq %q selected %v, want the unavailable facilities %v", m[2], got, want)
 	}
 }
