@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/internal/unix"
+	"github.com/iotap/iotap/rotate"
 )
 
 // RecordOptions configure a [Recording]: which events of a live capture
@@ -131,9 +132,9 @@ func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 	r.w = w
 	r.ng, _ = w.(statsWriter)
 	start, lastProgress := time.Now(), time.Now()
-	var iv *intervals
+	var iv *rotate.Interval
 	if r.opt.Interval > 0 && r.opt.OnInterval != nil {
-		iv = startIntervals(r.opt.Interval, r.opt.OnInterval)
+		iv = rotate.StartInterval(r.opt.Interval, r.opt.OnInterval)
 	}
 	var ev Event
 	for {
@@ -156,9 +157,7 @@ func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 			break
 		}
 		st.Events++
-		if iv != nil {
-			iv.add(len(ev.Data))
-		}
+		iv.Add(1, uint64(len(ev.Data)))
 		if r.opt.Progress != nil && st.Events&255 == 0 && time.Since(lastProgress) >= time.Second {
 			lastProgress = time.Now()
 			r.opt.Progress(st.Events, r.capt.Stats().Dropped)
@@ -172,9 +171,7 @@ func (r *Recording) Run(w Writer) (st RecordStats, readErr, writeErr error) {
 		}
 	}
 	r.Close()
-	if iv != nil {
-		iv.stop()
-	}
+	iv.Stop()
 	st.Capture = r.capt.Stats()
 	if r.ng != nil && r.err == nil {
 		r.err = r.ng.WriteStats(time.Now(), st.Capture.Dropped)
