@@ -64,6 +64,13 @@ type Result struct {
 	// InputStart and InputEnd are, for Intel PT, the byte range of the
 	// input that was written: from a PSB to a PSB (or the end).
 	InputStart, InputEnd int64
+	// Truncated is the number of bytes of a record the input ends inside
+	// (a capture killed mid-write), 0 when it ends cleanly; TruncatedAt is
+	// that record's offset. The records before it are cut as usual; the
+	// half record is not written and, when its time (that of the last
+	// timed record before it, as for any record without a time) is in the
+	// window, counts as one lost event in Lost.
+	Truncated, TruncatedAt int64
 }
 
 // Cut writes to w the records of in that fall inside opt.Window, in the
@@ -229,7 +236,7 @@ func (c *cutter) clock(ctx context.Context, f Format, ix *Index, spec timerange.
 			return clock, ctx.Err()
 		}
 		_, err := sc.next(&u)
-		if err == io.EOF {
+		if err == io.EOF || errors.Is(err, ErrTruncated) {
 			break
 		}
 		if err != nil {
@@ -280,6 +287,9 @@ func (c *cutter) run(ctx context.Context, sc scanner, r io.Reader, off, last int
 		if err == io.EOF {
 			return nil
 		}
+		if errors.Is(err, ErrTruncated) {
+			return c.truncated(err, last, win)
+		}
 		if err != nil {
 			return err
 		}
@@ -292,6 +302,26 @@ func (c *cutter) run(ctx context.Context, sc scanner, r io.Reader, off, last int
 			return err
 		}
 	}
+}
+
+// truncated notes the half record the input ends with (err, a truncated
+// *FormatError), last being the time of the last timed record before it.
+func (c *cutter) truncated(err error, last int64, win timerange.Window) error {
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	c.res.TruncatedAt = fe.Offset
+	if c.in.ReaderAt != nil {
+		c.res.Truncated = c.in.Size - fe.Offset
+	} else {
+		c.res.Truncated = 1 // a compressed input: the size is not known here
+	}
+	if win.Contains(last) {
+		c.res.Lost++
+	}
+	c.warn(fmt.Sprintf("%s: the input ends inside a record (%v): the records before it are cut, it counts as 1 lost event", c.in.Name, err))
+	return nil
 }
 
 func (c *cutter) keep(u *unit, raw []byte, eff int64, win timerange.Window, w *bufio.Writer, st statser) error {
@@ -515,7 +545,7 @@ func Markers(ctx context.Context, in Input) ([]Marker, error) {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if _, err := sc.next(&u); err == io.EOF {
+		if _, err := sc.next(&u); err == io.EOF || errors.Is(err, ErrTruncated) {
 			return ms, nil
 		} else if err != nil {
 			return ms, err

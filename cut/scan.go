@@ -65,6 +65,10 @@ type FormatError struct {
 	Format Format
 	Offset int64
 	Msg    string
+	// Truncated: the input ends inside the record at Offset (a trace cut
+	// short, e.g. a capture killed mid-write); errors.Is(err,
+	// ErrTruncated) is then true.
+	Truncated bool
 }
 
 func (e *FormatError) Error() string {
@@ -74,8 +78,17 @@ func (e *FormatError) Error() string {
 // ErrFormat is matched (errors.Is) by every *FormatError.
 var ErrFormat = errors.New("cut: bad input")
 
-// Is makes errors.Is(err, ErrFormat) true.
-func (e *FormatError) Is(target error) bool { return target == ErrFormat }
+// ErrTruncated is matched (errors.Is) by a *FormatError of an input that
+// ends inside a record. Cut, Clock, Markers and BuildIndex take such an
+// end as the end of the input; Cut counts the record as lost
+// (Result.Truncated).
+var ErrTruncated = errors.New("cut: input ends inside a record")
+
+// Is makes errors.Is(err, ErrFormat) true, and errors.Is(err,
+// ErrTruncated) for a truncated record.
+func (e *FormatError) Is(target error) bool {
+	return target == ErrFormat || e.Truncated && target == ErrTruncated
+}
 
 // base is the buffered reading shared by the scanners.
 type base struct {
@@ -100,6 +113,11 @@ func (b *base) offset() int64 { return b.off }
 
 func (b *base) errf(off int64, format string, args ...any) error {
 	return &FormatError{Format: b.f, Offset: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// truncf is errf for an input that ends inside the record at off.
+func (b *base) truncf(off int64, format string, args ...any) error {
+	return &FormatError{Format: b.f, Offset: off, Msg: fmt.Sprintf(format, args...), Truncated: true}
 }
 
 // maxLine bounds a text record.
@@ -153,7 +171,7 @@ func (b *base) block(n int) ([]byte, error) {
 	}
 	if len(p) < n {
 		if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, b.errf(b.off, "record of %d bytes cut short after %d", n, len(p))
+			return nil, b.truncf(b.off, "record of %d bytes cut short after %d", n, len(p))
 		}
 		return nil, err
 	}

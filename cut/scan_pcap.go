@@ -52,7 +52,7 @@ func (s *pcapScanner) next(u *unit) ([]byte, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		return nil, s.errf(off, "record header cut short (%d bytes)", len(h))
+		return nil, s.truncf(off, "record header cut short (%d bytes)", len(h))
 	}
 	caplen := s.bo.Uint32(h[8:])
 	if caplen > maxPcapRecord {
@@ -128,7 +128,7 @@ func (s *pcapngScanner) next(u *unit) ([]byte, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		return nil, s.errf(off, "block header cut short (%d bytes)", len(h))
+		return nil, s.truncf(off, "block header cut short (%d bytes)", len(h))
 	}
 	typ := binary.LittleEndian.Uint32(h)
 	if typ == ngSHB {

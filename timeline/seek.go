@@ -57,6 +57,10 @@ func seekWindow(ctx context.Context, x *exporter, s Source, win timerange.Window
 		res, err := cut.Cut(ctx, ci, pw, cut.Options{Window: spec, Warn: warn})
 		if res != nil {
 			sc.read, sc.indexed = res.BytesRead, res.Indexed
+			if res.Truncated > 0 {
+				// the input ends inside a record: the cut stops before it
+				sc.trunc = fmt.Sprintf("a record of %d bytes cut short at offset %d", res.Truncated, res.TruncatedAt)
+			}
 		}
 		pw.CloseWithError(err)
 	}()
@@ -95,6 +99,7 @@ type seekCloser struct {
 	in      *InputStats
 	read    int64
 	indexed bool
+	trunc   string // the input ends inside a record (cut.Result.Truncated)
 	closed  bool
 }
 
@@ -107,5 +112,8 @@ func (c *seekCloser) Close() error {
 	<-c.done
 	c.in.BytesRead += c.read
 	c.in.Seeked = c.indexed
+	if c.trunc != "" {
+		c.in.Truncated, c.in.Truncation = true, c.trunc
+	}
 	return c.f.Close()
 }

@@ -1,0 +1,101 @@
+package cut
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// A capture killed inside a pcapng block (or a pcap record): the cut
+// holds the packets before it, the half block is counted as one lost
+// event when the window reaches it, and the index and the indexed cut
+// take the same view. Oracle: tshark, which reads the complete packets of
+// the truncated file and prints them before it reports the cut-short one.
+func TestCutTruncated(t *testing.T) {
+	data := bigPcapng(t, 3) // three copies 20 s apart, an ISB after each
+	le := binary.LittleEndian
+	// drop the last ISB (36 bytes), then cut the last packet block in half
+	data = data[:len(data)-36]
+	var lastOff int
+	for off := 0; off+12 <= len(data); off += int(le.Uint32(data[off+4:])) {
+		lastOff = off
+	}
+	half := (len(data) - lastOff) / 2
+	for _, c := range []struct {
+		name string
+		data []byte
+		at   int64
+	}{
+		{"mid-block", data[:lastOff+half], int64(lastOff)},
+		{"mid-header", data[:lastOff+7], int64(lastOff)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			size := int64(len(c.data))
+			in := Input{Name: "killed.pcapng", ReaderAt: bytes.NewReader(c.data), Size: size}
+			ix, err := BuildIndex(t.Context(), in, 64<<10)
+			if err != nil {
+				t.Fatalf("index of a truncated capture: %v", err)
+			}
+			whole := append([]byte(nil), c.data[:c.at]...)
+			for _, w := range []struct {
+				from, to string
+				lost     uint64
+			}{
+				{"", "", 1},     // to the end: the half block is lost
+				{"30", "", 1},   // the last copy
+				{"", "30", 0},   // the first two copies: the end is outside
+				{"100", "", 0},  // after the end: an empty file, nothing lost in it
+				{"45", "46", 0}, // a window before the last record
+			} {
+				got, res := doCut(t, in, w.from, w.to)
+				// the same window of the file without the half block: the
+				// same bytes, and its drops (ISBs) plus the half block
+				clean, cres := doCut(t, Input{Name: "clean.pcapng", ReaderAt: bytes.NewReader(whole), Size: int64(len(whole))}, w.from, w.to)
+				if res.Lost != cres.Lost+w.lost || !bytes.Equal(got, clean) {
+					t.Errorf("%s..%s: lost %d, want %d+%d; %d bytes, want %d", w.from, w.to, res.Lost, cres.Lost, w.lost, len(got), len(clean))
+				}
+				if res.TruncatedAt != c.at || res.Truncated != size-c.at {
+					if w.to == "" {
+						t.Errorf("%s..%s: truncated %d bytes at %d, want %d at %d", w.from, w.to, res.Truncated, res.TruncatedAt, size-c.at, c.at)
+					}
+				}
+				if w.from == "" && w.to == "" && !bytes.Equal(got, whole) {
+					t.Errorf("whole cut: %d bytes, want the %d before the half block", len(got), len(whole))
+				}
+				if w.from == "" && w.to == "" && res.Lost != 11 { // two ISBs' 10 drops and the half block
+					t.Errorf("whole cut: lost %d, want 11", res.Lost)
+				}
+				ixGot, ixRes := doCut(t, Input{Name: in.Name, ReaderAt: bytes.NewReader(c.data), Size: size, Index: ix}, w.from, w.to)
+				if !bytes.Equal(ixGot, got) || !ixRes.Indexed || ixRes.Lost != res.Lost {
+					t.Errorf("%s..%s: indexed cut differs (%d vs %d bytes, lost %d vs %d, indexed %v)", w.from, w.to, len(ixGot), len(got), ixRes.Lost, res.Lost, ixRes.Indexed)
+				}
+			}
+			if _, err := exec.LookPath("tshark"); err != nil {
+				t.Skip("tshark not installed")
+			}
+			p := writeTemp(t, "killed.pcapng", c.data)
+			want, _ := exec.Command("tshark", "-r", p, "-Y", "frame.time_relative >= 30", "-T", "fields", "-e", "frame.time_epoch", "-e", "usb.urb_id").Output()
+			got, _ := doCut(t, in, "30", "")
+			q := writeTemp(t, "cut.pcapng", got)
+			have := run(t, "tshark", "-r", q, "-T", "fields", "-e", "frame.time_epoch", "-e", "usb.urb_id")
+			if have != string(want) || have == "" {
+				t.Errorf("cut 30..: %d packets, tshark reads %d of the truncated file", strings.Count(have, "\n"), strings.Count(string(want), "\n"))
+			}
+		})
+	}
+	// The error itself says what it is.
+	in := Input{Name: "x.pcapng", ReaderAt: bytes.NewReader(data[:lastOff+7]), Size: int64(lastOff + 7)}
+	sc := newScanner(FormatPcapng)
+	sc.reset(bytes.NewReader(data[:lastOff+7]), 0, NoTime)
+	var u unit
+	var err error
+	for err == nil {
+		_, err = sc.next(&u)
+	}
+	if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrFormat) {
+		t.Errorf("%s: %v is not ErrTruncated", in.Name, err)
+	}
+}
