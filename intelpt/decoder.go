@@ -197,6 +197,7 @@ type fastOp struct {
 	kind          Kind
 	size, bits    uint8
 	ipc           IPC
+	timing        bool // a packet TimeTracker.Update reads (CYC, MTC)
 }
 
 var fastOps = func() (t [256]fastOp) {
@@ -211,10 +212,10 @@ var fastOps = func() (t [256]fastOp) {
 			t[i] = fastOp{kind: KindPad, size: 1}
 		case clsCYC:
 			if b&4 == 0 {
-				t[i] = fastOp{kind: KindCYC, size: 1, payload: uint64(b >> 3)}
+				t[i] = fastOp{kind: KindCYC, size: 1, payload: uint64(b >> 3), timing: true}
 			}
 		case clsMTC:
-			t[i] = fastOp{kind: KindMTC, size: 2, mask: 0xff}
+			t[i] = fastOp{kind: KindMTC, size: 2, mask: 0xff, timing: true}
 		case clsTIP, clsPGE, clsPGD, clsFUP:
 			sz := ipcSize[b>>5]
 			if sz < 0 {
