@@ -10,10 +10,10 @@ import (
 
 // The goldens of the commands whose logic moves out of cmd/iotap in issue
 // 11 besides those of golden_cli_test.go: Intel PT (raw streams from
-// libipt's corpus in testdata/intelpt, and a perf.data built by
+// libipt's corpus in intelpt/testdata/libipt, and a perf.data built by
 // ptPerfData), cut, index, usb convert and export.
 func init() {
-	const pt = "../../testdata/intelpt/"
+	const pt = "../../intelpt/testdata/libipt/"
 	cliGoldens = append(cliGoldens, []struct {
 		name string
 		args []string
@@ -48,7 +48,7 @@ func init() {
 	}...)
 }
 
-// ptFixturePerfData is testdata/intelpt/two-cpus.perf.data: CPU 0 a PSB,
+// ptFixturePerfData is intelpt/testdata/libipt/two-cpus.perf.data: CPU 0 a PSB,
 // a TSC and a FUP, CPU 3 a PSB and an overflow.
 func ptFixturePerfData() []byte {
 	var a, b intelpt.Encoder
@@ -65,7 +65,7 @@ func ptFixturePerfData() []byte {
 // TestPTFixturePerfData: the committed perf.data is what ptFixturePerfData
 // builds (IOTAP_UPDATE_GOLDEN=1 writes it).
 func TestPTFixturePerfData(t *testing.T) {
-	const path = "../../testdata/intelpt/two-cpus.perf.data"
+	const path = "../../intelpt/testdata/libipt/two-cpus.perf.data"
 	want := ptFixturePerfData()
 	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
 		if err := os.WriteFile(path, want, 0o644); err != nil {
