@@ -15,23 +15,13 @@ func TestDoctorJSONSchema(t *testing.T) {
 	if err := run(context.Background(), []string{"doctor", "--json"}, &out, &errb); err != nil {
 		t.Fatalf("doctor --json: %v (stderr %s)", err, errb.String())
 	}
-	var rep struct {
-		Facilities []struct {
-			Name      string `json:"name"`
-			Available *bool  `json:"available"`
-			Detail    string `json:"detail"`
-			Remedy    string `json:"remedy"`
-		} `json:"facilities"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out.String())
-	}
+	rep := doctorFacilities(t, out.Bytes())
 	seen := map[string]bool{}
-	for _, f := range rep.Facilities {
+	for _, f := range rep {
 		if f.Available == nil || f.Detail == "" {
 			t.Errorf("facility %q lacks available or detail", f.Name)
 		}
-		if f.Available != nil && !*f.Available && f.Remedy == "" {
+		if f.Available != nil && !*f.Available && (f.Remedy == nil || *f.Remedy == "") {
 			t.Errorf("missing facility %q has no remedy", f.Name)
 		}
 		seen[f.Name] = true
@@ -41,6 +31,65 @@ func TestDoctorJSONSchema(t *testing.T) {
 			t.Errorf("facility %q not reported", n)
 		}
 	}
+}
+
+// doctorFacility is a doctor_facility record of doctor --json.
+type doctorFacility struct {
+	Name      string  `json:"name"`
+	Available *bool   `json:"available"`
+	Detail    string  `json:"detail"`
+	Remedy    *string `json:"remedy"`
+}
+
+// doctorFacilities reads doctor --json's NDJSON (docs/ndjson.md): an
+// input record of source "doctor" first, a doctor_summary last whose
+// counts match the doctor_facility records between.
+func doctorFacilities(t *testing.T, b []byte) []doctorFacility {
+	t.Helper()
+	var fs []doctorFacility
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i, l := range lines {
+		var r struct {
+			Kind       string `json:"kind"`
+			Source     string `json:"source"`
+			Schema     int    `json:"schema"`
+			Facilities int    `json:"facilities"`
+			Missing    int    `json:"missing"`
+			Available  any    `json:"available"`
+			doctorFacility
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, b)
+		}
+		switch {
+		case i == 0:
+			if r.Kind != "input" || r.Source != "doctor" || r.Schema != 1 {
+				t.Fatalf("first record %s, want the input record of source doctor, schema 1", l)
+			}
+		case i == len(lines)-1:
+			missing := 0
+			for _, f := range fs {
+				if !*f.Available {
+					missing++
+				}
+			}
+			if r.Kind != "doctor_summary" || r.Facilities != len(fs) || r.Missing != missing {
+				t.Fatalf("last record %s, want doctor_summary of %d facilities, %d missing", l, len(fs), missing)
+			}
+		default:
+			if r.Kind != "doctor_facility" {
+				t.Fatalf("record %s, want doctor_facility", l)
+			}
+			a, ok := r.Available.(bool)
+			if !ok {
+				t.Fatalf("%s: available is not a boolean", l)
+			}
+			f := r.doctorFacility
+			f.Available = &a
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 func TestDoctorHuman(t *testing.T) {
@@ -78,18 +127,10 @@ func TestDoctorExampleJQ(t *testing.T) {
 	if err := run(context.Background(), []string{"doctor", "--json"}, &out, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var rep struct {
-		Facilities []struct {
-			Name      string `json:"name"`
-			Available bool   `json:"available"`
-		} `json:"facilities"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := doctorFacilities(t, out.Bytes())
 	var want []string
-	for _, f := range rep.Facilities {
-		if !f.Available {
+	for _, f := range rep {
+		if !*f.Available {
 			want = append(want, f.Name)
 		}
 	}

@@ -78,6 +78,7 @@ var ndjsonDocCommands = [][]string{
 	{"mmio", "names", "--json", "../../testdata/mmiotrace/e1000-probe.log"},
 	{"events", "read", "--json", "../../userevents/testdata/linuxtracepoints/perf.data"},
 	{"report", "--json", "../../testdata/capture/events.ndjson"},
+	{"doctor", "--json"},
 	// events status|list --json read the live tracefs: their golden
 	// stream, written by the encoders those commands call.
 	{"../../userevents/testdata/golden/user-event-status.ndjson"},

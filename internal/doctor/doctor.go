@@ -13,19 +13,20 @@ import (
 	"github.com/iotap/iotap/tracefs"
 )
 
-// Facility is what the doctor found out about one tracing facility. The
-// JSON form is a stable interface for scripts.
+// Facility is what the doctor found out about one tracing facility. Its
+// NDJSON form (Report.AppendNDJSON, docs/ndjson.md) is a stable interface
+// for scripts.
 type Facility struct {
-	Name      string `json:"name"`
-	Available bool   `json:"available"`
-	Detail    string `json:"detail"`
-	Remedy    string `json:"remedy,omitempty"`
+	Name      string
+	Available bool
+	Detail    string
+	Remedy    string // "" when available
 }
 
 // Report lists every facility, in a fixed order.
 type Report struct {
-	Kernel     string     `json:"kernel"`
-	Facilities []Facility `json:"facilities"`
+	Kernel     string // the kernel release (uname -r)
+	Facilities []Facility
 }
 
 // Facility names, in report order.
