@@ -95,3 +95,16 @@ func ExampleParseValueMask() {
 	// 0x80000000 0x0 <nil>
 	// bits 0x3 outside mask 0x1
 }
+
+// The first write of a log, as 'iotap mmio read -c 1 -Y "mmio.kind ==
+// \"W\""' prints it; Formatter(true, nil) would write NDJSON instead.
+func ExampleCopyRecords() {
+	rd := mmiotrace.NewReader(strings.NewReader(exampleLog))
+	isWrite := func(r *mmiotrace.Record) bool { return r.Kind == mmiotrace.KindWrite }
+	n, err := mmiotrace.CopyRecords(context.Background(), rd, os.Stdout, mmiotrace.Formatter(false, nil),
+		mmiotrace.CopyOptions{Keep: isWrite, Count: 1})
+	fmt.Println(n, err)
+	// Output:
+	// W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
+	// 1 <nil>
+}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
@@ -69,40 +67,11 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if !check && count == 0 && keep == nil {
 				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, progress)
 			}
-			var rd *mmiotrace.Reader
-			var inFormat string
-			if fi, err := os.Stat(args[0]); progress == nil && args[0] != "-" && err == nil && fi.Mode().IsRegular() {
-				// Plain files are mapped and parsed in place.
-				f, err := mmioCheckFile(args[0])
-				if err != nil {
-					return err
-				}
-				inFormat = f
-				r, err := mmiotrace.Open(args[0])
-				if err != nil {
-					return err
-				}
-				rd = r
-			} else {
-				in, err := mmioOpenInput(args[0])
-				if err != nil {
-					return err
-				}
-				defer in.Close()
-				inFormat = mmioInputFormat(in)
-				var src io.Reader = in
-				if progress != nil {
-					total := int64(-1)
-					if t, ok := in.(*traceInput); ok {
-						if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
-							total = fi.Size()
-						}
-					}
-					src = &mmioCountingReader{r: in, total: total, progress: progress}
-				}
-				rd = mmiotrace.NewReader(src)
+			rd, inFormat, closeIn, err := mmioOpenReader(args[0], progress)
+			if err != nil {
+				return err
 			}
-			defer rd.Close()
+			defer closeIn()
 			rd.SetKeepGoing(keepGoing)
 			if check {
 				counts, err := mmiotrace.CountKinds(rd)
@@ -112,51 +81,23 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				mmiotrace.WriteCounts(e.stdout, rd, counts)
 				return mmioLoss(e, rd.Loss(), allowLoss)
 			}
-			var rec mmiotrace.Record
 			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
 			if err != nil {
 				return err
 			}
-			bw := bufio.NewWriterSize(w, 256<<10)
-			format := mmiotrace.Formatter(asJSON, tab)
-			var line []byte
 			if asJSON {
-				bw.Write(mmiotrace.AppendNDJSONInput(nil, args[0], inFormat))
-			}
-			write := func(r *mmiotrace.Record) error {
-				var err error
-				if line, err = format(line[:0], r); err != nil {
-					return err
-				}
-				_, err = bw.Write(line)
-				return err
-			}
-			flush := bw.Flush
-			for n, i := uint64(0), 0; count == 0 || n < count; i++ {
-				if i&0xffff == 0 && e.ctx.Err() != nil {
-					flush()
-					closeOut()
-					return e.ctx.Err()
-				}
-				err := rd.ReadInto(&rec)
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					return err
-				}
-				if keep != nil && !keep(&rec) {
-					continue
-				}
-				n++
-				if err := write(&rec); err != nil {
+				if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, args[0], inFormat)); err != nil {
 					return err
 				}
 			}
-			if err := flush(); err != nil {
-				return err
+			_, err = mmiotrace.CopyRecords(e.ctx, rd, w, mmiotrace.Formatter(asJSON, tab), mmiotrace.CopyOptions{Keep: keep, Count: count})
+			if err == nil || e.ctx.Err() != nil {
+				// Interrupted: what was written so far is kept.
+				if cerr := closeOut(); err == nil {
+					err = cerr
+				}
 			}
-			if err := closeOut(); err != nil {
+			if err != nil {
 				return err
 			}
 			return mmioLoss(e, rd.Loss(), allowLoss)
@@ -183,6 +124,45 @@ func mmioOpenInput(path string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("mmio: %w", err)
 	}
 	return in, nil
+}
+
+// mmioOpenReader opens the log at path for a mmiotrace.Reader: a plain
+// file is mapped and parsed in place (mmiotrace.Open); anything else, or
+// with progress shown, is read as a stream. It returns the detected
+// format and a function closing both.
+func mmioOpenReader(path string, progress func(done, total int64)) (*mmiotrace.Reader, string, func(), error) {
+	if fi, err := os.Stat(path); progress == nil && path != "-" && err == nil && fi.Mode().IsRegular() {
+		format, err := mmioCheckFile(path)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		rd, err := mmiotrace.Open(path)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return rd, format, func() { rd.Close() }, nil
+	}
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	var src io.Reader = in
+	if progress != nil {
+		src = &mmioCountingReader{r: in, total: mmioInputSize(in), progress: progress}
+	}
+	rd := mmiotrace.NewReader(src)
+	return rd, mmioInputFormat(in), func() { rd.Close(); in.Close() }, nil
+}
+
+// mmioInputSize is the size of an input of mmioOpenInput when it is a
+// regular file, else -1.
+func mmioInputSize(in io.Reader) int64 {
+	if t, ok := in.(*traceInput); ok {
+		if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
 }
 
 // mmioOpenMetered is mmioOpenInput with the bytes read (decompressed)
@@ -266,17 +246,9 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 	}
 	defer in.Close()
 	var src io.Reader = in
-	total := int64(-1)
-	if t, ok := in.(*traceInput); ok {
-		if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
-			total = fi.Size()
-			if total < 4<<20 && workers == 0 {
-				workers = 1 // not worth the goroutines and buffers
-			}
-		}
-	}
+	size := mmioInputSize(in)
 	if progress != nil {
-		src = &mmioCountingReader{r: in, total: total, progress: progress}
+		src = &mmioCountingReader{r: in, total: size, progress: progress}
 	}
 	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
 	if err != nil {
@@ -288,14 +260,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 			return err
 		}
 	}
-	if workers == 0 && runtime.GOMAXPROCS(0) <= 2 {
-		// Two cores hold the workers plus the reading and writing
-		// goroutines: measured on a 2-core machine under load, the
-		// parallel path took the same CPU time and 1.5-3x the wall time
-		// of one goroutine (docs/performance.md).
-		workers = 1
-	}
-	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing})
+	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0)})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			closeOut()
