@@ -86,3 +86,21 @@ func ExampleDumpJSON() {
 	// {"offset":18,"kind":"tip.pge","size":7,"ipc":3,"payload":"0x401000","ip":"0x401000"}
 	// {"offset":25,"kind":"tip","size":3,"ipc":1,"payload":"0x2040","ip":"0x402040"}
 }
+
+// Read a byte range of a raw trace (FILE:FROM-TO, as libipt's ptdump
+// takes it) or a perf.data, and summarise each of its streams.
+func ExampleReadFile() {
+	b, err := intelpt.ReadFile("testdata/libipt/dump-all-packets.pt:0x0-0x80")
+	if err != nil {
+		panic(err)
+	}
+	in, err := intelpt.ParseInput(b)
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range in.Streams {
+		st := intelpt.ComputeStats(s.Data, in.Config())
+		fmt.Println(s.CPU, st.Bytes, st.Packets, st.Overflows, in.Perf.LossSummary() == "")
+	}
+	// Output: -1 128 28 1 true
+}

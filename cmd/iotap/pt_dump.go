@@ -129,10 +129,11 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 			return err
 		}
 	}
-	ins, tr, err := ptLoad(e, path)
+	t, err := ptLoad(e, path)
 	if err != nil {
 		return err
 	}
+	ins, tr := t.Streams, t.Perf
 	base, _ := ptSidecarConfig(path)
 	if tr != nil {
 		base = tr.Config
@@ -142,15 +143,15 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	var errs int64
 	found := false
 	for _, in := range ins {
-		if f.stream >= 0 && in.cpu != int32(f.stream) {
+		if f.stream >= 0 && in.CPU != int32(f.stream) {
 			continue
 		}
 		found = true
-		if in.name != "" {
-			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.name, len(in.data))
+		if in.Name != "" {
+			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.Name, len(in.Data))
 		}
 		if f.json {
-			r, err := intelpt.DumpJSON(e.stdout, in.data, cfg, f.opt)
+			r, err := intelpt.DumpJSON(e.stdout, in.Data, cfg, f.opt)
 			if err != nil {
 				return err
 			}
@@ -160,7 +161,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 			}
 			continue
 		}
-		r, err := intelpt.Dump(e.stdout, in.data, cfg, f.opt)
+		r, err := intelpt.Dump(e.stdout, in.Data, cfg, f.opt)
 		if err != nil {
 			return err
 		}
@@ -192,11 +193,11 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	return nil
 }
 
-func ptName(in ptInput, path string) string {
-	if in.name == "" {
+func ptName(in intelpt.InputStream, path string) string {
+	if in.Name == "" {
 		return path
 	}
-	return in.name
+	return in.Name
 }
 
 // ptDumpStream lists a raw PT file (or stdin) through intelpt.DumpReader.

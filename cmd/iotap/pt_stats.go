@@ -55,20 +55,16 @@ loss records) unless --allow-loss.`,
 				}
 				return ptStatsReport(e, args[0], []ptStatsItem{{name: args[0], cpu: -1, s: s}}, nil, asJSON, allowLoss)
 			}
-			ins, tr, err := ptLoad(e, args[0])
+			t, err := ptLoad(e, args[0])
 			if err != nil {
 				return err
 			}
-			var base intelpt.Config
-			if tr != nil {
-				base = tr.Config
-			}
-			cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
+			cfg := ptConfig(cmd, t.Config(), mtc, nom, cpuidEAX, cpuidEBX)
 			var items []ptStatsItem
-			for _, in := range ins {
-				items = append(items, ptStatsItem{name: ptName(in, args[0]), cpu: in.cpu, s: intelpt.ComputeStats(in.data, cfg)})
+			for _, in := range t.Streams {
+				items = append(items, ptStatsItem{name: ptName(in, args[0]), cpu: in.CPU, s: intelpt.ComputeStats(in.Data, cfg)})
 			}
-			return ptStatsReport(e, args[0], items, tr, asJSON, allowLoss)
+			return ptStatsReport(e, args[0], items, t.Perf, asJSON, allowLoss)
 		},
 	}
 	fl := c.Flags()
