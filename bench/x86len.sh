@@ -4,16 +4,19 @@
 #
 #   bench/x86len.sh [ELF]      (default /lib/x86_64-linux-gnu/libc.so.6)
 #
-# Decodes the .text section linearly with both, prints each one's
-# instructions per second of wall time and per second of the benchmark
-# thread's CPU time (getrusage RUSAGE_THREAD: on a shared machine the CPU
-# figure is the one to compare with a target), median of COUNT runs
-# (default 5), and how many
-# lengths x86asm gets wrong or fails on (iotap's lengths equal objdump's on
-# every instruction: intelpt/x86's oracle tests). "Floor" is a function with
-# Decode's signature that only looks up one table: what calling any decoder
-# once per instruction costs on this machine. x86asm is only a
-# dependency of the separate module bench/x86len, not of iotap.
+# Walks the .text section with each decoder, each instruction decoded where
+# the previous one ended (a serial walk, as a flow decoder walks code), and
+# prints instructions per second of wall time and per second of the
+# benchmark thread's CPU time (getrusage RUSAGE_THREAD: on a shared machine
+# the CPU figure is the one to compare with a target), median of COUNT runs
+# (default 5), and how many lengths x86asm gets wrong or fails on (iotap's
+# lengths equal objdump's on every instruction: intelpt/x86's oracle tests).
+# Rows: Decode (x86.Decode, the whole Inst), LenClass (x86.LenClass, length
+# and class in registers; the walk uses both), X86asm, and two floors:
+# functions with Decode's and LenClass's signatures that look up one table,
+# what calling any decoder once per instruction costs on this machine.
+# x86asm is only a dependency of the separate module bench/x86len, not of
+# iotap.
 set -eu
 cd "$(dirname "$0")/x86len"
 COUNT=${COUNT:-5}
@@ -23,10 +26,10 @@ go test -run Agreement -v . | grep -E 'instructions:' | sed 's/^ *x86len_test.go
 out=$(go test -run '^$' -bench . -benchtime 20x -count "$COUNT" . |
 	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	       for (i = 1; i < NF; i++) if ($(i+1) ~ /^insn\//) print name, $(i+1), $i }')
-for name in Iotap X86asm Floor; do
+for name in Decode LenClass X86asm Floor FloorLenClass; do
 	for unit in insn/s insn/cpu-s; do
 		echo "$out" | awk -v n="$name" -v u="$unit" '$1 == n && $2 == u { print $3 }' | sort -g |
-			awk -v n="$name" -v u="$unit" '{ v[NR] = $1 } END { printf "%-7s %-11s median %7.1f M (runs:", n, u, v[int((NR+1)/2)] / 1e6
+			awk -v n="$name" -v u="$unit" '{ v[NR] = $1 } END { printf "%-13s %-11s median %7.1f M (runs:", n, u, v[int((NR+1)/2)] / 1e6
 				for (i = 1; i <= NR; i++) printf " %.1f", v[i] / 1e6; print ")" }'
 	done
 done

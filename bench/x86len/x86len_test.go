@@ -97,7 +97,7 @@ func measure(b *testing.B, decode func() int) {
 	}
 }
 
-func BenchmarkIotap(b *testing.B) {
+func BenchmarkDecode(b *testing.B) {
 	code := text(b)
 	var in x86.Inst
 	measure(b, func() int {
@@ -108,6 +108,28 @@ func BenchmarkIotap(b *testing.B) {
 				continue
 			}
 			off += int(in.Len)
+			n++
+		}
+		return n
+	})
+}
+
+// BenchmarkLenClass walks the same code with x86.LenClass, which returns
+// the length and class in registers instead of filling an Inst. The class
+// is used (counted per class), as a walker uses it to stop at branches.
+func BenchmarkLenClass(b *testing.B) {
+	code := text(b)
+	var classes [32]int
+	measure(b, func() int {
+		n := 0
+		for off := 0; off < len(code); {
+			l, c, err := x86.LenClass(code, off, x86.Mode64)
+			if err != nil {
+				off++
+				continue
+			}
+			classes[c&31]++
+			off += l
 			n++
 		}
 		return n
@@ -150,6 +172,37 @@ func floorDecode(code []byte, _ x86.Mode, in *x86.Inst) error {
 	}
 	in.Len = floorLen[code[0]]
 	return nil
+}
+
+// floorLenClass has LenClass's signature and does one table lookup: the
+// floor of a walk whose decoder returns the length in a register.
+//
+//go:noinline
+func floorLenClass(code []byte, off int, _ x86.Mode) (int, x86.Class, error) {
+	if off < 0 || len(code)-off < 16 {
+		return 0, 0, x86.ErrTruncated
+	}
+	b := code[off]
+	return int(floorLen[b]), x86.Class(b >> 7), nil
+}
+
+func BenchmarkFloorLenClass(b *testing.B) {
+	code := text(b)
+	var classes [32]int
+	measure(b, func() int {
+		n := 0
+		for off := 0; off < len(code); {
+			l, c, err := floorLenClass(code, off, x86.Mode64)
+			if err != nil {
+				off++
+				continue
+			}
+			classes[c&31]++
+			off += l
+			n++
+		}
+		return n
+	})
 }
 
 func BenchmarkFloor(b *testing.B) {

@@ -24,8 +24,17 @@
 // 95 % of libc's instructions) computes the length with table lookups and
 // arithmetic instead of branches, because walking code is bound by the
 // latency of byte -> length -> next byte; every other instruction takes the
-// general path, and a test checks that both agree at every offset. Speed:
-// docs/performance.md and bench/x86len.sh.
+// general path, and a test checks that both agree at every offset.
+//
+// LenClass is the entry point for walking code when only the length and
+// the class are needed (a block decoder stepping to the next branch): it
+// returns them in registers, takes the offset rather than a subslice, and
+// has its own fast paths (per-position tables picked with conditional
+// moves; a second path for TEST, the FF group, MOV r64, imm64, VEX and
+// EVEX). It gives Decode's length, class and error at every offset (tests
+// on libc and random code, the fuzz target, and every instruction of the
+// objdump comparisons below). Speed: docs/performance.md and
+// bench/x86len.sh.
 //
 // The oracle is GNU objdump (-M intel64): the tests compare every
 // instruction of libc, the dynamic loader, qemu-system-x86_64, the lab

@@ -42,3 +42,38 @@ func Example() {
 	// 0x40100e len 2 jmp-indirect
 	// 0x401010 len 1 ret
 }
+
+// Walk 64-bit code to its first branch with LenClass, as a block decoder
+// does: length and class of each instruction, then Decode for the branch's
+// target.
+func ExampleLenClass() {
+	code := []byte{
+		0x55,             // push %rbp
+		0x48, 0x89, 0xe5, // mov %rsp,%rbp
+		0xc5, 0xf8, 0x77, // vzeroupper
+		0x74, 0x05, // je +5
+	}
+	code = append(code, make([]byte, 16)...) // padding: a section's next bytes
+	ip := uint64(0x401000)
+	for off := 0; ; {
+		n, class, err := x86.LenClass(code, off, x86.Mode64)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%#x len %d %v\n", ip+uint64(off), n, class)
+		if class != x86.Other {
+			var in x86.Inst
+			_ = x86.Decode(code[off:], x86.Mode64, &in)
+			fmt.Printf("target %#x\n", in.Target(ip+uint64(off)))
+			return
+		}
+		off += n
+	}
+	// Output:
+	// 0x401000 len 1 other
+	// 0x401001 len 3 other
+	// 0x401004 len 3 other
+	// 0x401007 len 2 jcc
+	// target 0x40100e
+}

@@ -230,6 +230,12 @@ func compareRange(code []byte, base, compareEnd uint64, mode Mode, args []string
 		}
 		b := code[off:end]
 		err := Decode(code[off:], mode, &in) // all the rest: Decode takes its fast path when it can
+		// LenClass (its own fast paths) must say what Decode says, so
+		// that it too matches objdump on every instruction.
+		if n, c, lerr := LenClass(code, int(off), mode); n != int(in.Len) || c != in.Class || lerr != err {
+			res.lenMiss = append(res.lenMiss, fmt.Sprintf("%#x: % x: LenClass %d %v %v, Decode %d %v %v",
+				l.addr, b, n, c, lerr, in.Len, in.Class, err))
+		}
 		if err == nil && in.Map == Map0 && in.Opcode == 0x9B && in.Encoding == Legacy && l.n > int(in.Len) {
 			if f := strings.Fields(l.text); f[len(f)-1] == "fwait" {
 				// objdump prints fwait, then prefixes, then fwait

@@ -369,4 +369,5 @@ func init() {
 			}
 		}
 	}
+	initLenClass()
 }

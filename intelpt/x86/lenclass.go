@@ -1,0 +1,314 @@
+package x86
+
+import "encoding/binary"
+
+// LenClass returns the length and the class of the instruction at
+// code[off:] in mode: Decode's Len and Class, and Decode's error (n and
+// class are 0 and Other when err is not nil; an off outside code is
+// ErrTruncated). It is what a walker over code needs to step and to stop
+// at a branch; a caller that needs the rest of Inst (the displacement of a
+// direct branch) calls Decode for that instruction.
+//
+// LenClass is built for walking code, where each instruction starts where
+// the previous one ended: it returns its results in registers (no Inst to
+// store and load back), it takes an offset instead of a subslice (no slice
+// to compute before the first load), and in 64-bit mode, with at least 16
+// bytes from off on, it decodes the common instructions (up to three
+// legacy prefixes, a REX, the one-byte and 0F maps) with a few table
+// lookups issued at once, one for each position the opcode and the ModRM
+// can be at, then picks the right ones with conditional moves: about 60
+// machine instructions and no data-dependent branch. TEST with an
+// immediate, the FF group (indirect calls and jumps), MOV r64, imm64, VEX
+// and EVEX take a second, slower path (lcMoreLen); everything else is
+// decoded by Decode.
+func LenClass(code []byte, off int, mode Mode) (n int, class Class, err error) {
+	if mode != Mode64 || off < 0 || len(code)-off < 16 {
+		return lenClassDecode(code, off, mode)
+	}
+	w := binary.LittleEndian.Uint64(code[off : off+8 : off+8])
+	t := lcTabs[0]
+	x0 := t.op00[byte(w)]
+	i := uint(0) // legacy prefixes
+	if x0&lcLegacy != 0 {
+		var ok bool
+		if i, t, ok = lcPrefixes(w); !ok {
+			return lenClassDecode(code, off, mode)
+		}
+		w >>= 8 * i // at most 3 bytes: the 5 left hold REX, 0F, opcode, ModRM and SIB
+		x0 = t.op00[byte(w)]
+	}
+	// Every table entry the instruction may need, loaded at once: the
+	// opcode's attributes with the opcode at byte 0 (no REX, no 0F), at
+	// byte 1 in the one-byte map (REX) or in the 0F map (0F), and at byte
+	// 2 in the 0F map (REX 0F), and the ModRM's length with the ModRM at
+	// bytes 1, 2 and 3, indexed by the ModRM and the next byte's low three
+	// bits (SIB.base 5 with mod 0 adds a disp32).
+	b0, b1 := byte(w), byte(w>>8)
+	x1 := t.op01[b1]
+	y1 := t.op11[b1]
+	y2 := t.op12[byte(w>>16)]
+	m1 := uint(t.modrm[0][(w>>8)&0x7FF]) // uint: conditional moves do not move bytes
+	m2 := uint(t.modrm[1][(w>>16)&0x7FF])
+	m3 := uint(t.modrm[2][(w>>24)&0x7FF])
+	// Pick without branches (each if below is a conditional move):
+	// whether there is a REX or a 0F escape is data, and a mispredicted
+	// branch costs more than these moves.
+	a, rm := x0, m1
+	if b0 == 0x0F {
+		a = y1
+	}
+	if b0 == 0x0F {
+		rm = m2
+	}
+	a1, rm1 := x1, m2 // after a REX
+	if b1 == 0x0F {
+		a1 = y2
+	}
+	if b1 == 0x0F {
+		rm1 = m3
+	}
+	if x0&lcREX != 0 {
+		a = a1
+	}
+	if x0&lcREX != 0 {
+		rm = rm1
+	}
+	if a&lcSlow != 0 {
+		if a&lcMore != 0 {
+			if n, class, ok := lcMoreLen(w, i, t); ok {
+				return n, class, nil
+			}
+		}
+		return lenClassDecode(code, off, mode)
+	}
+	if a&lcRM == 0 {
+		rm = 0
+	}
+	return int(i + rm + uint(a&lcLen)), Class(a >> lcClassShift), nil
+}
+
+// lenClassDecode is LenClass by way of Decode.
+//
+//go:noinline
+func lenClassDecode(code []byte, off int, mode Mode) (int, Class, error) {
+	if off < 0 || off > len(code) {
+		return 0, Other, ErrTruncated
+	}
+	var in Inst
+	err := Decode(code[off:], mode, &in)
+	return int(in.Len), in.Class, err
+}
+
+// lcMoreLen decodes the 64-bit instructions that LenClass's tables leave
+// out but that are common in compiled code, w holding the bytes after i
+// legacy prefixes and t the tables for those prefixes: F6 and F7 (TEST
+// takes an immediate, the rest of the group does not), FF (the class
+// depends on ModRM.reg: indirect and far jumps and calls), B8-BF with a REX
+// (REX.W makes the immediate 8 bytes), and VEX (C4, C5) and EVEX (62)
+// without legacy prefixes. ok is false for everything else (an invalid
+// map, legacy prefixes before VEX or EVEX): Decode decodes those.
+//
+//go:noinline
+func lcMoreLen(w uint64, i uint, t *lcTables) (n int, class Class, ok bool) {
+	p := uint(0)
+	rexW := false
+	if byte(w)&0xF0 == 0x40 {
+		rexW = w&8 != 0
+		p = 1
+		w >>= 8
+	}
+	// w: opcode, ModRM, SIB; or a VEX or EVEX prefix's payload, opcode,
+	// ModRM, SIB
+	switch op := byte(w); {
+	case op == 0xF6 || op == 0xF7 || op == 0xFF:
+		m := byte(w >> 8)
+		ln := p + 1 + lcModRMLen(m, byte(w>>16))
+		reg := m >> 3 & 7
+		switch {
+		case op == 0xFF:
+			class = lcGroup5[reg]
+		case reg >= 2:
+		case op == 0xF6:
+			ln++
+		case t == lcTabs[1] && !rexW: // 66, and REX.W does not override it
+			ln += 2
+		default:
+			ln += 4
+		}
+		return int(i + ln), class, true
+	case op >= 0xB8 && op <= 0xBF: // MOV r, imm
+		switch {
+		case rexW:
+			return int(i + p + 9), Other, true
+		case t == lcTabs[1]:
+			return int(i + p + 3), Other, true
+		}
+		return int(i + p + 5), Other, true
+	}
+	if i != 0 || p != 0 {
+		return 0, Other, false
+	}
+	var ln uint
+	var imm uint8
+	switch b1 := byte(w >> 8); byte(w) {
+	case 0xC5: // C5 [R vvvv L pp] opcode (map 0F)
+		imm = lcVex0F[byte(w>>16)]
+		w >>= 24
+		ln = 3
+	case 0xC4: // C4 [RXB mmmmm] [W vvvv L pp] opcode
+		switch b1 & 0x1F {
+		case Map0F:
+			imm = lcVex0F[byte(w>>24)]
+		case Map0F38:
+		case Map0F3A:
+			imm = lcVexIB
+		default:
+			return 0, Other, false
+		}
+		w >>= 32
+		ln = 4
+	default: // 62 [R X B R' 0 mmm] [W vvvv 1 pp] [z L'L b V' aaa] opcode
+		switch b1 & 7 {
+		case Map0F:
+			imm = lcVex0F[byte(w>>32)] &^ lcVexNoRM // EVEX always has a ModRM
+		case Map0F38, 5, 6:
+		case Map0F3A:
+			imm = lcVexIB
+		default:
+			return 0, Other, false
+		}
+		w >>= 40
+		ln = 5
+	}
+	if imm&lcVexNoRM == 0 {
+		ln += lcModRMLen(byte(w), byte(w>>8))
+	}
+	return int(ln + uint(imm&lcVexIB)), Other, true
+}
+
+// lcGroup5 is the class of FF by ModRM.reg.
+var lcGroup5 = [8]Class{2: CallIndirect, 3: CallFar, 4: JumpIndirect, 5: JumpFar}
+
+// lcModRMLen is the length of a ModRM, its SIB and its displacement in
+// 32- or 64-bit addressing.
+func lcModRMLen(m, sib byte) uint {
+	return uint(lcTabs[0].modrm[0][uint(sib&7)<<8|uint(m)]) - 1
+}
+
+// lcPrefixes counts the legacy prefixes at the start of w (in 64-bit mode)
+// and returns the tables for them (lcTabs[1] if one is 66). ok is false
+// after more than three: the general decoder then checks the 15-byte
+// limit.
+func lcPrefixes(w uint64) (i uint, t *lcTables, ok bool) {
+	t = lcTabs[0]
+	for i = 0; i < 4; i++ {
+		a := lcTabs[0].op00[byte(w)]
+		if a&lcLegacy == 0 {
+			return i, t, true
+		}
+		if byte(w) == 0x66 {
+			t = lcTabs[1]
+		}
+		w >>= 8
+	}
+	return 0, nil, false
+}
+
+// An lcTables entry for an opcode (op00, op01, op11, op12).
+const (
+	lcLen        = 0xF     // the length from the first byte after the legacy prefixes to the end of the immediate, less the ModRM, SIB and displacement
+	lcRM         = 1 << 4  // a ModRM follows
+	lcSlow       = 1 << 5  // the tables do not give the length: lcMoreLen (if lcMore) or Decode
+	lcMore       = 1 << 6  // F6, F7, FF, B8-BF after a REX, C4, C5, 62: lcMoreLen
+	lcREX        = 1 << 7  // (op00) a REX prefix
+	lcLegacy     = 1 << 8  // (op00) a legacy prefix
+	lcClassShift = 11      // bits 11-15: the class
+	lcVexIB      = 1       // lcVex0F: an imm8 follows
+	lcVexNoRM    = 2       // lcVex0F: no ModRM (VEX only: vzeroupper, vzeroall)
+	lcCtx66      = 1       // lcTabs index with a 66 prefix
+	lcModRMIdx   = 1 << 11 // ModRM | (next byte & 7) << 8
+)
+
+// lcTables are LenClass's tables for one operand-size context (with or
+// without 66), in one variable so that one register addresses them all.
+type lcTables struct {
+	op00  [256]uint16          // one-byte map, opcode at byte 0
+	op01  [256]uint16          // one-byte map, opcode at byte 1 (after a REX)
+	op11  [256]uint16          // 0F map, opcode at byte 1 (after 0F)
+	op12  [256]uint16          // 0F map, opcode at byte 2 (after REX 0F)
+	modrm [3][lcModRMIdx]uint8 // [ModRM at byte 1, 2, 3][lcModRMIdx]: bytes up to the end of the displacement
+}
+
+var (
+	lcTab   [2]lcTables // without, with 66
+	lcTabs  = [2]*lcTables{&lcTab[0], &lcTab[1]}
+	lcVex0F [256]uint8 // [opcode]: lcVexIB, lcVexNoRM (VEX and EVEX map 0F)
+)
+
+// initLenClass builds LenClass's tables from the general decoder's (called
+// at the end of tables.go's init).
+func initLenClass() {
+	for op := range 256 {
+		a := map0F[op]
+		if a&aVexIB != 0 {
+			lcVex0F[op] |= lcVexIB
+		}
+		if a&aVexNoRM != 0 {
+			lcVex0F[op] |= lcVexNoRM
+		}
+	}
+	for ctx := range lcTab {
+		t := &lcTab[ctx]
+		for q := range t.modrm {
+			for x := range lcModRMIdx {
+				m, base := x&0xFF, x>>8
+				d := modrmTab[m] // 32/64-bit addressing
+				n := q + 1 + 1 + int(d&0xF)
+				if d&sibFlag != 0 {
+					n++
+					if d&sibMod0 != 0 && base == 5 {
+						n += 4
+					}
+				}
+				t.modrm[q][x] = uint8(n)
+			}
+		}
+		sz := uint(osz32 | szAddr64) // operand-size context (sizeIdx value) in 64-bit mode
+		if ctx == lcCtx66 {
+			sz = osz16in64 | szAddr64
+		}
+		entry := func(a attr, e, p, op int) uint16 {
+			var f uint16
+			if a&(aEsc|aInvalid|aInv64|aRegOnly|aSpecial) != 0 || a&immMask == immMoffs ||
+				(e == 0 && prefixKind[op] != pNone) || (e == 0 && p == 1 && a&immMask == immV) ||
+				(ctx == lcCtx66 && p == 1 && a&immMask == immZ) {
+				// (after a REX, REX.W makes immV 8 bytes and, over 66, immZ 4)
+				f |= lcSlow
+			}
+			if e == 0 && (op == 0xF6 || op == 0xF7 || op == 0xFF || (p == 1 && op >= 0xB8 && op <= 0xBF) ||
+				(p == 0 && (op == 0xC4 || op == 0xC5 || op == 0x62))) {
+				f |= lcMore
+			}
+			n := uint16(immSize[uint(a&immMask)<<4|sz])
+			if a&aModRM != 0 {
+				f |= lcRM
+			} else {
+				n += uint16(p + 1)
+			}
+			return f | n | uint16(a>>classShift&0x1F)<<lcClassShift
+		}
+		for op := range 256 {
+			t.op00[op] = entry(map0[op], 0, 0, op)
+			t.op01[op] = entry(map0[op], 0, 1, op)
+			t.op11[op] = entry(map0F[op], 1, 1, op)
+			t.op12[op] = entry(map0F[op], 1, 2, op)
+			switch prefixKind[op] {
+			case pNone:
+			case pREX:
+				t.op00[op] |= lcREX
+			default:
+				t.op00[op] |= lcLegacy
+			}
+		}
+	}
+}
