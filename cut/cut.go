@@ -111,7 +111,7 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 	}
 	win, err := opt.Window.Resolve(clock)
 	if err != nil {
-		return res, err
+		return res, &WindowError{err}
 	}
 	res.Window = win
 	bw := bufio.NewWriterSize(w, 256<<10)

@@ -175,7 +175,7 @@ func scanPT(ctx context.Context, r io.Reader, t *PTTiming, win timerange.Window,
 // are copied byte for byte.
 func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) error {
 	if len(spec.Marks()) > 0 {
-		return fmt.Errorf("cut: %s: an Intel PT trace has no markers (mark:NAME)", c.in.Name)
+		return &WindowError{fmt.Errorf("cut: %s: an Intel PT trace has no markers (mark:NAME)", c.in.Name)}
 	}
 	if c.in.Index != nil {
 		c.warn(fmt.Sprintf("%s: index ignored: Intel PT traces are not indexed", c.in.Name))
@@ -196,7 +196,7 @@ func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) er
 	}
 	win, err := spec.Resolve(clock)
 	if err != nil {
-		return err
+		return &WindowError{err}
 	}
 	c.res.Window = win
 	c.res.Start, c.res.HasStart = clock.Start, clock.HasStart

@@ -15,7 +15,7 @@ import (
 // newEventsReadCmd is `iotap events read`: tracepoint samples of a
 // perf.data file, decoded with the formats the file stores.
 func newEventsReadCmd(e *env) *cobra.Command {
-	var out, expr string
+	var out, expr, from, to string
 	var jsonOut, allowLoss bool
 	c := &cobra.Command{
 		Use:   "read PERF.DATA",
@@ -34,12 +34,16 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var keep func(*userevents.Recorded) bool
+			var err error
 			if expr != "" {
 				k, err := userevents.ParseFilter(expr)
 				if err != nil {
 					return usageErrorf("-Y: %v", err)
 				}
 				keep = k
+			}
+			if keep, err = eventsWindow(e, from, to, args[0], keep); err != nil {
+				return err
 			}
 			in, size := io.Reader(os.Stdin), int64(-1)
 			if args[0] != "-" {
@@ -130,5 +134,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
 	fl.StringVarP(&expr, "filter", "Y", "", "print only the events matching the display-filter `EXPR` (event.name, event.FIELD, ...: docs/filters.md)")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	fl.StringVar(&from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')")
+	fl.StringVar(&to, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
 	return c
 }

@@ -9,13 +9,13 @@ func newMMIOCmd(e *env) *cobra.Command {
 		Short: "Capture, read, filter, name and replay MMIO accesses (mmiotrace)",
 	}
 	c.AddCommand(
-		newMMIOCaptureCmd(e), // mmio_capture.go
-		newMMIOReadCmd(e),    // mmio_read.go
-		newMMIOFilterCmd(e),  // mmio_filter.go
-		newMMIOReplayCmd(e),  // mmio_replay.go
-		newMMIOStatsCmd(e),   // mmio_stats.go
-		newMMIODiffCmd(e),    // mmio_diff.go
-		newMMIONamesCmd(e),   // mmio_names.go
+		newMMIOCaptureCmd(e),              // mmio_capture.go
+		withWindow(e, newMMIOReadCmd(e)),  // mmio_read.go
+		newMMIOFilterCmd(e),               // mmio_filter.go
+		newMMIOReplayCmd(e),               // mmio_replay.go
+		withWindow(e, newMMIOStatsCmd(e)), // mmio_stats.go
+		withWindow(e, newMMIODiffCmd(e)),  // mmio_diff.go
+		withWindow(e, newMMIONamesCmd(e)), // mmio_names.go
 	)
 	return c
 }

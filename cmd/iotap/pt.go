@@ -28,7 +28,7 @@ libipt's pttc) or a perf.data file from 'perf record -e intel_pt//': the
 format is detected from the content (perf.data starts with PERFILE2).
 Decoding works on any machine; capture needs an Intel CPU with the intel_pt PMU.`,
 	}
-	c.AddCommand(newPTDumpCmd(e), newPTStatsCmd(e), newPTCaptureCmd(e), newPTFlowCmd(e), newPTCallsCmd(e))
+	c.AddCommand(withWindow(e, newPTDumpCmd(e)), withWindow(e, newPTStatsCmd(e)), newPTCaptureCmd(e), withWindow(e, newPTFlowCmd(e)), withWindow(e, newPTCallsCmd(e)))
 	return c
 }
 

@@ -1,0 +1,233 @@
+package cut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
+)
+
+// Windowed is a trace (or a directory of traces) restricted to a time
+// window by OpenWindow: Path reads like the input, holding only the
+// window. Close removes what OpenWindow wrote.
+type Windowed struct {
+	// Path is the cut of the input (the input itself when the window is
+	// unset): a file named like the input (without a compression suffix),
+	// or a directory like the input directory, in a private temporary
+	// directory.
+	Path string
+	// Results are the cuts made, one per trace, in the order written.
+	Results []WindowedTrace
+	tmp     string
+}
+
+// WindowedTrace is one trace cut by OpenWindow.
+type WindowedTrace struct {
+	Input  string // the trace's path
+	Path   string // its cut
+	Result *Result
+}
+
+// Lost is the sum of the loss the cuts record (Result.Lost): what a
+// reader of the cut counts again from its records, plus a half record
+// the input ended with (Result.Truncated), which the cut leaves out.
+func (w *Windowed) Lost() uint64 {
+	var n uint64
+	for _, r := range w.Results {
+		n += r.Result.Lost
+	}
+	return n
+}
+
+// Truncated lists the traces that end inside a record: the cut leaves
+// the half record out, so a reader of the cut does not see that loss.
+func (w *Windowed) Truncated() []WindowedTrace {
+	var t []WindowedTrace
+	for _, r := range w.Results {
+		if r.Result.Truncated > 0 {
+			t = append(t, r)
+		}
+	}
+	return t
+}
+
+// Close removes the cut files.
+func (w *Windowed) Close() error {
+	if w == nil || w.tmp == "" {
+		return nil
+	}
+	return os.RemoveAll(w.tmp)
+}
+
+// OpenWindow restricts the trace at path to the window spec for a reader
+// that takes a path: it cuts the trace (Cut, seeking with its index
+// INPUT.iotapidx when it has a valid one) into a file of the same format
+// in a private temporary directory and returns it. A raw Intel PT buffer
+// of an 'iotap pt capture' directory, and any directory, are mirrored:
+// the new directory holds the cut of every trace of the directory (each
+// on its own clock: relative ends count from that trace's first record,
+// mark:NAME needs a marker in each) and links to its other files, so
+// capture.json, images and clocks.json are found next to the cut as next
+// to the original (indexes are left out: they index the originals).
+//
+// An unset spec returns path itself. Standard input ("-") cannot be cut
+// (a cut reads its input more than once). warn receives what is wrong
+// with an index, a trace that ends inside a record, and a file of a
+// directory that is a trace cut cannot write (perf.data), which is
+// linked whole.
+func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func(string)) (*Windowed, error) {
+	if !spec.Set() {
+		return &Windowed{Path: path}, nil
+	}
+	if warn == nil {
+		warn = func(string) {}
+	}
+	if path == "-" || path == "" {
+		return nil, errors.New("--from/--to: standard input is read once, a window is cut from a file: give the file (or cut it with 'iotap cut' first)")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, detect.ReadError(path, err)
+	}
+	tmp, err := os.MkdirTemp("", "iotap-window-")
+	if err != nil {
+		return nil, err
+	}
+	w := &Windowed{tmp: tmp}
+	fail := func(err error) (*Windowed, error) {
+		w.Close()
+		return nil, err
+	}
+	if st.IsDir() {
+		dst := filepath.Join(tmp, filepath.Base(filepath.Clean(path)))
+		if err := w.mirror(ctx, path, dst, "", spec, warn); err != nil {
+			return fail(err)
+		}
+		w.Path = dst
+		return w, nil
+	}
+	if in, _, err := OpenFile(path, false, nil); err == nil {
+		pt := in.PT != nil
+		in.ReaderAt.(io.Closer).Close()
+		if pt {
+			// a buffer of a PT capture directory: the directory, with
+			// this buffer cut and the others linked
+			dir := filepath.Join(tmp, filepath.Base(filepath.Dir(path)))
+			if err := w.mirror(ctx, filepath.Dir(path), dir, filepath.Base(path), spec, warn); err != nil {
+				return fail(err)
+			}
+			w.Path = filepath.Join(dir, filepath.Base(path))
+			return w, nil
+		}
+	}
+	dst := filepath.Join(tmp, cutName(filepath.Base(path)))
+	if err := w.cutTo(ctx, path, dst, spec, warn); err != nil {
+		return fail(err)
+	}
+	w.Path = dst
+	return w, nil
+}
+
+// cutName is the name of the cut of a file: a compressed input is cut
+// into its decompressed format.
+func cutName(name string) string {
+	for _, ext := range []string{".gz", ".xz", ".zst", ".zstd"} {
+		if s, ok := strings.CutSuffix(name, ext); ok && s != "" {
+			return s
+		}
+	}
+	return name
+}
+
+// cutTo cuts the trace at src into dst.
+func (w *Windowed) cutTo(ctx context.Context, src, dst string, spec timerange.Spec, warn func(string)) error {
+	in, closer, err := OpenFile(src, true, warn)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	f, err := outfile.Create(dst, outfile.Options{})
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	res, err := Cut(ctx, in, f, Options{Window: spec, Warn: warn})
+	if err != nil {
+		if we := (*WindowError)(nil); errors.As(err, &we) {
+			return &WindowError{Err: fmt.Errorf("%s: %w", src, we.Err)}
+		}
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	w.Results = append(w.Results, WindowedTrace{Input: src, Path: dst, Result: res})
+	return nil
+}
+
+// mirror makes dst a directory like src: the traces cut (only the file
+// named only, when only is set), the other files and directories linked.
+func (w *Windowed) mirror(ctx context.Context, src, dst, only string, spec timerange.Spec, warn func(string)) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasSuffix(name, IndexSuffix) {
+			continue
+		}
+		from := filepath.Join(src, name)
+		cutIt := only == name
+		if only == "" && e.Type().IsRegular() {
+			cutIt = isTrace(from, warn)
+		}
+		if cutIt {
+			if err := w.cutTo(ctx, from, filepath.Join(dst, cutName(name)), spec, warn); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.Symlink(filepath.Join(abs, name), filepath.Join(dst, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isTrace says whether the file at path is a trace Cut writes; a trace it
+// cannot write (perf.data) is reported to warn.
+func isTrace(path string, warn func(string)) bool {
+	f, err := detect.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head, complete, _, err := detect.ReadHead(f)
+	if err != nil {
+		return false
+	}
+	res, err := detect.Head(head, complete)
+	if err != nil || res.Kind == "" {
+		return false
+	}
+	if _, err := Sniff(head, complete); err != nil {
+		warn(fmt.Sprintf("%s: not cut to the window, read whole: %v", path, err))
+		return false
+	}
+	return true
+}
