@@ -1,6 +1,7 @@
 package regdb_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -100,5 +101,24 @@ W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
 	n.WriteSummary(os.Stdout)
 	// Output:
 	// W ; IMC = 0xffffffff {TXDW, TXQE, LSC, RXSEQ, RXDMT0, RXO, RXT0, MDAC, RXCFG, GPI_EN0, GPI_EN1, GPI_EN2, GPI_EN3, TXD_LOW, SRPD, unk=0xfffe0120}
+	// mmio names: 1 accesses: 1 named, 0 unnamed, 0 in BARs without a database, 0 outside any PCI BAR
+}
+
+// Name every access of a log as 'iotap mmio names' prints it, binding the
+// BAR to the shipped e1000 database by its PCI id.
+func ExampleNamer_NameLog() {
+	log := `PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0
+`
+	n := regdb.NewNamer(regdb.Binder{})
+	if err := n.NameLog(context.Background(), mmiotrace.NewReader(strings.NewReader(log)), os.Stdout, false); err != nil {
+		fmt.Println(err)
+	}
+	n.WriteSummary(os.Stdout)
+	// Output:
+	// PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+	// MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+	// R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0 ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, MTXCKOK, GIO_MASTER_EN, unk=0x80000000}
 	// mmio names: 1 accesses: 1 named, 0 unnamed, 0 in BARs without a database, 0 outside any PCI BAR
 }

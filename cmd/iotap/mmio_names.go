@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
@@ -61,53 +59,32 @@ type namesOptions struct {
 	allowLoss bool
 }
 
-func loadNamesDB(spec string) (*regdb.DB, error) { return loadDB("mmio names", spec) }
-
+// newNamer is the Namer of the flags: --db, --variant, --bar.
 func newNamer(o *namesOptions) (*regdb.Namer, error) {
-	n := regdb.NewNamer(regdb.Binder{Variant: o.variant})
+	n := regdb.NewNamer(regdb.Binder{})
 	for _, s := range o.dbs {
-		db, err := loadNamesDB(s)
+		db, err := loadDB("mmio names", s)
 		if err != nil {
 			return nil, err
 		}
 		n.DBs = append(n.DBs, db)
 	}
-	if o.variant != "" && len(n.DBs) == 0 {
-		ok := false
-		for _, b := range regdb.Builtins() {
-			if db, err := regdb.Builtin(b); err == nil {
-				if _, err := db.WithVariant(o.variant); err == nil {
-					ok = true
-				}
-			}
+	if err := n.SetVariant(o.variant); errors.Is(err, regdb.ErrNotFound) {
+		if len(n.DBs) == 0 {
+			err = fmt.Errorf("%w (give the database with --db)", err)
 		}
-		if !ok {
-			return nil, usageErrorf("mmio names: --variant %q: no shipped database defines it (give the database with --db)", o.variant)
-		}
-	}
-	if o.variant != "" && len(n.DBs) > 0 {
-		applied := false
-		for i, db := range n.DBs {
-			v, err := db.WithVariant(o.variant)
-			if err == nil {
-				n.DBs[i], applied = v, true
-			} else if !errors.Is(err, regdb.ErrNotFound) {
-				return nil, err
-			}
-		}
-		if !applied {
-			return nil, usageErrorf("mmio names: --variant %q: no database defines it", o.variant)
-		}
+		return nil, usageErrorf("mmio names: --%v", err)
+	} else if err != nil {
+		return nil, err
 	}
 	for _, s := range o.bars {
 		b, err := regdb.ParseBARRule(s)
+		if err == nil {
+			err = n.AddRule(b)
+		}
 		if err != nil {
 			return nil, usageErrorf("mmio names: --bar %q: %v", s, err)
 		}
-		if _, _, ok := n.FindDomain(b.Domain); !ok {
-			return nil, usageErrorf("mmio names: --bar %q: no database has a domain %q", s, b.Domain)
-		}
-		n.Rules = append(n.Rules, b)
 	}
 	return n, nil
 }
@@ -129,73 +106,21 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if closeOut != nil {
-			closeOut()
-		}
-	}()
-	bars := mmiotrace.NewBARMap()
-	bw := bufio.NewWriterSize(w, 256<<10)
 	if o.asJSON {
-		bw.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in)))
-	}
-	var rec mmiotrace.Record
-	var buf []byte
-	for i := 0; ; i++ {
-		if i&0xffff == 0 && e.ctx.Err() != nil {
-			bw.Flush()
-			return e.ctx.Err()
-		}
-		err := rd.ReadInto(&rec)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			bw.Flush()
-			return fmt.Errorf("mmio names: %s: %w", path, err)
-		}
-		bars.Observe(&rec)
-		isAccess := rec.Kind == mmiotrace.KindRead || rec.Kind == mmiotrace.KindWrite || rec.Kind == mmiotrace.KindUnknown
-		if !isAccess {
-			if !o.asJSON {
-				buf = appendLine(buf[:0], &rec)
-				bw.Write(buf)
-			}
-			continue
-		}
-		a := n.Resolve(bars, &rec)
-		if o.asJSON {
-			buf = regdb.AppendNameNDJSON(buf[:0], rd.Line(), &rec, a)
-			if _, err := bw.Write(buf); err != nil {
-				return err
-			}
-			continue
-		}
-		buf = appendLine(buf[:0], &rec)
-		buf = buf[:len(buf)-1]
-		buf = n.AppendNamed(buf, &rec, a)
-		buf = append(buf, '\n')
-		if _, err := bw.Write(buf); err != nil {
+		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in))); err != nil {
 			return err
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return err
+	err = n.NameLog(e.ctx, rd, w, o.asJSON)
+	if cerr := closeOut(); err == nil {
+		err = cerr
 	}
-	cl := closeOut
-	closeOut = nil
-	if err := cl(); err != nil {
-		return err
+	if err != nil {
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+		return fmt.Errorf("mmio names: %s: %w", path, err)
 	}
 	n.WriteSummary(e.stderr)
 	return mmioLoss(e, rd.Loss(), o.allowLoss)
-}
-
-// appendLine appends the record's original line and a newline.
-func appendLine(dst []byte, rec *mmiotrace.Record) []byte {
-	if rec.Line != nil {
-		dst = append(dst, rec.Line...)
-		return append(dst, '\n')
-	}
-	return mmiotrace.AppendRecord(dst, rec)
 }
