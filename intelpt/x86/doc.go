@@ -30,8 +30,8 @@
 // the class are needed (a block decoder stepping to the next branch): it
 // returns them in registers, takes the offset rather than a subslice, and
 // has its own fast paths (per-position tables picked with conditional
-// moves; a second path for TEST, the FF group, MOV r64, imm64, VEX and
-// EVEX). It gives Decode's length, class and error at every offset (tests
+// moves; a second path for REX 0F, TEST, the FF group, MOV r64, imm64,
+// VEX and EVEX). It gives Decode's length, class and error at every offset (tests
 // on libc and random code, the fuzz target, and every instruction of the
 // objdump comparisons below). Speed: docs/performance.md and
 // bench/x86len.sh.

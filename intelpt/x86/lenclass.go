@@ -14,13 +14,13 @@ import "encoding/binary"
 // store and load back), it takes an offset instead of a subslice (no slice
 // to compute before the first load), and in 64-bit mode, with at least 16
 // bytes from off on, it decodes the common instructions (up to three
-// legacy prefixes, a REX, the one-byte and 0F maps) with a few table
-// lookups issued at once, one for each position the opcode and the ModRM
-// can be at, then picks the right ones with conditional moves: about 60
-// machine instructions and no data-dependent branch. TEST with an
-// immediate, the FF group (indirect calls and jumps), MOV r64, imm64, VEX
-// and EVEX take a second, slower path (lcMoreLen); everything else is
-// decoded by Decode.
+// legacy prefixes, then a REX or a 0F, the one-byte and 0F maps) with four
+// table lookups issued at once, one for each place the opcode and the
+// ModRM can be at, then picks the right ones with conditional moves: about
+// 65 machine instructions and no data-dependent branch. REX 0F, TEST with
+// an immediate, the FF group (indirect calls and jumps), MOV r64, imm64
+// after a REX, VEX and EVEX take a second, slower path (lcMoreLen);
+// everything else is decoded by Decode.
 func LenClass(code []byte, off int, mode Mode) (n int, class Class, err error) {
 	if mode != Mode64 || off < 0 || len(code)-off < 16 {
 		return lenClassDecode(code, off, mode)
@@ -38,40 +38,28 @@ func LenClass(code []byte, off int, mode Mode) (n int, class Class, err error) {
 		x0 = t.op00[byte(w)]
 	}
 	// Every table entry the instruction may need, loaded at once: the
-	// opcode's attributes with the opcode at byte 0 (no REX, no 0F), at
-	// byte 1 in the one-byte map (REX) or in the 0F map (0F), and at byte
-	// 2 in the 0F map (REX 0F), and the ModRM's length with the ModRM at
-	// bytes 1, 2 and 3, indexed by the ModRM and the next byte's low three
-	// bits (SIB.base 5 with mod 0 adds a disp32).
-	b0, b1 := byte(w), byte(w>>8)
-	x1 := t.op01[b1]
-	y1 := t.op11[b1]
-	y2 := t.op12[byte(w>>16)]
+	// opcode's attributes with the opcode at byte 0 (no REX, no 0F) and
+	// at byte 1, in the one-byte map (after a REX) or in the 0F map
+	// (after 0F), and the ModRM's length with the ModRM at bytes 1 and 2,
+	// indexed by the ModRM and the next byte's low three bits (SIB.base 5
+	// with mod 0 adds a disp32). REX 0F (2 % of libc's instructions) is
+	// left to lcMoreLen: two more candidates would not fit in registers.
+	x1 := t.op01[byte(w>>8)]
+	y1 := t.op11[byte(w>>8)]
 	m1 := uint(t.modrm[0][(w>>8)&0x7FF]) // uint: conditional moves do not move bytes
 	m2 := uint(t.modrm[1][(w>>16)&0x7FF])
-	m3 := uint(t.modrm[2][(w>>24)&0x7FF])
 	// Pick without branches (each if below is a conditional move):
 	// whether there is a REX or a 0F escape is data, and a mispredicted
 	// branch costs more than these moves.
 	a, rm := x0, m1
-	if b0 == 0x0F {
+	if x0&lc0F != 0 {
 		a = y1
 	}
-	if b0 == 0x0F {
+	if x0&lcREX != 0 {
+		a = x1
+	}
+	if x0&(lc0F|lcREX) != 0 {
 		rm = m2
-	}
-	a1, rm1 := x1, m2 // after a REX
-	if b1 == 0x0F {
-		a1 = y2
-	}
-	if b1 == 0x0F {
-		rm1 = m3
-	}
-	if x0&lcREX != 0 {
-		a = a1
-	}
-	if x0&lcREX != 0 {
-		rm = rm1
 	}
 	if a&lcSlow != 0 {
 		if a&lcMore != 0 {
@@ -101,8 +89,8 @@ func lenClassDecode(code []byte, off int, mode Mode) (int, Class, error) {
 
 // lcMoreLen decodes the 64-bit instructions that LenClass's tables leave
 // out but that are common in compiled code, w holding the bytes after i
-// legacy prefixes and t the tables for those prefixes: F6 and F7 (TEST
-// takes an immediate, the rest of the group does not), FF (the class
+// legacy prefixes and t the tables for those prefixes: REX 0F, F6 and F7
+// (TEST takes an immediate, the rest of the group does not), FF (the class
 // depends on ModRM.reg: indirect and far jumps and calls), B8-BF with a REX
 // (REX.W makes the immediate 8 bytes), and VEX (C4, C5) and EVEX (62)
 // without legacy prefixes. ok is false for everything else (an invalid
@@ -120,6 +108,16 @@ func lcMoreLen(w uint64, i uint, t *lcTables) (n int, class Class, ok bool) {
 	// w: opcode, ModRM, SIB; or a VEX or EVEX prefix's payload, opcode,
 	// ModRM, SIB
 	switch op := byte(w); {
+	case op == 0x0F && p == 1: // REX 0F opcode
+		a := t.op12[byte(w>>8)]
+		if a&lcSlow != 0 {
+			return 0, Other, false
+		}
+		ln := uint(a & lcLen)
+		if a&lcRM != 0 {
+			ln += uint(t.modrm[2][(w>>16)&0x7FF])
+		}
+		return int(i + ln), Class(a >> lcClassShift), true
 	case op == 0xF6 || op == 0xF7 || op == 0xFF:
 		m := byte(w >> 8)
 		ln := p + 1 + lcModRMLen(m, byte(w>>16))
@@ -219,9 +217,10 @@ const (
 	lcLen        = 0xF     // the length from the first byte after the legacy prefixes to the end of the immediate, less the ModRM, SIB and displacement
 	lcRM         = 1 << 4  // a ModRM follows
 	lcSlow       = 1 << 5  // the tables do not give the length: lcMoreLen (if lcMore) or Decode
-	lcMore       = 1 << 6  // F6, F7, FF, B8-BF after a REX, C4, C5, 62: lcMoreLen
+	lcMore       = 1 << 6  // REX 0F, F6, F7, FF, B8-BF after a REX, C4, C5, 62: lcMoreLen
 	lcREX        = 1 << 7  // (op00) a REX prefix
 	lcLegacy     = 1 << 8  // (op00) a legacy prefix
+	lc0F         = 1 << 9  // (op00) the 0F escape
 	lcClassShift = 11      // bits 11-15: the class
 	lcVexIB      = 1       // lcVex0F: an imm8 follows
 	lcVexNoRM    = 2       // lcVex0F: no ModRM (VEX only: vzeroupper, vzeroall)
@@ -302,6 +301,10 @@ func initLenClass() {
 			t.op01[op] = entry(map0[op], 0, 1, op)
 			t.op11[op] = entry(map0F[op], 1, 1, op)
 			t.op12[op] = entry(map0F[op], 1, 2, op)
+			if op == 0x0F {
+				t.op00[op] |= lc0F
+				t.op01[op] |= lcSlow | lcMore // REX 0F: lcMoreLen
+			}
 			switch prefixKind[op] {
 			case pNone:
 			case pREX:

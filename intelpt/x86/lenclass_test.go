@@ -63,8 +63,6 @@ func lcPath(b []byte) string {
 	}
 	var a uint16
 	switch {
-	case b[0]&0xF0 == 0x40 && b[1] == 0x0F:
-		a = t.op12[b[2]]
 	case b[0]&0xF0 == 0x40:
 		a = t.op01[b[1]]
 	case b[0] == 0x0F:
