@@ -109,8 +109,8 @@ func TestCutPTMTCTimes(t *testing.T) {
 	in := Input{Name: "mtc.pt", ReaderAt: bytes.NewReader(pt), Size: int64(len(pt)), PT: &PTTiming{Config: cfg}}
 	abs := func(ns int64) string { return "@" + strconv.FormatFloat(float64(ns)/1e9, 'f', 9, 64) }
 	for _, c := range []struct {
-		from, to  int64 // inside segments, between MTCs
-		first, to_ int // the segments the cut spans: [first, to_)
+		from, to   int64 // inside segments, between MTCs
+		first, to_ int   // the segments the cut spans: [first, to_)
 	}{
 		{mtcTime(3, 5) + 1, mtcTime(8, 12) + 1, 3, 9},
 		{mtcTime(0, 19) + 1, mtcTime(1, 1), 0, 2},
