@@ -79,9 +79,9 @@ func ExampleDryRun() {
 	pr.Summary(st, true)
 	fmt.Println(st)
 	// Output:
-	// {"type":"access","line":4,"kind":"R","width":4,"device":"0000:00:03.0","bar":0,"offset":"0x8","phys":"0xfebc0008","value":"0x80080783"}
-	// {"type":"access","line":5,"kind":"W","width":4,"device":"0000:00:03.0","bar":0,"offset":"0xd8","phys":"0xfebc00d8","value":"0xffffffff"}
-	// {"divergences":0,"dry_run":true,"lost":0,"reads":1,"skipped":0,"type":"summary","unmapped":0,"writes":1}
+	// {"kind":"mmio_replay_access","line":4,"access":"R","ts_ns":8288891000,"phys":"0xfebc0008","value":"0x80080783","location":"0000:00:03.0/0+0x8","bar":"0000:00:03.0/0","offset":"0x8","width":4}
+	// {"kind":"mmio_replay_access","line":5,"access":"W","ts_ns":8294406000,"phys":"0xfebc00d8","value":"0xffffffff","location":"0000:00:03.0/0+0xd8","bar":"0000:00:03.0/0","offset":"0xd8","width":4}
+	// {"kind":"mmio_replay_summary","dry_run":true,"writes":1,"reads":1,"divergences":0,"unmapped":0,"skipped":0,"lost":0}
 	// 1 writes, 1 reads checked, 0 divergences, 0 accesses outside known BARs
 }
 

@@ -35,7 +35,17 @@ func AppendRegLocation(b []byte, k RegKey, name string) []byte {
 
 // appendRegKey is AppendRegLocation without "register".
 func appendRegKey(b []byte, k RegKey) []byte {
-	b = ndjson.Str(b, "location", k.String())
+	// "location": RegKey.String, without its allocations
+	b = append(ndjson.Key(b, "location"), '"')
+	if k.HasBAR {
+		b = appendPCIAddr(b, k.Dev)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, int64(k.BAR), 10)
+		b = append(b, '+')
+	}
+	b = append(b, '0', 'x')
+	b = strconv.AppendUint(b, k.Offset, 16)
+	b = append(b, '"')
 	if k.HasBAR {
 		b = append(ndjson.Key(b, "bar"), '"')
 		b = appendPCIAddr(b, k.Dev)

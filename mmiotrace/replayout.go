@@ -1,56 +1,75 @@
 package mmiotrace
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
+
+	"github.com/iotap/iotap/internal/ndjson"
+)
+
+// Record kinds of 'iotap mmio replay --json' (docs/ndjson.md).
+const (
+	NDJSONReplayAccess     = "mmio_replay_access"     // an access about to be executed (dry run)
+	NDJSONReplayDivergence = "mmio_replay_divergence" // a read whose value differs from the log's
+	NDJSONReplaySummary    = "mmio_replay_summary"    // the replay's counts, last
 )
 
 // ReplayPrinter writes what a replay does as 'iotap mmio replay' prints
 // it: for each access of a dry run (Access) and each divergence
-// (Divergence) a text line, or with JSON an NDJSON record ("type" access
-// or divergence, the log's line, kind, width, device, BAR, offset, phys,
-// the recorded value and the one read now), and with JSON a summary
-// record at the end (Summary). Use its methods as ReplayOptions.OnAccess
-// and OnDivergence.
+// (Divergence) a text line, or with JSON an NDJSON record (docs/ndjson.md:
+// mmio_replay_access, mmio_replay_divergence), after the "input" record
+// (Input), and a mmio_replay_summary record at the end (Summary). Use its
+// methods as ReplayOptions.OnAccess and OnDivergence. Records are
+// appended to a reused buffer: printing allocates nothing.
 type ReplayPrinter struct {
 	w    io.Writer
-	enc  *json.Encoder
+	b    []byte
 	json bool
 }
 
 // NewReplayPrinter writes to w, NDJSON when asJSON.
 func NewReplayPrinter(w io.Writer, asJSON bool) *ReplayPrinter {
-	return &ReplayPrinter{w: w, enc: json.NewEncoder(w), json: asJSON}
+	return &ReplayPrinter{w: w, json: asJSON}
 }
 
-// replayJSON is one access (dry run) or divergence of the NDJSON output.
-type replayJSON struct {
-	Type   string `json:"type"` // "access" or "divergence"
-	Line   int64  `json:"line"`
-	Kind   string `json:"kind"` // "W", or "R" with CheckReads
-	Width  uint8  `json:"width"`
-	Device string `json:"device"`
-	BAR    int    `json:"bar"`
-	Offset string `json:"offset"`
-	Phys   string `json:"phys"`
-	Value  string `json:"value"`         // recorded value
-	Got    string `json:"got,omitempty"` // divergence: value read now
+// Input starts the NDJSON stream with the "input" record of the log
+// replayed: its path (file, "-" for standard input) and format ("":
+// "mmiotrace log"). It prints nothing in text.
+func (p *ReplayPrinter) Input(file, format string) {
+	if p.json {
+		p.b = AppendNDJSONInput(p.b[:0], file, format)
+		p.w.Write(p.b)
+	}
 }
 
-// hex0x formats v as "0x…", the form the log uses.
-func hex0x(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
-
-func (p *ReplayPrinter) record(typ string, line int64, r *Record, loc Location, got string) {
-	p.enc.Encode(replayJSON{Type: typ, Line: line, Kind: r.Kind.String(), Width: r.Width, Device: loc.BAR.Addr.String(),
-		BAR: loc.BAR.Index, Offset: hex0x(loc.Offset), Phys: hex0x(r.Phys), Value: hex0x(r.Value), Got: got})
+// AppendReplayNDJSON appends the record of kind (NDJSONReplayAccess or
+// NDJSONReplayDivergence) of the access r on line of the log, located at
+// loc: the access (R/W), its recorded time (ts_ns), physical address and
+// value, the register's location, BAR, offset and width (as mmio_diff
+// places it), and for a divergence the value read now (got).
+func AppendReplayNDJSON(b []byte, kind string, line int64, r *Record, loc Location, got uint64) []byte {
+	b = ndjson.Begin(b, kind)
+	b = ndjson.Int(b, "line", line)
+	b = ndjson.Str(b, "access", r.Kind.String())
+	b = ndjson.Uint(b, "ts_ns", r.Time.NS)
+	b = ndjson.HexUint(b, "phys", r.Phys)
+	b = ndjson.HexUint(b, "value", r.Value)
+	k := RegKey{Offset: r.Phys, Width: r.Width}
+	if loc.BAR != nil {
+		k = RegKey{Dev: loc.BAR.Addr, HasBAR: true, BAR: loc.BAR.Index, Offset: loc.Offset, Width: r.Width}
+	}
+	b = appendRegKey(b, k)
+	if kind == NDJSONReplayDivergence {
+		b = ndjson.HexUint(b, "got", got)
+	}
+	return ndjson.End(b)
 }
 
 // Access prints an access about to be executed (a dry run's listing).
 func (p *ReplayPrinter) Access(line int64, r *Record, loc Location) {
 	if p.json {
-		p.record("access", line, r, loc, "")
+		p.b = AppendReplayNDJSON(p.b[:0], NDJSONReplayAccess, line, r, loc, 0)
+		p.w.Write(p.b)
 		return
 	}
 	fmt.Fprintf(p.w, "%s %d %s/%d+0x%x 0x%x 0x%x\n", r.Kind, r.Width, loc.BAR.Addr, loc.BAR.Index, loc.Offset, r.Phys, r.Value)
@@ -59,10 +78,27 @@ func (p *ReplayPrinter) Access(line int64, r *Record, loc Location) {
 // Divergence prints a read whose value (got) differs from the recording.
 func (p *ReplayPrinter) Divergence(line int64, r *Record, loc Location, got uint64) {
 	if p.json {
-		p.record("divergence", line, r, loc, hex0x(got))
+		p.b = AppendReplayNDJSON(p.b[:0], NDJSONReplayDivergence, line, r, loc, got)
+		p.w.Write(p.b)
 		return
 	}
 	fmt.Fprintf(p.w, "divergence: line %q: %s/%d+0x%x read 0x%x, recorded 0x%x\n", r.Line, loc.BAR.Addr, loc.BAR.Index, loc.Offset, got, r.Value)
+}
+
+// AppendNDJSON appends the mmio_replay_summary record of st: whether it
+// was a dry run, writes and reads executed (dry: listed), divergences,
+// accesses outside every known BAR, bad lines skipped, events the log
+// says were lost.
+func (st ReplayStats) AppendNDJSON(b []byte, dryRun bool) []byte {
+	b = ndjson.Begin(b, NDJSONReplaySummary)
+	b = ndjson.Bool(b, "dry_run", dryRun)
+	b = ndjson.Int(b, "writes", st.Writes)
+	b = ndjson.Int(b, "reads", st.Reads)
+	b = ndjson.Int(b, "divergences", st.Divergences)
+	b = ndjson.Int(b, "unmapped", st.Unmapped)
+	b = ndjson.Int(b, "skipped", st.Skipped)
+	b = ndjson.Uint(b, "lost", st.Lost)
+	return ndjson.End(b)
 }
 
 // Summary ends the NDJSON output with the replay's counts (nothing in
@@ -71,16 +107,8 @@ func (p *ReplayPrinter) Summary(st ReplayStats, dryRun bool) {
 	if !p.json {
 		return
 	}
-	p.enc.Encode(struct {
-		Divergences int64  `json:"divergences"`
-		DryRun      bool   `json:"dry_run"`
-		Lost        uint64 `json:"lost"`
-		Reads       int64  `json:"reads"`
-		Skipped     int64  `json:"skipped"`
-		Type        string `json:"type"`
-		Unmapped    int64  `json:"unmapped"`
-		Writes      int64  `json:"writes"`
-	}{st.Divergences, dryRun, st.Lost, st.Reads, st.Skipped, "summary", st.Unmapped, st.Writes})
+	p.b = st.AppendNDJSON(p.b[:0], dryRun)
+	p.w.Write(p.b)
 }
 
 // String is the one-line summary of a replay.

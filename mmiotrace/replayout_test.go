@@ -25,8 +25,8 @@ func TestReplayPrinterDivergence(t *testing.T) {
 		want string
 	}{
 		{false, "divergence: line \"R 4 8.288891 1 0xfebc0008 0x80080783 0x0 0\": 0000:00:03.0/0+0x8 read 0x80080784, recorded 0x80080783\n"},
-		{true, `{"type":"divergence","line":4,"kind":"R","width":4,"device":"0000:00:03.0","bar":0,"offset":"0x8","phys":"0xfebc0008","value":"0x80080783","got":"0x80080784"}` + "\n" +
-			`{"divergences":1,"dry_run":false,"lost":0,"reads":1,"skipped":0,"type":"summary","unmapped":0,"writes":0}` + "\n"},
+		{true, `{"kind":"mmio_replay_divergence","line":4,"access":"R","ts_ns":8288891000,"phys":"0xfebc0008","value":"0x80080783","location":"0000:00:03.0/0+0x8","bar":"0000:00:03.0/0","offset":"0x8","width":4,"got":"0x80080784"}` + "\n" +
+			`{"kind":"mmio_replay_summary","dry_run":false,"writes":0,"reads":1,"divergences":1,"unmapped":0,"skipped":0,"lost":0}` + "\n"},
 	} {
 		var out bytes.Buffer
 		pr := NewReplayPrinter(&out, c.json)

@@ -95,25 +95,30 @@ func TestMMIOReplayDryRunJSON(t *testing.T) {
 	}
 	objs := decodeLines(t, out)
 	hl := strings.Split(strings.TrimSuffix(human, "\n"), "\n")
-	if len(objs) != len(hl)+1 || len(hl) != 5388 {
+	if len(objs) != len(hl)+2 || len(hl) != 5388 {
 		t.Fatalf("%d objects for %d writes", len(objs), len(hl))
 	}
+	if in := objs[0]; in["kind"] != "input" || in["source"] != "mmio" || in["file"] != mmioGolden || in["clock"] != "trace" {
+		t.Fatalf("first record %v, want the input record", in)
+	}
+	objs = objs[1:]
 	// Each access object says what the human line says, in the same order,
 	// and its line number points at that write in the log.
 	data, _ := os.ReadFile(mmioGolden)
 	logLines := strings.Split(string(data), "\n")
 	for i, o := range objs[:len(hl)] {
 		h := strings.Fields(hl[i])
-		loc := o["device"].(string) + "/" + jsonNum(o["bar"]) + "+" + o["offset"].(string)
-		if o["type"] != "access" || o["kind"] != h[0] || jsonNum(o["width"]) != h[1] || loc != h[2] || o["phys"] != h[3] || o["value"] != h[4] {
+		loc := o["bar"].(string) + "+" + o["offset"].(string)
+		if o["kind"] != "mmio_replay_access" || o["location"] != loc || o["access"] != h[0] || jsonNum(o["width"]) != h[1] || loc != h[2] || o["phys"] != h[3] || o["value"] != h[4] {
 			t.Fatalf("object %d %v, human %q", i, o, hl[i])
 		}
 		ll := strings.Fields(logLines[int(o["line"].(float64))-1])
-		if ll[0] != "W" || ll[4] != o["phys"] || ll[5] != o["value"] {
+		// the log's time, 8.296099 -> 8296099000 ns
+		if ll[0] != "W" || ll[4] != o["phys"] || ll[5] != o["value"] || strings.Replace(ll[2], ".", "", 1)+"000" != jsonNum(o["ts_ns"]) {
 			t.Fatalf("object %d %v: log line %d is %q", i, o, int(o["line"].(float64)), ll)
 		}
 	}
-	if s := objs[len(objs)-1]; s["type"] != "summary" || s["writes"] != 5388.0 || s["dry_run"] != true || s["divergences"] != 0.0 {
+	if s := objs[len(objs)-1]; s["kind"] != "mmio_replay_summary" || s["writes"] != 5388.0 || s["dry_run"] != true || s["divergences"] != 0.0 {
 		t.Errorf("summary %v", s)
 	}
 }

@@ -39,13 +39,13 @@ physical address than in the log.
 A device bound to a driver is refused unless --force. --check-reads also
 performs the recorded reads and reports values that differ.
 
---json writes NDJSON instead: one {"type":"access"} object per access
-printed by --dry-run, one {"type":"divergence"} per differing read, and a
-final {"type":"summary"} (fields: docs/mmio.md).
+--json writes NDJSON instead (docs/ndjson.md): an "input" record, one
+mmio_replay_access record per access printed by --dry-run, one
+mmio_replay_divergence per differing read, and a final mmio_replay_summary.
 
 Examples:
   iotap mmio replay --dry-run e1000.log
-  iotap mmio replay --dry-run --json e1000.log | jq -r .offset
+  iotap mmio replay --dry-run --json e1000.log | jq -r 'select(.kind == "mmio_replay_access") | .offset'
   iotap mmio replay --device 0000:00:03.0 --pace recorded --start-mark "probe" e1000.log
   iotap mmio replay --device 0000:00:03.0 --bar 0000:00:03.0/0+0x0..0x100 --check-reads e1000.log`,
 		Args: cobra.ExactArgs(1),
@@ -97,6 +97,7 @@ Examples:
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
 			pr := mmiotrace.NewReplayPrinter(out, asJSON)
+			pr.Input(args[0], mmioInputFormat(in))
 			var target mmiotrace.ReplayTarget
 			opt.Device = dev
 			if dryRun {

@@ -82,6 +82,9 @@ var ndjsonDocCommands = [][]string{
 	// events status|list --json read the live tracefs: their golden
 	// stream, written by the encoders those commands call.
 	{"../../userevents/testdata/golden/user-event-status.ndjson"},
+	{"mmio", "replay", "--dry-run", "--json", "--check-reads", "../../testdata/mmiotrace/e1000-probe.log"},
+	// a divergence needs a device: the package's golden stream
+	{"../../mmiotrace/testdata/golden/mmio-replay.ndjson"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
