@@ -21,11 +21,8 @@ type ptTrace struct {
 	streams []intelpt.PerfStream
 	names   []string
 	cfg     intelpt.Config
-	calls   *calls.Input
-	// buildIDDirs are searched first for the traced binaries (a capture
-	// directory's binaries/).
-	buildIDDirs []string
-	loss        []string
+	calls   *calls.Input // its BuildIDDirs: a capture directory's binaries/
+	loss    []string
 }
 
 // readPT reads a perf.data file or a raw trace (with the capture.json of
@@ -78,8 +75,8 @@ func readPTDir(dir string) (*ptTrace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %s: %w", dir, err)
 	}
-	t := &ptTrace{format: "pt capture", streams: cin.Streams, cfg: cin.Config, calls: cin,
-		buildIDDirs: []string{filepath.Join(dir, intelpt.BinariesDir)}}
+	cin.BuildIDDirs = []string{filepath.Join(dir, intelpt.BinariesDir)}
+	t := &ptTrace{format: "pt capture", streams: cin.Streams, cfg: cin.Config, calls: cin}
 	for _, b := range ci.Buffers {
 		t.names = append(t.names, b.File)
 	}
@@ -187,13 +184,7 @@ func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t
 	// Kept in ticks and, when toNS converts them, in ns.
 	children := map[int32][][2]int64{}
 	var werr error
-	dirs := append(append([]string(nil), t.buildIDDirs...), x.opt.PTBuildIDDirs...)
-	if len(x.opt.PTBuildIDDirs) == 0 {
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug")) // perf's build-id cache
-		}
-	}
-	o := calls.Options{Finder: calls.Finder(x.opt.PTSysroot, dirs), Demangle: true, TreeDepth: 1}
+	o := calls.Options{Finder: t.calls.Finder(x.opt.PTSysroot, x.opt.PTBuildIDDirs), Demangle: true, TreeDepth: 1}
 	n := 0
 	o.OnCall = func(cl *calls.Call) {
 		if werr != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"text/tabwriter"
 
@@ -179,11 +178,7 @@ func (p *PT) analyzeCalls(perf []byte, co *calls.Options) {
 	if co != nil {
 		o = *co
 	} else {
-		var dirs []string
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug"))
-		}
-		o = calls.Options{Finder: calls.Finder("", dirs), Demangle: true}
+		o = calls.Options{Finder: in.Finder("", nil), Demangle: true}
 	}
 	gaps := 0
 	onGap := o.OnGap

@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,13 +94,11 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	// image and its decode caches and the call tree, live until the end.
 	// Collect late, as pt flow does (a collection only burnt CPU: 5 %).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	var in *calls.Input
-	format := intelpt.FormatPerfData
-	st, err := os.Stat(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}
-	dirs := f.buildIDDirs
+	var in *calls.Input
+	var err error
 	var rawImage *intelpt.Image
 	if len(f.raw) > 0 {
 		rawImage = intelpt.NewImage()
@@ -111,35 +107,20 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 				return usageErrorf("pt calls: --raw: %v", err)
 			}
 		}
-	}
-	if rawImage != nil {
 		var b []byte
 		if b, err = os.ReadFile(path); err == nil {
 			in = calls.RawInput(b, intelpt.Config{})
 		}
-		format = intelpt.FormatRaw
-	} else if st.IsDir() {
-		in, err = calls.ReadCaptureDir(path)
-		format = intelpt.FormatCaptureDir
-		dirs = append([]string{filepath.Join(path, intelpt.BinariesDir)}, dirs...)
 	} else {
-		var b []byte
-		if b, err = os.ReadFile(path); err == nil {
-			in, err = calls.ReadPerfData(b)
-		}
+		in, err = calls.Open(path)
 	}
 	if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}
-	if len(f.buildIDDirs) == 0 {
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug"))
-		}
-	}
 	clk := calls.Clock{ToNS: in.ToNS}
 	bw := bufio.NewWriterSize(e.stdout, 1<<16)
 	defer bw.Flush()
-	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
+	o := calls.Options{Finder: in.Finder(f.sysroot, f.buildIDDirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
 	if f.maxDepth <= 0 {
 		o.TreeDepth = -1
 	}
@@ -158,16 +139,10 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		if in.ToNS != nil {
 			clock = intelpt.ClockPerf
 		}
-		bw.Write(intelpt.AppendInputNDJSON(nil, path, format, clock))
+		bw.Write(intelpt.AppendInputNDJSON(nil, path, in.Format, clock))
 		o.OnCall = func(c *calls.Call) {
 			line = calls.AppendNDJSON(line[:0], c, clk)
 			bw.Write(line)
-		}
-	}
-	var gaps []string
-	o.OnGap = func(g *calls.Gap) {
-		if len(gaps) < 10 {
-			gaps = append(gaps, fmt.Sprintf("thread %d at instruction %d: %s", g.Thread, g.Insn, g.Reason))
 		}
 	}
 	var total int64
@@ -194,30 +169,10 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	for _, u := range res.Unfound {
-		fmt.Fprintf(e.stderr, "pt calls: mapping %s not decoded: %v\n", u.Mapping.String(), u.Err)
+	for _, n := range res.Notes(in) {
+		fmt.Fprintf(e.stderr, "pt calls: %s\n", n)
 	}
-	for _, g := range gaps {
-		fmt.Fprintf(e.stderr, "pt calls: gap: %s\n", g)
-	}
-	for _, o := range res.Overlaps {
-		fmt.Fprintf(e.stderr, "pt calls: overlapping mapping: %s (the later one is used)\n", o)
-	}
-	if sb := in.Sideband; sb != nil {
-		types := make([]uint32, 0, len(sb.Unknown))
-		for t := range sb.Unknown {
-			types = append(types, t)
-		}
-		slices.Sort(types)
-		for _, t := range types {
-			fmt.Fprintf(e.stderr, "pt calls: sideband: %d record(s) of unknown type %d skipped\n", sb.Unknown[t], t)
-		}
-		for _, b := range sb.Bad {
-			fmt.Fprintf(e.stderr, "pt calls: sideband: %v\n", b)
-		}
-	}
-	fmt.Fprintf(e.stderr, "pt calls: %d threads, %d instructions, %d calls, %d tail calls, %d returns, %d unwinds, %d unmatched returns, %d gaps\n",
-		len(res.Threads), res.Stats.Insns, res.Stats.Calls, res.Stats.TailCalls, res.Stats.Returns, res.Stats.Unwinds, res.Stats.UnmatchedReturns, res.Gaps)
+	fmt.Fprintf(e.stderr, "pt calls: %s\n", res)
 	if !f.allowLoss {
 		switch {
 		case in.Loss != "":

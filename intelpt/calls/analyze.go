@@ -57,6 +57,12 @@ type Input struct {
 	ToNS func(uint64) uint64
 	// Loss describes trace or sideband loss ("" when none).
 	Loss string
+	// Format is the input's kind (intelpt.FormatPerfData,
+	// FormatCaptureDir, FormatRaw), set by Open and RawInput.
+	Format string
+	// BuildIDDirs are the input's own build-id directories (a capture
+	// directory's binaries/), searched first by Input.Finder.
+	BuildIDDirs []string
 }
 
 // ReadPerfData reads the PT streams and sideband of a perf.data file.
@@ -128,6 +134,8 @@ type Result struct {
 	// Threads decoded, by stream.
 	Threads []int32
 	Gaps    int
+	// FirstGaps are the first MaxGapNotes gaps (Notes lists them).
+	FirstGaps []Gap
 	// Overlaps say which mappings replaced parts of earlier ones (the
 	// first few; AddressSpaces.OverlapNotes).
 	Overlaps []string
@@ -165,6 +173,9 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	}
 	tr.OnGap = func(g *Gap) {
 		res.Gaps++
+		if len(res.FirstGaps) < MaxGapNotes {
+			res.FirstGaps = append(res.FirstGaps, *g)
+		}
 		if o.OnGap != nil {
 			o.OnGap(g)
 		}
@@ -336,5 +347,5 @@ func containsInt(a []int, v int) bool {
 // RawInput is a single raw PT stream of one thread (no sideband): decode
 // it with Options.Image.
 func RawInput(trace []byte, cfg intelpt.Config) *Input {
-	return &Input{Streams: []intelpt.PerfStream{{CPU: -1, TID: 1, Data: trace}}, Sideband: &intelpt.Sideband{}, Config: cfg}
+	return &Input{Streams: []intelpt.PerfStream{{CPU: -1, TID: 1, Data: trace}}, Sideband: &intelpt.Sideband{}, Config: cfg, Format: intelpt.FormatRaw}
 }

@@ -1,0 +1,42 @@
+package calls_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/calls"
+)
+
+// The calls of a raw trace of one thread over code loaded at 0x100000
+// (libipt's call_direct-ret_compressed test), as 'iotap pt calls --raw
+// FILE:0x100000 --folded' prints them; with the code at a wrong address
+// the thread is one gap, which Notes names.
+func ExampleAnalyze() {
+	trace, err := os.ReadFile("../testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	for _, at := range []string{"0x100000", "0x200000"} {
+		im := intelpt.NewImage()
+		if _, err := im.AddRaw("../testdata/libipt/call_direct-ret_compressed.bin:" + at); err != nil {
+			panic(err)
+		}
+		in := calls.RawInput(trace, intelpt.Config{})
+		res, err := calls.Analyze(in, calls.Options{Image: im})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(res)
+		calls.WriteFolded(os.Stdout, res.Tree, false)
+		for _, n := range res.Notes(in) {
+			fmt.Println(n)
+		}
+	}
+	// Output:
+	// 1 threads, 3 instructions, 1 calls, 0 tail calls, 1 returns, 0 unwinds, 0 unmatched returns, 0 gaps
+	// thread_1;[unknown_0x100000] 2
+	// thread_1;[unknown_0x100000];[unknown_0x100008] 1
+	// 1 threads, 0 instructions, 0 calls, 0 tail calls, 0 returns, 0 unwinds, 0 unmatched returns, 1 gaps
+	// gap: thread 1 at instruction 0: decode error: intelpt: offset 0x1c, ip 0x100000: no memory mapped at this address
+}
