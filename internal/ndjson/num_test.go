@@ -28,7 +28,8 @@ func checkNumbers(t *testing.T, u uint64, data []byte) {
 // TestAppendNumbersMatchStrconv compares the appenders with strconv and
 // encoding/hex: every value below 100,000, every power of two and ten with
 // its neighbours, the extremes, random values, and hex of every byte value
-// at every length and alignment up to 40 bytes.
+// at every length and alignment up to 100 bytes (several
+// 16-byte blocks of the SSE2 path and every tail).
 func TestAppendNumbersMatchStrconv(t *testing.T) {
 	for u := uint64(0); u < 100000; u++ {
 		checkNumbers(t, u, nil)
@@ -46,7 +47,7 @@ func TestAppendNumbersMatchStrconv(t *testing.T) {
 		checkNumbers(t, u, nil)
 	}
 	rng := rand.New(rand.NewSource(1))
-	all := make([]byte, 256+40)
+	all := make([]byte, 256+100)
 	for i := range all {
 		all[i] = byte(i)
 	}
@@ -54,7 +55,7 @@ func TestAppendNumbersMatchStrconv(t *testing.T) {
 		checkNumbers(t, rng.Uint64()>>uint(rng.Intn(64)), nil)
 	}
 	for off := 0; off < 256; off++ {
-		for n := 0; n <= 40; n++ {
+		for n := 0; n <= 100; n++ {
 			checkNumbers(t, 0, all[off:off+n])
 		}
 	}

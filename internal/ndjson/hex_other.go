@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package ndjson
+
+func hexBlocks(dst, src *byte, n int) { panic("unreachable") }
+
+const haveHexBlocks = false
