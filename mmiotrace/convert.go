@@ -27,6 +27,11 @@ type ConvertOptions struct {
 	KeepGoing bool  // skip bad lines (counted) instead of failing
 	ChunkSize int   // bytes of input per work unit; 0: 1 MiB
 	Size      int64 // the input's size as stored (a file's size), if known; 0: unknown
+	// AccessNDJSON says that format is the Append of an NDJSONEncoder
+	// without Func: R and W lines of the kernel's usual form are then
+	// written straight from their bytes (the same bytes, see
+	// appendAccessLines), and format gets the other lines.
+	AccessNDJSON bool
 }
 
 // ConvertStats summarises a ConvertLog run.
@@ -76,6 +81,9 @@ func ConvertLog(ctx context.Context, in io.Reader, out io.Writer, format AppendF
 		opt.ChunkSize = 1 << 20
 	}
 	if opt.Workers == 1 {
+		if opt.AccessNDJSON {
+			return convertChunks(ctx, src, out, format, opt)
+		}
 		return convertSequential(ctx, src, out, format, opt)
 	}
 	return convertParallel(ctx, src, out, format, opt)
@@ -157,13 +165,23 @@ type convertJob struct {
 
 // run parses and formats the chunk's records as Reader.ReadInto would
 // return them; line numbers in errors are chunk-relative.
-func (j *convertJob) run(format AppendFunc, keepGoing bool) {
+// With access, the R/W lines appendAccessLines takes are written by it.
+func (j *convertJob) run(format AppendFunc, keepGoing, access bool) {
 	var rec Record
 	data := j.data
 	out := j.out[:0]
 	defer func() { j.out = out }()
 	for len(data) > 0 {
 		var err error
+		if access {
+			n, k, o := appendAccessLines(data, out)
+			out, data = o, data[n:]
+			j.lines += k
+			j.records += k
+			if len(data) == 0 {
+				break
+			}
+		}
 		// R and W lines of the kernel's shape, as ReadInto.
 		if end, ok := parseRWFast(data, &rec, true); ok {
 			j.lines++
@@ -263,7 +281,7 @@ func convertParallel(ctx context.Context, src io.Reader, out io.Writer, format A
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.run(format, opt.KeepGoing)
+				j.run(format, opt.KeepGoing, opt.AccessNDJSON)
 				close(j.done)
 			}
 		}()
@@ -309,33 +327,9 @@ func convertParallel(ctx context.Context, src io.Reader, out io.Writer, format A
 	for j := range order {
 		<-j.done
 		if err == nil {
-			if len(j.out) > 0 {
-				if _, e := out.Write(j.out); e != nil {
-					err = e
-					cancel()
-				}
-			}
-			st.Records += j.records
-			st.Lost += j.lost
-			st.Truncated = st.Truncated || j.truncated
-			if j.firstSkip != nil && st.FirstSkip == nil {
-				j.firstSkip.Line += st.Lines
-				st.FirstSkip = j.firstSkip
-			}
-			st.Skipped += j.skipped
-			if err == nil && j.err != nil {
-				switch e := j.err.(type) {
-				case *ParseError:
-					e.Line += st.Lines
-				case *ConvertError:
-					e.Line += st.Lines
-				case *longLineError:
-					e.line += st.Lines
-				}
-				err = j.err
+			if err = st.add(j, out); err != nil {
 				cancel()
 			}
-			st.Lines += j.lines
 		}
 		free <- j.data[:0]
 		freeOut <- j.out[:0]
@@ -348,4 +342,70 @@ func convertParallel(ctx context.Context, src io.Reader, out io.Writer, format A
 		err = readErr
 	}
 	return st, err
+}
+
+// add writes the output of job j (the next in input order) to out and
+// adds its counts to st, with its error's line numbers made those of the
+// whole input; it returns the write error or the job's error.
+func (st *ConvertStats) add(j *convertJob, out io.Writer) error {
+	var err error
+	if len(j.out) > 0 {
+		if _, e := out.Write(j.out); e != nil {
+			err = e
+		}
+	}
+	st.Records += j.records
+	st.Lost += j.lost
+	st.Truncated = st.Truncated || j.truncated
+	if j.firstSkip != nil && st.FirstSkip == nil {
+		j.firstSkip.Line += st.Lines
+		st.FirstSkip = j.firstSkip
+	}
+	st.Skipped += j.skipped
+	if err == nil && j.err != nil {
+		switch e := j.err.(type) {
+		case *ParseError:
+			e.Line += st.Lines
+		case *ConvertError:
+			e.Line += st.Lines
+		case *longLineError:
+			e.line += st.Lines
+		}
+		err = j.err
+	}
+	st.Lines += j.lines
+	return err
+}
+
+// convertChunks is convertParallel's work on one goroutine: chunks that
+// end on a newline, each converted and written in turn (for
+// AccessNDJSON, whose line transform works on chunks, not on a Reader).
+func convertChunks(ctx context.Context, src io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	var st ConvertStats
+	buf := make([]byte, opt.ChunkSize)
+	ob := make([]byte, 0, 2*opt.ChunkSize)
+	var carry []byte
+	for eof := false; !eof; {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		var data []byte
+		var rerr error
+		buf, data, carry, eof, rerr = fillLines(src, buf, carry)
+		if rerr != nil {
+			rerr = fmt.Errorf("mmiotrace: read: %w", rerr)
+		}
+		if len(data) > 0 || eof {
+			j := convertJob{data: data, out: ob, last: eof}
+			j.run(format, opt.KeepGoing, true)
+			ob = j.out[:0]
+			if err := st.add(&j, out); err != nil {
+				return st, err
+			}
+		}
+		if rerr != nil {
+			return st, rerr
+		}
+	}
+	return st, nil
 }

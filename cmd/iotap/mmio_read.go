@@ -260,7 +260,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 			return err
 		}
 	}
-	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0)})
+	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0), AccessNDJSON: asJSON && tab == nil})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			closeOut()
