@@ -71,9 +71,11 @@ func (w *Windowed) Close() error {
 // INPUT.iotapidx when it has a valid one) into a file of the same format
 // in a private temporary directory and returns it. A raw Intel PT buffer
 // of an 'iotap pt capture' directory, and any directory, are mirrored:
-// the new directory holds the cut of every trace of the directory (each
-// on its own clock: relative ends count from that trace's first record,
-// mark:NAME needs a marker in each) and links to its other files, so
+// the new directory holds the cut of every trace of the directory and of
+// its subdirectories (each on its own clock: relative ends count from
+// that trace's first record; a trace the window does not resolve on, such
+// as one without the mark:NAME marker, is left out with a warning) and
+// links to its other files, so
 // capture.json, images and clocks.json are found next to the cut as next
 // to the original (indexes are left out: they index the originals).
 //
@@ -192,12 +194,25 @@ func (w *Windowed) mirror(ctx context.Context, src, dst, only string, spec timer
 			continue
 		}
 		from := filepath.Join(src, name)
+		if only == "" && e.IsDir() {
+			if err := w.mirror(ctx, from, filepath.Join(dst, name), "", spec, warn); err != nil {
+				return err
+			}
+			continue
+		}
 		cutIt := only == name
 		if only == "" && e.Type().IsRegular() {
 			cutIt = isTrace(from, warn)
 		}
 		if cutIt {
-			if err := w.cutTo(ctx, from, filepath.Join(dst, cutName(name)), spec, warn); err != nil {
+			err := w.cutTo(ctx, from, filepath.Join(dst, cutName(name)), spec, warn)
+			if we := (*WindowError)(nil); only == "" && errors.As(err, &we) {
+				// one trace of a directory the window does not apply to
+				// (a marker it does not hold): left out, said
+				warn(fmt.Sprintf("%v: left out of the window's copy of %s", err, src))
+				continue
+			}
+			if err != nil {
 				return err
 			}
 			continue

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -98,19 +99,39 @@ type inputs struct {
 	files   []File
 	bundles []Bundle
 	tmp     []string // directories to remove
+	windows []*cut.Windowed
 }
 
 func (in *inputs) cleanup() {
 	for _, d := range in.tmp {
 		os.RemoveAll(d)
 	}
+	for _, w := range in.windows {
+		w.Close()
+	}
 }
 
 // find walks the arguments: directories recursively (skipping fuzz
 // corpora and hidden directories), bundles extracted into a temporary
 // directory, other files as they are. Files are sorted by name.
-func find(args []string, stdin io.Reader) (*inputs, error) {
+//
+// With win set, each argument is replaced by its cut of the window
+// (cut.OpenWindow: a file by the cut, a directory or bundle by a copy
+// holding the cut of each trace and links to its other files); the files
+// keep the names of the originals.
+func find(args []string, stdin io.Reader, win func(path string) (*cut.Windowed, error)) (*inputs, error) {
 	in := &inputs{}
+	window := func(p string) (string, error) {
+		if win == nil {
+			return p, nil
+		}
+		w, err := win(p)
+		if err != nil {
+			return "", err
+		}
+		in.windows = append(in.windows, w)
+		return w.Path, nil
+	}
 	for _, a := range args {
 		name := a // how the argument is named in the report
 		if a == "-" {
@@ -159,8 +180,25 @@ func find(args []string, stdin io.Reader) (*inputs, error) {
 			in.bundles = append(in.bundles, Bundle{Path: name, Members: members})
 			root, prefix = dir, name+":"
 		} else if !st.IsDir() {
+			if !strings.HasSuffix(a, cut.IndexSuffix) {
+				// an index indexes the original: not cut, read as it is
+				if a, err = window(a); err != nil {
+					in.cleanup()
+					return nil, err
+				}
+			}
 			in.files = append(in.files, File{Path: a, Name: name})
 			continue
+		}
+		if win != nil {
+			// the directory's copy, its files named after the originals
+			if prefix == "" {
+				prefix = strings.TrimSuffix(name, "/") + "/"
+			}
+			if root, err = window(root); err != nil {
+				in.cleanup()
+				return nil, err
+			}
 		}
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -169,7 +207,13 @@ func find(args []string, stdin io.Reader) (*inputs, error) {
 			if d.IsDir() && (d.Name() == "fuzz" || strings.HasPrefix(d.Name(), ".")) && p != root {
 				return filepath.SkipDir
 			}
-			if d.Type().IsRegular() {
+			regular := d.Type().IsRegular()
+			if win != nil && d.Type()&fs.ModeSymlink != 0 {
+				// a window's copy links the files it does not cut
+				st, err := os.Stat(p)
+				regular = err == nil && st.Mode().IsRegular()
+			}
+			if regular {
 				name := p
 				if prefix != "" {
 					rel, _ := filepath.Rel(root, p)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -97,6 +98,11 @@ type Options struct {
 	Stdin io.Reader
 	// Progress, when set, is called before each trace is read.
 	Progress func(t *Trace)
+	// Window, when set, restricts every trace to a time window (--from,
+	// --to): each argument is replaced by its cut (cut.OpenWindow), on
+	// each trace's own clock; Warn receives what the cuts warn of.
+	Window timerange.Spec
+	Warn   func(string)
 }
 
 // Build finds the traces among args (directories are walked recursively,
@@ -106,7 +112,11 @@ type Options struct {
 // argument cannot be read or ctx is cancelled. Close the report to remove
 // the temporary copies of bundle members.
 func Build(ctx context.Context, args []string, o Options) (*Report, error) {
-	in, err := find(args, o.Stdin)
+	var win func(string) (*cut.Windowed, error)
+	if o.Window.Set() {
+		win = func(p string) (*cut.Windowed, error) { return cut.OpenWindow(ctx, p, o.Window, o.Warn) }
+	}
+	in, err := find(args, o.Stdin, win)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 	"github.com/spf13/cobra"
@@ -21,6 +22,8 @@ type reportOptions struct {
 	json      bool
 	verbose   bool
 	tl        timelineOptions
+	window    func() (timerange.Spec, error) // --from/--to (window.go)
+	spec      timerange.Spec
 }
 
 func newReportCmd(e *env) *cobra.Command {
@@ -71,6 +74,10 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 			if o.tl.maxSize != 0 && o.tl.maxSize < timeline.MinMaxSize {
 				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.tl.maxSize), timeline.MinMaxSize)
 			}
+			var err error
+			if o.spec, err = o.window(); err != nil {
+				return err
+			}
 			return runReport(e, args, o)
 		},
 	}
@@ -84,6 +91,7 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 	f.StringVar(&o.tl.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
 	o.tl.maxSize = timeline.DefaultMaxSize
 	f.Var(&o.tl.maxSize, "max-size", "largest Perfetto file to write, as 'iotap timeline --max-size' (above it an overview plus detail windows in FILE.d/, linked from the HTML page); 0: one file")
+	o.window = windowFlags(c, "report only the records at or after `TIME` of each trace: seconds from its first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); each trace is cut as 'iotap cut' cuts it")
 	return c
 }
 
@@ -126,6 +134,7 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	opt.PT.Config = ptSidecarConfig
 	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
 	opt.Stdin = os.Stdin
+	opt.Window, opt.Warn = o.spec, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 	m := e.meter("iotap: report", -1, false)
 	var done, last int64
 	n := 0

@@ -90,3 +90,18 @@ func eventsWindow(e *env, from, to, path string, keep func(*userevents.Recorded)
 		return win.Contains(int64(r.TS)) && (keep == nil || keep(r))
 	}, nil
 }
+
+// windowFlags adds --from (described by fromHelp) and --to to c; the
+// function returned parses them.
+func windowFlags(c *cobra.Command, fromHelp string) func() (timerange.Spec, error) {
+	var from, to string
+	c.Flags().StringVar(&from, "from", "", fromHelp)
+	c.Flags().StringVar(&to, "to", "", "only the records before `TIME` (same forms as --from; +D: D after --from)")
+	return func() (timerange.Spec, error) {
+		spec, err := timerange.ParseSpec(from, to)
+		if err != nil {
+			return spec, usageErrorf("%s: %v", c.CommandPath(), err)
+		}
+		return spec, nil
+	}
+}

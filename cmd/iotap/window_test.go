@@ -226,3 +226,64 @@ func TestReaderWindowEvents(t *testing.T) {
 		t.Errorf("mark:nothing: exit %d: %s", code, errs)
 	}
 }
+
+// TestReaderWindowReport: report --from/--to summarises each trace's
+// window (on its own clock), given as files and as a directory: the MMIO
+// summary's reads and writes are gawk's count of the log's lines in the
+// window, the USB summary's events tshark's count of the packets with
+// frame.time_relative in it; an empty window summarises no event.
+func TestReaderWindowReport(t *testing.T) {
+	for _, tool := range []string{"gawk", "tshark"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " not installed")
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "traces")
+	os.Mkdir(dir, 0o700)
+	for src, dst := range map[string]string{"../../testdata/mmiotrace/e1000-probe.log": "e1000.log", "../../testdata/usbmon/lab-capture.pcapng": "usb.pcapng"} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, dst), b, 0o600)
+	}
+	log, pcap := filepath.Join(dir, "e1000.log"), filepath.Join(dir, "usb.pcapng")
+	for _, c := range []struct {
+		from, to     string
+		fromUS, toUS int64
+		filter       string
+	}{
+		{"0.5", "10", 500000, 10e6, "frame.time_relative >= 0.5 && frame.time_relative < 10"},
+		{"0.2", "+0.4", 200000, 600000, "frame.time_relative >= 0.2 && frame.time_relative < 0.6"},
+		{"100", "200", 100e6, 200e6, "frame.time_relative >= 100"}, // empty
+	} {
+		wantMMIO := len(gawkMMIOWindow(t, log, "", c.fromUS, c.toUS))
+		out, err := exec.Command("tshark", "-r", pcap, "-Y", c.filter).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantUSB := strings.Count(string(out), "\n")
+		for _, args := range [][]string{{log, pcap}, {dir}} {
+			got, errs, code := runIotap(t, append([]string{"report", "--json", "--from", c.from, "--to", c.to}, args...)...)
+			if code != 0 {
+				t.Fatalf("report %v: exit %d: %s", args, code, errs)
+			}
+			rw := 0
+			if m := regexp.MustCompile(`"kind":"mmio_summary".*?"R":(\d+),"W":(\d+)`).FindStringSubmatch(got); m != nil {
+				r, _ := strconv.Atoi(m[1])
+				w, _ := strconv.Atoi(m[2])
+				rw = r + w
+			}
+			ev := -1
+			if m := regexp.MustCompile(`"kind":"usb_summary","file":"([^"]*)","events":(\d+)`).FindStringSubmatch(got); m != nil {
+				ev, _ = strconv.Atoi(m[2])
+				if !strings.HasSuffix(m[1], "usb.pcapng") || strings.Contains(m[1], "iotap-window-") {
+					t.Errorf("report %v: the USB trace is named %q, not after the original", args, m[1])
+				}
+			}
+			if rw != wantMMIO || (ev != wantUSB && !(ev == -1 && wantUSB == 0)) {
+				t.Errorf("report --from %s --to %s %v: %d MMIO accesses, %d USB events; gawk %d, tshark %d", c.from, c.to, args, rw, ev, wantMMIO, wantUSB)
+			}
+		}
+	}
+}
