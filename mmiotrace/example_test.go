@@ -108,3 +108,21 @@ func ExampleCopyRecords() {
 	// W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
 	// 1 <nil>
 }
+
+// Compare two logs by register sequence as 'iotap mmio diff' does: the
+// second driver run wrote another value to IMC (0xd8).
+func ExampleWriteDiff() {
+	other := strings.Replace(exampleLog, "0xfebc00d8 0xffffffff", "0xfebc00d8 0x0", 1)
+	a, _ := mmiotrace.Accesses(strings.NewReader(exampleLog))
+	b, _ := mmiotrace.Accesses(strings.NewReader(other))
+	ops, err := mmiotrace.Diff(a, b, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	mmiotrace.WriteDiff(os.Stdout, a, b, ops, mmiotrace.DiffFormat{All: true})
+	// Output:
+	//   A:4 B:4 R 4 0000:00:03.0/0+0x8 0x80080783
+	// ~ A:5 B:5 W 0000:00:03.0/0+0xd8 0xffffffff -> 0x0
+	// A 2 accesses, B 2: 1 identical, 1 same register with other value, 0 only in A, 0 only in B
+}

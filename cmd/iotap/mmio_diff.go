@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -59,55 +58,16 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 			if err != nil {
 				return err
 			}
-			w := bufio.NewWriter(e.stdout)
-			defer w.Flush()
-			var same, changed, onlyA, onlyB int
 			if asJSON {
-				c := mmiotrace.DiffCounts{AAccesses: len(seqs[0]), BAccesses: len(seqs[1])}
 				b := mmiotrace.AppendNDJSONInput(nil, args[0], formats[0])
-				b = mmiotrace.AppendNDJSONInput(b, args[1], formats[1])
-				for i := range ops {
-					c.Add(&ops[i])
-					if ops[i].Op != ' ' || all {
-						b = mmiotrace.AppendDiffNDJSON(b, &ops[i])
-					}
-					if len(b) >= 64<<10 {
-						w.Write(b)
-						b = b[:0]
-					}
-				}
-				w.Write(c.AppendNDJSON(b))
-				return w.Flush()
-			}
-			for _, op := range ops {
-				switch op.Op {
-				case ' ':
-					same++
-					if all {
-						fmt.Fprintf(w, "  A:%d B:%d %s\n", op.A.Line, op.B.Line, op.A)
-					}
-				case '~':
-					changed++
-					fmt.Fprintf(w, "~ A:%d B:%d %s %s 0x%x", op.A.Line, op.B.Line, op.A.Kind, op.A.Key, op.A.Value)
-					if op.A.Count > 1 {
-						fmt.Fprintf(w, " (x%d)", op.A.Count)
-					}
-					fmt.Fprintf(w, " -> 0x%x", op.B.Value)
-					if op.B.Count > 1 {
-						fmt.Fprintf(w, " (x%d)", op.B.Count)
-					}
-					fmt.Fprintln(w)
-				case '-':
-					onlyA++
-					fmt.Fprintf(w, "- A:%d %s\n", op.A.Line, op.A)
-				case '+':
-					onlyB++
-					fmt.Fprintf(w, "+ B:%d %s\n", op.B.Line, op.B)
+				if _, err := e.stdout.Write(mmiotrace.AppendNDJSONInput(b, args[1], formats[1])); err != nil {
+					return err
 				}
 			}
-			fmt.Fprintf(w, "A %d accesses, B %d: %d identical, %d same register with other value, %d only in A, %d only in B\n",
-				len(seqs[0]), len(seqs[1]), same, changed, onlyA, onlyB)
-			w.Flush()
+			err = mmiotrace.WriteDiff(e.stdout, seqs[0], seqs[1], ops, mmiotrace.DiffFormat{All: all, JSON: asJSON})
+			if err != nil || asJSON {
+				return err
+			}
 			return lossErr
 		},
 	}
