@@ -1,6 +1,7 @@
 package intelpt
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
 )
@@ -30,6 +31,29 @@ func (s *Stats) Count(k Kind) int64 {
 	}
 	return 0
 }
+
+// statsExtOps gives the kind and size of the extended packets (opcode
+// 0x02, by their second byte) that computeStatsSeg counts without
+// decoding: those of fixed size that neither change the decoder's state
+// nor can be bad, except TNT-64 (bad without bits: checked).
+var statsExtOps = func() (t [256]fastOp) {
+	t[extTNT64] = fastOp{kind: KindTNT64, size: 8}
+	t[extPIP] = fastOp{kind: KindPIP, size: 8}
+	t[extPSBE] = fastOp{kind: KindPSBEnd, size: 2, timing: true}
+	t[extStop] = fastOp{kind: KindTraceStop, size: 2}
+	t[extExSt] = fastOp{kind: KindExStop, size: 2}
+	t[extExStI] = fastOp{kind: KindExStop, size: 2}
+	for _, e := range []byte{0x12, 0x92} { // PTW, 4-byte payload
+		t[e] = fastOp{kind: KindPTW, size: 6}
+	}
+	for _, e := range []byte{0x32, 0xb2} { // PTW, 8-byte payload
+		t[e] = fastOp{kind: KindPTW, size: 10}
+	}
+	return t
+}()
+
+// tscOp is the TSC packet for computeStatsSeg (its payload is read apart).
+var tscOp = fastOp{kind: KindTSC, size: 8, timing: true}
 
 // maxErrorOffsets caps Stats.ErrorOffsets.
 const maxErrorOffsets = 100
@@ -81,32 +105,74 @@ func computeStatsSeg(d *StreamDecoder, rec *timingLog) (Stats, statsSeg) {
 		}
 	}
 	for {
-		// The frequent fixed-layout packets (those of Decoder.Next's table:
-		// TNT-8, PAD, short CYC, MTC, the TIP/FUP family) are counted
-		// straight from the window, without a Packet or a call per packet;
-		// the timing ones among them (CYC, MTC) go to the tracker. The
-		// loop stops where StreamDecoder.Next would refill or Decoder.Next
-		// would leave its table, and the packet there takes the path
-		// below: the counts are those of a Next loop
-		// (TestStatsFastMatchesNext, FuzzStatsFastMatchesNext).
+		// The frequent packets are counted straight from the window,
+		// without a Packet or a call per packet: those of Decoder.Next's
+		// table (TNT-8, PAD, short CYC, MTC, the TIP/FUP family), the
+		// fixed-size extended ones of statsExtOps (TNT-64, PIP, PTW,
+		// EXSTOP, STOP, PSBEND), MODE and TSC. The timing ones among them
+		// (CYC, MTC, TSC, PSBEND) go to the tracker. The loop stops where
+		// StreamDecoder.Next would refill or Decoder.Next would leave its
+		// table, and at any other packet (or one that may be bad: a
+		// TNT-64 without bits, a MODE of another leaf, a packet running
+		// past the end), which takes the path below: the counts are those
+		// of a Next loop (TestStatsFastMatchesNext,
+		// FuzzStatsFastMatchesNext).
 		if dd := &d.d; dd.block == 0 {
 			buf, pos := dd.buf, dd.pos
 			limit := len(buf) - maxPacket
 			if d.eof {
 				limit = len(buf) - 8
 			}
+		fast:
 			for pos < limit {
-				e := &fastOps[buf[pos]]
+				b := buf[pos]
+				e := &fastOps[b]
 				if e.size == 0 {
-					break
+					switch b {
+					case opcExt:
+						e = &statsExtOps[buf[pos+1]]
+						if e.size == 0 || pos+int(e.size) > len(buf) ||
+							e.kind == KindTNT64 && binary.LittleEndian.Uint64(buf[pos:])>>16 == 0 {
+							break fast
+						}
+					case opcMode:
+						switch buf[pos+1] & 0xe0 {
+						case 0x00:
+							s.ByKind[KindModeExec]++
+						case 0x20:
+							s.ByKind[KindModeTSX]++
+						default:
+							break fast
+						}
+						pos += 2
+						continue
+					case opcTSC:
+						e = &tscOp
+					default:
+						break fast
+					}
 				}
 				s.ByKind[e.kind]++
 				if e.timing {
-					p = Packet{Kind: e.kind, Size: e.size, Payload: e.payload | uint64(buf[pos+1])&e.mask}
-					if rec != nil {
+					v := e.payload | uint64(buf[pos+1])&e.mask
+					if e.kind == KindTSC {
+						v = binary.LittleEndian.Uint64(buf[pos:]) >> 8
+					}
+					switch {
+					case rec != nil:
+						p = Packet{Kind: e.kind, Size: e.size, Payload: v}
 						rec.add(&p)
-					} else if tm.Update(&p) {
-						note()
+					case e.kind == KindCYC && !tm.cal.haveFCR():
+						// TimeTracker.Update of a CYC before calibration:
+						// cycles counted, the CYC lost for the estimate.
+						tm.cal.cycMTC += v
+						tm.cal.cycTSC += v
+						tm.t.lostCyc++
+					default:
+						p = Packet{Kind: e.kind, Size: e.size, Payload: v}
+						if tm.Update(&p) {
+							note()
+						}
 					}
 				}
 				pos += int(e.size)

@@ -189,6 +189,35 @@ func TestStatsFastMatchesNext(t *testing.T) {
 		full.Encode(Packet{Kind: KindTIP, IPC: IPCFull, Payload: 0x1122334455667788 + uint64(i)})
 		full.Encode(Packet{Kind: KindMTC, Payload: uint64(i)})
 	}
+	// CYC calibration from the TSCs of PSB+ (no MTC): the cycles
+	// counted between them set the ratio that later CYCs advance the
+	// time by.
+	var cal Encoder
+	for i := 0; i < 6; i++ {
+		cal.Encode(Packet{Kind: KindPSB})
+		cal.Encode(Packet{Kind: KindTSC, Payload: 1000 + 3000*uint64(i)})
+		cal.Encode(Packet{Kind: KindPSBEnd})
+		for j := 0; j < 40; j++ {
+			cal.Encode(Packet{Kind: KindCYC, Payload: 25})
+			cal.Encode(Packet{Kind: KindTNT8, Bits: 2, Payload: 1})
+		}
+	}
+	checkStatsFast(t, "cyc calibration", cal.Bytes(), 1<<20)
+	if s := ComputeStats(cal.Bytes(), Config{}); s.LastTSC <= 1000+3000*5 {
+		t.Fatalf("cyc calibration: last TSC %d: the CYCs after the last TSC did not count", s.LastTSC)
+	}
+	// Packets the counting loop must leave to Next: a TNT-64 without
+	// bits, MODE of a reserved leaf, PTW of a reserved size, each
+	// between packets it counts.
+	bad := []byte{0x02, 0xa3, 0, 0, 0, 0, 0, 0}
+	for _, b := range [][]byte{bad, {0x99, 0x40}, {0x02, 0x52, 1, 2, 3, 4}, {0x02, 0xf2, 1, 2, 3, 4}} {
+		full.Encode(Packet{Kind: KindTNT8, Bits: 3, Payload: 5})
+		full.buf = append(full.buf, b...)
+		full.Encode(Packet{Kind: KindPSB})
+		full.Encode(Packet{Kind: KindTNT64, Bits: 40, Payload: 1 << 39})
+		full.Encode(Packet{Kind: KindPTW, Bits: 1, Payload: 7})
+		full.Encode(Packet{Kind: KindTSC, Payload: 99})
+	}
 	for n := 0; n <= len(full.Bytes()); n++ {
 		checkStatsFast(t, fmt.Sprintf("full IPs cut at %d", n), full.Bytes()[:n], 64)
 	}
