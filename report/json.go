@@ -132,21 +132,7 @@ func (r *Report) errors() int {
 
 func (t *Trace) usbJSON(w io.Writer) error {
 	u := t.USB
-	var b []byte
-	for _, d := range u.Stats.Devices() {
-		v, m, p := identityParts(u.IDs, d.Bus, d.Device)
-		r := usb.DeviceRecord(d, v, m, p)
-		r.File = t.Name
-		b = r.AppendJSON(b)
-	}
-	for _, s := range u.Stats.Endpoints() {
-		v, _, _ := identityParts(u.IDs, s.Bus, s.Device)
-		r := usb.EndpointRecord(s, v)
-		r.File = t.Name
-		b = r.AppendJSON(b)
-	}
-	b = usb.AppendStatsSummary(b, t.Name, u.Stats, u.Pairs)
-	_, err := w.Write(b)
+	_, err := w.Write(usb.AppendStatsNDJSON(nil, t.Name, u.Stats, u.Pairs, u.IDs))
 	return err
 }
 

@@ -173,22 +173,8 @@ func analyzeUSBFile(ctx context.Context, path string) (*USB, *Span, error) {
 // Identity is "VVVV:PPPP Manufacturer Product" as far as known, "" when
 // nothing is known about the device.
 func Identity(ids *usb.Identities, bus uint16, dev uint8) string {
-	v, m, p := identityParts(ids, bus, dev)
+	v, m, p := ids.Names(bus, dev)
 	return strings.TrimSpace(strings.Join([]string{v, m, p}, " "))
-}
-
-func identityParts(ids *usb.Identities, bus uint16, dev uint8) (vidpid, manu, prod string) {
-	if ids == nil {
-		return "", "", ""
-	}
-	info, ok := ids.Lookup(bus, dev)
-	if !ok {
-		return "", "", ""
-	}
-	if info.HasID {
-		vidpid = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
-	}
-	return vidpid, info.Manufacturer, info.ProductName
 }
 
 // FmtMicros formats microseconds as a Go duration ("1.5ms").

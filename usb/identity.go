@@ -1,6 +1,7 @@
 package usb
 
 import (
+	"fmt"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -87,6 +88,20 @@ func (ids *Identities) Lookup(bus uint16, dev uint8) (*DeviceInfo, bool) {
 	}
 	d, ok := ids.devs[devAddr{bus, dev}]
 	return d, ok
+}
+
+// Names returns the identity of bus:dev as the stats records and tables
+// name it: "vvvv:pppp" when the device descriptor was seen, and the
+// manufacturer and product strings ("" for what is not known).
+func (ids *Identities) Names(bus uint16, dev uint8) (vidpid, manufacturer, product string) {
+	info, ok := ids.Lookup(bus, dev)
+	if !ok {
+		return "", "", ""
+	}
+	if info.HasID {
+		vidpid = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
+	}
+	return vidpid, info.Manufacturer, info.ProductName
 }
 
 // Devices returns every known device.

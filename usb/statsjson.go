@@ -146,6 +146,28 @@ func (l *LatencyRecord) appendJSON(b []byte) []byte {
 	return b
 }
 
+// AppendStatsNDJSON appends the records of 'iotap usb stats --json'
+// (docs/ndjson.md) for st, whose events were paired as c: a "usb_device"
+// record per device and a "usb_endpoint" record per endpoint, named by
+// the identities ids learnt (nil: none), then the "usb_summary" record.
+// file, when not "", names the trace in every record (StatsRecord.File:
+// 'iotap report --json').
+func AppendStatsNDJSON(b []byte, file string, st *Stats, c PairCounts, ids *Identities) []byte {
+	for _, d := range st.Devices() {
+		v, m, p := ids.Names(d.Bus, d.Device)
+		r := DeviceRecord(d, v, m, p)
+		r.File = file
+		b = r.AppendJSON(b)
+	}
+	for _, s := range st.Endpoints() {
+		v, _, _ := ids.Names(s.Bus, s.Device)
+		r := EndpointRecord(s, v)
+		r.File = file
+		b = r.AppendJSON(b)
+	}
+	return AppendStatsSummary(b, file, st, c)
+}
+
 // AppendStatsSummary appends the "usb_summary" record of st, whose events
 // were paired as c; file as StatsRecord.File.
 func AppendStatsSummary(b []byte, file string, st *Stats, c PairCounts) []byte {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -63,7 +62,7 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 		return readErr
 	}
 	if o.json {
-		err = writeUSBStatsJSON(e.stdout, st, in, path)
+		_, err = e.stdout.Write(usb.AppendStatsNDJSON(usb.AppendInput(nil, path, in.pl.Reader.Format()), "", st, in.pl.Pairer.Counts(), in.pl.Identities))
 	} else {
 		err = writeUSBStatsTable(e.stdout, st, in)
 	}
@@ -74,34 +73,6 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 }
 
 func isLoss(err error) bool { return err != nil && errors.Is(err, usbmon.ErrTruncated) }
-
-func identityOf(in *usbAnInput, bus uint16, dev uint8) (vidpid, manu, prod string) {
-	info, ok := in.pl.Identities.Lookup(bus, dev)
-	if !ok {
-		return "", "", ""
-	}
-	if info.HasID {
-		vidpid = fmt.Sprintf("%04x:%04x", info.Vendor, info.Product)
-	}
-	return vidpid, info.Manufacturer, info.ProductName
-}
-
-func writeUSBStatsJSON(w io.Writer, st *usb.Stats, in *usbAnInput, path string) error {
-	b := usb.AppendInput(nil, path, in.pl.Reader.Format())
-	for _, d := range st.Devices() {
-		v, m, p := identityOf(in, d.Bus, d.Device)
-		r := usb.DeviceRecord(d, v, m, p)
-		b = r.AppendJSON(b)
-	}
-	for _, s := range st.Endpoints() {
-		v, _, _ := identityOf(in, s.Bus, s.Device)
-		r := usb.EndpointRecord(s, v)
-		b = r.AppendJSON(b)
-	}
-	b = usb.AppendStatsSummary(b, "", st, in.pl.Pairer.Counts())
-	_, err := w.Write(b)
-	return err
-}
 
 func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
 	return report.WriteUSBTable(w, st, in.pl.Pairer.Counts(), in.pl.Identities, report.USBTableOptions{
