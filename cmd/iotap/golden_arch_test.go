@@ -11,7 +11,9 @@ import (
 // The goldens of the commands whose logic moves out of cmd/iotap in issue
 // 11 besides those of golden_cli_test.go: Intel PT (raw streams from
 // libipt's corpus in intelpt/testdata/libipt, and a perf.data built by
-// ptPerfData), cut, index, usb convert and export.
+// ptPerfData), usb convert (testdata/usb-cut.pcapng is the first 3,000
+// bytes of lab-capture.pcapng; testdata/usb-badline.txt lab-0u.txt with a
+// line that is not usbmon text after its 20th).
 func init() {
 	const pt = "../../intelpt/testdata/libipt/"
 	cliGoldens = append(cliGoldens, []struct {
@@ -45,6 +47,20 @@ func init() {
 		{"pt-calls-raw-gap-allow", []string{"pt", "calls", "--allow-loss", "--raw", pt + "call_direct-ret_compressed.bin:0x200000", pt + "call_direct-ret_compressed.pt"}},
 		{"pt-calls-both", []string{"pt", "calls", "--json", "--folded", pt + "call_direct-ret_compressed.pt"}},
 		{"pt-calls-missing", []string{"pt", "calls", pt + "nosuchfile.pt"}},
+
+		// usb convert between every format, filtered, and its usage errors.
+		{"usb-convert-pcapng-1u", []string{"usb", "convert", "--format", "1u", "../../testdata/usbmon/lab-capture.pcapng", "-o", "OUT"}},
+		{"usb-convert-0u-pcapng", []string{"usb", "convert", "--format", "pcapng", "../../testdata/usbmon/lab-0u.txt", "-o", "OUT"}},
+		{"usb-convert-bin-pcap-189", []string{"usb", "convert", "--format", "pcap", "--link-type", "189", "../../testdata/usbmon/lab-usbmon0.bin", "-o", "OUT"}},
+		{"usb-convert-1t-filter", []string{"usb", "convert", "--format", "1t", "-Y", "usb.ep == 0x81", "../../testdata/usbmon/lab-capture.0u", "-o", "OUT"}},
+		{"usb-convert-stdout", []string{"usb", "convert", "--to", "1u", "../../testdata/usbmon/lab-hidbus-t.txt", "-o", "-"}},
+		{"usb-convert-no-format", []string{"usb", "convert", "../../testdata/usbmon/lab-0u.txt", "-o", "OUT"}},
+		{"usb-convert-bad-link", []string{"usb", "convert", "--format", "pcap", "--link-type", "1", "../../testdata/usbmon/lab-0u.txt", "-o", "OUT"}},
+		{"usb-convert-cut", []string{"usb", "convert", "--format", "1u", "testdata/usb-cut.pcapng", "-o", "OUT"}},
+		{"usb-convert-cut-allow", []string{"usb", "convert", "--format", "1u", "--allow-loss", "testdata/usb-cut.pcapng", "-o", "OUT"}},
+		{"usb-convert-badline", []string{"usb", "convert", "--format", "pcapng", "testdata/usb-badline.txt", "-o", "OUT"}},
+		{"usb-convert-badline-keep", []string{"usb", "convert", "--format", "1u", "--keep-going", "testdata/usb-badline.txt", "-o", "OUT"}},
+		{"usb-convert-not-usb", []string{"usb", "convert", "--format", "pcap", "../../testdata/mmiotrace/e1000-probe.log", "-o", "OUT"}},
 	}...)
 }
 
