@@ -29,6 +29,12 @@ type DumpOptions struct {
 	// Blocks decodes the block packets BBP, BIP and BEP, which libipt's
 	// ptdump reports as unknown opcodes (the default, for identical output).
 	Blocks bool
+	// StreamName and StreamCPU name the stream on DumpJSON's records
+	// ("stream", "cpu"): a perf.data stream's InputStream.Name ("cpu N",
+	// "tid N") and CPU (-1: null). StreamName "" leaves both out (a raw
+	// trace, which the stream's "input" record names).
+	StreamName string
+	StreamCPU  int32
 }
 
 // DumpResult counts what Dump saw.

@@ -1,10 +1,11 @@
 package intelpt
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/iotap/iotap/internal/ndjson"
 )
 
 // DecodeErrorKind names a packet decoding error as listings print it:
@@ -22,26 +23,29 @@ func DecodeErrorKind(err error) (kind string, ok bool) {
 	return "", false
 }
 
-// DumpJSON writes the packets of data as NDJSON ('iotap pt dump --json'):
-// one [Packet.AppendJSON] object per packet, with the IP reconstructed
-// (the last IP is reset at each PSB) and, on timing packets after the
-// first TSC, the estimated TSC ("est_tsc"). Decoding starts at the first
-// PSB unless opt.NoSync; opt.NoPad leaves PAD packets out. A decoding error
-// is an object {"offset", "error"} followed by a resync at the next PSB;
-// the returned error is only for write failures.
+// DumpJSON writes the packets of data as NDJSON ('iotap pt dump --json',
+// docs/ndjson.md): one pt_packet record per packet (Packet.AppendNDJSON),
+// with the IP reconstructed (the last IP is reset at each PSB) and, on
+// timing packets, the estimated TSC ("est_tsc", null before the first
+// TSC). opt.StreamName and opt.StreamCPU name a perf.data stream on every
+// record. Decoding starts at the first PSB unless opt.NoSync; opt.NoPad
+// leaves PAD packets out. A decoding error is a pt_decode_error record
+// followed by a resync at the next PSB; the returned error is only for
+// write failures. The "input" record that starts the stream is the
+// caller's (AppendInputNDJSON): one input may hold several streams.
 func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
 	var res DumpResult
-	bw := bufio.NewWriterSize(w, 64<<10)
+	nw := ndjson.NewWriter(w)
 	d := NewDecoder(data, cfg)
 	if opt.NoSync {
 		d.SetOffset(0)
 	} else if d.SyncForward() != nil {
 		res.SkippedTail = int64(len(data))
-		return res, bw.Flush()
+		return res, nw.Flush()
 	}
 	var p Packet
 	var last LastIP
-	var line []byte
+	x := PacketJSON{Stream: opt.StreamName, CPU: opt.StreamCPU, Last: &last}
 	tt := NewTimeTracker(cfg)
 	for {
 		off := d.Offset()
@@ -53,8 +57,10 @@ func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult
 					break
 				}
 				res.Errors++
-				line = fmt.Appendf(line[:0], "{\"offset\":%d,\"error\":%q}\n", off, perr)
-				bw.Write(line)
+				nw.B = AppendDecodeErrorNDJSON(nw.B, x.Stream, x.CPU, off, perr)
+				if err := nw.Flushed(); err != nil {
+					return res, err
+				}
 				if d.SyncForward() != nil {
 					break
 				}
@@ -75,17 +81,16 @@ func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult
 				continue
 			}
 		}
-		timed := tt.Update(&p)
-		line = p.AppendJSON(line[:0], off, &last)
-		if tsc, ok := tt.TSC(); timed && ok && p.Kind != KindTSC {
-			line = fmt.Appendf(line[:len(line)-1], ",\"est_tsc\":%d}", tsc)
+		x.Timed = tt.Update(&p)
+		if x.Timed {
+			x.EstTSC, x.HaveTSC = tt.TSC()
 		}
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
+		nw.B = p.AppendNDJSON(nw.B, off, &x)
+		if err := nw.Flushed(); err != nil {
 			return res, err
 		}
 	}
-	return res, bw.Flush()
+	return res, nw.Flush()
 }
 
 // Name is "cpu N", or "tid N" for a stream recorded per thread.

@@ -68,20 +68,23 @@ func TestDumpJSONLibiptCorpus(t *testing.T) {
 			sc := bufio.NewScanner(&out)
 			for sc.Scan() {
 				var p struct {
-					Offset int64
 					Kind   string
-					IP     json.RawMessage // a string; a flag on exstop, cfe, ptw
-					Error  string
+					Offset int64
+					Packet string
+					IP     *string
 				}
 				if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 					t.Fatalf("%s: %v", sc.Text(), err)
 				}
-				if p.Error != "" {
+				if p.Kind == NDJSONDecodeError {
 					continue
 				}
-				s := strconv.FormatInt(p.Offset, 10) + " " + p.Kind
-				if ip := strings.Trim(string(p.IP), `"`); strings.HasPrefix(ip, "0x") && opt.LastIP {
-					s += " ip " + strings.TrimPrefix(ip, "0x")
+				if p.Kind != NDJSONPacket {
+					t.Fatalf("record of kind %q: %s", p.Kind, sc.Text())
+				}
+				s := strconv.FormatInt(p.Offset, 10) + " " + p.Packet
+				if p.IP != nil && opt.LastIP {
+					s += " ip " + strings.TrimPrefix(*p.IP, "0x")
 				}
 				got = append(got, s)
 			}

@@ -81,10 +81,10 @@ func ExampleDumpJSON() {
 		panic(err)
 	}
 	// Output:
-	// {"offset":0,"kind":"psb","size":16}
-	// {"offset":16,"kind":"psbend","size":2}
-	// {"offset":18,"kind":"tip.pge","size":7,"ipc":3,"payload":"0x401000","ip":"0x401000"}
-	// {"offset":25,"kind":"tip","size":3,"ipc":1,"payload":"0x2040","ip":"0x402040"}
+	// {"kind":"pt_packet","offset":0,"packet":"psb","size":16}
+	// {"kind":"pt_packet","offset":16,"packet":"psbend","size":2}
+	// {"kind":"pt_packet","offset":18,"packet":"tip.pge","size":7,"ipc":3,"payload":"0x401000","ip":"0x401000"}
+	// {"kind":"pt_packet","offset":25,"packet":"tip","size":3,"ipc":1,"payload":"0x2040","ip":"0x402040"}
 }
 
 // Read a byte range of a raw trace (FILE:FROM-TO, as libipt's ptdump

@@ -85,6 +85,9 @@ var ndjsonDocCommands = [][]string{
 	{"mmio", "replay", "--dry-run", "--json", "--check-reads", "../../testdata/mmiotrace/e1000-probe.log"},
 	// a divergence needs a device: the package's golden stream
 	{"../../mmiotrace/testdata/golden/mmio-replay.ndjson"},
+	{"pt", "dump", "--json", "../../intelpt/testdata/libipt/two-cpus.perf.data"},
+	// every PT packet kind, a decoding error, a per-thread stream
+	{"../../intelpt/testdata/golden/pt-packet.ndjson"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders

@@ -43,10 +43,11 @@ these come from perf's AUXTRACE_INFO record, and for files written by
 'iotap pt capture' from the capture.json next to them, unless given.
 
 perf.data files hold one stream per CPU: each is listed after a
-"# cpu N" line (--stream N selects one). --json prints one object per
-packet (NDJSON) with the IP reconstructed (last IP reset at each PSB) and,
-on TMA/MTC/CYC packets, the estimated TSC ("est_tsc") once a TSC packet
-was seen.
+"# cpu N" line (--stream N selects one). --json prints NDJSON
+(docs/ndjson.md): an "input" record, then one pt_packet record per packet
+with the IP reconstructed (last IP reset at each PSB) and, on TMA/MTC/CYC
+packets, the estimated TSC ("est_tsc", null until a TSC packet was seen);
+the records of a perf.data name their stream ("stream", "cpu").
 
 FILE:FROM[-TO] dumps a byte range of FILE, as ptdump does (offsets are then
 relative to FROM).
@@ -88,7 +89,7 @@ unless --allow-loss.`,
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
-	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; objects with --json), like tshark -c (0: all)")
+	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; records with --json, after the input record), like tshark -c (0: all)")
 	return c
 }
 
@@ -142,15 +143,22 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	var truncated []string
 	var errs int64
 	found := false
+	if f.json {
+		format := intelpt.FormatRaw
+		if tr != nil {
+			format = intelpt.FormatPerfData
+		}
+		if _, err := e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, format, "")); err != nil {
+			return err
+		}
+	}
 	for _, in := range ins {
 		if f.stream >= 0 && in.CPU != int32(f.stream) {
 			continue
 		}
 		found = true
-		if in.Name != "" {
-			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.Name, len(in.Data))
-		}
 		if f.json {
+			f.opt.StreamName, f.opt.StreamCPU = in.Name, in.CPU
 			r, err := intelpt.DumpJSON(e.stdout, in.Data, cfg, f.opt)
 			if err != nil {
 				return err
@@ -160,6 +168,9 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 				truncated = append(truncated, fmt.Sprintf("%s: last %d bytes", ptName(in, path), r.SkippedTail))
 			}
 			continue
+		}
+		if in.Name != "" {
+			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.Name, len(in.Data))
 		}
 		r, err := intelpt.Dump(e.stdout, in.Data, cfg, f.opt)
 		if err != nil {

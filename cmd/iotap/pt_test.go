@@ -115,19 +115,20 @@ func TestPTDumpJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 8 {
-		t.Fatalf("%d objects, want 8:\n%s", len(lines), out)
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], `{"kind":"input","schema":1,"source":"pt","file":"`) || !strings.HasSuffix(lines[0], `","format":"raw Intel PT","clock":null}`) {
+		t.Fatalf("%d records, want the input record and 8 packets:\n%s", len(lines), out)
 	}
 	var o struct {
-		Offset int64  `json:"offset"`
 		Kind   string `json:"kind"`
+		Offset int64  `json:"offset"`
+		Packet string `json:"packet"`
 		IP     string `json:"ip"`
 	}
-	if err := json.Unmarshal([]byte(lines[4]), &o); err != nil {
+	if err := json.Unmarshal([]byte(lines[5]), &o); err != nil {
 		t.Fatal(err)
 	}
-	if o.Offset != 0x1b || o.Kind != "fup" || o.IP != "0x1002" {
-		t.Fatalf("line 5: %+v", o)
+	if o.Kind != "pt_packet" || o.Offset != 0x1b || o.Packet != "fup" || o.IP != "0x1002" {
+		t.Fatalf("line 6: %+v", o)
 	}
 }
 
@@ -296,7 +297,7 @@ func TestPTDumpRangeAndJSONLastIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[1], `"ip":"0x401000"`) || !strings.Contains(lines[3], `"ip":"0x2000"`) {
+	if len(lines) != 5 || !strings.Contains(lines[2], `"ip":"0x401000"`) || !strings.Contains(lines[4], `"ip":"0x2000"`) {
 		t.Fatalf("json:\n%s", out)
 	}
 	// FILE:FROM-TO: only the second PSB and FUP, offsets from FROM.
@@ -373,7 +374,7 @@ func TestPTDumpJSONTime(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// 8 crystal ticks after the TMA at ratio 2: 0x1000 + 16.
-	if len(lines) != 5 || !strings.HasSuffix(lines[4], `"est_tsc":4112}`) || strings.Count(lines[1], `"tsc":`) != 1 || strings.Contains(lines[1], "est_tsc") {
+	if len(lines) != 6 || !strings.HasSuffix(lines[5], `"est_tsc":4112}`) || strings.Count(lines[2], `"tsc":`) != 1 || strings.Contains(lines[2], "est_tsc") {
 		t.Fatalf("json:\n%s", out)
 	}
 }
