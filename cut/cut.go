@@ -88,6 +88,9 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 	}
 	f, err := c.sniff()
 	if err != nil {
+		if c.perfData() {
+			return c.cutPerfData(ctx, opt.Window, w)
+		}
 		return res, err
 	}
 	res.Format = f
@@ -142,6 +145,49 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 }
 
 var errStaleCheckpoint = errors.New("the input changed where the index points")
+
+// maxPerfData bounds a perf.data file Cut reads (whole, into memory).
+const maxPerfData = 1 << 30
+
+// perfData says whether the input is a perf.data file.
+func (c *cutter) perfData() bool {
+	r, closeFn, err := c.open(0, 8)
+	if err != nil {
+		return false
+	}
+	defer closeFn()
+	b := make([]byte, 8)
+	_, err = io.ReadFull(r, b)
+	return err == nil && string(b) == "PERFILE2"
+}
+
+// cutPerfData cuts the Intel PT of a perf.data input (CutPerfDataPT).
+func (c *cutter) cutPerfData(ctx context.Context, spec timerange.Spec, w io.Writer) (*Result, error) {
+	if c.in.ReaderAt != nil && c.in.Size > maxPerfData {
+		return c.res, fmt.Errorf("cut: %s: a perf.data file is cut in memory, up to %d bytes: this one has %d", c.in.Name, maxPerfData, c.in.Size)
+	}
+	r, closeFn, err := c.open(0, -1)
+	if err != nil {
+		return c.res, err
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxPerfData+1))
+	closeFn()
+	if err != nil {
+		return c.res, err
+	}
+	if len(b) > maxPerfData {
+		return c.res, fmt.Errorf("cut: %s: a perf.data file is cut in memory, up to %d bytes", c.in.Name, maxPerfData)
+	}
+	read := c.res.BytesRead
+	res, err := CutPerfDataPT(ctx, b, spec, w)
+	if res != nil {
+		res.BytesRead = read
+	}
+	if err != nil {
+		err = fmt.Errorf("%s: %w", c.in.Name, err)
+	}
+	return res, err
+}
 
 type cutter struct {
 	in    Input

@@ -20,10 +20,11 @@ const (
 	FormatPcapng         // pcapng (any link type)
 	FormatEvents         // user_events NDJSON (iotap events record --json)
 	FormatPT             // raw Intel PT (one CPU's or thread's packet stream)
+	FormatPerfPT         // Intel PT in a perf.data file (CutPerfDataPT)
 	numFormats
 )
 
-var formatNames = [numFormats]string{"unknown", "mmiotrace log", "usbmon text", "pcap", "pcapng", "user_events NDJSON", "raw Intel PT"}
+var formatNames = [numFormats]string{"unknown", "mmiotrace log", "usbmon text", "pcap", "pcapng", "user_events NDJSON", "raw Intel PT", "Intel PT perf.data"}
 
 func (f Format) String() string {
 	if f < numFormats {

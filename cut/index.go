@@ -451,7 +451,7 @@ func UnmarshalIndex(data []byte) (*Index, error) {
 	}
 	ix := &Index{Format: Format(d.b[2]), MarkersComplete: d.b[3]&1 != 0, Partial: d.b[3]&2 != 0}
 	d.b, d.off = d.b[4:], d.off+4
-	if ix.Format == FormatUnknown || ix.Format >= numFormats || ix.Format == FormatPT {
+	if ix.Format == FormatUnknown || ix.Format >= FormatPT {
 		return nil, &IndexError{d.off - 2, fmt.Sprintf("unknown format %d", ix.Format)}
 	}
 	ix.Size = d.int63()

@@ -58,7 +58,7 @@ type IndexWriter struct {
 // NewIndexWriter returns a writer that writes to w, the file at path,
 // holding a trace of format f from its first byte, and indexes it.
 func NewIndexWriter(w io.Writer, path string, f Format, o IndexWriterOptions) (*IndexWriter, error) {
-	if f == FormatUnknown || f >= numFormats || f == FormatPT {
+	if f == FormatUnknown || f >= FormatPT {
 		return nil, fmt.Errorf("cut: index: %v traces are not indexed", f)
 	}
 	if o.Every <= 0 {

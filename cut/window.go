@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,14 @@ func (w *Windowed) mirror(ctx context.Context, src, dst, only string, spec timer
 		}
 		if cutIt {
 			err := w.cutTo(ctx, from, filepath.Join(dst, cutName(name)), spec, warn)
+			if we := (*WindowError)(nil); only == "" && err != nil && !errors.As(err, &we) && isPerfData(from) {
+				// a perf.data without Intel PT (user events...): read whole
+				warn(fmt.Sprintf("%s: not cut to the window, read whole: %v", from, err))
+				if err := os.Symlink(filepath.Join(abs, name), filepath.Join(dst, name)); err != nil {
+					return err
+				}
+				continue
+			}
 			if we := (*WindowError)(nil); only == "" && errors.As(err, &we) {
 				// one trace of a directory the window does not apply to
 				// (a marker it does not hold): left out, said
@@ -241,8 +250,23 @@ func isTrace(path string, warn func(string)) bool {
 		return false
 	}
 	if _, err := Sniff(head, complete); err != nil {
+		if res.Kind == detect.PT && bytes.HasPrefix(head, []byte("PERFILE2")) {
+			return true // Intel PT in perf.data: CutPerfDataPT
+		}
 		warn(fmt.Sprintf("%s: not cut to the window, read whole: %v", path, err))
 		return false
 	}
 	return true
+}
+
+// isPerfData says whether the file at path starts with perf.data's magic.
+func isPerfData(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 8)
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == "PERFILE2"
 }

@@ -31,7 +31,7 @@ func newCutCmd(e *env) *cobra.Command {
 		Use:   "cut --from T --to T INPUT -o OUT",
 		Short: "Write the part of a trace inside a time window, in the input's format",
 		Long: `Write to OUT the records of INPUT inside [--from, --to), in INPUT's own format
-(pcapng, pcap, usbmon text, mmiotrace log, user_events NDJSON, raw Intel PT),
+(pcapng, pcap, usbmon text, mmiotrace log, user_events NDJSON, raw Intel PT, Intel PT in perf.data),
 with what a reader needs to interpret them: file and interface headers, the
 mmiotrace VERSION/PCIDEV/MAP lines before the window; for Intel PT the PSB
 segments the window touches, from a PSB (its PSB+ state) on, timed by the

@@ -134,6 +134,24 @@ func TestReaderWindowPT(t *testing.T) {
 			}
 		})
 	}
+	// perf.data: the readers read the cut perf.data (cut.CutPerfDataPT)
+	perf := filepath.Join(dir, "perf.data")
+	if err := os.WriteFile(perf, s.Perf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	win := []string{"--from", sec(span / 4), "--to", "+" + sec(span/5)}
+	cutPerf := filepath.Join(dir, "cut.data")
+	if _, errs, code := runMMIO(t, append(append([]string{"cut"}, win...), perf, "-o", cutPerf)...); code != 0 {
+		t.Fatalf("cut perf.data: exit %d: %s", code, errs)
+	}
+	for _, cmd := range [][]string{{"pt", "calls", "--json"}, {"pt", "dump"}, {"pt", "flow"}} {
+		got, gerrs, gcode := runMMIO(t, append(append(append([]string{}, cmd...), win...), perf)...)
+		want, werrs, wcode := runMMIO(t, append(append([]string{}, cmd...), cutPerf)...)
+		got = regexp.MustCompile(`/[^"\s]*iotap-window-[^/]*/perf.data`).ReplaceAllString(got, cutPerf)
+		if gcode != wcode || got != want || strings.Count(got, "\n") < 10 {
+			t.Errorf("%v of perf.data: exit %d, %d bytes (%s); of its cut: exit %d, %d bytes (%s)", cmd, gcode, len(got), gerrs, wcode, len(want), werrs)
+		}
+	}
 	if _, errs, code := runMMIO(t, "pt", "dump", "--from", "mark:x", trace); code != 2 || !strings.Contains(errs, "no markers") {
 		t.Errorf("pt dump --from mark:x: exit %d: %s", code, errs)
 	}
