@@ -33,7 +33,7 @@ type env struct {
 // It is the whole program but for the process exit code (see exitCode).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
-	root := newRootCmd(e)
+	root := newRootCmdFor(e, args)
 	if len(args) > 0 && strings.HasPrefix(args[0], cobra.ShellCompRequestCmd) {
 		// Only shell completion reads the flags' value lists: building
 		// them for every command was a tenth of iotap's start-up.
@@ -54,7 +54,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// topCommands are iotap's commands by name, in the order of its help.
+var topCommands = []struct {
+	name string
+	make func(*env) *cobra.Command
+}{
+	{"version", newVersionCmd},
+	{"doctor", newDoctorCmd},
+	{"usb", newUSBCmd},
+	{"mmio", newMMIOCmd},
+	{"events", newEventsCmd},
+	{"pt", newPTCmd},
+	{"report", newReportCmd},
+	{"timeline", newTimelineCmd},
+	{"capture", newCaptureCmd},
+	{"export", newExportCmd}, // export.go
+	{"query", newQueryCmd},   // query.go
+	{"cut", newCutCmd},       // cut.go
+	{"index", newIndexCmd},   // cut.go
+}
+
+// newRootCmdFor is newRootCmd with only the command args name when
+// args start with one (iotap usb read ...): the others, their flags and
+// subcommands are never looked at then, and building them all was a
+// tenth of the start-up of every run (docs/performance.md). Anything
+// else (flags first, help, completion, a typo) gets the whole tree.
+func newRootCmdFor(e *env, args []string) *cobra.Command {
+	if len(args) > 0 {
+		for _, c := range topCommands {
+			if c.name == args[0] {
+				return newRootWith(e, c.make(e))
+			}
+		}
+	}
+	return newRootCmd(e)
+}
+
 func newRootCmd(e *env) *cobra.Command {
+	cmds := make([]*cobra.Command, len(topCommands))
+	for i, c := range topCommands {
+		cmds[i] = c.make(e)
+	}
+	return newRootWith(e, cmds...)
+}
+
+func newRootWith(e *env, cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "iotap",
 		Short: "Trace USB, MMIO, user_events and Intel PT at the Linux hardware/kernel boundary",
@@ -75,21 +119,7 @@ truncated input) unless --allow-loss is given.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &codeError{code: exitUsage, err: fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
-	root.AddCommand(
-		newVersionCmd(e),
-		newDoctorCmd(e),
-		newUSBCmd(e),
-		newMMIOCmd(e),
-		newEventsCmd(e),
-		newPTCmd(e),
-		newReportCmd(e),
-		newTimelineCmd(e),
-		newCaptureCmd(e),
-		newExportCmd(e), // export.go
-		newQueryCmd(e),  // query.go
-		newCutCmd(e),    // cut.go
-		newIndexCmd(e),  // cut.go
-	)
+	root.AddCommand(cmds...)
 	strictSubcommands(root)
 	return root
 }
