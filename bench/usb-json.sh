@@ -16,7 +16,10 @@ km=${KM003C:-../shared/testdata/usb/km003c-adc-1000hz.pcapng}
 runs=${N:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/iotap" ./cmd/iotap
+# iotap as README installs it: static (CGO_ENABLED=0; nothing in iotap
+# uses cgo, and the cgo-linked default build starts slower:
+# docs/performance.md). CGO_ENABLED=1 measures the default build.
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/iotap" ./cmd/iotap
 mkdir -p "$work/parts"
 for i in $(seq 0 39); do editcap -t $((i * 20)) "$km" "$work/parts/p$i.pcapng"; done
 big=$work/km40.pcapng

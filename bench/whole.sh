@@ -54,7 +54,10 @@ else
 	work=$(mktemp -d "${TMPDIR:-/tmp}/iotap-whole.XXXXXX")
 	trap 'rm -rf "$work"' EXIT INT TERM
 fi
-go build -o "$work/iotap" ./cmd/iotap
+# iotap as README installs it: static (CGO_ENABLED=0; nothing in iotap
+# uses cgo, and the cgo-linked default build starts slower:
+# docs/performance.md). CGO_ENABLED=1 measures the default build.
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$work/iotap" ./cmd/iotap
 iotap=$work/iotap
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); N=$N"
