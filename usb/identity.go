@@ -76,6 +76,10 @@ type Identities struct {
 	// injected holds the setup packets of synthesized submissions (the
 	// descriptors injected at capture start) until their completion.
 	injected map[uint64]Setup
+	// gen counts the changes of devs' keys (a device added, moved or
+	// removed; its fields may change in place): lookups cached by
+	// (bus, device) are valid while it stays the same.
+	gen uint64
 }
 
 // NewIdentities returns an empty table.
@@ -117,6 +121,7 @@ func (ids *Identities) Devices() []*DeviceInfo {
 func (ids *Identities) Set(d DeviceInfo) {
 	c := d
 	ids.devs[devAddr{d.Bus, d.Device}] = &c
+	ids.gen++
 }
 
 // maxDevices bounds the devices an Identities table learns from a capture
@@ -133,6 +138,7 @@ func (ids *Identities) get(bus uint16, dev uint8) *DeviceInfo {
 	if d == nil {
 		d = &DeviceInfo{Bus: bus, Device: dev, Source: "capture"}
 		ids.devs[k] = d
+		ids.gen++
 	}
 	return d
 }
@@ -203,6 +209,7 @@ func (ids *Identities) Observe(p Pair, ev *usbmon.Event) {
 		from := devAddr{ev.Bus, ev.Device}
 		to := devAddr{ev.Bus, uint8(s.Value)}
 		delete(ids.devs, to)
+		ids.gen++
 		if d := ids.devs[from]; d != nil {
 			delete(ids.devs, from)
 			d.Device = to.dev

@@ -52,6 +52,27 @@ type EventEncoder struct {
 	Identities *Identities // vidpid of the devices (nil: none)
 	first      int64
 	started    bool
+	// The device of the previous record, looked up again only when the
+	// address or the table changed (a map lookup per record otherwise).
+	cIDs  *Identities
+	cGen  uint64
+	cBus  uint16
+	cDev  uint8
+	cInfo *DeviceInfo
+	cOK   bool
+}
+
+// lookup is e.Identities.Lookup through the one-device cache.
+func (e *EventEncoder) lookup(bus uint16, dev uint8) (*DeviceInfo, bool) {
+	ids := e.Identities
+	if ids == nil {
+		return nil, false
+	}
+	if ids != e.cIDs || ids.gen != e.cGen || bus != e.cBus || dev != e.cDev {
+		e.cInfo, e.cOK = ids.Lookup(bus, dev)
+		e.cIDs, e.cGen, e.cBus, e.cDev = ids, ids.gen, bus, dev
+	}
+	return e.cInfo, e.cOK
 }
 
 // Append appends the record of ev, seq-th in the input, paired with p
@@ -76,7 +97,18 @@ func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, pa
 	b = append(b, `","urb_type":"`...)
 	b = append(b, byte(ev.Type))
 	b = append(b, `","transfer":`...)
-	b = ndjson.AppendString(b, ev.Transfer.String())
+	switch ev.Transfer { // the names TransferType.String gives, quoted
+	case usbmon.Control:
+		b = append(b, `"ctrl"`...)
+	case usbmon.Bulk:
+		b = append(b, `"bulk"`...)
+	case usbmon.Interrupt:
+		b = append(b, `"intr"`...)
+	case usbmon.Isochronous:
+		b = append(b, `"iso"`...)
+	default:
+		b = ndjson.AppendString(b, ev.Transfer.String())
+	}
 	b = append(b, `,"bus":`...)
 	b = ndjson.AppendUint(b, uint64(ev.Bus))
 	b = append(b, `,"dev":`...)
@@ -86,8 +118,12 @@ func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, pa
 	if ev.Type != usbmon.Submission {
 		b = append(b, `,"status":`...)
 		b = ndjson.AppendInt(b, int64(ev.Status))
-		b = append(b, `,"status_name":`...)
-		b = ndjson.AppendString(b, StatusName(ev.Status))
+		if ev.Status == 0 {
+			b = append(b, `,"status_name":"OK"`...)
+		} else {
+			b = append(b, `,"status_name":`...)
+			b = ndjson.AppendString(b, StatusName(ev.Status))
+		}
 	}
 	b = append(b, `,"length":`...)
 	b = ndjson.AppendUint(b, uint64(ev.Length))
@@ -128,7 +164,7 @@ func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, pa
 	if d.Err != nil {
 		b = ndjson.Str(b, "decode_error", d.Err.Error())
 	}
-	if info, ok := e.Identities.Lookup(ev.Bus, ev.Device); ok && info.HasID {
+	if info, ok := e.lookup(ev.Bus, ev.Device); ok && info.HasID {
 		b = appendVIDPID(b, info.Vendor, info.Product)
 	}
 	if ev.Synthesized {

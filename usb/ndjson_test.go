@@ -170,3 +170,44 @@ func BenchmarkEventEncoder(b *testing.B) {
 	}
 	io.Discard.Write(buf)
 }
+
+// TestEventEncoderSeesNewIdentities: the encoder's cache of the previous
+// record's device never hides a change of the table: a device learned,
+// changed in place or replaced after records of its address were written
+// shows in the next record's vidpid, as Identities.Lookup gives it.
+func TestEventEncoderSeesNewIdentities(t *testing.T) {
+	ids := NewIdentities()
+	enc := EventEncoder{Identities: ids}
+	ev := &usbmon.Event{Type: usbmon.Submission, Transfer: usbmon.Bulk, Bus: 1, Device: 5, Endpoint: 1, Fields: usbmon.HasWallClock}
+	vidpid := func() string {
+		line := enc.Append(nil, 1, ev, Pair{}, false, Decoded{})
+		var m struct {
+			VIDPID string `json:"vidpid"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		return m.VIDPID
+	}
+	if got := vidpid(); got != "" {
+		t.Fatalf("unknown device: vidpid %q", got)
+	}
+	ids.Set(DeviceInfo{Bus: 1, Device: 5, HasID: true, Vendor: 0x1234, Product: 0x5678})
+	if got := vidpid(); got != "1234:5678" {
+		t.Fatalf("after Set: vidpid %q, want 1234:5678", got)
+	}
+	info, _ := ids.Lookup(1, 5)
+	info.Vendor = 0xabcd
+	if got := vidpid(); got != "abcd:5678" {
+		t.Fatalf("after a change in place: vidpid %q, want abcd:5678", got)
+	}
+	ids.Set(DeviceInfo{Bus: 1, Device: 5})
+	if got := vidpid(); got != "" {
+		t.Fatalf("after the device was replaced: vidpid %q, want none", got)
+	}
+	ev.Device = 6
+	ids.Set(DeviceInfo{Bus: 1, Device: 6, HasID: true, Vendor: 1, Product: 2})
+	if got := vidpid(); got != "0001:0002" {
+		t.Fatalf("other device: vidpid %q, want 0001:0002", got)
+	}
+}
