@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,40 +71,14 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			if err != nil {
 				return err
 			}
-			bw := bufio.NewWriterSize(w, 64<<10)
-			var rec userevents.Recorded
-			var line []byte
 			if jsonOut {
-				bw.Write(userevents.AppendNDJSONInput(nil, args[0], userevents.FormatPerfData, userevents.ClockPerf))
-			}
-			var readErr error
-			for n := 0; ; n++ {
-				if n&1023 == 0 && e.ctx.Err() != nil {
-					return e.interrupted(e.ctx.Err())
-				}
-				err := r.Read(&rec)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					readErr = err
-					break
-				}
-				if keep != nil && !keep(&rec) {
-					continue
-				}
-				if jsonOut {
-					line = userevents.AppendNDJSON(line, &rec)
-				} else {
-					line = append(userevents.AppendText(line, &rec), '\n')
-				}
-				if _, err := bw.Write(line); err != nil {
+				if _, err := w.Write(userevents.AppendNDJSONInput(nil, args[0], userevents.FormatPerfData, userevents.ClockPerf)); err != nil {
 					return err
 				}
-				line = line[:0]
 			}
-			if err := bw.Flush(); err != nil {
-				return err
+			_, readErr := r.CopyTo(e.ctx, w, userevents.CopyOptions{JSON: jsonOut, Keep: keep})
+			if e.ctx.Err() != nil {
+				return e.interrupted(e.ctx.Err())
 			}
 			if err := w.Commit(); err != nil {
 				return err
