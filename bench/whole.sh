@@ -114,7 +114,7 @@ for row in "${rows[@]}"; do
 		fi
 		n=$("$iotap" usb read "$big" | wc -l)
 		t=$(tshark -r "$big" -T fields -e frame.number 2>/dev/null | wc -l)
-		echo "usb input: $(stat -c %s "$big") bytes, $n events (tshark: $t)"
+		echo "usb input: $(stat -L -c %s "$big") bytes, $n events (tshark: $t)"
 		pair "usb read" "$iotap usb read $big" "tshark -r $big -T fields $fields"
 		pair "usb read (tshark text)" "$iotap usb read $big" "tshark -r $big"
 		pair "usb stats" "$iotap usb stats $big" "tshark -r $big -T fields $fields"
@@ -125,7 +125,7 @@ for row in "${rows[@]}"; do
 		trace=$work/trace64.pt
 		[ -s "$trace" ] || IOTAP_PT_BENCH_OUT="$trace" IOTAP_PT_BENCH_MB=64 go test -count=1 -run '^TestWriteBenchTrace$' ./intelpt >/dev/null
 		gcc -O2 -o "$work/ptpkt" bench/ptpkt/ptpkt.c -lipt
-		echo "pt input: $(stat -c %s "$trace") bytes"
+		echo "pt input: $(stat -L -c %s "$trace") bytes"
 		pair "pt stats" "$iotap pt stats $trace" "$work/ptpkt bench $trace 1"
 		pair "pt stats --workers 2" "$iotap pt stats --workers 2 $trace" "$work/ptpkt bench $trace 1"
 		if [ -n "${PTDUMP:-}" ]; then
@@ -141,7 +141,7 @@ for row in "${rows[@]}"; do
 			go build -o "$work/mmiogen" ./mmiotrace/internal/mmiogen
 			"$work/mmiogen" -size 267000000 -o "$log" >/dev/null
 		fi
-		echo "mmio input: $(stat -c %s "$log") bytes, $(wc -l <"$log") lines"
+		echo "mmio input: $(stat -L -c %s "$log") bytes, $(wc -l <"$log") lines"
 		pair "mmio read --json" "$iotap mmio read --json $log" \
 			"gawk '/W 4 / { adr=strtonum(\$5); if (adr >= 0xfebc0000 && adr < 0xfebc0100) print; }' $log"
 		;;
