@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +70,18 @@ echo $rc > /out/replay-real.rc
 	}
 	if e := string(res.ReadOut(t, "tiny.err")); !strings.Contains(e, "lost") || !strings.Contains(e, "--buffer-kb") {
 		t.Errorf("tiny buffer stderr lacks the loss report: %s", e)
+	}
+	// The report's exact words (pinned: the message is built in
+	// CaptureResult.LossText and cmd/iotap): the lost count is the larger
+	// of the two counts, the retry size larger than the buffer.
+	lossRE := regexp.MustCompile(`(?m)^iotap: mmio capture: mmiotrace lost (\d+) events \((\d+) in "Lost N events\." marks, (\d+) ring-buffer overruns\) with 4 KiB per CPU: retry with --buffer-kb (\d+)$`)
+	if m := lossRE.FindStringSubmatch(string(res.ReadOut(t, "tiny.err"))); m == nil {
+		t.Errorf("tiny buffer stderr: no loss line matching %s", lossRE)
+	} else {
+		n := func(i int) uint64 { v, _ := strconv.ParseUint(m[i], 10, 64); return v }
+		if n(1) != max(n(2), n(3)) || n(1) == 0 || n(4) <= 4 {
+			t.Errorf("loss line %q: lost %d of marks %d and overruns %d, retry size %d", m[0], n(1), n(2), n(3), n(4))
+		}
 	}
 
 	// The replay dry-run lists the writes in log order.
@@ -238,6 +252,12 @@ echo $rc > /out/z.rc
 		t.Errorf("markers missing from the log:\n%s", log)
 	}
 	checkBundle(t, res.ReadOut(t, "bundle.tar.gz"), []byte(log))
+	// The progress lines, pinned: the log's lines and bytes as counted
+	// here, then the bundle, in that order.
+	wantDone := fmt.Sprintf("mmio capture: %d lines (%d bytes) to /out/opts.log\nmmio capture: bundle /out/bundle.tar.gz\n", strings.Count(log, "\n"), len(log))
+	if e := string(res.ReadOut(t, "opts.err")); !strings.HasSuffix(e, wantDone) {
+		t.Errorf("capture stderr does not end with\n%s\ngot:\n%s", wantDone, e)
+	}
 
 	if out("warn.rc") != "0" || !strings.Contains(out("warn.err"), "2 CPUs online") {
 		t.Errorf("multi-CPU warning: exit %s: %s", out("warn.rc"), out("warn.err"))

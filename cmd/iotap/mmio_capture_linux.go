@@ -5,11 +5,9 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
-	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/tracefs"
 	"github.com/spf13/cobra"
 )
@@ -103,9 +101,6 @@ Examples:
 			if tracefsDir != "" {
 				opt.FS = tracefs.New(tracefsDir)
 			}
-			if bundle != "" && !mmiotrace.KernelRecordsPC() {
-				fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: the kernel records no PCs (boot with mmiotrace.trace_pc=1): the bundle's kallsyms cannot name the code of the accesses\n")
-			}
 			ro, rotating, err := rot.options(out)
 			if err != nil {
 				return err
@@ -113,42 +108,25 @@ Examples:
 			if rotating && bundle != "" {
 				return usageErrorf("--bundle needs the log in one file, not --file-size/--file-duration")
 			}
-			var w io.Writer
-			var closeOut func() error
-			var lw *rotate.Lines
-			if rotating {
-				if lw, err = mmiotrace.NewRotatingLog(ro); err != nil {
-					return err
-				}
-				w, closeOut = lw, lw.Close
-			} else if w, closeOut, err = mmioCreateOutput(e, out, outfile.InPlace); err != nil {
-				return err
-			}
 			opt.OnInterval = rot.onInterval(e)
-			res, err := mmiotrace.Capture(e.ctx, w, opt)
-			if cerr := closeOut(); err == nil {
-				err = cerr
+			fopt := mmiotrace.FileCaptureOptions{Capture: opt, Path: out, Bundle: bundle,
+				Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: %s\n", s) },
+				Create: func(path string) (io.WriteCloser, error) {
+					w, closeOut, err := mmioCreateOutput(e, path, outfile.InPlace)
+					return writeCloser{w, closeOut}, err
+				}}
+			if rotating {
+				fopt.Rotate = &ro
 			}
+			res, err := mmiotrace.CaptureToFile(e.ctx, fopt)
 			if err != nil {
 				return err
-			}
-			if lw != nil {
-				out = strings.Join(lw.Files().Names(), " ")
-			}
-			fmt.Fprintf(e.stderr, "mmio capture: %d lines (%d bytes) to %s\n", res.Lines, res.Bytes, out)
-			if bundle != "" {
-				warn := func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: %s\n", s) }
-				if err := mmiotrace.WriteBundleWarn(bundle, out, mmiotrace.Sysfs{}, warn); err != nil {
-					return err
-				}
-				fmt.Fprintf(e.stderr, "mmio capture: bundle %s\n", bundle)
 			}
 			if res.CommandErr != nil {
 				return fmt.Errorf("mmio capture: command failed: %w", res.CommandErr)
 			}
-			if lost := res.Lost(); lost > 0 && !allowLoss {
-				return dataLostError("mmio capture: mmiotrace lost %d events (%d in \"Lost N events.\" marks, %d ring-buffer overruns) with %d KiB per CPU: retry with --buffer-kb %d",
-					lost, res.LostMarks, res.Overruns, res.BufferKB, res.SuggestBufferKB())
+			if loss := res.LossText(); loss != "" && !allowLoss {
+				return dataLostError("mmio capture: %s: retry with --buffer-kb %d", loss, res.SuggestBufferKB())
 			}
 			return nil
 		},
@@ -169,3 +147,11 @@ Examples:
 	rot.add(f, ".log", "records and bytes")
 	return c
 }
+
+// writeCloser is a Writer completed by close.
+type writeCloser struct {
+	io.Writer
+	close func() error
+}
+
+func (w writeCloser) Close() error { return w.close() }
