@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/internal/outfile"
-	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/userevents"
 )
 
@@ -76,24 +74,15 @@ when any were lost, unless --allow-loss.`,
 			if opt.FS, err = eventsFS(); err != nil {
 				return err
 			}
-			var w io.Writer
-			var closeOut func() error
-			var lines *rotate.Lines
+			fopt := userevents.RecordFileOptions{Path: out, Create: func(path string) (io.WriteCloser, error) {
+				f, err := e.createOutput(path, outfile.InPlace)
+				if err != nil {
+					return nil, err
+				}
+				return commitCloser{f}, nil
+			}}
 			if rotating {
-				files, err := rotate.NewFiles(ro)
-				if err == nil {
-					lines, err = rotate.NewRotatingLines(files, rotate.LineOptions{Header: userevents.IsNDJSONInput})
-				}
-				if err != nil {
-					return err
-				}
-				w, closeOut = lines, lines.Close
-			} else {
-				f, err := e.createOutput(out, outfile.InPlace)
-				if err != nil {
-					return err
-				}
-				w, closeOut = f, f.Commit
+				fopt.Rotate = &ro
 			}
 			ctx, cancel := e.ctx, func() {}
 			if duration > 0 {
@@ -105,27 +94,16 @@ when any were lost, unless --allow-loss.`,
 				fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(opt.Events))
 			}
 			opt.Interval, opt.OnInterval = rot.interval, rot.onInterval(e)
-			res, runErr := userevents.RecordLines(ctx, w, opt)
-			if runErr != nil && res.Written == 0 && lines != nil {
-				// Nothing recorded (the event is not registered, say):
-				// no file either, as without rotation (abortOutputs).
-				lines.Close()
-				for _, n := range lines.Files().Names() {
-					os.Remove(n)
-				}
-			} else if runErr == nil || res.Written > 0 {
-				if err := closeOut(); err != nil && runErr == nil {
-					runErr = err
-				}
-			}
+			fopt.Lines = opt
+			res, runErr := userevents.RecordToFile(ctx, fopt)
 			if runErr != nil {
 				if errors.Is(runErr, userevents.ErrNotFound) {
 					return usageErrorf("%v", runErr)
 				}
 				return explain(runErr)
 			}
-			if lines != nil {
-				fmt.Fprintf(e.stderr, "iotap: files: %v\n", lines.Files().Names())
+			if rotating {
+				fmt.Fprintf(e.stderr, "iotap: files: %v\n", res.Files)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)
 			if res.Bad > 0 || res.Lost > 0 {

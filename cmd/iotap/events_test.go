@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,6 +62,7 @@ until iotap events status | grep -q 'iotap_cli .*ftrace'; do
 	i=$((i+1)); [ $i -lt 200 ] || { echo never enabled; exit 1; }; sleep 0.1
 done
 ` + "iotap events record iotap_cli2 -o /out/no.txt 2>/out/no.err; echo $? > /out/no.rc" + `
+test -e /out/no.txt && echo left > /out/no.left
 for i in 1 2 3; do iotap events write iotap_cli a=$i "s=hello $i" n=-$i; done
 iotap events write --register 'iotap_cli3 u16 x' iotap_cli3 x=5 2>/out/w3.err; echo $? > /out/w3.rc
 iotap events status > /out/status.txt
@@ -91,6 +94,10 @@ wait $lp; echo $? > /out/loss.rc
 	// A bare name that is not registered: exit 2 with the remedy.
 	if read("no.rc") != "2" || !strings.Contains(read("no.err"), "register it first") {
 		t.Errorf("record of an unknown event: rc %s: %s", read("no.rc"), read("no.err"))
+	}
+	// ... and no output file (RecordToFile aborts it).
+	if _, err := os.Stat(filepath.Join(res.Out, "no.left")); err == nil {
+		t.Error("record of an unknown event left its output file")
 	}
 	if rc := read("rec.rc"); rc != "0" {
 		t.Fatalf("record exit %s: %s", rc, read("rec.err"))

@@ -290,16 +290,12 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	return nil
 }
 
-// commitCloser closes an output file by committing it.
-type commitCloser struct {
-	f interface {
-		Commit() error
-		Write([]byte) (int, error)
-	}
-}
+// commitCloser closes an output file by committing it; Abort removes it.
+type commitCloser struct{ f *outfile.File }
 
 func (c commitCloser) Write(p []byte) (int, error) { return c.f.Write(p) }
 func (c commitCloser) Close() error                { return c.f.Commit() }
+func (c commitCloser) Abort() error                { return c.f.Abort() }
 
 func busName(bus int) string {
 	if bus == 0 {
