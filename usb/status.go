@@ -38,6 +38,9 @@ var statusNames = map[int32]string{
 // StatusName returns the errno name of a URB status ("EPIPE" for -32,
 // "OK" for 0), or the number when unknown.
 func StatusName(st int32) string {
+	if st == 0 { // most completions: no map lookup
+		return "OK"
+	}
 	if n, ok := statusNames[st]; ok {
 		return n
 	}
