@@ -25,6 +25,9 @@ func AppendUint(b []byte, v uint64) []byte {
 }
 
 func appendUint(b []byte, v uint64) []byte {
+	if v < 100 { // endpoints, lengths, seconds: two digits, no word
+		return append(b, byte('0'+v/10), byte('0'+v%10))
+	}
 	if v >= 1e8 {
 		hi := v / 1e8
 		if hi < 10 {
