@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
+	"time"
 
 	"github.com/iotap/iotap/rotate"
 )
@@ -163,3 +165,35 @@ type NiceError struct {
 
 func (e *NiceError) Error() string { return fmt.Sprintf("usbmon: nice %d: %v", e.Nice, e.Err) }
 func (e *NiceError) Unwrap() error { return e.Err }
+
+// DropMessage describes the events the kernel dropped, with the remedies
+// that apply to how the capture ran (its method, ring, queue and nice
+// values), in the flag words of 'iotap usb capture' (--ring-size,
+// --queue, --nice, --snaplen, --bus), or returns "" when none were
+// dropped.
+func (r FileResult) DropMessage() string {
+	cs, method, queue := r.Stats.Capture, r.Stats.Method, r.Stats.Queue
+	if cs.Dropped == 0 {
+		return ""
+	}
+	if method == MethodText {
+		return fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", cs.Dropped)
+	}
+	var help []string
+	if cs.RingSize < RingSizeMax {
+		help = append(help, fmt.Sprintf("a larger --ring-size (up to %dK)", RingSizeMax/1024))
+	}
+	if queue == 0 && method == MethodMmap {
+		help = append(help, "--queue (drains the ring on a thread of its own)")
+	} else if queue > 0 && cs.QueuePeak+RingSizeMax > queue {
+		help = append(help, "a larger --queue")
+	}
+	if cs.Nice == 0 && r.Nice == 0 {
+		help = append(help, "--nice -20 as root")
+	}
+	if len(help) == 0 {
+		help = append(help, "--snaplen (less data per event) or --bus (fewer events)")
+	}
+	return fmt.Sprintf("the kernel dropped %d events (ring %d bytes; ring peak %dK, undrained for at most %v, events waited up to %v; try %s)",
+		cs.Dropped, cs.RingSize, (cs.RingPeak+1023)/1024, cs.MaxStall.Round(10*time.Microsecond), cs.MaxWait.Round(10*time.Microsecond), strings.Join(help, ", "))
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -423,6 +425,13 @@ func checkTinyRing(t *testing.T, res *vmlab.Result, out func(string) string) {
 	d := r.(interface{ Dropped() uint64 }).Dropped()
 	if d == 0 || !strings.Contains(errs, fmt.Sprintf("dropped %d", d)) {
 		t.Errorf("pcapng records ifdrop %d; stderr %q", d, errs)
+	}
+	// The report's exact words (pinned: built by FileResult.DropMessage):
+	// the pcapng's drop count, the ring asked for, and as remedy the
+	// larger ring (the queue and nice -20 were in use).
+	dropRE := regexp.MustCompile(`(?m)^iotap: the kernel dropped (\d+) events \(ring 8192 bytes; ring peak \d+K, undrained for at most [0-9.]+[mµn]?s, events waited up to [0-9.]+[mµn]?s; try a larger --ring-size \(up to 1200K\)(, a larger --queue)?\)$`)
+	if m := dropRE.FindStringSubmatch(errs); m == nil || m[1] != strconv.FormatUint(d, 10) {
+		t.Errorf("no drop line with %d events matching %s in %q", d, dropRE, errs)
 	}
 	t.Logf("tiny ring: %d events kept, %d dropped (pcapng ifdrop)", n, d)
 }

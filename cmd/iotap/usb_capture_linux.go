@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -243,7 +242,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if err != nil {
 		return err
 	}
-	st, readErr, writeErr, appliedNice := res.Stats, res.ReadErr, res.WriteErr, res.Nice
+	st, readErr, writeErr := res.Stats, res.ReadErr, res.WriteErr
 	if fopt.Record.Progress != nil {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
@@ -260,27 +259,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if readErr != nil {
 		return readErr
 	}
-	if cs := st.Capture; cs.Dropped > 0 {
-		var help []string
-		if cs.RingSize < usbmon.RingSizeMax {
-			help = append(help, fmt.Sprintf("a larger --ring-size (up to %dK)", usbmon.RingSizeMax/1024))
-		}
-		if queue == 0 && method == usbmon.MethodMmap {
-			help = append(help, "--queue (drains the ring on a thread of its own)")
-		} else if queue > 0 && cs.QueuePeak+usbmon.RingSizeMax > queue {
-			help = append(help, "a larger --queue")
-		}
-		if cs.Nice == 0 && appliedNice == 0 && method != usbmon.MethodText {
-			help = append(help, "--nice -20 as root")
-		}
-		if len(help) == 0 {
-			help = append(help, "--snaplen (less data per event) or --bus (fewer events)")
-		}
-		msg := fmt.Sprintf("the kernel dropped %d events (ring %d bytes; ring peak %dK, undrained for at most %v, events waited up to %v; try %s)",
-			cs.Dropped, cs.RingSize, (cs.RingPeak+1023)/1024, cs.MaxStall.Round(10*time.Microsecond), cs.MaxWait.Round(10*time.Microsecond), strings.Join(help, ", "))
-		if method == usbmon.MethodText {
-			msg = fmt.Sprintf("the kernel's text API lost %d events (text_lost; use --method mmap)", cs.Dropped)
-		}
+	if msg := res.DropMessage(); msg != "" {
 		if o.allowLoss {
 			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
 			return nil
