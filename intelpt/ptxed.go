@@ -4,6 +4,18 @@ import (
 	"bufio"
 	"io"
 	"strconv"
+
+	"github.com/iotap/iotap/internal/ndjson"
+)
+
+// Record kinds of 'iotap pt flow --json' (docs/ndjson.md).
+const (
+	NDJSONInsn      = "pt_insn"       // an executed instruction
+	NDJSONBlock     = "pt_block"      // a block of instructions (--block:show-blocks)
+	NDJSONEvent     = "pt_event"      // an event of the trace (enabled, paging, overflow...)
+	NDJSONFlowError = "pt_flow_error" // a decoding error (ptxed's [offset, ip: what: error])
+	NDJSONTraceEnd  = "pt_trace_end"  // the end of the trace, where ptxed prints [end of trace]
+	NDJSONFlowStats = "pt_flow_stats" // the counts of --stat
 )
 
 // FlowOptions select what FlowListing prints; the names follow ptxed's
@@ -20,7 +32,12 @@ type FlowOptions struct {
 	Stat          bool // --stat
 	StatInsn      bool // --stat:insn
 	StatBlocks    bool // --stat:blocks
-	JSON          bool // one JSON object per line per instruction, block, event or error
+	JSON          bool // NDJSON (docs/ndjson.md): a record per instruction, block, event and error
+	// StreamName and StreamCPU name the stream on the JSON records
+	// ("stream", "cpu") as DumpOptions' do: a perf.data stream's name and
+	// CPU (-1: null); "" leaves both out (a raw trace).
+	StreamName string
+	StreamCPU  int32
 	// Progress, when set, is called now and then (every 65,536 blocks or
 	// instructions) with the trace offset reached, for a progress line.
 	Progress func(offset int64)
@@ -81,16 +98,14 @@ func FlowListing(w io.Writer, trace []byte, cfg FlowConfig, o FlowOptions) (Flow
 			insn, blocks = true, o.BlockDecoder
 		}
 		if o.JSON {
-			b := append(l.buf[:0], `{"type":"stat"`...)
+			b := l.begin(NDJSONFlowStats)
 			if insn {
-				b = append(b, `,"insn":`...)
-				b = strconv.AppendUint(b, l.stats.Insns, 10)
+				b = ndjson.Uint(b, "insns", l.stats.Insns)
 			}
 			if blocks {
-				b = append(b, `,"blocks":`...)
-				b = strconv.AppendUint(b, l.stats.Blocks, 10)
+				b = ndjson.Uint(b, "blocks", l.stats.Blocks)
 			}
-			l.w.Write(append(b, "}\n"...))
+			l.end(b)
 		} else {
 			if insn {
 				l.printf("insn: ", l.stats.Insns, ".\n")
@@ -101,6 +116,26 @@ func FlowListing(w io.Writer, trace []byte, cfg FlowConfig, o FlowOptions) (Flow
 		}
 	}
 	return l.stats, l.w.Flush()
+}
+
+// begin starts a JSON record of kind in l.buf, with the stream's name.
+func (l *flowLister) begin(kind string) []byte {
+	b := ndjson.Begin(l.buf[:0], kind)
+	if l.o.StreamName != "" {
+		b = ndjson.Str(b, "stream", l.o.StreamName)
+		if l.o.StreamCPU < 0 {
+			b = ndjson.Null(b, "cpu")
+		} else {
+			b = ndjson.Int(b, "cpu", int64(l.o.StreamCPU))
+		}
+	}
+	return b
+}
+
+// end ends the JSON record b and writes it.
+func (l *flowLister) end(b []byte) {
+	l.buf = ndjson.End(b)
+	l.w.Write(l.buf)
 }
 
 func (l *flowLister) printf(pre string, v uint64, post string) {
@@ -141,15 +176,13 @@ func (l *flowLister) diagnose(ip uint64, what string, code int) {
 	pos := uint64(l.offset())
 	b := l.buf[:0]
 	if l.o.JSON {
-		b = append(b, `{"type":"error","offset":`...)
-		b = strconv.AppendUint(b, pos, 10)
-		b = append(b, `,"ip":"0x`...)
-		b = appendHex(b, ip)
-		b = append(b, `","what":"`...)
-		b = append(b, what...)
-		b = append(b, `","error":"`...)
-		b = append(b, errStr(code)...)
-		b = append(b, "\"}\n"...)
+		b = l.begin(NDJSONFlowError)
+		b = ndjson.Uint(b, "offset", pos)
+		b = ndjson.HexUint(b, "ip", ip)
+		b = ndjson.Str(b, "what", what)
+		b = ndjson.Str(b, "error", errStr(code))
+		l.end(b)
+		return
 	} else {
 		b = append(b, '[')
 		b = appendHex(b, pos)
@@ -183,17 +216,14 @@ func (l *flowLister) nextIP(ip uint64, mode ExecMode) (uint64, bool) {
 func (l *flowLister) line(ip uint64, speculative bool, off int64) {
 	b := l.buf[:0]
 	if l.o.JSON {
-		b = append(b, `{"type":"insn","ip":"0x`...)
-		b = appendHex(b, ip)
-		b = append(b, '"')
-		if speculative {
-			b = append(b, `,"speculative":true`...)
-		}
+		b = l.begin(NDJSONInsn)
+		b = ndjson.HexUint(b, "ip", ip)
+		b = ndjson.Bool(b, "speculative", speculative)
 		if l.o.Time {
-			b = append(b, `,"time":`...)
-			b = strconv.AppendUint(b, l.time, 10)
+			b = ndjson.Uint(b, "tsc", l.time)
 		}
-		b = append(b, "}\n"...)
+		l.end(b)
+		return
 	} else {
 		if l.o.Offset {
 			b = appendHex16(b, uint64(off))
@@ -241,7 +271,11 @@ func (l *flowLister) drain(st int) int {
 
 func (l *flowLister) printDisabledLine() {
 	if l.o.JSON {
-		l.w.WriteString("{\"type\":\"event\",\"event\":\"disabled\"}\n")
+		b := l.begin(NDJSONEvent)
+		b = ndjson.Str(b, "event", "disabled")
+		b = ndjson.Null(b, "ip")
+		b = ndjson.Null(b, "tsc")
+		l.end(b)
 	} else {
 		l.w.WriteString("[disabled]\n")
 	}
@@ -249,7 +283,7 @@ func (l *flowLister) printDisabledLine() {
 
 func (l *flowLister) printEOT() {
 	if l.o.JSON {
-		l.w.WriteString("{\"type\":\"end\"}\n")
+		l.end(l.begin(NDJSONTraceEnd))
 	} else {
 		l.w.WriteString("[end of trace]\n")
 	}
@@ -440,17 +474,13 @@ func (l *flowLister) diagnoseBlock(what string, code int, blk *Block) {
 func (l *flowLister) printBlock(blk *Block, off int64) {
 	if l.o.ShowBlocks {
 		if l.o.JSON {
-			b := append(l.buf[:0], `{"type":"block","ip":"0x`...)
-			b = appendHex(b, blk.IP)
-			b = append(b, `","end_ip":"0x`...)
-			b = appendHex(b, blk.EndIP)
-			b = append(b, `","ninsn":`...)
-			b = strconv.AppendInt(b, int64(blk.NInsn), 10)
-			b = append(b, `,"class":"`...)
-			b = append(b, blk.Class.String()...)
-			b = append(b, "\"}\n"...)
-			l.buf = b
-			l.w.Write(b)
+			b := l.begin(NDJSONBlock)
+			b = ndjson.HexUint(b, "ip", blk.IP)
+			b = ndjson.HexUint(b, "end_ip", blk.EndIP)
+			b = ndjson.Int(b, "insns", int64(blk.NInsn))
+			b = ndjson.Str(b, "class", blk.Class.String())
+			b = ndjson.Bool(b, "speculative", blk.Speculative)
+			l.end(b)
 		} else {
 			l.w.WriteString("[block")
 			if l.o.Stat || l.o.StatInsn || l.o.StatBlocks {
@@ -698,53 +728,36 @@ var simpleEventName = map[EventType]string{
 }
 
 func (l *flowLister) printEventJSON(ev *Event) {
-	b := append(l.buf[:0], `{"type":"event","event":"`...)
-	b = append(b, ev.Type.String()...)
-	b = append(b, '"')
+	b := l.begin(NDJSONEvent)
+	b = ndjson.Str(b, "event", ev.Type.String())
 	if !ev.IPSuppressed {
-		b = append(b, `,"ip":"0x`...)
-		b = appendHex(b, ev.IP)
-		b = append(b, '"')
-	}
-	if ev.Type == EvAsyncBranch || ev.Type == EvAsyncDisabled {
-		b = append(b, `,"at":"0x`...)
-		b = appendHex(b, ev.At)
-		b = append(b, '"')
+		b = ndjson.HexUint(b, "ip", ev.IP)
+	} else {
+		b = ndjson.Null(b, "ip")
 	}
 	if ev.HasTSC {
-		b = append(b, `,"tsc":`...)
-		b = strconv.AppendUint(b, ev.TSC, 10)
+		b = ndjson.Uint(b, "tsc", ev.TSC)
+	} else {
+		b = ndjson.Null(b, "tsc")
 	}
 	switch ev.Type {
+	case EvAsyncBranch, EvAsyncDisabled:
+		b = ndjson.HexUint(b, "at", ev.At)
 	case EvExecMode:
-		b = append(b, `,"mode":"`...)
-		b = append(b, ev.Mode.String()...)
-		b = append(b, '"')
+		b = ndjson.Str(b, "mode", ev.Mode.String())
 	case EvPaging, EvAsyncPaging:
-		b = append(b, `,"cr3":"0x`...)
-		b = appendHex(b, ev.CR3)
-		b = append(b, '"')
+		b = ndjson.HexUint(b, "cr3", ev.CR3)
 	case EvVMCS, EvAsyncVMCS:
-		b = append(b, `,"base":"0x`...)
-		b = appendHex(b, ev.Base)
-		b = append(b, '"')
+		b = ndjson.HexUint(b, "base", ev.Base)
 	case EvPTWrite, EvMNT:
-		b = append(b, `,"payload":"0x`...)
-		b = appendHex(b, ev.Payload)
-		b = append(b, '"')
+		b = ndjson.HexUint(b, "payload", ev.Payload)
 	case EvCBR:
-		b = append(b, `,"cbr":`...)
-		b = strconv.AppendUint(b, uint64(ev.Ratio), 10)
+		b = ndjson.Uint(b, "ratio", uint64(ev.Ratio))
 	case EvInterrupt, EvUIntr, EvSwIntr, EvSIPI, EvVMExit:
-		b = append(b, `,"vector":`...)
-		b = strconv.AppendUint(b, uint64(ev.Vector), 10)
+		b = ndjson.Uint(b, "vector", uint64(ev.Vector))
 	case EvTSX:
-		b = append(b, `,"speculative":`...)
-		b = strconv.AppendBool(b, ev.Speculative)
-		b = append(b, `,"aborted":`...)
-		b = strconv.AppendBool(b, ev.Aborted)
+		b = ndjson.Bool(b, "speculative", ev.Speculative)
+		b = ndjson.Bool(b, "aborted", ev.Aborted)
 	}
-	b = append(b, "}\n"...)
-	l.buf = b
-	l.w.Write(b)
+	l.end(b)
 }

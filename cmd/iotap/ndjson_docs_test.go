@@ -88,6 +88,10 @@ var ndjsonDocCommands = [][]string{
 	{"pt", "dump", "--json", "../../intelpt/testdata/libipt/two-cpus.perf.data"},
 	// every PT packet kind, a decoding error, a per-thread stream
 	{"../../intelpt/testdata/golden/pt-packet.ndjson"},
+	{"pt", "flow", "--json", "--block:show-blocks", "--stat", "--raw", "../../intelpt/testdata/libipt/call_direct-ret_compressed.bin:0x100000",
+		"--pt", "../../intelpt/testdata/libipt/call_direct-ret_compressed.pt"},
+	// every pt flow record kind and event value
+	{"../../intelpt/testdata/golden/pt-flow.ndjson"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders

@@ -67,8 +67,10 @@ sideband's mmap records name for the process of the stream (--stream N,
 --pid), found as 'pt calls' finds them (--sysroot, --buildid-dir, the
 directory's binaries/, the vDSO; --kernel and --kallsyms for kernel code). --block-decoder (the default) decodes block by block with a
 per-section cache; --insn-decoder one instruction at a time (same output).
---json prints one JSON object per instruction, block (--block:show-blocks),
-event and error instead.`,
+--json prints NDJSON instead (docs/ndjson.md): an "input" record, then
+pt_insn, pt_block (--block:show-blocks), pt_event, pt_flow_error,
+pt_trace_end and pt_flow_stats (--stat) records; those of a perf.data or
+capture directory name their stream ("stream", "cpu").`,
 		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
   iotap pt flow perf.data
   iotap pt flow --stream 1 --pid 4242 capture-dir
@@ -122,7 +124,7 @@ event and error instead.`,
 	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
 	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
 	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
-	fl.BoolVar(&o.JSON, "json", false, "one JSON object per instruction, block, event and error (NDJSON)")
+	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
 	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
 	fl.StringVar(&f.sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
@@ -136,12 +138,13 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if f.pt == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
-	var sbTrace []byte
+	var sb intelpt.PerfStream
 	var sbConfig intelpt.Config
 	var sbImage *intelpt.Image
+	format := intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
 		var err error
-		if sbTrace, sbConfig, sbImage, err = ptFlowSideband(e, f); err != nil {
+		if sb, sbConfig, sbImage, format, err = ptFlowSideband(e, f); err != nil {
 			return err
 		}
 	}
@@ -163,7 +166,8 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	var trace []byte
 	base := intelpt.Config{}
 	if sbImage != nil {
-		trace, base, im = sbTrace, sbConfig, sbImage
+		trace, base, im = sb.Data, sbConfig, sbImage
+		f.opt.StreamName, f.opt.StreamCPU = sb.Name(), sb.CPU
 	} else {
 		file, from, size, err := intelpt.SplitFileRange(f.pt)
 		if err != nil {
@@ -202,18 +206,24 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
 		f.opt.Progress = func(off int64) { m.Update(off) }
 	}
+	if f.opt.JSON {
+		if _, err := e.stdout.Write(intelpt.AppendInputNDJSON(nil, f.pt, format, "")); err != nil {
+			return err
+		}
+	}
 	_, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
 }
 
 // ptFlowSideband reads a perf.data or capture directory given as the
 // trace when no image is: the stream to list and its process's image from
-// the sideband (calls.FlowImage): its trace, decoder configuration and
-// image.
-func ptFlowSideband(e *env, f *ptFlowFlags) ([]byte, intelpt.Config, *intelpt.Image, error) {
+// the sideband (calls.FlowImage): its stream, decoder configuration and
+// image, and the input's format (intelpt.FormatPerfData or
+// FormatCaptureDir).
+func ptFlowSideband(e *env, f *ptFlowFlags) (intelpt.PerfStream, intelpt.Config, *intelpt.Image, string, error) {
 	st, err := os.Stat(f.pt)
 	if err != nil {
-		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
 	}
 	if !st.IsDir() {
 		head := make([]byte, 8)
@@ -222,17 +232,17 @@ func ptFlowSideband(e *env, f *ptFlowFlags) ([]byte, intelpt.Config, *intelpt.Im
 			fh.Close()
 		}
 		if !intelpt.IsPerfData(head) {
-			return nil, intelpt.Config{}, nil, usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
+			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
 		}
 	}
 	in, binaries, err := calls.OpenInput(f.pt)
 	if err != nil {
-		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
 	}
 	i := f.stream
 	if i < 0 {
 		if len(in.Streams) != 1 {
-			return nil, intelpt.Config{}, nil, usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, len(in.Streams))
+			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, len(in.Streams))
 		}
 		i = 0
 	}
@@ -248,15 +258,19 @@ func ptFlowSideband(e *env, f *ptFlowFlags) ([]byte, intelpt.Config, *intelpt.Im
 	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs)}
 	if f.kernel != "" || f.kallsyms != "" {
 		if o.Kernel, _, err = calls.LoadKernel(f.kernel, f.kallsyms); err != nil {
-			return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
 		}
 	}
 	im, unfound, err := calls.FlowImage(in, i, int32(f.pid), o)
 	if err != nil {
-		return nil, intelpt.Config{}, nil, fmt.Errorf("pt flow: %w", err)
+		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
 	}
 	for _, u := range unfound {
 		fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
 	}
-	return in.Streams[i].Data, in.Config, im, nil
+	format := intelpt.FormatPerfData
+	if st.IsDir() {
+		format = intelpt.FormatCaptureDir
+	}
+	return in.Streams[i], in.Config, im, format, nil
 }

@@ -131,12 +131,15 @@ func TestPTFlowJSON(t *testing.T) {
 			}
 		}
 		var jips []string
-		for _, l := range strings.Split(strings.TrimSpace(js), "\n") {
+		for i, l := range strings.Split(strings.TrimSpace(js), "\n") {
 			var m map[string]any
 			if err := json.Unmarshal([]byte(l), &m); err != nil {
 				t.Fatalf("%s: line %q: %v", c.name, l, err)
 			}
-			if m["type"] == "insn" {
+			if i == 0 && (m["kind"] != "input" || m["source"] != "pt") {
+				t.Fatalf("%s: first record %s, want the input record", c.name, l)
+			}
+			if m["kind"] == "pt_insn" {
 				jips = append(jips, strings.TrimPrefix(m["ip"].(string), "0x"))
 			}
 		}
