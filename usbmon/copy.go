@@ -3,6 +3,7 @@ package usbmon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -12,6 +13,7 @@ type CopyResult struct {
 	Events  int    // events written
 	Read    int    // events read (more than Events when filtered)
 	Dropped uint64 // events the input records as dropped by the kernel (pcapng isb_ifdrop)
+	Skipped int    // unreadable text lines the reader skipped (ReaderOptions.KeepGoing)
 	// ReadErr is the error that ended reading, nil at the end of the input
 	// (ErrTruncated for a cut file: the events before the cut are written).
 	ReadErr error
@@ -52,6 +54,9 @@ func CopyIf(ctx context.Context, w Writer, r Reader, keep func(*Event) bool) (Co
 		}
 		res.Events++
 	}
+	if s, ok := r.(Skipper); ok {
+		res.Skipped = s.Skipped()
+	}
 	if d, ok := r.(interface{ Dropped() uint64 }); ok {
 		res.Dropped = d.Dropped()
 		if ng, ok := w.(*PcapngWriter); ok && res.Dropped > 0 {
@@ -61,4 +66,24 @@ func CopyIf(ctx context.Context, w Writer, r Reader, keep func(*Event) bool) (Co
 		}
 	}
 	return res, w.Flush()
+}
+
+// Loss lists what the input lost, as 'iotap usb convert' reports it: a
+// truncated input (the events before the cut were copied), unreadable
+// lines skipped, events the kernel dropped. A read error other than
+// truncation is returned as err.
+func (r CopyResult) Loss() (lost []string, err error) {
+	if r.ReadErr != nil {
+		if !errors.Is(r.ReadErr, ErrTruncated) {
+			return nil, r.ReadErr
+		}
+		lost = append(lost, r.ReadErr.Error())
+	}
+	if r.Skipped > 0 {
+		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", r.Skipped))
+	}
+	if r.Dropped > 0 {
+		lost = append(lost, fmt.Sprintf("the input records %d events dropped by the kernel", r.Dropped))
+	}
+	return lost, nil
 }

@@ -2,6 +2,7 @@ package usbmon_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -75,4 +76,33 @@ func ExampleDecodeHeader() {
 	}
 	fmt.Println(len(rec), got.Transfer, got.Device, got.Status, got.Length, got.CapLen, string(got.Data))
 	// Output: 68 bulk 5 -115 31 4 USBC
+}
+
+// Convert a capture to pcap with the old 48-byte headers (link type 189),
+// as 'iotap usb convert --format pcap --link-type 189' does: what the
+// target cannot hold and what the input lost are counted.
+func ExampleNewWriterLinkType() {
+	f, err := os.Open("../testdata/usbmon/lab-capture.pcapng")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	r, from, err := usbmon.NewReader(f)
+	if err != nil {
+		panic(err)
+	}
+	w, err := usbmon.NewWriterLinkType(io.Discard, usbmon.FormatPcap, usbmon.LinkTypeUSBLinux)
+	if err != nil {
+		panic(err)
+	}
+	res, err := usbmon.Copy(context.Background(), w, r)
+	if err != nil {
+		panic(err)
+	}
+	lost, err := res.Loss()
+	fmt.Println(res.Events, "events from", from, "lost:", len(lost), err)
+	fmt.Println("pcap 189 cannot hold:", w.Loss())
+	// Output:
+	// 184 events from pcapng lost: 0 <nil>
+	// pcap 189 cannot hold: 140 events lost interval/start frame/ndesc
 }

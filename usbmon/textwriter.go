@@ -20,13 +20,21 @@ type Writer interface {
 // NewWriter returns a writer of format f (1u, 1t, pcap or pcapng). pcap and
 // pcapng are written with link type 220 (64-byte headers).
 func NewWriter(w io.Writer, f Format) (Writer, error) {
+	return NewWriterLinkType(w, f, LinkTypeUSBLinuxMmapped)
+}
+
+// NewWriterLinkType is NewWriter with pcap and pcapng written with link
+// type lt: LinkTypeUSBLinuxMmapped (220) or LinkTypeUSBLinux (189, 48-byte
+// headers: no interval, start frame, transfer flags or ISO descriptors,
+// counted in Loss). lt does not apply to text.
+func NewWriterLinkType(w io.Writer, f Format, lt int) (Writer, error) {
 	switch f {
 	case Format1u, Format1t:
 		return NewTextWriter(w, f), nil
 	case FormatPcap:
-		return NewPcapWriter(w, LinkTypeUSBLinuxMmapped)
+		return NewPcapWriter(w, lt)
 	case FormatPcapng:
-		return NewPcapngWriter(w, LinkTypeUSBLinuxMmapped)
+		return NewPcapngWriter(w, lt)
 	}
 	return nil, &FormatError{Format: f, Offset: -1, Msg: "cannot write this format", Err: ErrFormat}
 }

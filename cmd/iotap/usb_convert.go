@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -89,27 +88,6 @@ iotap --to is the end of a time window).`,
 	return c
 }
 
-// usbCreateOutput creates path for writing with mode 0600, refusing to
-// follow a symbolic link (root writes these files), or returns stdout
-// for "-".
-func usbCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) (io.Writer, func() error, error) {
-	f, err := e.createOutput(path, mode, inputs...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Commit, nil
-}
-
-func usbNewWriter(w io.Writer, f usbmon.Format, linkType int) (usbmon.Writer, error) {
-	switch f {
-	case usbmon.FormatPcap:
-		return usbmon.NewPcapWriter(w, linkType)
-	case usbmon.FormatPcapng:
-		return usbmon.NewPcapngWriter(w, linkType)
-	}
-	return usbmon.NewWriter(w, f)
-}
-
 func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter) error {
 	var src io.Reader = os.Stdin
 	if in != "-" {
@@ -130,11 +108,11 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	dst, closeOut, err := usbCreateOutput(e, out, outfile.Atomic, in)
+	dst, err := e.createOutput(out, outfile.Atomic, in)
 	if err != nil {
 		return err
 	}
-	w, err := usbNewWriter(dst, to, linkType)
+	w, err := usbmon.NewWriterLinkType(dst, to, linkType)
 	if err != nil {
 		return err
 	}
@@ -142,30 +120,20 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return err
 	}
-	n, readErr, dropped := res.Events, res.ReadErr, res.Dropped
-	if err := closeOut(); err != nil {
+	if err := dst.Commit(); err != nil {
 		return err
 	}
 	if keep != nil {
-		fmt.Fprintf(e.stderr, "iotap: converted %d of %d events (%s to %s)\n", n, res.Read, from, to)
+		fmt.Fprintf(e.stderr, "iotap: converted %d of %d events (%s to %s)\n", res.Events, res.Read, from, to)
 	} else {
-		fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", n, from, to)
+		fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", res.Events, from, to)
 	}
 	if l := w.Loss(); l.Total() > 0 {
 		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", to, l)
 	}
-	var lost []string
-	if readErr != nil {
-		if !errors.Is(readErr, usbmon.ErrTruncated) {
-			return fmt.Errorf("%s: %w (%d events converted before it)", in, readErr, n)
-		}
-		lost = append(lost, readErr.Error())
-	}
-	if skipped > 0 {
-		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", skipped))
-	}
-	if dropped > 0 {
-		lost = append(lost, fmt.Sprintf("the input records %d events dropped by the kernel", dropped))
+	lost, err := res.Loss()
+	if err != nil {
+		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
 	return e.dataLoss(allowLoss, "", lost, "use --allow-loss to accept")
 }
