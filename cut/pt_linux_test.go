@@ -74,25 +74,11 @@ func buildPTPkt(t *testing.T) string {
 // the flow and calls decoders find the program's code.
 func writePTCaptureDir(t *testing.T, dir string, s *ptsynth.Synthesized, trace []byte) string {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	p, err := ptsynth.WriteCaptureDir(dir, s, trace)
+	if err != nil {
 		t.Fatal(err)
 	}
-	raw := ptsynth.Sideband(s.Run, s.Enc)
-	ci := &intelpt.CaptureInfo{Tool: "iotap", Mode: "per-thread", PID: s.Run.PID, SampleType: ptsynth.SampleType,
-		Buffers: []intelpt.CaptureBuffer{{CPU: -1, File: "thread.pt", Sideband: "thread.sideband"}}}
-	if err := intelpt.WriteCaptureInfo(dir, ci); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "thread.pt"), trace, 0o600)
-	os.WriteFile(filepath.Join(dir, "thread.sideband"), raw, 0o600)
-	files := intelpt.MappedFiles(intelpt.RawSideband(raw, ptsynth.SampleType, true))
-	if err := intelpt.CopyBinaries(dir, files); err != nil {
-		t.Fatal(err)
-	}
-	if err := intelpt.WriteMappedFiles(dir, files); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "thread.pt")
+	return p
 }
 
 // flowLines is 'iotap pt flow --offset' of a capture directory's trace:

@@ -4,10 +4,12 @@ package ptsynth
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 
+	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/symtab"
 )
 
@@ -88,4 +90,35 @@ func SynthesizeProg(dir string, psbPeriod int) (*Synthesized, error) {
 	}
 	s.Perf = PerfData(s.Run, s.Enc, PerfOptions{PerThread: true})
 	return s, nil
+}
+
+// WriteCaptureDir writes trace (the run's PT, or a cut of it) as the
+// thread.pt of an 'iotap pt capture' directory of the run in dir, with
+// its sideband, capture.json and the binaries it mapped, so that the flow
+// and calls decoders find the program's code; it returns the trace's path.
+func WriteCaptureDir(dir string, s *Synthesized, trace []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	raw := Sideband(s.Run, s.Enc)
+	ci := &intelpt.CaptureInfo{Tool: "iotap", Mode: "per-thread", PID: s.Run.PID, SampleType: SampleType,
+		Buffers: []intelpt.CaptureBuffer{{CPU: -1, File: "thread.pt", Sideband: "thread.sideband"}}}
+	if err := intelpt.WriteCaptureInfo(dir, ci); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "thread.pt")
+	if err := os.WriteFile(path, trace, 0o600); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "thread.sideband"), raw, 0o600); err != nil {
+		return "", err
+	}
+	files := intelpt.MappedFiles(intelpt.RawSideband(raw, SampleType, true))
+	if err := intelpt.CopyBinaries(dir, files); err != nil {
+		return "", err
+	}
+	if err := intelpt.WriteMappedFiles(dir, files); err != nil {
+		return "", err
+	}
+	return path, nil
 }
