@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/userevents"
@@ -33,21 +32,10 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 			}
 			if jsonOut {
 				b := userevents.AppendNDJSONInput(nil, "", userevents.FormatStatus, "")
-				for i := range st.Events {
-					b = userevents.AppendStatusNDJSON(b, &st.Events[i])
-				}
-				_, err := e.stdout.Write(b)
+				_, err := e.stdout.Write(st.AppendNDJSON(b))
 				return err
 			}
-			for _, ev := range st.Events {
-				used := "-"
-				if len(ev.UsedBy) > 0 {
-					used = strings.Join(ev.UsedBy, ",")
-				}
-				fmt.Fprintf(e.stdout, "%-40s used by: %s\n", ev.Name, used)
-			}
-			fmt.Fprintf(e.stdout, "active %d, busy %d\n", st.Active, st.Busy)
-			return nil
+			return st.WriteText(e.stdout)
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
@@ -67,35 +55,19 @@ func newEventsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := userevents.ReadStatus(fs)
+			defs, err := userevents.ReadDefinitions(fs)
 			if err != nil {
 				return explain(err)
 			}
-			var b []byte
-			if jsonOut {
-				b = userevents.AppendNDJSONInput(b, "", userevents.FormatStatus, "")
+			if !jsonOut {
+				for i := range defs {
+					fmt.Fprintf(e.stdout, "%s/%s\t%s\n", defs[i].System, defs[i].Event.Name, defs[i].Command())
+				}
+				return nil
 			}
-			for i := range st.Events {
-				ev := &st.Events[i]
-				sys := userevents.System
-				if strings.Contains(ev.Name, ".") {
-					sys = userevents.MultiSystem
-				}
-				var schema *userevents.Schema
-				if f, err := userevents.ReadFormat(fs, sys, ev.Name); err == nil {
-					if s, err := userevents.SchemaOf(f, strings.SplitN(ev.Name, ".", 2)[0]); err == nil {
-						schema = s
-					}
-				}
-				if jsonOut {
-					b = userevents.AppendDefinitionNDJSON(b, sys, ev, schema)
-					continue
-				}
-				cmd := ev.Name + " (format unreadable)"
-				if schema != nil {
-					cmd = schema.Command()
-				}
-				fmt.Fprintf(e.stdout, "%s/%s\t%s\n", sys, ev.Name, cmd)
+			b := userevents.AppendNDJSONInput(nil, "", userevents.FormatStatus, "")
+			for i := range defs {
+				b = defs[i].AppendNDJSON(b)
 			}
 			_, err = e.stdout.Write(b)
 			return err
