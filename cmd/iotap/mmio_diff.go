@@ -64,8 +64,7 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 					return err
 				}
 			}
-			err = mmiotrace.WriteDiff(e.stdout, seqs[0], seqs[1], ops, mmiotrace.DiffFormat{All: all, JSON: asJSON})
-			if err != nil || asJSON {
+			if err := mmiotrace.WriteDiff(e.stdout, seqs[0], seqs[1], ops, mmiotrace.DiffFormat{All: all, JSON: asJSON}); err != nil {
 				return err
 			}
 			return lossErr
