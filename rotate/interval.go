@@ -58,8 +58,8 @@ func StartInterval(every time.Duration, report func(Stats)) *Interval {
 			select {
 			case <-iv.done:
 				return
-			case now := <-t.C:
-				iv.emit(now)
+			case <-t.C:
+				iv.emit()
 			}
 		}
 	}()
@@ -76,10 +76,14 @@ func (iv *Interval) Add(events, bytes uint64) {
 	iv.bytes.Add(bytes)
 }
 
-func (iv *Interval) emit(now time.Time) {
+// emit reports the interval that ends now. The time is read under the lock
+// (not taken from the tick, whose value can be older than the previous
+// interval's end when the goroutine runs late), so intervals never run
+// backwards.
+func (iv *Interval) emit() {
 	iv.mu.Lock()
 	defer iv.mu.Unlock()
-	end := now.Sub(iv.start)
+	end := max(time.Since(iv.start), iv.prev)
 	s := Stats{Start: iv.prev, End: end, Events: iv.events.Swap(0), Bytes: iv.bytes.Swap(0)}
 	iv.prev = end
 	iv.report(s)
@@ -100,5 +104,5 @@ func (iv *Interval) Stop() {
 	}
 	close(iv.done)
 	iv.wg.Wait()
-	iv.emit(time.Now())
+	iv.emit()
 }
