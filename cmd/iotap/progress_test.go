@@ -35,3 +35,21 @@ func TestProgressFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestMMIOReadProgressSameOutput: with --progress mmio read reads the log
+// as a stream through the meter (not mapped), and writes the same bytes:
+// -c and -Y (the Reader path), the whole log (ConvertLog), --check.
+func TestMMIOReadProgressSameOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"mmio", "read", "-c", "12", "../../mmiotrace/testdata/e1000-trace-file.log.xz"},
+		{"mmio", "read", "--json", "-Y", `mmio.kind == "W"`, "../../testdata/mmiotrace/e1000-probe.log"},
+		{"mmio", "read", "--json", "../../mmiotrace/testdata/e1000-bind.log"},
+		{"mmio", "read", "--check", "../../testdata/capture/mmio.log.zst"},
+	} {
+		want, _, code := runIotap(t, args...)
+		got, errs, pcode := runIotap(t, append([]string{"--progress"}, args...)...)
+		if got != want || pcode != code || code != 0 || want == "" {
+			t.Errorf("%v: --progress wrote %d bytes (exit %d), without %d bytes (exit %d)\n%s", args, len(got), pcode, len(want), code, errs)
+		}
+	}
+}
