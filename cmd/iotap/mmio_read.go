@@ -8,6 +8,7 @@ import (
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/progress"
 	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
@@ -46,8 +47,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 (--keep-going) make the command exit 3 unless --allow-loss.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			progress, endProgress := mmioProgress(e, "mmio read", !check && (out == "" || out == "-"))
-			defer endProgress()
+			meter := e.meter("iotap: mmio read", -1, !check && (out == "" || out == "-"))
 			var tab *ksym.Table
 			if symbols != "" {
 				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
@@ -65,9 +65,9 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				keep = k
 			}
 			if !check && count == 0 && keep == nil {
-				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, progress)
+				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, meter)
 			}
-			rd, inFormat, closeIn, err := mmioOpenReader(args[0], progress)
+			rd, inFormat, closeIn, err := mmioOpenReader(args[0], meter)
 			if err != nil {
 				return err
 			}
@@ -128,10 +128,10 @@ func mmioOpenInput(path string) (io.ReadCloser, error) {
 
 // mmioOpenReader opens the log at path for a mmiotrace.Reader: a plain
 // file is mapped and parsed in place (mmiotrace.Open); anything else, or
-// with progress shown, is read as a stream. It returns the detected
-// format and a function closing both.
-func mmioOpenReader(path string, progress func(done, total int64)) (*mmiotrace.Reader, string, func(), error) {
-	if fi, err := os.Stat(path); progress == nil && path != "-" && err == nil && fi.Mode().IsRegular() {
+// with a progress meter, is read as a stream through the meter. It
+// returns the detected format and a function closing both.
+func mmioOpenReader(path string, meter *progress.Meter) (*mmiotrace.Reader, string, func(), error) {
+	if fi, err := os.Stat(path); meter == nil && path != "-" && err == nil && fi.Mode().IsRegular() {
 		format, err := mmioCheckFile(path)
 		if err != nil {
 			return nil, "", nil, err
@@ -146,11 +146,8 @@ func mmioOpenReader(path string, progress func(done, total int64)) (*mmiotrace.R
 	if err != nil {
 		return nil, "", nil, err
 	}
-	var src io.Reader = in
-	if progress != nil {
-		src = &mmioCountingReader{r: in, total: mmioInputSize(in), progress: progress}
-	}
-	rd := mmiotrace.NewReader(src)
+	meter.SetTotal(mmioInputSize(in))
+	rd := mmiotrace.NewReader(meter.Reader(in))
 	return rd, mmioInputFormat(in), func() { rd.Close(); in.Close() }, nil
 }
 
@@ -239,17 +236,14 @@ func mmioLoss(e *env, msgs []string, allowLoss bool) error {
 // formatted by mmiotrace.ConvertLog (several goroutines on a large input,
 // output in input order), read in chunks, in memory that does not grow
 // with the log.
-func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoing, allowLoss bool, workers int, progress func(done, total int64)) error {
+func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoing, allowLoss bool, workers int, meter *progress.Meter) error {
 	in, err := mmioOpenInput(path)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	var src io.Reader = in
 	size := mmioInputSize(in)
-	if progress != nil {
-		src = &mmioCountingReader{r: in, total: size, progress: progress}
-	}
+	meter.SetTotal(size)
 	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
 	if err != nil {
 		return err
@@ -260,7 +254,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 			return err
 		}
 	}
-	st, err := mmiotrace.ConvertLog(e.ctx, src, w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0), AccessNDJSON: asJSON && tab == nil})
+	st, err := mmiotrace.ConvertLog(e.ctx, meter.Reader(in), w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0), AccessNDJSON: asJSON && tab == nil})
 	if err != nil {
 		if e.ctx.Err() != nil {
 			closeOut()
