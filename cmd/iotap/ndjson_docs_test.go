@@ -92,6 +92,9 @@ var ndjsonDocCommands = [][]string{
 		"--pt", "../../intelpt/testdata/libipt/call_direct-ret_compressed.pt"},
 	// every pt flow record kind and event value
 	{"../../intelpt/testdata/golden/pt-flow.ndjson"},
+	// timeline --json writes its trace to -o; see the package's golden for a
+	// split timeline of every source
+	{"../../timeline/testdata/golden/timeline.ndjson"},
 }
 
 // TestNDJSONDocs: docs/ndjson.md lists exactly the fields the encoders
@@ -125,7 +128,8 @@ func TestNDJSONDocs(t *testing.T) {
 	}
 	ptFile := filepath.Join(symDir, "t.pt")
 	os.WriteFile(ptFile, append(pt.Bytes(), 0xd9), 0o600)
-	extra := [][]string{{"pt", "stats", "--json", ptFile}, {"report", "--json", ptFile}}
+	extra := [][]string{{"pt", "stats", "--json", ptFile}, {"report", "--json", ptFile},
+		{"timeline", "--json", "../../testdata/capture", "-o", filepath.Join(symDir, "t.pftrace")}}
 	for _, f := range ndjsonDocExtra {
 		extra = append(extra, f(t))
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -134,7 +133,7 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.StringVar(&o.to, "to", "", "keep events before `TIME`")
 	f.StringVar(&o.clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
 	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
-	f.BoolVar(&o.jsonOut, "json", false, "print the summary as JSON")
+	f.BoolVar(&o.jsonOut, "json", false, "print the summary as NDJSON (docs/ndjson.md): input records, timeline_input per input, timeline_window per detail file, timeline_summary")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
 	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of Intel PT inputs, perf.data or 'pt capture' directories (a track per thread, see 'pt calls')")
 	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
@@ -319,15 +318,9 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 		out = e.stdout
 	}
 	if o.jsonOut {
-		var v any = st
-		if o.split != nil && o.split.Split {
-			v = o.split
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
+		if _, err := out.Write(st.AppendNDJSON(nil, o.split)); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "%s\n", b)
 	} else {
 		if o.split != nil && o.split.Split {
 			st.WriteTable(out, o.split.Dir+"/ (detail, all windows)")
