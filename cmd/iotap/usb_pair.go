@@ -59,51 +59,20 @@ func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
 			return err
 		}
 	}
-	// Unmatched submissions are listed when the filter selects them; the
-	// filter sees an event rebuilt from the key.
-	report := func(kind string, k usb.Key, s usb.Submission) error {
-		ev := usb.UnmatchedEvent(k, s)
-		if !in.pl.Filter.Match(&ev) {
-			return nil
-		}
-		if o.json {
-			line = usb.AppendUnmatched(line[:0], kind, k, s, in.pl.Identities)
-		} else {
-			line = usb.AppendUnmatchedText(line[:0], kind, k, s, in.pl.Identities)
-		}
-		_, err := w.Write(line)
-		return err
-	}
-	var hookErr error
-	if unmatched {
-		in.pl.Pairer.OnSuperseded = func(k usb.Key, s usb.Submission) {
-			if err := report("superseded", k, s); err != nil && hookErr == nil {
-				hookErr = err
-			}
-		}
-	}
-	readErr := in.each(func(_ uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
-		if !paired {
-			return nil
-		}
-		if o.json {
-			line = usb.AppendPair(line[:0], p, ev, in.pl.Identities)
-		} else {
-			line = usb.AppendPairText(line[:0], p, ev, in.pl.Identities)
+	readErr := in.pl.EachTransfer(e.ctx, unmatched, func(t *usb.Transfer) error {
+		switch {
+		case t.Unmatched != "" && o.json:
+			line = usb.AppendUnmatched(line[:0], t.Unmatched, t.Key, t.Submission, in.pl.Identities)
+		case t.Unmatched != "":
+			line = usb.AppendUnmatchedText(line[:0], t.Unmatched, t.Key, t.Submission, in.pl.Identities)
+		case o.json:
+			line = usb.AppendPair(line[:0], t.Pair, t.Event, in.pl.Identities)
+		default:
+			line = usb.AppendPairText(line[:0], t.Pair, t.Event, in.pl.Identities)
 		}
 		_, err := w.Write(line)
 		return err
 	})
-	if readErr == nil {
-		readErr = hookErr
-	}
-	if unmatched && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
-		for _, u := range in.pl.Pairer.InFlight() {
-			if err := report("in_flight", u.Key, u.Submission); err != nil {
-				return err
-			}
-		}
-	}
 	c := in.pl.Pairer.Counts()
 	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
 		if _, err := w.Write(usb.AppendPairSummary(line[:0], c)); err != nil && readErr == nil {
