@@ -39,6 +39,16 @@ func TestLabCapture(t *testing.T) {
 	if _, err := os.Stat("/tmp/ptout"); !os.IsNotExist(err) {
 		t.Fatalf("output directory created: %v", err)
 	}
+	// ... and with a COMMAND, which is never started.
+	out, err = exec.Command("/bin/iotap", "pt", "capture", "-o", "/tmp/ptcmd", "--", "/bin/sh", "-c", "echo > /tmp/ptcmd.ran").CombinedOutput()
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "Intel PT needs an Intel CPU") {
+		t.Fatalf("iotap pt capture -- COMMAND: %v\n%s", err, out)
+	}
+	for _, p := range []string{"/tmp/ptcmd", "/tmp/ptcmd.ran"} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a refused capture (%v)", p, err)
+		}
+	}
 
 	// 3. The sideband ring: a dummy software event on this process (and
 	// the children it starts) records comm, fork and exit records, read

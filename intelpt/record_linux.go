@@ -3,6 +3,7 @@ package intelpt
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,8 +13,18 @@ import (
 
 // RecordOptions configure [Record]: a trace written to a capture directory.
 type RecordOptions struct {
-	Trace   TraceConfig
-	Command []string // the traced command, recorded in capture.json
+	Trace TraceConfig
+	// Command is the traced command, recorded in capture.json. With Run,
+	// Record starts it.
+	Command []string
+	// Run starts Command (with Stdin, Stdout and Stderr) held before its
+	// exec, traces it per thread from the exec (Trace's Mode, PID and
+	// EnableOnExec are set) and ends tracing when it exits. A command
+	// that fails to start is an error; one that never ran (Record failed
+	// before tracing) is killed.
+	Run            bool
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
 	// CopyBinaries copies the traced programs' files into DIR/binaries (by
 	// build-id) so the directory decodes on another machine.
 	CopyBinaries bool
@@ -43,6 +54,25 @@ type RecordResult struct {
 func Record(ctx context.Context, dir string, opt RecordOptions) (*RecordResult, error) {
 	if _, err := Supported(); err != nil {
 		return nil, err
+	}
+	if opt.Run {
+		if len(opt.Command) == 0 {
+			return nil, fmt.Errorf("intelpt: Run without a Command")
+		}
+		g, err := startGated(opt.Command, opt.Stdin, opt.Stdout, opt.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer g.abort()
+		opt.Trace.Mode, opt.Trace.PID, opt.Trace.EnableOnExec = PerThread, g.pid(), true
+		started, done := opt.Started, make(chan error, 1)
+		opt.Started = func() {
+			go func() { done <- <-g.release() }()
+			if started != nil {
+				started()
+			}
+		}
+		opt.Done = done
 	}
 	cfg := opt.Trace
 	tr, err := NewTrace(cfg)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -138,37 +137,12 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 		cfg.CPUs = cpus
 	}
 	ropt := intelpt.RecordOptions{Trace: cfg, Command: args, CopyBinaries: f.copyBinaries}
-	var child *exec.Cmd
-	started := false
-	switch {
-	case f.pid != 0:
+	if f.pid != 0 {
 		ropt.Trace.Mode, ropt.Trace.PID = intelpt.PerThread, f.pid
-	case len(args) > 0:
-		// The child waits on a pipe so the event exists before it execs
-		// COMMAND; tracing starts at that exec (enable_on_exec).
-		r, w, err := os.Pipe()
-		if err != nil {
-			return err
-		}
-		child = exec.Command("/bin/sh", append([]string{"-c", `read _ <&3; exec 3<&-; exec "$@"`, "sh"}, args...)...)
-		child.Stdin, child.Stdout, child.Stderr = os.Stdin, e.stdout, e.stderr
-		child.ExtraFiles = []*os.File{r}
-		if err := child.Start(); err != nil {
-			r.Close()
-			w.Close()
-			return fmt.Errorf("pt capture: starting %s: %w", args[0], err)
-		}
-		r.Close()
-		ropt.Trace.Mode, ropt.Trace.PID, ropt.Trace.EnableOnExec = intelpt.PerThread, child.Process.Pid, true
-		done := make(chan error, 1)
-		ropt.Done = done
-		ropt.Started = func() {
-			started = true
-			w.Write([]byte("go\n"))
-			w.Close()
-			go func() { done <- child.Wait() }()
-		}
 	}
+	// A COMMAND is started held before its exec; tracing starts at the
+	// exec (enable_on_exec) and ends when it exits.
+	ropt.Run, ropt.Stdin, ropt.Stdout, ropt.Stderr = len(args) > 0, os.Stdin, e.stdout, e.stderr
 	ctx := e.ctx
 	if f.duration > 0 {
 		var cancel context.CancelFunc
@@ -177,10 +151,6 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	}
 	res, err := intelpt.Record(ctx, f.out, ropt)
 	if err != nil {
-		if child != nil && !started {
-			child.Process.Kill()
-			child.Wait()
-		}
 		return fmt.Errorf("pt capture: %w", err)
 	}
 	for _, b := range res.Info.Buffers {
