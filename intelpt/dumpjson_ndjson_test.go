@@ -173,3 +173,27 @@ func FuzzDumpNDJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestPacketNDJSONNoAllocs: a pt_packet record (TNT bits, an IP, a
+// stream's name) and a pt_insn record of the flow listing allocate
+// nothing once the buffer has grown.
+func TestPacketNDJSONNoAllocs(t *testing.T) {
+	last := LastIP{IP: 0x401000, Have: true}
+	x := PacketJSON{Stream: "cpu 3", CPU: 3, Last: &last, Timed: true, HaveTSC: true, EstTSC: 42}
+	pkts := []Packet{{Kind: KindTNT64, Size: 8, Bits: 46, Payload: 0x2aaaaaaaaaaa}, {Kind: KindTIP, Size: 7, IPC: IPCSext48, Payload: 0x401000}, {Kind: KindMTC, Size: 2, Payload: 7}}
+	b := make([]byte, 0, 4096)
+	if n := testing.AllocsPerRun(100, func() {
+		for i := range pkts {
+			b = pkts[i].AppendNDJSON(b[:0], 100, &x)
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per 3 pt_packet records", n)
+	}
+	var out bytes.Buffer
+	out.Grow(1 << 20)
+	l := &flowLister{w: bufio.NewWriterSize(&out, 1<<16), o: FlowOptions{JSON: true, Time: true, StreamName: "cpu 3", StreamCPU: 3}}
+	l.line(0x401000, false, 0)
+	if n := testing.AllocsPerRun(100, func() { l.line(0x401000, true, 0) }); n != 0 {
+		t.Errorf("%v allocations per pt_insn record", n)
+	}
+}
