@@ -141,3 +141,25 @@ func (b *Binder) Name(loc mmiotrace.Location, width int) (Match, *Binding, bool)
 	m, ok := bd.DB.LookupIn(bd.Domain, loc.Offset/unit, uint(width)*8)
 	return m, bd, ok
 }
+
+// RegisterNames returns the name of each register of st (mmiotrace
+// Analyze: 'iotap mmio stats') as b names its accesses, "" where no
+// database describes it: with the zero Binder, the database shipped for
+// the device's PCI id.
+func (b *Binder) RegisterNames(st *mmiotrace.Stats) func(mmiotrace.RegKey) string {
+	bars := map[mmiotrace.RegKey]*mmiotrace.BAR{}
+	for _, r := range st.Regs {
+		bars[r.Key] = r.BAR
+	}
+	return func(k mmiotrace.RegKey) string {
+		bar := bars[k]
+		if bar == nil {
+			return ""
+		}
+		m, _, ok := b.Name(mmiotrace.Location{BAR: bar, Offset: k.Offset}, int(k.Width))
+		if !ok {
+			return ""
+		}
+		return m.Name()
+	}
+}

@@ -122,3 +122,25 @@ R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0
 	// R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0 ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, MTXCKOK, GIO_MASTER_EN, unk=0x80000000}
 	// mmio names: 1 accesses: 1 named, 0 unnamed, 0 in BARs without a database, 0 outside any PCI BAR
 }
+
+// Name the hot registers of a log's statistics ('iotap mmio stats') as
+// 'mmio names' and the timeline name their accesses.
+func ExampleBinder_RegisterNames() {
+	log := `PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0
+W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
+`
+	st, err := mmiotrace.Analyze(strings.NewReader(log), mmiotrace.StatsOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	name := new(regdb.Binder).RegisterNames(st) // the shipped databases
+	for _, r := range st.Regs {
+		fmt.Println(r.Key, name(r.Key))
+	}
+	// Output:
+	// 0000:00:03.0/0+0x8 STATUS
+	// 0000:00:03.0/0+0xd8 IMC
+}

@@ -67,7 +67,7 @@ func AnalyzeMMIO(ctx context.Context, path string, o MMIOOptions) (*MMIO, *Span,
 	}
 	m := &MMIO{Stats: st}
 	if !o.NoNames {
-		m.Name = NameRegisters(st)
+		m.Name = new(regdb.Binder).RegisterNames(st)
 	} else {
 		m.Name = func(mmiotrace.RegKey) string { return "" }
 	}
@@ -169,28 +169,6 @@ func (m *MMIO) series(ctx context.Context, path string, keepGoing bool) (*Span, 
 		}
 	}
 	return span, nil
-}
-
-// NameRegisters returns a function naming the registers of st with the
-// register database shipped for their device's PCI id (regdb), "" when
-// there is none.
-func NameRegisters(st *mmiotrace.Stats) func(mmiotrace.RegKey) string {
-	bars := map[mmiotrace.RegKey]*mmiotrace.BAR{}
-	for _, r := range st.Regs {
-		bars[r.Key] = r.BAR
-	}
-	var binder regdb.Binder // the one BAR -> register naming (shipped databases)
-	return func(k mmiotrace.RegKey) string {
-		b := bars[k]
-		if b == nil {
-			return ""
-		}
-		m, _, ok := binder.Name(mmiotrace.Location{BAR: b, Offset: k.Offset}, int(k.Width))
-		if !ok {
-			return ""
-		}
-		return m.Name()
-	}
 }
 
 // MMIOTextOptions tune WriteMMIOText; the zero value lists 20 registers.

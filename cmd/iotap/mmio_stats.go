@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
 	"github.com/spf13/cobra"
 )
@@ -85,5 +86,5 @@ func mmioRegNamer(st *mmiotrace.Stats, off bool) func(mmiotrace.RegKey) string {
 	if off {
 		return func(mmiotrace.RegKey) string { return "" }
 	}
-	return report.NameRegisters(st)
+	return new(regdb.Binder).RegisterNames(st)
 }

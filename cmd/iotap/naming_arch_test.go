@@ -11,7 +11,6 @@ import (
 
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
-	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -67,7 +66,7 @@ func TestMMIONamingAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			name := report.NameRegisters(st)
+			name := new(regdb.Binder).RegisterNames(st)
 			checked := 0
 			for _, r := range st.Regs {
 				if !r.Key.HasBAR {
