@@ -169,6 +169,17 @@ func CaptureInfoOf(path string) (*CaptureInfo, *CaptureBuffer, bool) {
 	return nil, nil, false
 }
 
+// ConfigOf returns the timing parameters (DecoderConfig) that 'iotap pt
+// capture' recorded in capture.json for the buffer file at path; false
+// when path is not one of its buffers.
+func ConfigOf(path string) (Config, bool) {
+	ci, _, ok := CaptureInfoOf(path)
+	if !ok {
+		return Config{}, false
+	}
+	return ci.DecoderConfig(), true
+}
+
 // DecoderConfig returns the timing parameters of the capture for
 // NewDecoder (MTC frequency, CPUID 0x15, nominal frequency).
 func (ci *CaptureInfo) DecoderConfig() Config {

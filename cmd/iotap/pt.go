@@ -64,13 +64,3 @@ func ptLoad(e *env, path string) (*intelpt.Input, error) {
 	}
 	return tr, nil
 }
-
-// ptSidecarConfig returns the timing parameters recorded by 'iotap pt
-// capture' in capture.json next to FILE, when FILE is one of its buffers.
-func ptSidecarConfig(path string) (intelpt.Config, bool) {
-	ci, _, ok := intelpt.CaptureInfoOf(path)
-	if !ok {
-		return intelpt.Config{}, false
-	}
-	return ci.DecoderConfig(), true
-}

@@ -135,7 +135,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		return err
 	}
 	ins, tr := t.Streams, t.Perf
-	base, _ := ptSidecarConfig(path)
+	base, _ := intelpt.ConfigOf(path)
 	if tr != nil {
 		base = tr.Config
 	}
@@ -220,7 +220,7 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 		return err != nil, err
 	}
 	defer closeFn()
-	base, _ := ptSidecarConfig(path)
+	base, _ := intelpt.ConfigOf(path)
 	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
 	res, err := intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
 	if err != nil {

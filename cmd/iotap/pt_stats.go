@@ -38,7 +38,7 @@ loss records) unless --allow-loss.`,
 			} else if ok {
 				// A raw file: summarised as it is read.
 				defer closeFn()
-				base, _ := ptSidecarConfig(args[0])
+				base, _ := intelpt.ConfigOf(args[0])
 				cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
 				var s intelpt.Stats
 				if f, size, ok := ptSegmentable(args[0], workers); ok {

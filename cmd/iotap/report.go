@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/report"
@@ -131,7 +132,7 @@ func runReport(e *env, args []string, o *reportOptions) error {
 		kinds[i] = k
 	}
 	var opt report.Options
-	opt.PT.Config = ptSidecarConfig
+	opt.PT.Config = intelpt.ConfigOf
 	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
 	opt.Stdin = os.Stdin
 	opt.Window, opt.Warn = o.spec, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
