@@ -69,7 +69,7 @@ func appendEventHeaderText(dst []byte, rec *Recorded) []byte {
 	r := *rec
 	r.EventHeader, r.Values = nil, nil
 	ev := rec.EventHeader
-	r.Name = ev.Name.Provider + ":" + ev.EventName
+	r.Name = rec.DisplayName()
 	dst = AppendText(dst, &r)
 	for i := range ev.Fields {
 		dst = append(dst, ' ')

@@ -14,8 +14,8 @@ import (
 // field. EventHeader events expose their header fields the same way.
 func FilterFields() *filter.Table[Recorded] {
 	t := filter.NewTable(
-		filter.Field[Recorded]{Name: "event.name", Doc: "event name (without the user_events: system)",
-			Str: func(r *Recorded) (string, bool) { return r.Name, true }},
+		filter.Field[Recorded]{Name: "event.name", Doc: "event name (without the user_events: system; Provider:Event for EventHeader events, as printed)",
+			Str: func(r *Recorded) (string, bool) { return r.DisplayName(), true }},
 		filter.Field[Recorded]{Name: "event.system", Doc: "tracefs system (user_events)",
 			Str: func(r *Recorded) (string, bool) { return r.System, r.System != "" }},
 		filter.Field[Recorded]{Name: "event.cpu", Doc: "CPU the event was recorded on",

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -80,5 +82,57 @@ func TestCopyToLinuxTracepoints(t *testing.T) {
 	var out bytes.Buffer
 	if n, err := r.CopyTo(ctx, &out, CopyOptions{}); err != context.Canceled || n != 0 || out.Len() != 0 {
 		t.Errorf("cancelled: %d, %d bytes, %v", n, out.Len(), err)
+	}
+}
+
+// TestFilterNameLinuxTracepoints: -Y 'event.name == NAME' selects as many
+// events as LinuxTracepoints' decoder names NAME, for every name it
+// prints, EventHeader events (Provider:Event) included.
+func TestFilterNameLinuxTracepoints(t *testing.T) {
+	if _, err := os.Stat(ltDir); err != nil {
+		t.Skip("no " + ltDir)
+	}
+	data, err := os.ReadFile(filepath.Join(ltDir, "perf.data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := os.ReadFile(filepath.Join(ltDir, "perf.data.linux.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, m := range regexp.MustCompile(`\{"n":"([^"]*)"`).FindAllSubmatch(theirs, -1) {
+		name := string(m[1])
+		if s, ok := strings.CutPrefix(name, "user_events:"); ok {
+			name = s
+		} else if i := strings.IndexByte(name, ':'); i >= 0 && name[:i] == "sched" {
+			name = name[i+1:]
+		}
+		want[name]++
+	}
+	headers := 0
+	for name, n := range want {
+		if strings.Contains(name, ":") {
+			headers++
+		}
+		keep, err := ParseFilter(`event.name == "` + name + `"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewPerfDataReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.CopyTo(context.Background(), io.Discard, CopyOptions{Keep: keep})
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(got) != n {
+			t.Errorf("event.name == %q: %d events, perf-decode names %d", name, got, n)
+		}
+	}
+	if headers < 10 {
+		t.Fatalf("only %d EventHeader names in %d names", headers, len(want))
 	}
 }

@@ -51,6 +51,16 @@ type Recorded struct {
 	Process, Thread int32
 }
 
+// DisplayName is the event's name as events read prints it: Name, or
+// "Provider:Event" for an EventHeader event (whose Name is the
+// tracepoint, Provider_L<level>K<keyword>).
+func (r *Recorded) DisplayName() string {
+	if ev := r.EventHeader; ev != nil {
+		return ev.Name.Provider + ":" + ev.EventName
+	}
+	return r.Name
+}
+
 // ValidTracepoint checks an event directory name: a valid name, or
 // NAME.HEX for multi-format events.
 func ValidTracepoint(name string) bool {
