@@ -46,3 +46,20 @@ func ExampleRun() {
 	}
 	fmt.Println("lost:", res.Loss)
 }
+
+// The --events arguments of 'iotap capture': a registered event's name,
+// or an event with its fields, registered for the capture.
+func ExampleParseEvent() {
+	for _, arg := range []string{"iotap_marker", "req u32 id; char[16] tag", "bad-name"} {
+		ev, err := capture.ParseEvent(arg)
+		if err != nil {
+			fmt.Printf("%q: %v\n", arg, err)
+			continue
+		}
+		fmt.Printf("%q: %s, registered: %v\n", arg, ev.Name, ev.Schema != nil)
+	}
+	// Output:
+	// "iotap_marker": iotap_marker, registered: false
+	// "req u32 id; char[16] tag": req, registered: true
+	// "bad-name": letters, digits and '_' only
+}

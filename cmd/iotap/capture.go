@@ -12,7 +12,6 @@ import (
 	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/export"
 	"github.com/iotap/iotap/mmiotrace"
-	"github.com/iotap/iotap/userevents"
 )
 
 type captureOptions struct {
@@ -106,18 +105,11 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 		opt.Bind = &a
 	}
 	for _, a := range o.events {
-		a = strings.TrimSpace(a)
-		if strings.ContainsAny(a, " \t") {
-			s, err := userevents.ParseCommand(a)
-			if err != nil {
-				return usageErrorf("capture: --events %q: %v", a, err)
-			}
-			opt.Events = append(opt.Events, capture.Event{Name: s.Name, Schema: s})
-		} else if !userevents.ValidTracepoint(a) {
-			return usageErrorf("capture: --events %q: letters, digits and '_' only", a)
-		} else {
-			opt.Events = append(opt.Events, capture.Event{Name: a})
+		ev, err := capture.ParseEvent(a)
+		if err != nil {
+			return usageErrorf("capture: --events %q: %v", strings.TrimSpace(a), err)
 		}
+		opt.Events = append(opt.Events, ev)
 	}
 	res, err := capture.Run(e.ctx, opt)
 	var nf *capture.EventNotFoundError
