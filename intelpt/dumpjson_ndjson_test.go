@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // TestDumpNDJSONGolden pins 'pt dump --json' byte for byte
@@ -52,17 +54,7 @@ func TestDumpNDJSONGolden(t *testing.T) {
 	if _, err := DumpJSON(&out, e.Bytes(), Config{}, DumpOptions{StreamName: "tid 4242", StreamCPU: -1}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "golden", "pt-packet.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, out.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", out.Bytes(), want)
-	}
+	golden.Check(t, "pt-packet.ndjson", out.Bytes())
 }
 
 // FuzzDumpNDJSON: whatever the trace, every line DumpJSON writes is one

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // flowNDJSONImage is a small 64-bit program at 0x1000.
@@ -86,17 +86,7 @@ func TestFlowNDJSONGolden(t *testing.T) {
 	}
 	l.printEOT()
 	l.w.Flush()
-	path := filepath.Join("testdata", "golden", "pt-flow.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, out.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", out.Bytes(), want)
-	}
+	golden.Check(t, "pt-flow.ndjson", out.Bytes())
 }
 
 // FuzzFlowNDJSON: whatever the trace, every line of the JSON listing is a

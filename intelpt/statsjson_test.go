@@ -3,9 +3,9 @@ package intelpt
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // ndjsonStatsTrace is a trace with every part of a pt_stats record: three
@@ -39,17 +39,7 @@ func TestStatsNDJSONGolden(t *testing.T) {
 	b := AppendInputNDJSON(nil, "trace.pt", FormatRaw, "")
 	b = AppendStatsNDJSON(b, "", "trace.pt", -1, &s)
 	b = AppendStatsNDJSON(b, "report-input.data", "cpu 3", 3, &Stats{Bytes: 10, SkippedBytes: 10})
-	path := filepath.Join("testdata", "golden", "pt-stats.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "pt-stats.ndjson", b)
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	var r struct {
 		Kind, Stream            string

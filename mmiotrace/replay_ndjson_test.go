@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // replayNDJSONLog has a device, a read, two writes (one outside the device's
@@ -43,18 +43,7 @@ func TestReplayNDJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr.Summary(st, false)
-	path := filepath.Join("testdata", "golden", "mmio-replay.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		os.WriteFile(path, out.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(out.Bytes(), want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", out.Bytes(), want)
-	}
+	golden.Check(t, "mmio-replay.ndjson", out.Bytes())
 }
 
 // TestReplayPrinterNoAllocs: printing an access record allocates nothing

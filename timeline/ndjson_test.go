@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // ndjsonStats is a split timeline of every source kind, with a window,
@@ -43,17 +43,7 @@ func TestTimelineNDJSONGolden(t *testing.T) {
 	b := s.AppendNDJSON(nil, sp)
 	s.Window, s.Interrupted, s.Warnings = nil, false, nil
 	b = s.AppendNDJSON(b, nil)
-	path := filepath.Join("testdata", "golden", "timeline.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "timeline.ndjson", b)
 }
 
 // FuzzTimelineNDJSON: every line is a JSON object that encoding/json

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // ndjsonRecord is a Recorded with one field of each kind: a signed and an
@@ -41,17 +42,7 @@ func TestNDJSONGolden(t *testing.T) {
 			b = AppendNDJSON(b, rec)
 		}
 	})
-	path := filepath.Join("testdata", "golden", "user-event.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "user-event.ndjson", b)
 }
 
 // TestNDJSONNoAllocs: a record allocates nothing once the buffer has
@@ -149,17 +140,7 @@ func TestStatusNDJSONGolden(t *testing.T) {
 	}
 	b = AppendDefinitionNDJSON(b, System, &st.Events[0], s)
 	b = AppendDefinitionNDJSON(b, MultiSystem, &st.Events[1], nil)
-	path := filepath.Join("testdata", "golden", "user-event-status.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "user-event-status.ndjson", b)
 	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
 	var def struct {
 		Kind, System, Name string

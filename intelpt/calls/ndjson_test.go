@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // TestCallNDJSONGolden pins the pt_call record byte for byte
@@ -19,17 +19,7 @@ func TestCallNDJSONGolden(t *testing.T) {
 	b := AppendNDJSON(nil, &c, Clock{ToNS: func(tsc uint64) uint64 { return tsc * 2 / 3 }})
 	c = Call{Thread: 1, Func: "operator\"\"_x<\t>", Entry: 0xffffffff81000000, Kind: "root", EndReason: "trace-end", End: 5, EndInsn: 3, SelfInsn: 3}
 	b = AppendNDJSON(b, &c, Clock{})
-	path := filepath.Join("testdata", "golden", "pt-call.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "pt-call.ndjson", b)
 }
 
 // FuzzCallNDJSON: every pt_call record is one line that encoding/json

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/internal/golden"
 )
 
 // TestDoctorNDJSONGolden pins 'iotap doctor --json' byte for byte
@@ -21,17 +21,7 @@ func TestDoctorNDJSONGolden(t *testing.T) {
 	}}
 	b := r.AppendNDJSON(nil, "/srv/root")
 	b = Report{}.AppendNDJSON(b, "")
-	path := filepath.Join("testdata", "golden", "doctor.ndjson")
-	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-		os.WriteFile(path, b, 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, want) {
-		t.Fatalf("got:\n%s\nwant:\n%s", b, want)
-	}
+	golden.Check(t, "doctor.ndjson", b)
 }
 
 // ndjsonRecord is any record of the stream, as encoding/json reads it.
