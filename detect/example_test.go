@@ -24,3 +24,20 @@ func Example() {
 	// mmiotrace log mmio <nil>
 	// not an mmiotrace log: gzip-compressed text (line 3 is not an mmiotrace record: "iotap is a Go toolkit")
 }
+
+func ExampleOpenTrace() {
+	in, err := detect.OpenTrace("../testdata/capture/mmio.log.zst", detect.MMIO)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	// in reads the file from its first byte; a decoder decompresses it.
+	fmt.Println(in.Format(), in.Size())
+
+	_, err = detect.OpenTrace("../testdata/usbmon/lab-capture.pcapng", detect.MMIO)
+	fmt.Println(err)
+	// Output:
+	// mmiotrace log (zstd-compressed) 45592
+	// ../testdata/usbmon/lab-capture.pcapng: not an mmiotrace log: it is usbmon pcapng (use 'iotap usb ...')
+}

@@ -41,7 +41,7 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 				if err != nil {
 					return err
 				}
-				formats[i] = mmioInputFormat(in)
+				formats[i] = in.Format()
 				rd := mmiotrace.NewReader(in)
 				rd.SetKeepGoing(true)
 				seqs[i], err = mmiotrace.ReadAccesses(rd)

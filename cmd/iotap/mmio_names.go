@@ -107,7 +107,7 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		return err
 	}
 	if o.asJSON {
-		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in))); err != nil {
+		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, in.Format())); err != nil {
 			return err
 		}
 	}

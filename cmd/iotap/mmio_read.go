@@ -117,9 +117,9 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 }
 
 // mmioOpenInput opens a log file ("-" is standard input) and checks that
-// it is one (detect): anything else is an error saying what it is.
-func mmioOpenInput(path string) (io.ReadCloser, error) {
-	in, err := openTrace(path, detect.MMIO)
+// it is one (detect.OpenTrace): anything else is an error saying what it is.
+func mmioOpenInput(path string) (*detect.Input, error) {
+	in, err := detect.OpenTrace(path, detect.MMIO)
 	if err != nil {
 		return nil, fmt.Errorf("mmio: %w", err)
 	}
@@ -132,77 +132,36 @@ func mmioOpenInput(path string) (io.ReadCloser, error) {
 // returns the detected format and a function closing both.
 func mmioOpenReader(path string, meter *progress.Meter) (*mmiotrace.Reader, string, func(), error) {
 	if fi, err := os.Stat(path); meter == nil && path != "-" && err == nil && fi.Mode().IsRegular() {
-		format, err := mmioCheckFile(path)
+		in, err := mmioOpenInput(path) // checks that it is a log
 		if err != nil {
 			return nil, "", nil, err
 		}
+		in.Close()
 		rd, err := mmiotrace.Open(path)
 		if err != nil {
 			return nil, "", nil, err
 		}
-		return rd, format, func() { rd.Close() }, nil
+		return rd, in.Format(), func() { rd.Close() }, nil
 	}
 	in, err := mmioOpenInput(path)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	meter.SetTotal(mmioInputSize(in))
+	meter.SetTotal(in.Size())
 	rd := mmiotrace.NewReader(meter.Reader(in))
-	return rd, mmioInputFormat(in), func() { rd.Close(); in.Close() }, nil
-}
-
-// mmioInputSize is the size of an input of mmioOpenInput when it is a
-// regular file, else -1.
-func mmioInputSize(in io.Reader) int64 {
-	if t, ok := in.(*traceInput); ok {
-		if fi, err := t.File.Stat(); err == nil && fi.Mode().IsRegular() {
-			return fi.Size()
-		}
-	}
-	return -1
+	return rd, in.Format(), func() { rd.Close(); in.Close() }, nil
 }
 
 // mmioOpenMetered is mmioOpenInput with the bytes read (decompressed)
 // shown by a progress meter of the job what (busy: it prints records on
 // stdout as it reads, see env.meter).
-func mmioOpenMetered(e *env, what, path string, busy bool) (io.ReadCloser, error) {
+func mmioOpenMetered(e *env, what, path string, busy bool) (*detect.Input, error) {
 	in, err := mmioOpenInput(path)
 	if err != nil {
 		return nil, err
 	}
-	return mmioMetered{e.meter("iotap: "+what, -1, busy).Reader(in), in}, nil
-}
-
-// mmioMetered is an input of mmioOpenMetered: read through the meter,
-// closed (and named by mmioInputFormat) as the input.
-type mmioMetered struct {
-	io.Reader
-	io.Closer
-}
-
-// mmioCheckFile checks that the file at path is an mmiotrace log, for
-// the commands that map the file themselves (mmiotrace.Open), and
-// returns its format as detected.
-func mmioCheckFile(path string) (string, error) {
-	in, err := mmioOpenInput(path)
-	if err != nil {
-		return "", err
-	}
-	return mmioInputFormat(in), in.Close()
-}
-
-// mmioInputFormat is the format of an input of mmioOpenInput as detected
-// ("mmiotrace log (zstd-compressed)"), for the "input" record.
-func mmioInputFormat(in io.Reader) string {
-	switch t := in.(type) {
-	case *traceInput:
-		return t.Kind.String()
-	case mmioMetered:
-		if r, ok := t.Closer.(io.Reader); ok {
-			return mmioInputFormat(r)
-		}
-	}
-	return ""
+	in.Reader = e.meter("iotap: "+what, -1, busy).Reader(in.Reader)
+	return in, nil
 }
 
 // mmioCreateOutput creates path through e.createOutput, compressed
@@ -242,7 +201,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 		return err
 	}
 	defer in.Close()
-	size := mmioInputSize(in)
+	size := in.Size()
 	meter.SetTotal(size)
 	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
 	if err != nil {
@@ -250,7 +209,7 @@ func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoi
 	}
 	format := mmiotrace.Formatter(asJSON, tab)
 	if asJSON {
-		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, mmioInputFormat(in))); err != nil {
+		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, in.Format())); err != nil {
 			return err
 		}
 	}

@@ -97,7 +97,7 @@ Examples:
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
 			pr := mmiotrace.NewReplayPrinter(out, asJSON)
-			pr.Input(args[0], mmioInputFormat(in))
+			pr.Input(args[0], in.Format())
 			var target mmiotrace.ReplayTarget
 			opt.Device = dev
 			if dryRun {

@@ -55,7 +55,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			if asJSON {
-				b := mmiotrace.AppendNDJSONInput(nil, args[0], mmioInputFormat(in))
+				b := mmiotrace.AppendNDJSONInput(nil, args[0], in.Format())
 				b = mmiotrace.AppendStatsNDJSON(b, st, mmiotrace.StatsJSON{Name: name, Top: top, Funcs: funcs})
 				w.Write(b)
 			} else {

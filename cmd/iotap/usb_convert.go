@@ -91,7 +91,7 @@ iotap --to is the end of a time window).`,
 func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter) error {
 	var src io.Reader = os.Stdin
 	if in != "-" {
-		t, err := openTrace(in, detect.USB)
+		t, err := detect.OpenTrace(in, detect.USB)
 		if err != nil {
 			return err
 		}

@@ -135,11 +135,6 @@ type usbAnInput struct {
 	prefetch *usbmon.PrefetchReader // --workers 2
 }
 
-func isRegular(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode().IsRegular()
-}
-
 func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 	in := &usbAnInput{opt: o, e: e}
 	ids := usb.NewIdentities()
@@ -157,17 +152,14 @@ func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
 	size := int64(-1)
 	if path == "-" {
 		src = os.Stdin
-		in.live = !isRegular(os.Stdin)
+		in.live = !detect.IsRegular(os.Stdin)
 	} else {
-		t, err := openTrace(path, detect.USB)
+		t, err := detect.OpenTrace(path, detect.USB)
 		if err != nil {
 			return nil, err
 		}
 		src, in.closer = e.meterReader("iotap: usb", t.File, t, !o.summary), t
-		in.live = !isRegular(t.File)
-		if st, err := t.File.Stat(); err == nil && !in.live {
-			size = st.Size()
-		}
+		in.live, size = !t.Regular(), t.Size()
 	}
 	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
 		in.skipErrs++
