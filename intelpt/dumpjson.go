@@ -34,13 +34,36 @@ func DecodeErrorKind(err error) (kind string, ok bool) {
 // write failures. The "input" record that starts the stream is the
 // caller's (AppendInputNDJSON): one input may hold several streams.
 func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
+	return dumpJSON(w, sliceSource{NewDecoder(data, cfg)}, cfg, opt)
+}
+
+// DumpJSONReader is DumpJSON over a stream, as DumpReader is Dump: the
+// trace is read through a window of window bytes (0: 1 MiB), so memory
+// does not grow with its size. The output is DumpJSON's on the same bytes
+// (TestDumpJSONReaderMatchesDumpJSON, FuzzDumpNDJSON). A read error ends
+// the listing and is returned after what was decoded is written.
+func DumpJSONReader(w io.Writer, r io.Reader, window int, cfg Config, opt DumpOptions) (DumpResult, error) {
+	var s *StreamDecoder
+	if window > 0 && window < 4096 {
+		s = newStreamDecoder(r, cfg, window)
+	} else {
+		s = NewStreamDecoder(r, cfg, window)
+	}
+	res, err := dumpJSON(w, streamSource{s}, cfg, opt)
+	if err == nil {
+		err = s.Err()
+	}
+	return res, err
+}
+
+// dumpJSON is DumpJSON and DumpJSONReader.
+func dumpJSON(w io.Writer, d packetSource, cfg Config, opt DumpOptions) (DumpResult, error) {
 	var res DumpResult
 	nw := ndjson.NewWriter(w)
-	d := NewDecoder(data, cfg)
 	if opt.NoSync {
-		d.SetOffset(0)
+		d.start()
 	} else if d.SyncForward() != nil {
-		res.SkippedTail = int64(len(data))
+		res.SkippedTail = d.end()
 		return res, nw.Flush()
 	}
 	var p Packet
@@ -53,7 +76,7 @@ func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult
 		if err != nil {
 			if perr, ok := DecodeErrorKind(err); ok {
 				if perr == "truncated" {
-					res.Truncated, res.SkippedTail = true, int64(len(data))-off
+					res.Truncated, res.SkippedTail = true, d.end()-off
 					break
 				}
 				res.Errors++

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/iotap/iotap/internal/golden"
 )
@@ -74,6 +75,13 @@ func FuzzDumpNDJSON(f *testing.F) {
 		res, err := DumpJSON(&out, data, Config{}, DumpOptions{NoSync: noSync, StreamName: name, StreamCPU: cpu})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The streamed listing (a window of 64 bytes, read one byte at a
+		// time) is the same.
+		var streamed bytes.Buffer
+		sres, err := DumpJSONReader(&streamed, iotest.OneByteReader(bytes.NewReader(data)), 64, Config{}, DumpOptions{NoSync: noSync, StreamName: name, StreamCPU: cpu})
+		if err != nil || sres != res || !bytes.Equal(streamed.Bytes(), out.Bytes()) {
+			t.Fatalf("DumpJSONReader: %v, %+v (want %+v)\n%s\n---\n%s", err, sres, res, streamed.String(), out.String())
 		}
 		// The reference: the same decoding loop, without the output.
 		type pkt struct {

@@ -124,7 +124,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		}
 		f.opt.CPU = &cpu
 	}
-	if !f.json && f.stream < 0 {
+	if f.stream < 0 {
 		// Raw PT files are listed as they are read, in constant memory.
 		if done, err := ptDumpStream(e, cmd, f, path); done {
 			return err
@@ -222,7 +222,15 @@ func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool
 	defer closeFn()
 	base, _ := intelpt.ConfigOf(path)
 	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
-	res, err := intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
+	var res intelpt.DumpResult
+	if f.json {
+		f.opt.StreamName, f.opt.StreamCPU = "", -1
+		if _, err = e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, intelpt.FormatRaw, "")); err == nil {
+			res, err = intelpt.DumpJSONReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
+		}
+	} else {
+		res, err = intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
+	}
 	if err != nil {
 		return true, fmt.Errorf("pt dump: %s: %w", path, err)
 	}
