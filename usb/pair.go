@@ -121,49 +121,62 @@ func NewPairer() *Pairer { return &Pairer{} }
 // returns the pair and true. It does not allocate once the pending table
 // has grown to its working size.
 func (p *Pairer) Add(ev *usbmon.Event) (Pair, bool) {
+	var out Pair
+	ok := p.addInto(ev, &out)
+	return out, ok
+}
+
+// addInto is Add storing the pair in *out (the zero Pair when it returns
+// false): Pipeline.Each keeps one Pair rather than copying Add's result.
+func (p *Pairer) addInto(ev *usbmon.Event, out *Pair) bool {
 	if ev.Synthesized {
 		// Made at capture start from sysfs: never a transfer to pair.
 		p.synthesized++
-		return Pair{}, false
+		*out = Pair{}
+		return false
 	}
 	seq := p.seq
 	p.seq++
-	k := KeyOf(ev)
+	id, tag := ev.ID, keyTag(KeyOf(ev))
 	switch ev.Type {
 	case usbmon.Submission:
-		i, found := p.pending.slotFor(k)
+		i, found := p.pending.slotFor(id, tag)
 		if found {
 			p.superseded++
 			if p.OnSuperseded != nil {
-				p.OnSuperseded(k, p.pending.slots[i].s)
+				p.OnSuperseded(KeyOf(ev), p.pending.slots[i].s)
 			}
 		} else if max := p.maxPending(); p.pending.len() >= max {
 			p.overflow++
-			return Pair{}, false
+			*out = Pair{}
+			return false
 		}
 		s := Submission{Micros: Micros(ev), Length: ev.Length, Seq: seq}
 		if ev.Transfer == usbmon.Control && ev.HasSetup() {
 			s.Setup, _ = ParseSetup(ev.Setup[:])
 			s.HasSetup = true
 		}
-		p.pending.set(i, found, k, s)
+		p.pending.set(i, found, id, tag, s)
 	case usbmon.Callback:
-		s, ok := p.pending.remove(k)
-		if !ok {
+		if p.pending.n == 0 || !p.pending.removeTag(id, tag, &out.Submit) {
 			p.orphans++
-			return Pair{}, false
+			*out = Pair{}
+			return false
 		}
 		p.pairs++
 		now := Micros(ev)
 		text := ev.Fields&usbmon.HasWallClock == 0
-		return Pair{Key: k, Submit: s, Micros: now, Latency: elapsed(s.Micros, now, text),
-			Status: ev.Status, Length: ev.Length, Seq: seq, TextTime: text}, true
+		out.Key = KeyOf(ev)
+		out.Micros, out.Latency = now, elapsed(out.Submit.Micros, now, text)
+		out.Status, out.Length, out.Seq, out.TextTime = ev.Status, ev.Length, seq, text
+		return true
 	case usbmon.SubmitError:
 		// The kernel reports a failed submission with E instead of S:
 		// nothing is pending for it.
 		p.submitErrs++
 	}
-	return Pair{}, false
+	*out = Pair{}
+	return false
 }
 
 func (p *Pairer) maxPending() int {

@@ -1,44 +1,68 @@
 package usb
 
+import "github.com/iotap/iotap/usbmon"
+
 // pendingTable is the Pairer's table of submissions waiting for their
 // completion: open addressing with linear probing and backward-shift
 // deletion, keyed by Key. It replaces a Go map, whose generic hashing of
 // the 16-byte Key and whose tombstones made pairing a tenth of 'usb read'
 // (docs/performance.md); TestPendingTableMatchesMap checks it against a
 // map under random inserts, lookups and deletes.
+//
+// A slot keeps the key as two words, the URB id and a tag packing the
+// rest with a "used" bit, so that a probe compares two integers; the
+// callers on the pairing path (Pairer.addInto) pass the tag they computed
+// once.
 type pendingTable struct {
 	slots []pendingSlot // len is a power of two, or 0
 	n     int
 }
 
 type pendingSlot struct {
-	used bool
-	k    Key
-	s    Submission
+	id  uint64
+	tag uint64 // keyTag; 0: the slot is free
+	s   Submission
 }
 
-// slot returns where k's home probe starts.
-func (t *pendingTable) home(k Key) int {
-	x := k.ID ^ uint64(k.Bus)<<40 ^ uint64(k.Device)<<24 ^ uint64(k.Endpoint)<<16 ^ uint64(k.Transfer)<<56
-	x *= 0x9e3779b97f4a7c15
+// keyTag packs the fields of k other than ID, with bit 63 set so that a
+// used slot's tag is never 0.
+func keyTag(k Key) uint64 {
+	return 1<<63 | uint64(k.Bus) | uint64(k.Device)<<16 | uint64(k.Endpoint)<<24 | uint64(k.Transfer)<<32
+}
+
+// key is keyTag's inverse.
+func (sl *pendingSlot) key() Key {
+	return Key{ID: sl.id, Bus: uint16(sl.tag), Device: uint8(sl.tag >> 16), Endpoint: uint8(sl.tag >> 24),
+		Transfer: usbmon.TransferType(sl.tag >> 32)}
+}
+
+// home returns where the probe for (id, tag) starts.
+func (t *pendingTable) home(id, tag uint64) int {
+	x := (id ^ tag<<40 ^ tag>>8) * 0x9e3779b97f4a7c15
 	x ^= x >> 29
 	return int(x & uint64(len(t.slots)-1))
+}
+
+// findTag returns the slot of (id, tag), or the free slot where it would
+// go, and whether it is there. The table must not be empty.
+func (t *pendingTable) findTag(id, tag uint64) (int, bool) {
+	mask := len(t.slots) - 1
+	for i := t.home(id, tag); ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.tag == 0 {
+			return i, false
+		}
+		if sl.id == id && sl.tag == tag {
+			return i, true
+		}
+	}
 }
 
 func (t *pendingTable) find(k Key) (int, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
-	mask := len(t.slots) - 1
-	for i := t.home(k); ; i = (i + 1) & mask {
-		sl := &t.slots[i]
-		if !sl.used {
-			return i, false
-		}
-		if sl.k == k {
-			return i, true
-		}
-	}
+	return t.findTag(k.ID, keyTag(k))
 }
 
 func (t *pendingTable) len() int { return t.n }
@@ -53,25 +77,26 @@ func (t *pendingTable) get(k Key) (Submission, bool) {
 
 // put sets k's submission, adding k if it is not there.
 func (t *pendingTable) put(k Key, s Submission) {
-	i, ok := t.slotFor(k)
-	t.set(i, ok, k, s)
+	i, ok := t.slotFor(k.ID, keyTag(k))
+	t.set(i, ok, k.ID, keyTag(k), s)
 }
 
-// slotFor returns k's slot and whether k is there; the table has room to
-// add k at that slot (set).
-func (t *pendingTable) slotFor(k Key) (int, bool) {
+// slotFor returns (id, tag)'s slot and whether it is there; the table
+// has room to add it at that slot (set).
+func (t *pendingTable) slotFor(id, tag uint64) (int, bool) {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	return t.find(k)
+	return t.findTag(id, tag)
 }
 
-// set stores k's submission at slot i from slotFor (found: k was there).
-func (t *pendingTable) set(i int, found bool, k Key, s Submission) {
+// set stores the submission of (id, tag) at slot i from slotFor (found:
+// it was there).
+func (t *pendingTable) set(i int, found bool, id, tag uint64, s Submission) {
 	if !found {
 		t.n++
 	}
-	t.slots[i] = pendingSlot{used: true, k: k, s: s}
+	t.slots[i] = pendingSlot{id: id, tag: tag, s: s}
 }
 
 func (t *pendingTable) grow() {
@@ -83,11 +108,11 @@ func (t *pendingTable) grow() {
 	t.slots = make([]pendingSlot, n)
 	mask := n - 1
 	for _, sl := range old {
-		if !sl.used {
+		if sl.tag == 0 {
 			continue
 		}
-		i := t.home(sl.k)
-		for t.slots[i].used {
+		i := t.home(sl.id, sl.tag)
+		for t.slots[i].tag != 0 {
 			i = (i + 1) & mask
 		}
 		t.slots[i] = sl
@@ -96,18 +121,26 @@ func (t *pendingTable) grow() {
 
 // remove deletes k's entry and returns its submission.
 func (t *pendingTable) remove(k Key) (Submission, bool) {
-	i, ok := t.find(k)
+	var s Submission
+	ok := len(t.slots) != 0 && t.removeTag(k.ID, keyTag(k), &s)
+	return s, ok
+}
+
+// removeTag deletes the entry of (id, tag), storing its submission in
+// *s. The table must not be empty.
+func (t *pendingTable) removeTag(id, tag uint64, s *Submission) bool {
+	i, ok := t.findTag(id, tag)
 	if !ok {
-		return Submission{}, false
+		return false
 	}
-	s := t.slots[i].s
+	*s = t.slots[i].s
 	t.n--
 	// Backward shift: move later entries of the probe run into the hole
 	// when their home position allows it, so lookups never need
 	// tombstones.
 	mask := len(t.slots) - 1
-	for j := (i + 1) & mask; t.slots[j].used; j = (j + 1) & mask {
-		h := t.home(t.slots[j].k)
+	for j := (i + 1) & mask; t.slots[j].tag != 0; j = (j + 1) & mask {
+		h := t.home(t.slots[j].id, t.slots[j].tag)
 		// The entry at j may fill the hole at i if its home is not in
 		// the cyclic interval (i, j].
 		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
@@ -115,15 +148,15 @@ func (t *pendingTable) remove(k Key) (Submission, bool) {
 			i = j
 		}
 	}
-	t.slots[i] = pendingSlot{}
-	return s, true
+	t.slots[i].tag = 0
+	return true
 }
 
 // each calls fn for every entry, in no particular order.
 func (t *pendingTable) each(fn func(k Key, s Submission)) {
 	for i := range t.slots {
-		if sl := &t.slots[i]; sl.used {
-			fn(sl.k, sl.s)
+		if sl := &t.slots[i]; sl.tag != 0 {
+			fn(sl.key(), sl.s)
 		}
 	}
 }

@@ -139,6 +139,7 @@ func NewPipeline(r usbmon.Reader, f Filter, ids *Identities) *Pipeline {
 // Limit events were handed on.
 func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error) error {
 	var ev usbmon.Event
+	var p Pair
 	var handed uint64
 	for n := uint64(0); ; n++ {
 		if pl.Limit != 0 && handed >= pl.Limit {
@@ -158,8 +159,11 @@ func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 		if !pl.Started {
 			pl.First, pl.Started = Micros(&ev), true
 		}
-		p, ok := pl.Pairer.Add(&ev)
-		pl.Identities.Learn(&ev, p, ok)
+		ok := pl.Pairer.addInto(&ev, &p)
+		if ev.Synthesized || ok && ev.Transfer == usbmon.Control {
+			// Learn looks at nothing else.
+			pl.Identities.Learn(&ev, p, ok)
+		}
 		if !pl.Filter.Match(&ev) {
 			continue
 		}
