@@ -12,7 +12,8 @@
 # (default 5), and how many lengths x86asm gets wrong or fails on (iotap's
 # lengths equal objdump's on every instruction: intelpt/x86's oracle tests).
 # Rows: Decode (x86.Decode, the whole Inst), LenClass (x86.LenClass, length
-# and class in registers; the walk uses both), X86asm, and two floors:
+# and class in registers; the walk uses both), LenClass64 (x86.LenClass64
+# inlined into the walk, x86.LenClass where it declines), X86asm, and two floors:
 # functions with Decode's and LenClass's signatures that look up one table,
 # what calling any decoder once per instruction costs on this machine.
 # x86asm is only a dependency of the separate module bench/x86len, not of
@@ -26,7 +27,7 @@ go test -run Agreement -v . | grep -E 'instructions:' | sed 's/^ *x86len_test.go
 out=$(go test -run '^$' -bench . -benchtime 20x -count "$COUNT" . |
 	awk '/^Benchmark/ { name = $1; sub(/-[0-9]+$/, "", name); sub(/^Benchmark/, "", name)
 	       for (i = 1; i < NF; i++) if ($(i+1) ~ /^insn\//) print name, $(i+1), $i }')
-for name in Decode LenClass X86asm Floor FloorLenClass; do
+for name in Decode LenClass LenClass64 X86asm Floor FloorLenClass; do
 	for unit in insn/s insn/cpu-s; do
 		echo "$out" | awk -v n="$name" -v u="$unit" '$1 == n && $2 == u { print $3 }' | sort -g |
 			awk -v n="$name" -v u="$unit" '{ v[NR] = $1 } END { printf "%-13s %-11s median %7.1f M (runs:", n, u, v[int((NR+1)/2)] / 1e6

@@ -6,7 +6,7 @@ import (
 )
 
 // libcText returns libc.so.6's .text, or skips.
-func libcText(b *testing.B) []byte {
+func libcText(b testing.TB) []byte {
 	f, err := elf.Open("/lib/x86_64-linux-gnu/libc.so.6")
 	if err != nil {
 		b.Skipf("libc.so.6: %v", err)

@@ -6,7 +6,9 @@ import "testing"
 // len(code)), an error leaves in zeroed, and decoding is deterministic and
 // independent of bytes after the instruction. LenClass gives Decode's
 // length, class and error, at the start of code and at each of its next
-// 15 offsets.
+// 15 offsets, and so does LenClass64 in 64-bit mode where it decodes (the
+// 8 bytes from the offset, zeros past the end; a length past the end is
+// Decode's ErrTruncated).
 func FuzzDecode(f *testing.F) {
 	for _, tt := range decodeTests {
 		f.Add(hexb(f, tt.code), uint8(tt.mode))
@@ -25,6 +27,14 @@ func FuzzDecode(f *testing.F) {
 			oerr := Decode(code[off:], mode, &o)
 			if n, c, lerr := LenClass(code, off, mode); n != int(o.Len) || c != o.Class || lerr != oerr {
 				t.Fatalf("% x at %d: LenClass %d %v %v, Decode %d %v %v", code, off, n, c, lerr, o.Len, o.Class, oerr)
+			}
+			if mode != Mode64 {
+				continue
+			}
+			if n, c := LenClass64(word(code[off:])); n == 0 && c != Other ||
+				n != 0 && n <= len(code)-off && (n != int(o.Len) || c != o.Class || oerr != nil) ||
+				n > len(code)-off && oerr != ErrTruncated {
+				t.Fatalf("% x at %d: LenClass64 %d %v, Decode %d %v %v", code, off, n, c, o.Len, o.Class, oerr)
 			}
 		}
 		if err != nil {

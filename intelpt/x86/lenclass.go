@@ -1,6 +1,9 @@
 package x86
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // LenClass returns the length and the class of the instruction at
 // code[off:] in mode: Decode's Len and Class, and Decode's error (n and
@@ -314,4 +317,121 @@ func initLenClass() {
 			}
 		}
 	}
+}
+
+// An lcPair entry, for the first two bytes of an instruction in 64-bit
+// mode without legacy prefixes.
+const (
+	lcPairAt1        = 0  // bits 0-5: the ModRM is at byte 1 (shift for LenClass64's m)
+	lcPairAt2        = 8  // the ModRM is at byte 2 (after a REX or 0F)
+	lcPairNoRM       = 16 // there is no ModRM (nor SIB or displacement)
+	lcPairLenShift   = 6  // bits 6-9: the length less the ModRM, SIB and displacement (lcRMLen); 0: LenClass64 does not decode it
+	lcPairClassShift = 11 // bits 11-15: the class
+)
+
+var (
+	// lcPair is indexed by the first byte << 8 | the second byte, so
+	// that the entries of one opcode (by its ModRM or displacement) share
+	// cache lines: 1.2 to 1.4 times faster than the other way round.
+	lcPair [1 << 16]uint16
+	// lcRMLen is the length of a ModRM, its SIB and its displacement in
+	// 64-bit addressing (1 to 6), by ModRM | (next byte & 7) << 8.
+	lcRMLen [lcModRMIdx]uint8
+)
+
+// initLenClassPair builds lcPair and lcRMLen from LenClass's other tables
+// (no 66: lcTabs[0]).
+func initLenClassPair() {
+	t := &lcTab[0]
+	for x := range lcModRMIdx {
+		lcRMLen[x] = t.modrm[0][x] - 1
+	}
+	class := func(a uint16) uint16 { return a &^ (1<<lcPairClassShift - 1) }
+	ln := func(n uint16) uint16 { return n << lcPairLenShift }
+	for b0 := range 256 {
+		for b1 := range 256 {
+			e := uint16(lcPairNoRM) // length 0: LenClass64 leaves it to LenClass
+			x0 := t.op00[b0]
+			switch {
+			case x0&lcLegacy != 0:
+			case x0&lcREX != 0: // REX opcode
+				a := t.op01[b1]
+				switch {
+				case b1 >= 0xB8 && b1 <= 0xBF: // MOV r, imm: REX.W makes the immediate 8 bytes
+					e = lcPairNoRM | ln(2+4)
+					if b0&8 != 0 {
+						e = lcPairNoRM | ln(2+8)
+					}
+				case t.op00[b1]&(lcREX|lcLegacy|lc0F) != 0 || a&lcSlow != 0:
+				case a&lcRM != 0:
+					e = lcPairAt2 | ln(2+a&lcLen) | class(a)
+				default:
+					e = lcPairNoRM | ln(a&lcLen) | class(a)
+				}
+			case x0&lc0F != 0: // 0F opcode
+				a := t.op11[b1]
+				switch {
+				case a&lcSlow != 0:
+				case a&lcRM != 0:
+					e = lcPairAt2 | ln(2+a&lcLen) | class(a)
+				default:
+					e = lcPairNoRM | ln(a&lcLen) | class(a)
+				}
+			case b0 == 0xF6 || b0 == 0xF7 || b0 == 0xFF: // opcode ModRM: the group is in ModRM.reg
+				reg := b1 >> 3 & 7
+				n, c := uint16(1), Other
+				switch {
+				case b0 == 0xFF:
+					c = lcGroup5[reg]
+				case reg >= 2:
+				case b0 == 0xF6:
+					n++
+				default:
+					n += 4
+				}
+				e = lcPairAt1 | ln(n) | uint16(c)<<lcPairClassShift
+			case x0&lcSlow != 0:
+			case x0&lcRM != 0: // opcode ModRM
+				e = lcPairAt1 | ln(1+x0&lcLen) | class(x0)
+			default:
+				e = lcPairNoRM | ln(x0&lcLen) | class(x0)
+			}
+			lcPair[b0<<8|b1] = e
+		}
+	}
+}
+
+// LenClass64 decodes the common 64-bit instructions from their first
+// eight bytes w (little-endian: code[off:off+8]), in few enough machine
+// instructions that the compiler inlines it into a walker: it returns the
+// instruction's length and class when its first two bytes say how to find
+// its length (no legacy prefix; at most a REX or 0F before the opcode;
+// not VEX or EVEX; not F6, F7 or FF after a REX: 88 % of libc's
+// instructions), and n = 0 otherwise. A walker calls LenClass when n is 0,
+// and for the last 15 bytes of code:
+//
+//	for off <= len(code)-16 {
+//		n, class := x86.LenClass64(binary.LittleEndian.Uint64(code[off:]))
+//		if n == 0 {
+//			n, class, err = x86.LenClass(code, off, x86.Mode64)
+//			...
+//		}
+//		...
+//	}
+//
+// When n is not 0, n and class are what LenClass and Decode give for that
+// code in 64-bit mode with at least n bytes from off on (n is at most 12).
+// Without a call per instruction, such a walk does not keep its values in
+// memory across calls, and LenClass64 has no branch: about 20 machine
+// instructions.
+func LenClass64(w uint64) (n int, class Class) {
+	e := uint(lcPair[bits.ReverseBytes16(uint16(w))])
+	m1 := uint(lcRMLen[w>>8&(lcModRMIdx-1)])
+	m2 := uint(lcRMLen[w>>16&(lcModRMIdx-1)])
+	// The ModRM's length at byte 1, at byte 2, or 0 without a ModRM, by a
+	// shift (e's low six bits: the shift instruction ignores the rest), not
+	// a branch: in a loop the compiler makes an if a branch, and whether
+	// there is a REX is data (43 % of libc's instructions have one).
+	m := (m1 | m2<<lcPairAt2) >> (e & 63) & 7
+	return int(m + e>>lcPairLenShift&0xF), Class(e >> lcPairClassShift)
 }

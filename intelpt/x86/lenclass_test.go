@@ -9,7 +9,10 @@ import (
 // TestLenClassEqualsDecode: LenClass gives Decode's length, class and error
 // at every byte offset of random code and of libc's text, in every mode,
 // including the last 15 bytes (fewer than 16 bytes: LenClass's fast path is
-// not taken), and its fast path is taken.
+// not taken), and its fast path is taken. LenClass64, at every offset
+// (the 8 bytes from there, zeros past the end of code), either declines
+// (0, Other) or gives Decode's 64-bit length and class, or a length
+// longer than what is left of code where Decode says ErrTruncated.
 func TestLenClassEqualsDecode(t *testing.T) {
 	bufs := [][]byte{randomCode(2, 1<<18)}
 	if f, err := elf.Open("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
@@ -20,7 +23,7 @@ func TestLenClassEqualsDecode(t *testing.T) {
 		}
 		f.Close()
 	}
-	var decoded int
+	var decoded, pair int
 	paths := map[string]int{}
 	for _, code := range bufs {
 		for _, mode := range []Mode{0, Mode16, Mode32, Mode64, 4} {
@@ -35,14 +38,26 @@ func TestLenClassEqualsDecode(t *testing.T) {
 				if err == nil {
 					decoded++
 				}
+				if mode == Mode64 {
+					n64, c64 := LenClass64(word(code[off:]))
+					switch {
+					case n64 == 0 && c64 != Other,
+						n64 != 0 && n64 <= len(code)-off && (n64 != n || c64 != c || err != nil),
+						n64 > len(code)-off && err != ErrTruncated:
+						t.Fatalf("% x: LenClass64 %d %v, Decode %d %v %v", code[off:min(off+15, len(code))],
+							n64, c64, in.Len, in.Class, err)
+					case n64 != 0:
+						pair++
+					}
+				}
 				if mode == Mode64 && len(code)-off >= 16 {
 					paths[lcPath(code[off:])]++
 				}
 			}
 		}
 	}
-	t.Logf("%d offsets decoded; 64-bit paths: %v", decoded, paths)
-	if paths["fast"] == 0 || paths["more"] == 0 {
+	t.Logf("%d offsets decoded; 64-bit paths: %v; LenClass64 decodes %d", decoded, paths, pair)
+	if paths["fast"] == 0 || paths["more"] == 0 || pair == 0 {
 		t.Errorf("a path is never taken: %v", paths)
 	}
 }
@@ -81,11 +96,47 @@ func lcPath(b []byte) string {
 	return "decode"
 }
 
+// word is the 8 bytes at the start of b, little-endian, zeros past its
+// end.
+func word(b []byte) uint64 {
+	var w [8]byte
+	copy(w[:], b)
+	return binary.LittleEndian.Uint64(w[:])
+}
+
+// TestLenClass64Declines: LenClass64 leaves legacy prefixes, REX 0F, VEX,
+// EVEX and the F6, F7 and FF groups after a REX to LenClass (0, Other),
+// and decodes a few of each kind it takes (against objdump's lengths).
+func TestLenClass64Declines(t *testing.T) {
+	for _, s := range []string{"66 90", "f3 0f 1e fa", "64 48 8b 04 25 28 00 00 00", "48 0f af c1",
+		"c5 f8 77", "c4 e2 79 18 00", "62 f1 7c 48 58 00", "48 f7 c0 01 00 00 00", "41 ff d4", "f0 48 0f b1 17"} {
+		if n, c := LenClass64(word(hexb(t, s))); n != 0 || c != Other {
+			t.Errorf("%s: %d %v, want 0 other", s, n, c)
+		}
+	}
+	for _, tt := range []struct {
+		code  string
+		class Class
+	}{
+		{"89 c7", Other}, {"48 8b 44 24 08", Other}, {"48 b8 01 02 03 04 05 06 07 08", Other},
+		{"b8 01 02 03 04", Other}, {"4c 8d 05 00 10 00 00", Other}, {"0f 1f 44 00 00", Other},
+		{"0f 84 10 00 00 00", CondJump}, {"e8 00 00 00 00", CallDirect}, {"ff d0", CallIndirect},
+		{"ff 24 c5 00 10 00 00", JumpIndirect}, {"c3", Return}, {"0f 05", Syscall}, {"f7 c1 00 01 00 00", Other},
+		{"f6 c1 01", Other}, {"48 c7 04 24 00 00 00 00", Other}, {"0f b6 04 0a", Other}, {"8b 04 25 00 10 00 00", Other},
+	} {
+		code := hexb(t, tt.code)
+		if n, c := LenClass64(word(code)); n != len(code) || c != tt.class {
+			t.Errorf("%s: %d %v, want %d %v", tt.code, n, c, len(code), tt.class)
+		}
+	}
+}
+
 func TestLenClassAllocs(t *testing.T) {
 	code := hexb(t, "48 8b 44 24 08 62 f1 7c 48 58 00 00 00 00 00 00 00")
 	if n := testing.AllocsPerRun(100, func() {
 		_, _, _ = LenClass(code, 0, Mode64)
 		_, _, _ = LenClass(code, 5, Mode64)
+		_, _ = LenClass64(word(code))
 	}); n != 0 {
 		t.Errorf("%v allocations per LenClass", n)
 	}

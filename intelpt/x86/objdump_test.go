@@ -230,11 +230,16 @@ func compareRange(code []byte, base, compareEnd uint64, mode Mode, args []string
 		}
 		b := code[off:end]
 		err := Decode(code[off:], mode, &in) // all the rest: Decode takes its fast path when it can
-		// LenClass (its own fast paths) must say what Decode says, so
-		// that it too matches objdump on every instruction.
+		// LenClass (its own fast paths) and LenClass64 where it decodes
+		// must say what Decode says, so that they too match objdump on
+		// every instruction.
 		if n, c, lerr := LenClass(code, int(off), mode); n != int(in.Len) || c != in.Class || lerr != err {
 			res.lenMiss = append(res.lenMiss, fmt.Sprintf("%#x: % x: LenClass %d %v %v, Decode %d %v %v",
 				l.addr, b, n, c, lerr, in.Len, in.Class, err))
+		}
+		if n, c := LenClass64(word(code[off:])); mode == Mode64 && n != 0 && (n != int(in.Len) || c != in.Class || err != nil) {
+			res.lenMiss = append(res.lenMiss, fmt.Sprintf("%#x: % x: LenClass64 %d %v, Decode %d %v %v",
+				l.addr, b, n, c, in.Len, in.Class, err))
 		}
 		if err == nil && in.Map == Map0 && in.Opcode == 0x9B && in.Encoding == Legacy && l.n > int(in.Len) {
 			if f := strings.Fields(l.text); f[len(f)-1] == "fwait" {

@@ -370,4 +370,5 @@ func init() {
 		}
 	}
 	initLenClass()
+	initLenClassPair()
 }
