@@ -120,6 +120,12 @@ type Pipeline struct {
 	// Limit, when not 0, ends Each after it has handed on Limit events
 	// (tshark -c): the rest of the input is not read.
 	Limit uint64
+	// Live says that the input is a pipe (Prepared.Open): the writers
+	// pass each event on at once.
+	Live bool
+
+	window   *WindowFilter          // of the Selection (Prepare), for Loss
+	prefetch *usbmon.PrefetchReader // ReadOptions.Workers, for Close
 }
 
 // NewPipeline returns a pipeline over r with a new Pairer; ids (nil: new

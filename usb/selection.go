@@ -114,8 +114,13 @@ func isWallClock(s string) bool {
 
 // Loss lists what the run of the pipeline ending with readErr (Each's
 // error) lost: a truncated input, text lines skipped, events the kernel
-// dropped. Any other read error is returned as err.
+// dropped. Any other read error is returned as err, and before it a time
+// window of the Selection (Prepare) that the capture could not resolve
+// (matching ErrSelection).
 func (pl *Pipeline) Loss(readErr error) (lost []string, err error) {
+	if pl.window != nil && pl.window.Err() != nil {
+		return nil, &selectionError{pl.window.Err()}
+	}
 	if readErr != nil {
 		if !errors.Is(readErr, usbmon.ErrTruncated) {
 			return nil, readErr

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/usb"
-	"github.com/iotap/iotap/usbmon"
 )
 
 func newUSBPairCmd(e *env) *cobra.Command {
@@ -47,44 +44,14 @@ The same filters as 'iotap usb read' select the transfers printed.`,
 }
 
 func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
-	in, err := openUSBAnInput(e, o, path)
+	pl, done, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	w := bufio.NewWriterSize(e.stdout, 1<<16)
-	var line []byte
-	if o.json {
-		if _, err := w.Write(usb.AppendInput(nil, path, in.pl.Reader.Format())); err != nil {
-			return err
-		}
-	}
-	readErr := in.pl.EachTransfer(e.ctx, unmatched, func(t *usb.Transfer) error {
-		switch {
-		case t.Unmatched != "" && o.json:
-			line = usb.AppendUnmatched(line[:0], t.Unmatched, t.Key, t.Submission, in.pl.Identities)
-		case t.Unmatched != "":
-			line = usb.AppendUnmatchedText(line[:0], t.Unmatched, t.Key, t.Submission, in.pl.Identities)
-		case o.json:
-			line = usb.AppendPair(line[:0], t.Pair, t.Event, in.pl.Identities)
-		default:
-			line = usb.AppendPairText(line[:0], t.Pair, t.Event, in.pl.Identities)
-		}
-		_, err := w.Write(line)
-		return err
-	})
-	c := in.pl.Pairer.Counts()
-	if o.json && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
-		if _, err := w.Write(usb.AppendPairSummary(line[:0], c)); err != nil && readErr == nil {
-			readErr = err
-		}
-	}
-	if err := w.Flush(); err != nil && readErr == nil {
-		readErr = err
-	}
+	defer done()
+	readErr := pl.WriteTransfers(e.ctx, e.stdout, usb.TransferFormat{JSON: o.json, File: path, Unmatched: unmatched})
 	if !o.json {
-		fmt.Fprintf(e.stderr, "%d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors\n",
-			c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
+		fmt.Fprintln(e.stderr, pl.Pairer.Counts().Summary())
 	}
-	return in.finish(readErr)
+	return usbFinish(e, o, pl, readErr)
 }

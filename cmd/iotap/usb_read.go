@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/detect"
-	"github.com/iotap/iotap/internal/ndjson"
 	"github.com/iotap/iotap/usb"
-	"github.com/iotap/iotap/usbmon"
 )
 
 func newUSBReadCmd(e *env) *cobra.Command {
@@ -56,7 +54,7 @@ has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 		},
 	}
 	o.register(c.Flags(), true)
-	c.Flags().Uint64VarP(&o.count, "count", "c", 0, "stop after `N` printed events, like tshark -c (0: all)")
+	c.Flags().Uint64VarP(&o.Limit, "count", "c", 0, "stop after `N` printed events, like tshark -c (0: all)")
 	c.Flags().BoolVarP(&o.hexDump, "hex", "x", false, "also print the captured data of every event as a hex and ASCII dump")
 	return c
 }
@@ -64,40 +62,36 @@ has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 // usbAnOptions are the input and filter flags shared by read, stats and
 // pair.
 type usbAnOptions struct {
+	usb.ReadOptions
 	json      bool
-	keepGoing bool
 	allowLoss bool
-	sel       usb.Selection
-	window    *usb.WindowFilter // --from/--to, once filter ran
-	sysfs     string
 	hexDump   bool
-	count     uint64 // usb read -c
 	// summary is set for a command printing only at the end (usb stats):
 	// its progress is shown even when stdout is the terminal.
 	summary bool
-	workers int // --workers (usbmon.UsePrefetch)
 }
 
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.BoolVar(&o.json, "json", false, "print NDJSON (one JSON object per line)")
-	fs.BoolVar(&o.keepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
+	fs.BoolVar(&o.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
 	fs.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the input records dropped or truncated data")
-	fs.IntVar(&o.workers, "workers", 0, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
-	o.sel = usb.AnySelection()
+	fs.IntVar(&o.Workers, "workers", 0, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
+	o.Selection = usb.AnySelection()
 	if !filters {
 		return
 	}
-	fs.Var((*optInt)(&o.sel.Bus), "bus", "only bus `N`")
-	fs.Var((*optInt)(&o.sel.Device), "dev", "only device address `N`")
-	fs.Var((*optInt)(&o.sel.Endpoint), "ep", "only endpoint number `N` (0-15, both directions)")
-	fs.StringVar(&o.sel.Type, "type", "", "only transfer type `ctrl|bulk|intr|iso`")
-	fs.StringVar(&o.sel.Dir, "dir", "", "only direction `in|out`")
-	fs.StringVar(&o.sel.Status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
-	fs.StringVar(&o.sel.VIDPID, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
-	fs.StringVar(&o.sel.From, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the capture's clock, or RFC 3339 wall clock (see 'iotap cut --help')")
-	fs.StringVar(&o.sel.To, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
-	fs.StringVarP(&o.sel.Expr, "filter", "Y", "", "only events matching the display-filter `EXPR`, tshark's usb.* fields docs/filters.md")
-	fs.StringVar(&o.sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
+	sel := &o.Selection
+	fs.Var((*optInt)(&sel.Bus), "bus", "only bus `N`")
+	fs.Var((*optInt)(&sel.Device), "dev", "only device address `N`")
+	fs.Var((*optInt)(&sel.Endpoint), "ep", "only endpoint number `N` (0-15, both directions)")
+	fs.StringVar(&sel.Type, "type", "", "only transfer type `ctrl|bulk|intr|iso`")
+	fs.StringVar(&sel.Dir, "dir", "", "only direction `in|out`")
+	fs.StringVar(&sel.Status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
+	fs.StringVar(&sel.VIDPID, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
+	fs.StringVar(&sel.From, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the capture's clock, or RFC 3339 wall clock (see 'iotap cut --help')")
+	fs.StringVar(&sel.To, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
+	fs.StringVarP(&sel.Expr, "filter", "Y", "", "only events matching the display-filter `EXPR`, tshark's usb.* fields docs/filters.md")
+	fs.StringVar(&o.Sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
 }
 
 // optInt is a non-negative int flag that is unset (-1) by default.
@@ -121,142 +115,67 @@ func (v *optInt) Set(s string) error {
 
 func (v *optInt) Type() string { return "N" }
 
-// usbAnInput is an opened capture plus what the analysis commands share:
-// pairing and identities over all events, the output filter.
-type usbAnInput struct {
-	pl       *usb.Pipeline // reading, pairing, identities, filter
-	closer   io.Closer
-	opt      *usbAnOptions
-	e        *env
-	skipErrs int
-	// live is set when the input is a pipe or FIFO (a capture piped in):
-	// output is then flushed event by event.
-	live     bool
-	prefetch *usbmon.PrefetchReader // --workers 2
-}
-
-func openUSBAnInput(e *env, o *usbAnOptions, path string) (*usbAnInput, error) {
-	in := &usbAnInput{opt: o, e: e}
-	ids := usb.NewIdentities()
-	if o.sysfs != "" {
-		if err := ids.AddSysfs(o.sysfs); err != nil {
-			return nil, err
-		}
-	}
-	f, wf, err := o.sel.Filter(ids)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	o.window = wf
-	var src io.Reader
-	size := int64(-1)
-	if path == "-" {
-		src = os.Stdin
-		in.live = !detect.IsRegular(os.Stdin)
-	} else {
-		t, err := detect.OpenTrace(path, detect.USB)
-		if err != nil {
-			return nil, err
-		}
-		src, in.closer = e.meterReader("iotap: usb", t.File, t, !o.summary), t
-		in.live, size = !t.Regular(), t.Size()
-	}
-	opt := usbmon.ReaderOptions{KeepGoing: o.keepGoing, OnSkip: func(err error) {
-		in.skipErrs++
-		if in.skipErrs <= 10 {
+// openUSBAnInput opens path ("-": standard input) for read, stats and
+// pair (usb.Prepare, then usb.Prepared.Open): a bad selection is a usage
+// error before the input is opened (detect.OpenTrace) and read through a
+// progress meter. done closes both.
+func openUSBAnInput(e *env, o *usbAnOptions, path string) (pl *usb.Pipeline, done func(), err error) {
+	skipped := 0
+	o.OnSkip = func(err error) {
+		if skipped++; skipped <= 10 {
 			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
 		}
-	}}
-	r, _, err := usbmon.NewReaderOptions(src, opt)
+	}
+	p, err := usb.Prepare(o.ReadOptions)
 	if err != nil {
-		in.close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, usbError(err)
 	}
-	if !in.live && usbmon.UsePrefetch(r, size, o.workers) {
-		in.prefetch = usbmon.Prefetch(r)
-		r = in.prefetch
+	var src io.Reader = os.Stdin
+	closeIn := func() {}
+	live, size := !detect.IsRegular(os.Stdin), int64(-1)
+	if path != "-" {
+		t, err := detect.OpenTrace(path, detect.USB)
+		if err != nil {
+			return nil, nil, err
+		}
+		src, closeIn = e.meterReader("iotap: usb", t.File, t, !o.summary), func() { t.Close() }
+		live, size = !t.Regular(), t.Size()
 	}
-	in.pl = usb.NewPipeline(r, f, ids)
-	in.pl.Limit = o.count
-	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && o.sel.WallClock() {
-		in.close()
-		return nil, usageErrorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", path)
+	if pl, err = p.Open(src, path, size, live); err != nil {
+		closeIn()
+		return nil, nil, usbError(err)
 	}
-	return in, nil
+	return pl, func() { pl.Close(); closeIn() }, nil
 }
 
-func (in *usbAnInput) close() {
-	if in.prefetch != nil {
-		in.prefetch.Close()
+// usbError makes a selection that cannot be applied (usb.ErrSelection) a
+// usage error.
+func usbError(err error) error {
+	if errors.Is(err, usb.ErrSelection) {
+		return &codeError{code: exitUsage, err: err}
 	}
-	if in.closer != nil {
-		in.closer.Close()
-	}
+	return err
 }
 
-// each runs the pairing pipeline (usb.Pipeline.Each).
-func (in *usbAnInput) each(fn func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error) error {
-	return in.pl.Each(in.e.ctx, fn)
-}
-
-// finish turns the end state of the input into the command's error: the
+// usbFinish turns the end state of the input into the command's error: the
 // read error, and lost data (truncation, drops, skipped lines) as exit
 // code 3 unless --allow-loss.
-func (in *usbAnInput) finish(readErr error) error {
-	if w := in.opt.window; w != nil && w.Err() != nil {
-		return usageErrorf("%v", w.Err())
-	}
-	lost, err := in.pl.Loss(readErr)
+func usbFinish(e *env, o *usbAnOptions, pl *usb.Pipeline, readErr error) error {
+	lost, err := pl.Loss(readErr)
 	if err != nil {
-		return err
+		return usbError(err)
 	}
-	return in.e.dataLoss(in.opt.allowLoss, "", lost, "use --allow-loss to accept")
+	return e.dataLoss(o.allowLoss, "", lost, "use --allow-loss to accept")
 }
 
 func runUSBRead(e *env, o *usbAnOptions, path string) error {
-	in, err := openUSBAnInput(e, o, path)
+	pl, done, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	dec := usb.NewDecoder(in.pl.Identities)
+	defer done()
 	if o.json {
-		return runUSBReadJSON(in, dec, path)
+		return usbFinish(e, o, pl, pl.WriteNDJSON(e.ctx, e.stdout, path))
 	}
-	w := bufio.NewWriterSize(e.stdout, 1<<16)
-	var line []byte
-	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
-		rel := float64(usb.Elapsed(in.pl.First, usb.Micros(ev), ev)) / 1e6
-		line = usb.AppendEventText(line[:0], seq, rel, ev, p, paired, dec.Decode(ev, p, paired))
-		if o.hexDump && ev.HasData() {
-			line = usb.AppendHexDump(line, ev.Data)
-		}
-		if _, err := w.Write(line); err != nil {
-			return err
-		}
-		if in.live {
-			return w.Flush()
-		}
-		return nil
-	})
-	if err := w.Flush(); err != nil && readErr == nil {
-		readErr = err
-	}
-	return in.finish(readErr)
-}
-
-// runUSBReadJSON writes the "usb_event" records (docs/ndjson.md).
-func runUSBReadJSON(in *usbAnInput, dec *usb.Decoder, path string) error {
-	w := ndjson.NewWriter(in.e.stdout)
-	w.Live = in.live
-	w.B = usb.AppendInput(w.B, path, in.pl.Reader.Format())
-	enc := usb.EventEncoder{Identities: in.pl.Identities}
-	readErr := in.each(func(seq uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
-		w.B = enc.Append(w.B, seq, ev, p, paired, dec.Decode(ev, p, paired))
-		return w.Flushed()
-	})
-	if err := w.Flush(); err != nil && readErr == nil {
-		readErr = err
-	}
-	return in.finish(readErr)
+	return usbFinish(e, o, pl, pl.WriteText(e.ctx, e.stdout, o.hexDump))
 }

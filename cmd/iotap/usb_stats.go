@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -42,40 +41,30 @@ The same filters as 'iotap usb read' select the events counted.`,
 		},
 	}
 	o.register(c.Flags(), true)
-	c.Flags().Uint64VarP(&o.count, "count", "c", 0, "count only the first `N` events (after the filters), like tshark -c (0: all)")
+	c.Flags().Uint64VarP(&o.Limit, "count", "c", 0, "count only the first `N` events (after the filters), like tshark -c (0: all)")
 	return c
 }
 
 func runUSBStats(e *env, o *usbAnOptions, path string) error {
 	o.summary = true
-	in, err := openUSBAnInput(e, o, path)
+	pl, done, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
-	defer in.close()
-	st := usb.NewStats()
-	readErr := in.each(func(_ uint64, ev *usbmon.Event, p usb.Pair, paired bool) error {
-		st.Record(ev, p, paired)
-		return nil
-	})
-	if readErr != nil && !isLoss(readErr) {
+	defer done()
+	st, readErr := pl.Stats(e.ctx)
+	if readErr != nil && !errors.Is(readErr, usbmon.ErrTruncated) {
 		return readErr
 	}
 	if o.json {
-		_, err = e.stdout.Write(usb.AppendStatsNDJSON(usb.AppendInput(nil, path, in.pl.Reader.Format()), "", st, in.pl.Pairer.Counts(), in.pl.Identities))
+		_, err = e.stdout.Write(usb.AppendStatsNDJSON(usb.AppendInput(nil, path, pl.Reader.Format()), "", st, pl.Pairer.Counts(), pl.Identities))
 	} else {
-		err = writeUSBStatsTable(e.stdout, st, in)
+		err = report.WriteUSBTable(e.stdout, st, pl.Pairer.Counts(), pl.Identities, report.USBTableOptions{
+			Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
+		})
 	}
 	if err != nil {
 		return err
 	}
-	return in.finish(readErr)
-}
-
-func isLoss(err error) bool { return err != nil && errors.Is(err, usbmon.ErrTruncated) }
-
-func writeUSBStatsTable(w io.Writer, st *usb.Stats, in *usbAnInput) error {
-	return report.WriteUSBTable(w, st, in.pl.Pairer.Counts(), in.pl.Identities, report.USBTableOptions{
-		Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
-	})
+	return usbFinish(e, o, pl, readErr)
 }

@@ -1,0 +1,227 @@
+package usb
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/internal/ndjson"
+	"github.com/iotap/iotap/usbmon"
+)
+
+// ReadOptions are how a capture is read by 'iotap usb read', 'stats' and
+// 'pair': the events selected, where device identities come from, bad
+// text lines, decoding ahead on a goroutine, -c.
+type ReadOptions struct {
+	// Selection selects the events handed on; AnySelection() selects
+	// all (the zero Selection means bus, device and endpoint 0).
+	Selection Selection
+	// Sysfs is a sysfs directory (/sys/bus/usb/devices) to learn the
+	// identities of devices not enumerated in the capture from ("": none).
+	Sysfs string
+	// KeepGoing skips text lines that do not parse, calling OnSkip with
+	// each one's error (usbmon.ReaderOptions).
+	KeepGoing bool
+	OnSkip    func(error)
+	// Workers is usbmon.UsePrefetch's: 2 decodes a pcap or pcapng file on
+	// a goroutine of its own; 0 decides by the size of the input.
+	Workers int
+	// Limit, when not 0, stops after Limit events handed on (Pipeline.Limit).
+	Limit uint64
+}
+
+// ErrSelection matches the errors of a Selection that cannot be applied:
+// a bad flag value, a time window the capture cannot resolve. They are the
+// user's mistake, not the input's.
+var ErrSelection = errors.New("usb: the selection cannot be applied")
+
+// selectionError is an error matching ErrSelection, worded as err.
+type selectionError struct{ err error }
+
+func (e *selectionError) Error() string        { return e.err.Error() }
+func (e *selectionError) Unwrap() error        { return e.err }
+func (e *selectionError) Is(target error) bool { return target == ErrSelection }
+
+// Prepared is a pipeline's set-up before its input is opened: the
+// identities (with ReadOptions.Sysfs) and the Selection's filter, so that
+// their errors come before any input is read.
+type Prepared struct {
+	opt    ReadOptions
+	ids    *Identities
+	filter Filter
+	window *WindowFilter
+}
+
+// Prepare checks opt and builds what does not depend on the input. Errors
+// of the Selection match ErrSelection.
+func Prepare(opt ReadOptions) (*Prepared, error) {
+	ids := NewIdentities()
+	if opt.Sysfs != "" {
+		if err := ids.AddSysfs(opt.Sysfs); err != nil {
+			return nil, err
+		}
+	}
+	f, wf, err := opt.Selection.Filter(ids)
+	if err != nil {
+		return nil, &selectionError{err}
+	}
+	return &Prepared{opt: opt, ids: ids, filter: f, window: wf}, nil
+}
+
+// Open returns the pipeline reading the capture src (pcap, pcapng, binary
+// or text usbmon, compressed too; name is the input in messages). size is
+// src's size in bytes (-1: unknown); live says that src is a pipe or FIFO
+// (a capture piped in): it is then never read ahead, and the writers of
+// the Pipeline pass each event on at once. Close the pipeline when done.
+// Prepare and Open make one pipeline only.
+func (p *Prepared) Open(src io.Reader, name string, size int64, live bool) (*Pipeline, error) {
+	r, _, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: p.opt.KeepGoing, OnSkip: p.opt.OnSkip})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && p.opt.Selection.WallClock() {
+		return nil, &selectionError{fmt.Errorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", name)}
+	}
+	var pf *usbmon.PrefetchReader
+	if !live && usbmon.UsePrefetch(r, size, p.opt.Workers) {
+		pf = usbmon.Prefetch(r)
+		r = pf
+	}
+	pl := NewPipeline(r, p.filter, p.ids)
+	pl.Limit, pl.Live, pl.window, pl.prefetch = p.opt.Limit, live, p.window, pf
+	return pl, nil
+}
+
+// OpenPipeline is Prepare and Open: the pipeline of opt over the capture
+// src.
+func OpenPipeline(src io.Reader, name string, size int64, live bool, opt ReadOptions) (*Pipeline, error) {
+	p, err := Prepare(opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Open(src, name, size, live)
+}
+
+// Close stops the goroutine decoding ahead (ReadOptions.Workers), if any.
+// It does not close the input.
+func (pl *Pipeline) Close() {
+	if pl.prefetch != nil {
+		pl.prefetch.Close()
+	}
+}
+
+// WriteText writes the lines of 'iotap usb read' (AppendEventText) for the
+// events the pipeline hands on; with hex each event's data follows as a
+// dump (AppendHexDump). It returns the read error or w's; a live pipeline
+// writes each line through at once.
+func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error {
+	dec := NewDecoder(pl.Identities)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var line []byte
+	readErr := pl.Each(ctx, func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+		rel := float64(Elapsed(pl.First, Micros(ev), ev)) / 1e6
+		line = AppendEventText(line[:0], seq, rel, ev, p, paired, dec.Decode(ev, p, paired))
+		if hex && ev.HasData() {
+			line = AppendHexDump(line, ev.Data)
+		}
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+		if pl.Live {
+			return bw.Flush()
+		}
+		return nil
+	})
+	if err := bw.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return readErr
+}
+
+// WriteNDJSON writes 'iotap usb read --json': the "input" record naming
+// file, then a "usb_event" record (EventEncoder) per event handed on
+// (docs/ndjson.md). It returns the read error or w's.
+func (pl *Pipeline) WriteNDJSON(ctx context.Context, w io.Writer, file string) error {
+	dec := NewDecoder(pl.Identities)
+	nw := ndjson.NewWriter(w)
+	nw.Live = pl.Live
+	nw.B = AppendInput(nw.B, file, pl.Reader.Format())
+	enc := EventEncoder{Identities: pl.Identities}
+	readErr := pl.Each(ctx, func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+		nw.B = enc.Append(nw.B, seq, ev, p, paired, dec.Decode(ev, p, paired))
+		return nw.Flushed()
+	})
+	if err := nw.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return readErr
+}
+
+// TransferFormat is the output of WriteTransfers.
+type TransferFormat struct {
+	// JSON writes NDJSON: the "input" record naming File, "usb_pair" and
+	// "usb_unmatched" records and a final "usb_pair_summary"; else the
+	// text lines of AppendPairText and AppendUnmatchedText.
+	JSON bool
+	File string
+	// Unmatched also lists the submissions that never completed
+	// (EachTransfer).
+	Unmatched bool
+}
+
+// WriteTransfers writes the lines of 'iotap usb pair': one per transfer
+// (EachTransfer). The JSON summary is written when the input was read to
+// its end (also a truncated one). It returns the read error or w's; the
+// counts are pl.Pairer.Counts() (PairCounts.Summary in words).
+func (pl *Pipeline) WriteTransfers(ctx context.Context, w io.Writer, f TransferFormat) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var line []byte
+	if f.JSON {
+		if _, err := bw.Write(AppendInput(nil, f.File, pl.Reader.Format())); err != nil {
+			return err
+		}
+	}
+	readErr := pl.EachTransfer(ctx, f.Unmatched, func(t *Transfer) error {
+		switch {
+		case t.Unmatched != "" && f.JSON:
+			line = AppendUnmatched(line[:0], t.Unmatched, t.Key, t.Submission, pl.Identities)
+		case t.Unmatched != "":
+			line = AppendUnmatchedText(line[:0], t.Unmatched, t.Key, t.Submission, pl.Identities)
+		case f.JSON:
+			line = AppendPair(line[:0], t.Pair, t.Event, pl.Identities)
+		default:
+			line = AppendPairText(line[:0], t.Pair, t.Event, pl.Identities)
+		}
+		_, err := bw.Write(line)
+		return err
+	})
+	if f.JSON && (readErr == nil || errors.Is(readErr, usbmon.ErrTruncated)) {
+		if _, err := bw.Write(AppendPairSummary(line[:0], pl.Pairer.Counts())); err != nil && readErr == nil {
+			readErr = err
+		}
+	}
+	if err := bw.Flush(); err != nil && readErr == nil {
+		readErr = err
+	}
+	return readErr
+}
+
+// Summary says c in words, as 'iotap usb pair' ends its text output.
+func (c PairCounts) Summary() string {
+	return fmt.Sprintf("%d transfers paired; %d submissions unmatched (%d in flight at the end, %d superseded); %d orphan completions; %d submission errors",
+		c.Pairs, c.Unmatched, c.InFlight, c.Superseded, c.Orphans, c.SubmitErrors)
+}
+
+// Stats runs the pipeline and counts the events it hands on (Stats.Record).
+// The Stats are returned with the read error (a truncated input still
+// has its counts).
+func (pl *Pipeline) Stats(ctx context.Context) (*Stats, error) {
+	st := NewStats()
+	err := pl.Each(ctx, func(_ uint64, ev *usbmon.Event, p Pair, paired bool) error {
+		st.Record(ev, p, paired)
+		return nil
+	})
+	return st, err
+}
