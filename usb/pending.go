@@ -30,6 +30,15 @@ func keyTag(k Key) uint64 {
 	return 1<<63 | uint64(k.Bus) | uint64(k.Device)<<16 | uint64(k.Endpoint)<<24 | uint64(k.Transfer)<<32
 }
 
+// eventTag is keyTag(KeyOf(ev)).
+func eventTag(ev *usbmon.Event) uint64 {
+	ep := uint64(ev.Endpoint)
+	if ev.In {
+		ep |= 0x80
+	}
+	return 1<<63 | uint64(ev.Bus) | uint64(ev.Device)<<16 | ep<<24 | uint64(ev.Transfer)<<32
+}
+
 // key is keyTag's inverse.
 func (sl *pendingSlot) key() Key {
 	return Key{ID: sl.id, Bus: uint16(sl.tag), Device: uint8(sl.tag >> 16), Endpoint: uint8(sl.tag >> 24),

@@ -98,9 +98,12 @@ func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
 	}
 	st.last = t
 	st.events++
-	k := EndpointKey{Bus: ev.Bus, Device: ev.Device, Endpoint: ev.EndpointAddress(), Transfer: ev.Transfer}
+	ep := ev.EndpointAddress()
 	s := st.last1
-	if s == nil || s.EndpointKey != k {
+	// Compared field by field: an EndpointKey built in memory and
+	// compared whole stalls on its loads (store forwarding).
+	if s == nil || s.Bus != ev.Bus || s.Device != ev.Device || s.Endpoint != ep || s.Transfer != ev.Transfer {
+		k := EndpointKey{Bus: ev.Bus, Device: ev.Device, Endpoint: ep, Transfer: ev.Transfer}
 		s = st.eps[k]
 		if s == nil {
 			max := st.MaxEndpoints
