@@ -16,19 +16,27 @@ import (
 // the previous one ended: it returns its results in registers (no Inst to
 // store and load back), it takes an offset instead of a subslice (no slice
 // to compute before the first load), and in 64-bit mode, with at least 16
-// bytes from off on, it decodes the common instructions (up to three
+// bytes from off on, it decodes in tiers: LenClass64 (88 % of libc's
+// instructions: one entry for the first two bytes and the ModRM's
+// length); lcTier2 (one legacy prefix or a REX before 0F, then what
+// LenClass64 decodes; VEX2: 7 % more); the common rest (up to three
 // legacy prefixes, then a REX or a 0F, the one-byte and 0F maps) with four
 // table lookups issued at once, one for each place the opcode and the
-// ModRM can be at, then picks the right ones with conditional moves: about
-// 65 machine instructions and no data-dependent branch. REX 0F, TEST with
-// an immediate, the FF group (indirect calls and jumps), MOV r64, imm64
-// after a REX, VEX and EVEX take a second, slower path (lcMoreLen);
-// everything else is decoded by Decode.
+// ModRM can be at, picked with conditional moves. REX 0F, TEST with an
+// immediate, the FF group (indirect calls and jumps), MOV r64, imm64 after
+// a REX, VEX and EVEX take a slower path there (lcMoreLen); everything
+// else is decoded by Decode.
 func LenClass(code []byte, off int, mode Mode) (n int, class Class, err error) {
 	if mode != Mode64 || off < 0 || len(code)-off < 16 {
 		return lenClassDecode(code, off, mode)
 	}
 	w := binary.LittleEndian.Uint64(code[off : off+8 : off+8])
+	if n, class := LenClass64(w); n != 0 {
+		return n, class, nil
+	}
+	if n, class := lcTier2(w); n != 0 {
+		return n, class, nil
+	}
 	t := lcTabs[0]
 	x0 := t.op00[byte(w)]
 	i := uint(0) // legacy prefixes
@@ -322,11 +330,21 @@ func initLenClass() {
 // An lcPair entry, for the first two bytes of an instruction in 64-bit
 // mode without legacy prefixes.
 const (
-	lcPairAt1        = 0  // bits 0-5: the ModRM is at byte 1 (shift for LenClass64's m)
-	lcPairAt2        = 8  // the ModRM is at byte 2 (after a REX or 0F)
-	lcPairNoRM       = 16 // there is no ModRM (nor SIB or displacement)
-	lcPairLenShift   = 6  // bits 6-9: the length less the ModRM, SIB and displacement (lcRMLen); 0: LenClass64 does not decode it
-	lcPairClassShift = 11 // bits 11-15: the class
+	lcPairAt1        = 0       // bits 0-5: the ModRM is at byte 1 (shift for LenClass64's m)
+	lcPairAt2        = 8       // the ModRM is at byte 2 (after a REX or 0F)
+	lcPairNoRM       = 16      // there is no ModRM (nor SIB or displacement)
+	lcPairLenShift   = 6       // bits 6-9: the length less the ModRM, SIB and displacement (lcRMLen); 0: LenClass64 does not decode it
+	lcPairOsz        = 1 << 10 // a 66 prefix changes the entry (lcTab[1]'s differs)
+	lcPairClassShift = 11      // bits 11-15: the class
+)
+
+// lcTier values: what lcTier2 does with the first byte.
+const (
+	lcTierNone   = iota
+	lcTierLegacy // a legacy prefix but 66
+	lcTier66
+	lcTierREX  // a REX: only before 0F
+	lcTierVEX2 // C5
 )
 
 var (
@@ -337,68 +355,127 @@ var (
 	// lcRMLen is the length of a ModRM, its SIB and its displacement in
 	// 64-bit addressing (1 to 6), by ModRM | (next byte & 7) << 8.
 	lcRMLen [lcModRMIdx]uint8
+	// lcTier is lcTier2's kind of the first byte.
+	lcTier [256]uint8
 )
 
-// initLenClassPair builds lcPair and lcRMLen from LenClass's other tables
-// (no 66: lcTabs[0]).
+// initLenClassPair builds lcPair, lcRMLen and lcTier from LenClass's
+// other tables.
 func initLenClassPair() {
-	t := &lcTab[0]
 	for x := range lcModRMIdx {
-		lcRMLen[x] = t.modrm[0][x] - 1
+		lcRMLen[x] = lcTab[0].modrm[0][x] - 1
 	}
-	class := func(a uint16) uint16 { return a &^ (1<<lcPairClassShift - 1) }
-	ln := func(n uint16) uint16 { return n << lcPairLenShift }
 	for b0 := range 256 {
 		for b1 := range 256 {
-			e := uint16(lcPairNoRM) // length 0: LenClass64 leaves it to LenClass
-			x0 := t.op00[b0]
-			switch {
-			case x0&lcLegacy != 0:
-			case x0&lcREX != 0: // REX opcode
-				a := t.op01[b1]
-				switch {
-				case b1 >= 0xB8 && b1 <= 0xBF: // MOV r, imm: REX.W makes the immediate 8 bytes
-					e = lcPairNoRM | ln(2+4)
-					if b0&8 != 0 {
-						e = lcPairNoRM | ln(2+8)
-					}
-				case t.op00[b1]&(lcREX|lcLegacy|lc0F) != 0 || a&lcSlow != 0:
-				case a&lcRM != 0:
-					e = lcPairAt2 | ln(2+a&lcLen) | class(a)
-				default:
-					e = lcPairNoRM | ln(a&lcLen) | class(a)
-				}
-			case x0&lc0F != 0: // 0F opcode
-				a := t.op11[b1]
-				switch {
-				case a&lcSlow != 0:
-				case a&lcRM != 0:
-					e = lcPairAt2 | ln(2+a&lcLen) | class(a)
-				default:
-					e = lcPairNoRM | ln(a&lcLen) | class(a)
-				}
-			case b0 == 0xF6 || b0 == 0xF7 || b0 == 0xFF: // opcode ModRM: the group is in ModRM.reg
-				reg := b1 >> 3 & 7
-				n, c := uint16(1), Other
-				switch {
-				case b0 == 0xFF:
-					c = lcGroup5[reg]
-				case reg >= 2:
-				case b0 == 0xF6:
-					n++
-				default:
-					n += 4
-				}
-				e = lcPairAt1 | ln(n) | uint16(c)<<lcPairClassShift
-			case x0&lcSlow != 0:
-			case x0&lcRM != 0: // opcode ModRM
-				e = lcPairAt1 | ln(1+x0&lcLen) | class(x0)
-			default:
-				e = lcPairNoRM | ln(x0&lcLen) | class(x0)
+			e := lcPairEntry(&lcTab[0], b0, b1)
+			if e != lcPairEntry(&lcTab[1], b0, b1) {
+				e |= lcPairOsz // 66 changes it: not after 66 (lcTier2)
 			}
 			lcPair[b0<<8|b1] = e
 		}
+		switch x := lcTab[0].op00[b0]; {
+		case b0 == 0x66:
+			lcTier[b0] = lcTier66
+		case x&lcLegacy != 0:
+			lcTier[b0] = lcTierLegacy
+		case x&lcREX != 0:
+			lcTier[b0] = lcTierREX
+		case b0 == 0xC5:
+			lcTier[b0] = lcTierVEX2
+		}
 	}
+}
+
+// lcPairEntry is the lcPair entry for the first two bytes b0 and b1 of an
+// instruction with the operand-size context of t (lcTab[0] or lcTab[1],
+// after 66), from the entries LenClass's table path uses.
+func lcPairEntry(t *lcTables, b0, b1 int) uint16 {
+	class := func(a uint16) uint16 { return a &^ (1<<lcPairClassShift - 1) }
+	ln := func(n uint16) uint16 { return n << lcPairLenShift }
+	is66 := t == &lcTab[lcCtx66]
+	x0 := t.op00[b0]
+	switch {
+	case x0&lcLegacy != 0:
+	case x0&lcREX != 0: // REX opcode
+		a := t.op01[b1]
+		switch {
+		case b1 >= 0xB8 && b1 <= 0xBF: // MOV r, imm: REX.W makes the immediate 8 bytes, over 66
+			switch {
+			case b0&8 != 0:
+				return lcPairNoRM | ln(2+8)
+			case is66:
+				return lcPairNoRM | ln(2+2)
+			}
+			return lcPairNoRM | ln(2+4)
+		case t.op00[b1]&(lcREX|lcLegacy|lc0F) != 0 || a&lcSlow != 0:
+		case a&lcRM != 0:
+			return lcPairAt2 | ln(2+a&lcLen) | class(a)
+		default:
+			return lcPairNoRM | ln(a&lcLen) | class(a)
+		}
+	case x0&lc0F != 0: // 0F opcode
+		a := t.op11[b1]
+		switch {
+		case a&lcSlow != 0:
+		case a&lcRM != 0:
+			return lcPairAt2 | ln(2+a&lcLen) | class(a)
+		default:
+			return lcPairNoRM | ln(a&lcLen) | class(a)
+		}
+	case b0 == 0xF6 || b0 == 0xF7 || b0 == 0xFF: // opcode ModRM: the group is in ModRM.reg
+		reg := b1 >> 3 & 7
+		n, c := uint16(1), Other
+		switch {
+		case b0 == 0xFF:
+			c = lcGroup5[reg]
+		case reg >= 2:
+		case b0 == 0xF6:
+			n++
+		case is66:
+			n += 2
+		default:
+			n += 4
+		}
+		return lcPairAt1 | ln(n) | uint16(c)<<lcPairClassShift
+	case x0&lcSlow != 0:
+	case x0&lcRM != 0: // opcode ModRM
+		return lcPairAt1 | ln(1+x0&lcLen) | class(x0)
+	default:
+		return lcPairNoRM | ln(x0&lcLen) | class(x0)
+	}
+	return lcPairNoRM // length 0: LenClass64 leaves it to LenClass
+}
+
+// lcTier2 decodes, for LenClass, the instructions that LenClass64 leaves
+// out but that take one more table entry: one legacy prefix, or a REX
+// before 0F, then what LenClass64 decodes (lcPair's entry for the next
+// two bytes: after 66, only if 66 does not change it), and VEX2 (C5) with
+// an opcode in map 0F. n is 0 for the rest.
+func lcTier2(w uint64) (n int, class Class) {
+	switch lcTier[byte(w)] {
+	case lcTierREX:
+		if byte(w>>8) != 0x0F {
+			return 0, Other
+		}
+	case lcTierLegacy:
+	case lcTier66:
+		if lcPair[bits.ReverseBytes16(uint16(w>>8))]&lcPairOsz != 0 {
+			return 0, Other
+		}
+	case lcTierVEX2: // C5 [R vvvv L pp] opcode ModRM
+		imm := uint(lcVex0F[byte(w>>16)])
+		n := 3 + imm&lcVexIB
+		if imm&lcVexNoRM == 0 {
+			n += uint(lcRMLen[w>>24&(lcModRMIdx-1)])
+		}
+		return int(n), Other
+	default:
+		return 0, Other
+	}
+	if n, class = LenClass64(w >> 8); n != 0 {
+		n++
+	}
+	return n, class
 }
 
 // LenClass64 decodes the common 64-bit instructions from their first

@@ -57,16 +57,22 @@ func TestLenClassEqualsDecode(t *testing.T) {
 		}
 	}
 	t.Logf("%d offsets decoded; 64-bit paths: %v; LenClass64 decodes %d", decoded, paths, pair)
-	if paths["fast"] == 0 || paths["more"] == 0 || pair == 0 {
+	if paths["pair"] == 0 || paths["tier2"] == 0 || paths["fast"] == 0 || paths["more"] == 0 || paths["decode"] == 0 {
 		t.Errorf("a path is never taken: %v", paths)
 	}
 }
 
 // lcPath repeats LenClass's choice of path for the code at the start of
-// b (at least 16 bytes, 64-bit mode): "fast" (the tables), "more"
-// (lcMoreLen) or "decode".
+// b (at least 16 bytes, 64-bit mode): "pair" (LenClass64), "tier2"
+// (lcTier2), "fast" (the tables), "more" (lcMoreLen) or "decode".
 func lcPath(b []byte) string {
 	w := binary.LittleEndian.Uint64(b)
+	if n, _ := LenClass64(w); n != 0 {
+		return "pair"
+	}
+	if n, _ := lcTier2(w); n != 0 {
+		return "tier2"
+	}
 	i, t := uint(0), lcTabs[0]
 	if lcTabs[0].op00[b[0]]&lcLegacy != 0 {
 		var ok bool
@@ -129,6 +135,49 @@ func TestLenClass64Declines(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d %v", tt.code, n, c, len(code), tt.class)
 		}
 	}
+}
+
+// TestLenClassPairs: LenClass and LenClass64 give Decode's length, class
+// and error for every first two bytes of an instruction, alone and after
+// each legacy prefix and REX (LenClass's second tier), followed by ModRMs
+// of each addressing form (register, [reg], SIB with and without base,
+// RIP-relative, disp8, disp32) and a byte that is also a SIB or an
+// opcode.
+func TestLenClassPairs(t *testing.T) {
+	prefixes := []byte{0, 0x66, 0xF2, 0xF3, 0xF0, 0x2E, 0x3E, 0x26, 0x36, 0x64, 0x65, 0x67, 0x40, 0x41, 0x48, 0x4C, 0x4F}
+	if testing.Short() {
+		prefixes = []byte{0, 0x66, 0xF3, 0x64, 0x48}
+	}
+	tails := [][3]byte{{0xC0, 0x90, 0x90}, {0x00, 0x90, 0x90}, {0x04, 0x25, 0x90}, {0x04, 0x24, 0x90},
+		{0x05, 0x90, 0x90}, {0x44, 0x24, 0x08}, {0x84, 0x05, 0x90}, {0x3D, 0x90, 0x90}, {0xD0, 0x90, 0x90}}
+	code := make([]byte, 32)
+	compared := 0
+	for _, p := range prefixes {
+		for b := range 1 << 16 {
+			for _, tail := range tails {
+				c := code[:0]
+				if p != 0 {
+					c = append(c, p)
+				}
+				c = append(c, byte(b>>8), byte(b))
+				c = append(c, tail[:]...)
+				for len(c) < 24 {
+					c = append(c, 0x11)
+				}
+				var in Inst
+				err := Decode(c, Mode64, &in)
+				n, cl, lerr := LenClass(c, 0, Mode64)
+				if n != int(in.Len) || cl != in.Class || lerr != err {
+					t.Fatalf("% x: LenClass %d %v %v, Decode %d %v %v", c[:15], n, cl, lerr, in.Len, in.Class, err)
+				}
+				if n, cl := LenClass64(word(c)); n != 0 && (n != int(in.Len) || cl != in.Class || err != nil) {
+					t.Fatalf("% x: LenClass64 %d %v, Decode %d %v %v", c[:15], n, cl, in.Len, in.Class, err)
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d encodings compared", compared)
 }
 
 func TestLenClassAllocs(t *testing.T) {
