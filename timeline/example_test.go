@@ -140,3 +140,39 @@ func ExampleOptions_inputClocks() {
 	// app: offset 0 ns, first at 1000000000 ns
 	// app: offset 500000000 ns, first at 1500000000 ns
 }
+
+// The whole 'iotap timeline DIR -o FILE' job: a capture directory's traces
+// and clocks, one Perfetto file (MaxSize 0), the summary table.
+func ExampleExportFile() {
+	inputs, clocksFile, err := timeline.ExpandInputs([]string{"../testdata/capture"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	clocks, err := timeline.LoadClocks(clocksFile)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dir, err := os.MkdirTemp("", "timeline")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	res, err := timeline.ExportFile(context.Background(), inputs, timeline.Options{Clocks: clocks},
+		timeline.FileOptions{Out: dir + "/cap.pftrace"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, in := range res.Inputs {
+		fmt.Println(in.Kind, in.Events, "events, aligned:", in.Aligned)
+	}
+	fmt.Println("loss:", res.Loss())
+	// Output:
+	// events 4 events, aligned: true
+	// mmio 12656 events, aligned: true
+	// usb 12 events, aligned: true
+	// loss: []
+}

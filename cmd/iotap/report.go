@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -171,14 +172,20 @@ func runReport(e *env, args []string, o *reportOptions) error {
 		inputs = append(inputs, t.Path)
 	}
 	// The timeline first: the HTML page links it.
-	var tl *timelineOptions
+	var tl *timeline.FileResult
 	for i, out := range o.outs {
 		if kinds[i] == "perfetto" {
-			o.tl.out = out
-			if err := reportTimeline(e, text, r, &o.tl, o.verbose); err != nil {
+			to := o.tl
+			to.out = out
+			tl, err = r.WriteTimeline(e.ctx, text, report.TimelineOptions{Out: out, ClocksFile: o.tl.clocks, Verbose: o.verbose,
+				Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) },
+				Export: func(_ context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+					to.fileClocks, to.warn = opt.FileClocks, opt.Warn
+					return exportTimeline(e, &to, inputs)
+				}})
+			if err != nil {
 				return err
 			}
-			tl = &o.tl
 		}
 	}
 	for i, out := range o.outs {
@@ -199,22 +206,21 @@ func runReport(e *env, args []string, o *reportOptions) error {
 
 // reportWrite writes the HTML or NDJSON report to path; the HTML page
 // links the timeline tl wrote (nil: none).
-func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string, tl *timelineOptions) error {
+func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string, tl *timeline.FileResult) error {
 	f, err := e.createOutput(path, outfile.Atomic, inputs...)
 	if err != nil {
 		return err
 	}
-	cw := &countWriter{w: f}
 	if kind == "html" {
 		ho := report.HTMLOptions{Unidentified: reportUnidentified}
-		if tl != nil && tl.out != "-" {
-			ho.Timeline = report.NewTimelineLinks(path, tl.out, tl.split)
+		if tl != nil && tl.Out != "-" {
+			ho.Timeline = report.NewTimelineLinks(path, tl.Out, tl.Split)
 		} else {
 			ho.Timeline = r.FoundTimelineLinks(path) // a split timeline among the inputs
 		}
-		err = r.WriteHTML(cw, ho)
+		err = r.WriteHTML(f, ho)
 	} else {
-		err = r.WriteJSON(cw)
+		err = r.WriteJSON(f)
 	}
 	if err == nil {
 		err = f.Commit()
@@ -226,91 +232,6 @@ func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, in
 	if kind == "json" {
 		what = "NDJSON report"
 	}
-	fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", what, path, cw.n)
-	return nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
-}
-
-// reportTimeline writes the Perfetto trace of the report's USB, MMIO and
-// user_events traces.
-func reportTimeline(e *env, w io.Writer, r *report.Report, to *timelineOptions, verbose bool) error {
-	var inputs, skipped []string
-	names := map[string]string{} // path read -> name shown
-	for _, t := range r.Traces {
-		names[t.Path] = t.Name
-		switch {
-		case t.Err != nil:
-			skipped = append(skipped, t.Name+" (unreadable)")
-		default:
-			inputs = append(inputs, t.Path)
-		}
-	}
-	fmt.Fprintf(w, "\n== timeline: %s\n", to.out)
-	for _, s := range skipped {
-		fmt.Fprintf(w, "not in the timeline: %s\n", s)
-	}
-	if len(inputs) == 0 {
-		return fmt.Errorf("report: no trace to put in %s", to.out)
-	}
-	o := *to
-	if o.clocks != "" {
-		fmt.Fprintf(w, "clocks: %s (all inputs)\n", o.clocks)
-	} else {
-		ic, err := r.InputClocks()
-		if err != nil {
-			return err
-		}
-		for _, p := range r.Clocks {
-			fmt.Fprintf(w, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
-		}
-		if len(ic) > 0 {
-			o.fileClocks = func(p string) *timeline.Clocks { return ic[p] }
-		}
-	}
-	// Warnings name the inputs as the report does, and are summarised
-	// unless -v.
-	var warnings []string
-	o.warn = func(s string) {
-		for p, n := range names {
-			if p != n {
-				s = strings.ReplaceAll(s, p, n)
-			}
-		}
-		if verbose {
-			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
-		}
-		warnings = append(warnings, s)
-	}
-	st, err := exportTimeline(e, &o, inputs)
-	if err != nil {
-		return err
-	}
-	to.split = o.split // for the HTML page's links
-	for i := range st.Inputs {
-		if n, ok := names[st.Inputs[i].Path]; ok {
-			st.Inputs[i].Path = n
-		}
-	}
-	if o.split != nil && o.split.Split {
-		st.WriteTable(w, o.split.Dir+"/ (detail, all windows)")
-		o.split.WriteWindows(w, o.out)
-	} else {
-		st.WriteTable(w, o.out)
-	}
-	if !verbose {
-		for _, s := range report.FoldWarnings(warnings) {
-			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s)
-		}
-	}
+	fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", what, path, f.Written())
 	return nil
 }

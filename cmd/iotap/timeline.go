@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -23,9 +22,9 @@ type timelineOptions struct {
 	out    string
 	db     string
 	clocks string
-	// fileClocks: clocks files of some inputs ('iotap report': each
-	// directory's clocks.json for the traces of that directory).
+	// fileClocks, warn: set by 'iotap report' (report.Report.WriteTimeline).
 	fileClocks func(path string) *timeline.Clocks
+	warn       func(string)
 	window     time.Duration
 	jsonOut    bool
 	allowLoss  bool
@@ -34,15 +33,7 @@ type timelineOptions struct {
 	ptRes      time.Duration // --pt-resolution
 	symbols    string        // --symbols
 	maxSize    sizeFlag
-	// maxSizeSet: --max-size given (else the default, and none for -o -)
-	maxSizeSet bool
-	split      *timeline.SplitStats // set by a split export
-	// warn, when set, receives the warnings (default: printed on stderr).
-	warn func(string)
-	// sizeWarned is set when the trace was estimated, early, to be too
-	// big for the Perfetto UI (and the user warned).
-	sizeWarned bool
-	// from, to: --from/--to (timerange.Spec, parsed into window).
+	// from, to: --from/--to (timerange.Spec, parsed into timeRange).
 	from, to  string
 	timeRange timerange.Spec
 }
@@ -110,11 +101,11 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 			if o.out == "" {
 				return usageErrorf("timeline: -o FILE.pftrace is required (- for stdout)")
 			}
-			o.maxSizeSet = cmd.Flags().Changed("max-size")
-			if o.maxSizeSet && o.maxSize != 0 && o.maxSize < timeline.MinMaxSize {
+			maxSizeSet := cmd.Flags().Changed("max-size")
+			if maxSizeSet && o.maxSize != 0 && o.maxSize < timeline.MinMaxSize {
 				return usageErrorf("timeline: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.maxSize), timeline.MinMaxSize)
 			}
-			if o.out == "-" && o.maxSizeSet && o.maxSize != 0 {
+			if o.out == "-" && maxSizeSet && o.maxSize != 0 {
 				return usageErrorf("timeline: --max-size needs -o FILE (stdout is one stream): use --max-size 0")
 			}
 			spec, err := timerange.ParseSpec(o.from, o.to)
@@ -161,18 +152,9 @@ func loadDB(cmd, spec string) (*regdb.DB, error) {
 	return db, err
 }
 
-// timelineCreate creates the trace through e.createOutput (never over one
-// of the inputs); "-" is stdout.
-func timelineCreate(e *env, path string, inputs []string) (io.Writer, func() error, error) {
-	f, err := e.createOutput(path, outfile.Atomic, inputs...)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Commit, nil
-}
-
-// exportTimeline writes the Perfetto trace of inputs to o.out.
-func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stats, error) {
+// exportTimeline writes the Perfetto trace of inputs to o.out
+// (timeline.ExportFile) with the options of o's flags.
+func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.FileResult, error) {
 	if o.window <= 0 {
 		return nil, usageErrorf("timeline: --bandwidth-window must be positive")
 	}
@@ -180,7 +162,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	if err != nil {
 		return nil, err
 	}
-	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(), Window: o.timeRange,
+	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(), Window: o.timeRange, FileClocks: o.fileClocks, Stdin: os.Stdin,
 		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
 	if o.warn != nil {
 		opt.Warn = o.warn
@@ -193,123 +175,43 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.Stat
 	m := e.meter("iotap: timeline", -1, o.out == "-")
 	warn := opt.Warn
 	opt.Warn = func(s string) { m.Done(); warn(s) } // the warning on a line of its own
-	out := &countWriter{}
-	early := false
-	opt.Progress = func(read, total int64) {
-		m.SetTotal(total)
-		m.Update(read)
-		if !early && o.out != "-" && o.maxSize == 0 {
-			if est, ok := timeline.EstimateSize(read, total, out.n); ok && est > perfettoUILimit {
-				early = true
-				m.Done()
-				timelineSizeWarning(e, o.out, est, true)
-			}
-		}
-	}
+	opt.Progress = func(read, total int64) { m.SetTotal(total); m.Update(read) }
 	if o.clocks != "" {
-		c, err := timeline.LoadClocks(o.clocks)
-		if err != nil {
+		if opt.Clocks, err = timeline.LoadClocks(o.clocks); err != nil {
 			return nil, err
 		}
-		opt.Clocks = c
 	}
-	opt.FileClocks = o.fileClocks
-	opt.Stdin = os.Stdin
 	if o.ptCalls {
-		var dirs []string
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug"))
-		}
-		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, dirs), Demangle: true, Resolution: uint64(o.ptRes.Nanoseconds())}
+		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, calls.BuildIDDirs(nil, nil)), Demangle: true, Resolution: uint64(o.ptRes.Nanoseconds())}
 	}
-	if o.out != "-" && o.maxSize != 0 {
-		sst, err := timeline.ExportSplit(e.ctx, o.out, inputs, opt, timeline.SplitOptions{MaxSize: int64(o.maxSize)})
-		if sst != nil {
-			o.split = sst
-		}
-		if err != nil {
-			if sst != nil && sst.Stats != nil && sst.Interrupted {
-				if fi, serr := os.Stat(o.out); serr == nil {
-					e.written = append(e.written, fmt.Sprintf("%s (%d bytes, complete up to the interruption)", o.out, fi.Size()))
-				}
-				if sst.Split {
-					e.written = append(e.written, fmt.Sprintf("%s/ (%d windows)", sst.Dir, len(sst.Index.Windows)))
-				}
+	res, err := timeline.ExportFile(e.ctx, inputs, opt, timeline.FileOptions{Out: o.out, Stdout: e.stdout, MaxSize: int64(o.maxSize), UILimit: perfettoUILimit,
+		Create: func(path string, inputs []string) (io.Writer, func() error, error) {
+			f, err := e.createOutput(path, outfile.Atomic, inputs...)
+			if err != nil {
+				return nil, nil, err
 			}
-			if sst != nil {
-				return sst.Stats, fmt.Errorf("timeline: %w", err)
-			}
-			return nil, fmt.Errorf("timeline: %w", err)
-		}
-		return sst.Stats, nil
-	}
-	w, closeOut, err := timelineCreate(e, o.out, inputs)
-	if err != nil {
-		return nil, err
-	}
-	out.w = w
-	st, err := timeline.Export(e.ctx, out, inputs, opt)
+			return f, f.Commit, nil
+		},
+		SizeWarning: func(s string) { m.Done(); fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }})
 	m.Done()
-	o.sizeWarned = early
-	switch {
-	case err == nil:
-		err = closeOut()
-	case st != nil && st.Interrupted:
-		// SIGINT/SIGTERM: the trace was ended validly with the events
-		// read so far; keep it (run reports it, exit 130).
-		if cerr := closeOut(); cerr != nil {
-			err = cerr
-		}
-	} // else run removes the partial trace (an existing file stays)
-	if err != nil {
-		return st, fmt.Errorf("timeline: %w", err)
+	if res != nil {
+		e.written = append(e.written, res.Written()...)
 	}
-	return st, nil
-}
-
-// timelineInputs expands directory arguments into the traces they hold
-// (not recursively) and, without --clocks, takes a directory's clocks.json.
-func timelineInputs(e *env, o *timelineOptions, args []string) ([]string, error) {
-	var inputs []string
-	stdin := 0
-	for _, a := range args {
-		if a == "-" {
-			if stdin++; stdin > 1 {
-				return nil, usageErrorf("timeline: - (standard input) may be given once")
-			}
-			inputs = append(inputs, a)
-			continue
-		}
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, err
-		}
-		if !st.IsDir() {
-			inputs = append(inputs, a)
-			continue
-		}
-		traces, clocks, err := timeline.DirInputs(a)
-		if clocks != "" && o.clocks == "" {
-			o.clocks = clocks
-			fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", clocks)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(traces) == 0 {
-			return nil, fmt.Errorf("timeline: %s: no trace in this directory", a)
-		}
-		inputs = append(inputs, traces...)
-	}
-	return inputs, nil
+	return res, err
 }
 
 func runTimeline(e *env, o *timelineOptions, args []string) error {
-	inputs, err := timelineInputs(e, o, args)
-	if err != nil {
+	inputs, clocks, err := timeline.ExpandInputs(args)
+	if clocks != "" && o.clocks == "" {
+		o.clocks = clocks
+		fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", clocks)
+	}
+	if errors.Is(err, timeline.ErrStdinTwice) {
+		return usageErrorf("timeline: %v", err)
+	} else if err != nil {
 		return err
 	}
-	st, err := exportTimeline(e, o, inputs)
+	res, err := exportTimeline(e, o, inputs)
 	if err != nil {
 		return err
 	}
@@ -317,26 +219,13 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 	if o.out != "-" {
 		out = e.stdout
 	}
-	if o.jsonOut {
-		if _, err := out.Write(st.AppendNDJSON(nil, o.split)); err != nil {
-			return err
-		}
-	} else {
-		if o.split != nil && o.split.Split {
-			st.WriteTable(out, o.split.Dir+"/ (detail, all windows)")
-			o.split.WriteWindows(out, o.out)
-		} else {
-			st.WriteTable(out, o.out)
-		}
+	if err := res.WriteSummary(out, o.jsonOut); err != nil {
+		return err
 	}
-	if fi, err := os.Stat(o.out); o.out != "-" && o.maxSize == 0 && err == nil && fi.Mode().IsRegular() {
-		if !o.sizeWarned {
-			timelineSizeWarning(e, o.out, fi.Size(), false)
-		} else if fi.Size() > perfettoUILimit {
-			fmt.Fprintf(e.stderr, "iotap: warning: %s is %d MB, over the %d MB the Perfetto UI opens (see above)\n", o.out, fi.Size()>>20, perfettoUILimit>>20)
-		}
+	if w := res.SizeWarning(); w != "" {
+		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", w)
 	}
-	return e.dataLoss(o.allowLoss, "timeline: ", st.Loss(), "use --allow-loss to accept")
+	return e.dataLoss(o.allowLoss, "timeline: ", res.Loss(), "use --allow-loss to accept")
 }
 
 // perfettoUILimit is the trace size above which the Perfetto UI is
@@ -344,14 +233,6 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 // which needs 2 to 4 times the file size in memory, and a tab gets about
 // 2 GB (4 GB at most).
 var perfettoUILimit int64 = timeline.DefaultMaxSize
-
-// timelineSizeWarning warns when the trace is (estimated, early, to be)
-// too big for the Perfetto UI and says what to do instead.
-func timelineSizeWarning(e *env, path string, size int64, estimated bool) {
-	if w := timeline.SizeWarning(path, size, perfettoUILimit, estimated); w != "" {
-		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", w)
-	}
-}
 
 // sizeFlag is a byte count given as 1000, 64K, 256MiB, 1G...
 type sizeFlag int64

@@ -43,15 +43,23 @@ func Open(path string) (*Input, error) {
 // Finder returns the finder of the files the input's sideband maps: by
 // path under sysroot ("" for /), then by build-id in the input's own
 // binaries (BuildIDDirs) and in buildIDDirs, perf's build-id cache
-// ~/.debug when buildIDDirs is empty.
+// ~/.debug when buildIDDirs is empty (BuildIDDirs).
 func (in *Input) Finder(sysroot string, buildIDDirs []string) symtab.Finder {
-	dirs := append(slices.Clone(in.BuildIDDirs), buildIDDirs...)
-	if len(buildIDDirs) == 0 {
+	return Finder(sysroot, BuildIDDirs(in.BuildIDDirs, buildIDDirs))
+}
+
+// BuildIDDirs is the one list of build-id directories every command
+// searches for the traced programs' files: own (an input's binaries/,
+// Input.BuildIDDirs) first, then dirs (--buildid-dir) or, when dirs is
+// empty, perf's build-id cache ~/.debug.
+func BuildIDDirs(own, dirs []string) []string {
+	all := append(slices.Clone(own), dirs...)
+	if len(dirs) == 0 {
 		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug"))
+			all = append(all, filepath.Join(home, ".debug"))
 		}
 	}
-	return Finder(sysroot, dirs)
+	return all
 }
 
 // MaxGapNotes is how many gaps Result.FirstGaps keeps.

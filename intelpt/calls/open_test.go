@@ -72,3 +72,27 @@ func TestNotes(t *testing.T) {
 		t.Errorf("%d gaps, %d kept", res.Gaps, len(res.FirstGaps))
 	}
 }
+
+// TestBuildIDDirs: the one list of build-id directories: the input's own
+// first, then the given ones, or ~/.debug when none is given (pt flow and
+// timeline --pt-calls use it as Input.Finder does).
+func TestBuildIDDirs(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	own := []string{"cap/binaries"}
+	for _, tc := range []struct {
+		own, dirs, want []string
+	}{
+		{nil, nil, []string{filepath.Join(home, ".debug")}},
+		{own, nil, []string{"cap/binaries", filepath.Join(home, ".debug")}},
+		{own, []string{"a"}, []string{"cap/binaries", "a"}},
+		{nil, []string{"a", "b"}, []string{"a", "b"}},
+	} {
+		if got := BuildIDDirs(tc.own, tc.dirs); !slices.Equal(got, tc.want) {
+			t.Errorf("BuildIDDirs(%q, %q) = %q, want %q", tc.own, tc.dirs, got, tc.want)
+		}
+	}
+	if got := BuildIDDirs(own[:1:1], nil); !slices.Equal(own, []string{"cap/binaries"}) || len(got) != 2 {
+		t.Errorf("own changed: %q", own)
+	}
+}

@@ -1,0 +1,113 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/iotap/iotap/timeline"
+)
+
+// TimelineOptions are the options of Report.WriteTimeline ('iotap report
+// -o FILE.pftrace').
+type TimelineOptions struct {
+	// Out is the Perfetto file (timeline.FileOptions.Out).
+	Out string
+	// ClocksFile, when set, is the clocks file that aligns every trace
+	// (--clocks); otherwise each clocks.json found among the inputs
+	// aligns the traces of its directory (Report.InputClocks).
+	ClocksFile string
+	// Verbose passes every warning to Warn as it comes; otherwise they
+	// are folded (FoldWarnings) and passed at the end. Warnings name the
+	// traces as the report does (Trace.Name, not the path read).
+	Verbose bool
+	Warn    func(string)
+	// Export writes the trace of inputs with opt, the options the report
+	// sets (FileClocks and Warn). nil: timeline.ExportFile(ctx, inputs,
+	// opt, timeline.FileOptions{Out: Out}).
+	Export func(ctx context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error)
+}
+
+// WriteTimeline writes the Perfetto trace of the report's readable traces
+// (the USB, MMIO, user_events and Intel PT ones) and tells w what it did:
+// the traces left out, the clocks used, then the summary table
+// (timeline.FileResult.WriteSummary) with the traces named as the report
+// names them. The result says what was written (for the HTML page's links,
+// NewTimelineLinks).
+func (r *Report) WriteTimeline(ctx context.Context, w io.Writer, o TimelineOptions) (*timeline.FileResult, error) {
+	var inputs, skipped []string
+	names := map[string]string{} // path read -> name shown
+	for _, t := range r.Traces {
+		names[t.Path] = t.Name
+		switch {
+		case t.Err != nil:
+			skipped = append(skipped, t.Name+" (unreadable)")
+		default:
+			inputs = append(inputs, t.Path)
+		}
+	}
+	fmt.Fprintf(w, "\n== timeline: %s\n", o.Out)
+	for _, s := range skipped {
+		fmt.Fprintf(w, "not in the timeline: %s\n", s)
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("report: no trace to put in %s", o.Out)
+	}
+	var opt timeline.Options
+	if o.ClocksFile != "" {
+		fmt.Fprintf(w, "clocks: %s (all inputs)\n", o.ClocksFile)
+	} else {
+		ic, err := r.InputClocks()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range r.Clocks {
+			fmt.Fprintf(w, "clocks: %s (the traces of %s)\n", p.Name, filepath.Dir(p.Name))
+		}
+		if len(ic) > 0 {
+			opt.FileClocks = func(p string) *timeline.Clocks { return ic[p] }
+		}
+	}
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	var warnings []string
+	opt.Warn = func(s string) {
+		for p, n := range names {
+			if p != n {
+				s = strings.ReplaceAll(s, p, n)
+			}
+		}
+		if o.Verbose {
+			warn(s)
+		}
+		warnings = append(warnings, s)
+	}
+	export := o.Export
+	if export == nil {
+		export = func(ctx context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+			return timeline.ExportFile(ctx, inputs, opt, timeline.FileOptions{Out: o.Out})
+		}
+	}
+	res, err := export(ctx, inputs, opt)
+	if err != nil {
+		return nil, err
+	}
+	for i := range res.Inputs {
+		if n, ok := names[res.Inputs[i].Path]; ok {
+			res.Inputs[i].Path = n
+		}
+	}
+	if err := res.WriteSummary(w, false); err != nil {
+		return nil, err
+	}
+	if !o.Verbose {
+		for _, s := range FoldWarnings(warnings) {
+			warn(s)
+		}
+	}
+	return res, nil
+}
