@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/intelpt"
 )
 
 func Example() {
@@ -40,4 +41,27 @@ func ExampleOpenTrace() {
 	// Output:
 	// mmiotrace log (zstd-compressed) 45592
 	// ../testdata/usbmon/lab-capture.pcapng: not an mmiotrace log: it is usbmon pcapng (use 'iotap usb ...')
+}
+
+// Open an Intel PT input as 'iotap pt stats' does: a raw trace is decoded
+// as it is read, anything else (here a perf.data) is split into streams.
+func ExampleOpenPT() {
+	for _, path := range []string{"../intelpt/testdata/libipt/ovf.pt", "../intelpt/testdata/libipt/two-cpus.perf.data"} {
+		in, err := detect.OpenPT(path, true)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if in.Stream != nil {
+			s, err := intelpt.ComputeStatsReader(in.Stream, intelpt.Config{})
+			fmt.Println("raw:", s.Packets, "packets", err)
+		} else {
+			items := intelpt.InputStats(in.Loaded, path, in.Loaded.Config())
+			fmt.Println("perf.data:", len(items), "streams, lost:", intelpt.StatsLoss(items, in.Perf()))
+		}
+		in.Close()
+	}
+	// Output:
+	// raw: 3 packets <nil>
+	// perf.data: 2 streams, lost: [cpu 3: 1 overflow(s)]
 }

@@ -104,3 +104,43 @@ func ExampleReadFile() {
 	}
 	// Output: -1 128 28 1 true
 }
+
+// List every stream of a perf.data as 'iotap pt dump' does, and what the
+// listing lost.
+func ExampleDumpInput() {
+	b, err := intelpt.ReadFile("testdata/libipt/two-cpus.perf.data")
+	if err != nil {
+		panic(err)
+	}
+	in, err := intelpt.ParseInput(b)
+	if err != nil {
+		panic(err)
+	}
+	sum, err := intelpt.DumpInput(os.Stdout, in, in.Config(), intelpt.DumpOptions{NoOffset: true},
+		intelpt.DumpInputOptions{File: "two-cpus.perf.data", CPU: 3})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(sum.Streams, "stream,", sum.Errors, "errors, lost:", sum.Loss())
+	// Output:
+	// # cpu 3: 20 bytes
+	// psb
+	// psbend
+	// ovf
+	// 1 stream, 0 errors, lost: []
+}
+
+// The statistics of every stream, and the loss they show.
+func ExampleInputStats() {
+	b, err := intelpt.ReadFile("testdata/libipt/ovf.pt")
+	if err != nil {
+		panic(err)
+	}
+	in, err := intelpt.ParseInput(b)
+	if err != nil {
+		panic(err)
+	}
+	items := intelpt.InputStats(in, "ovf.pt", in.Config())
+	fmt.Println(items[0].Stats.Packets, "packets;", intelpt.StatsLoss(items, in.Perf))
+	// Output: 3 packets; [ovf.pt: 1 overflow(s)]
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"text/tabwriter"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
@@ -132,39 +131,9 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 	return p, nil
 }
 
-// WritePTText prints the summary of 'iotap pt stats' for one stream.
-func WritePTText(out io.Writer, name string, s *intelpt.Stats) {
-	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
-	fmt.Fprintf(w, "trace\t%s\n", name)
-	fmt.Fprintf(w, "bytes\t%d\n", s.Bytes)
-	fmt.Fprintf(w, "packets\t%d\n", s.Packets)
-	fmt.Fprintf(w, "psb\t%d", s.PSBs)
-	if s.PSBs > 1 {
-		fmt.Fprintf(w, " (spacing min %d, mean %d, max %d bytes)", s.PSBGapMin, s.PSBGapMean, s.PSBGapMax)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "overflows\t%d\n", s.Overflows)
-	fmt.Fprintf(w, "errors\t%d", s.Errors)
-	if len(s.ErrorOffsets) > 0 {
-		fmt.Fprintf(w, " (first at %#x)", s.ErrorOffsets[0])
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "skipped bytes\t%d\n", s.SkippedBytes)
-	if s.Truncated {
-		fmt.Fprintf(w, "truncated\tyes\n")
-	}
-	if s.HaveTime {
-		fmt.Fprintf(w, "tsc\t%#x .. %#x (%d ticks)\n", s.FirstTSC, s.LastTSC, s.LastTSC-s.FirstTSC)
-	} else {
-		fmt.Fprintf(w, "tsc\tnone\n")
-	}
-	for _, k := range intelpt.Kinds() {
-		if n := s.Count(k); n > 0 {
-			fmt.Fprintf(w, "  %s\t%d\n", k, n)
-		}
-	}
-	w.Flush()
-}
+// WritePTText prints the summary of 'iotap pt stats' for one stream
+// (intelpt.Stats.WriteText).
+func WritePTText(out io.Writer, name string, s *intelpt.Stats) { s.WriteText(out, name) }
 
 // analyzeCalls fills the call tree and the time per function of a
 // perf.data file, as `iotap pt calls` computes them.

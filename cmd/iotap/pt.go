@@ -1,15 +1,7 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-
 	"github.com/spf13/cobra"
-
-	"github.com/iotap/iotap/detect"
-	"github.com/iotap/iotap/intelpt"
 )
 
 // newPTCmd is the `iotap pt` command group (Intel Processor Trace).
@@ -30,37 +22,4 @@ Decoding works on any machine; capture needs an Intel CPU with the intel_pt PMU.
 	}
 	c.AddCommand(withWindow(e, newPTDumpCmd(e)), withWindow(e, newPTStatsCmd(e)), newPTCaptureCmd(e), withWindow(e, newPTFlowCmd(e)), withWindow(e, newPTCallsCmd(e)))
 	return c
-}
-
-// ptLoad reads FILE ("-" for stdin, FILE:FROM[-TO] a byte range) and
-// splits it into its streams (intelpt.ParseInput).
-func ptLoad(e *env, path string) (*intelpt.Input, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
-	} else {
-		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-			return nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
-		}
-		b, err = intelpt.ReadFile(path)
-		if re := (*intelpt.RangeError)(nil); errors.As(err, &re) {
-			return nil, usageErrorf("pt: %v", err)
-		}
-	}
-	if err != nil {
-		return nil, detect.ReadError(path, err)
-	}
-	tr, err := intelpt.ParseInput(b)
-	switch {
-	case errors.Is(err, intelpt.ErrNoPSB):
-		// Not PT at all: say what it is (detect), or why not.
-		if _, derr := detect.Expect(b[:min(len(b), detect.HeadSize)], len(b) <= detect.HeadSize, detect.PT); derr != nil {
-			err = derr
-		}
-		return nil, fmt.Errorf("pt: %s: %w", path, err)
-	case err != nil:
-		return tr, fmt.Errorf("%s: %w", path, err)
-	}
-	return tr, nil
 }

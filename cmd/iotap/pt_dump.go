@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 
@@ -14,13 +11,12 @@ import (
 )
 
 type ptDumpFlags struct {
-	opt                intelpt.DumpOptions
-	cpu                string
-	mtcFreq, nomFreq   uint8
-	cpuidEAX, cpuidEBX uint32
-	json, allowLoss    bool
-	stream             int
-	count              uint64 // -c
+	opt             intelpt.DumpOptions
+	cpu             string
+	timing          ptTiming
+	json, allowLoss bool
+	stream          int
+	count           uint64 // -c
 }
 
 func newPTDumpCmd(e *env) *cobra.Command {
@@ -81,35 +77,12 @@ unless --allow-loss.`,
 	fl.BoolVar(&o.NoWallClock, "no-wall-clock", false, "print relative time when no TSC was seen")
 	fl.BoolVar(&o.KeepTCalOnOvf, "keep-tcal-on-ovf", false, "keep the time calibration across overflows")
 	fl.StringVar(&f.cpu, "cpu", "", "decode for CPU `f/m[/s]` (family/model/stepping: errata) or none")
-	fl.Uint8Var(&f.mtcFreq, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
-	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
-	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX (crystal clock ratio denominator)")
-	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX (crystal clock ratio numerator)")
+	f.timing.flags(fl, 2)
 	fl.BoolVar(&o.Blocks, "blocks", false, "decode BBP/BIP/BEP block packets (ptdump reports them as unknown opcodes)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; records with --json, after the input record), like tshark -c (0: all)")
-	return c
-}
-
-// ptConfig builds the decoder configuration from flags, starting from what
-// perf.data recorded.
-func ptConfig(cmd *cobra.Command, base intelpt.Config, mtc, nom uint8, eax, ebx uint32) intelpt.Config {
-	c := base
-	fl := cmd.Flags()
-	if fl.Changed("mtc-freq") {
-		c.MTCFreq = mtc
-	}
-	if fl.Changed("nom-freq") {
-		c.NomFreq = nom
-	}
-	if fl.Changed("cpuid-0x15.eax") {
-		c.CPUID15EAX = eax
-	}
-	if fl.Changed("cpuid-0x15.ebx") {
-		c.CPUID15EBX = ebx
-	}
 	return c
 }
 
@@ -124,77 +97,54 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		}
 		f.opt.CPU = &cpu
 	}
-	if f.stream < 0 {
-		// Raw PT files are listed as they are read, in constant memory.
-		if done, err := ptDumpStream(e, cmd, f, path); done {
-			return err
-		}
-	}
-	t, err := ptLoad(e, path)
+	// Raw PT files are listed as they are read, in constant memory.
+	in, err := ptOpen(path, f.stream < 0)
 	if err != nil {
 		return err
 	}
-	ins, tr := t.Streams, t.Perf
+	defer in.Close()
 	base, _ := intelpt.ConfigOf(path)
-	if tr != nil {
-		base = tr.Config
-	}
-	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
-	var truncated []string
-	var errs int64
-	found := false
-	if f.json {
-		format := intelpt.FormatRaw
-		if tr != nil {
-			format = intelpt.FormatPerfData
-		}
-		if _, err := e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, format, "")); err != nil {
-			return err
-		}
-	}
-	for _, in := range ins {
-		if f.stream >= 0 && in.CPU != int32(f.stream) {
-			continue
-		}
-		found = true
+	if in.Stream != nil {
+		cfg := f.timing.config(cmd, base)
+		var res intelpt.DumpResult
 		if f.json {
-			f.opt.StreamName, f.opt.StreamCPU = in.Name, in.CPU
-			r, err := intelpt.DumpJSON(e.stdout, in.Data, cfg, f.opt)
-			if err != nil {
-				return err
+			f.opt.StreamName, f.opt.StreamCPU = "", -1
+			if _, err = e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, intelpt.FormatRaw, "")); err == nil {
+				res, err = intelpt.DumpJSONReader(e.stdout, e.ptReader("iotap: pt dump", in, true), 0, cfg, f.opt)
 			}
-			errs += r.Errors
-			if r.Truncated {
-				truncated = append(truncated, fmt.Sprintf("%s: last %d bytes", ptName(in, path), r.SkippedTail))
-			}
-			continue
+		} else {
+			res, err = intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", in, true), 0, cfg, f.opt)
 		}
-		if in.Name != "" {
-			fmt.Fprintf(e.stdout, "# %s: %d bytes\n", in.Name, len(in.Data))
-		}
-		r, err := intelpt.Dump(e.stdout, in.Data, cfg, f.opt)
 		if err != nil {
-			return err
+			return fmt.Errorf("pt dump: %s: %w", path, err)
 		}
-		errs += r.Errors
-		if r.Truncated {
-			truncated = append(truncated, fmt.Sprintf("%s: last %d bytes", ptName(in, path), r.SkippedTail))
+		if res.Errors > 0 {
+			fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", res.Errors)
 		}
+		if res.Truncated {
+			msg := fmt.Sprintf("pt dump: trace ends inside a packet (last %d bytes)", res.SkippedTail)
+			if f.allowLoss {
+				fmt.Fprintf(e.stderr, "iotap: %s\n", msg)
+				return nil
+			}
+			return dataLostError("%s (--allow-loss to accept)", msg)
+		}
+		return nil
 	}
-	if !found {
+	if in.Loaded.Perf != nil {
+		base = in.Loaded.Perf.Config
+	}
+	sum, err := intelpt.DumpInput(e.stdout, in.Loaded, f.timing.config(cmd, base), f.opt, intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream})
+	if err != nil {
+		return err
+	}
+	if sum.Streams == 0 {
 		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
 	}
-	if errs > 0 {
-		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", errs)
+	if sum.Errors > 0 {
+		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", sum.Errors)
 	}
-	var lost []string
-	if len(truncated) > 0 {
-		lost = append(lost, fmt.Sprintf("trace ends inside a packet (%v)", truncated))
-	}
-	if l := tr.LossSummary(); l != "" {
-		lost = append(lost, l)
-	}
-	if len(lost) > 0 {
+	if lost := sum.Loss(); len(lost) > 0 {
 		if f.allowLoss {
 			fmt.Fprintf(e.stderr, "iotap: pt dump: warning: %v\n", lost)
 			return nil
@@ -204,151 +154,8 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	return nil
 }
 
-func ptName(in intelpt.InputStream, path string) string {
-	if in.Name == "" {
-		return path
-	}
-	return in.Name
-}
-
-// ptDumpStream lists a raw PT file (or stdin) through intelpt.DumpReader.
-// It returns done=false, without reading, for perf.data and FILE:RANGE
-// arguments.
-func ptDumpStream(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) (bool, error) {
-	br, closeFn, ok, err := ptRawReader(path)
-	if !ok {
-		return err != nil, err
-	}
-	defer closeFn()
-	base, _ := intelpt.ConfigOf(path)
-	cfg := ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
-	var res intelpt.DumpResult
-	if f.json {
-		f.opt.StreamName, f.opt.StreamCPU = "", -1
-		if _, err = e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, intelpt.FormatRaw, "")); err == nil {
-			res, err = intelpt.DumpJSONReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
-		}
-	} else {
-		res, err = intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", path, br, true), 0, cfg, f.opt)
-	}
-	if err != nil {
-		return true, fmt.Errorf("pt dump: %s: %w", path, err)
-	}
-	if res.Errors > 0 {
-		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", res.Errors)
-	}
-	if res.Truncated {
-		msg := fmt.Sprintf("pt dump: trace ends inside a packet (last %d bytes)", res.SkippedTail)
-		if f.allowLoss {
-			fmt.Fprintf(e.stderr, "iotap: %s\n", msg)
-			return true, nil
-		}
-		return true, dataLostError("%s (--allow-loss to accept)", msg)
-	}
-	return true, nil
-}
-
-// ptRawReader opens FILE (or stdin) for streaming when it holds raw PT.
-// ok is false, with no error, for perf.data files and paths that do not
-// open (FILE:RANGE); ptLoad handles those.
-func ptRawReader(path string) (r *bufio.Reader, closeFn func(), ok bool, err error) {
-	var src io.Reader
-	closeFn = func() {}
-	if path == "-" {
-		src = os.Stdin
-	} else {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, nil, false, nil
-		}
-		src, closeFn = fh, func() { fh.Close() }
-	}
-	br := bufio.NewReaderSize(src, 1<<20)
-	if head, _ := br.Peek(detect.HeadSize); path != "-" {
-		if res, err := detect.Head(head, len(head) < detect.HeadSize); err != nil || res.Kind != detect.PT {
-			if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-				closeFn()
-				return nil, nil, false, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
-			} else if serr == nil && !fi.Mode().IsRegular() {
-				// A pipe cannot be read again by ptLoad.
-				closeFn()
-				if err == nil {
-					err = &detect.NotTraceError{Want: detect.PT, Found: &res}
-				}
-				return nil, nil, false, fmt.Errorf("pt: %s: %w", path, err)
-			}
-			// Not raw PT by its head: ptLoad reads the whole file and
-			// says what it is.
-			closeFn()
-			return nil, nil, false, nil
-		}
-	}
-	if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
-		closeFn()
-		if path == "-" {
-			return nil, nil, false, usageErrorf("pt: perf.data on standard input: give the file name")
-		}
-		return nil, nil, false, nil
-	}
-	return br, closeFn, true, nil
-}
-
-// ptCtxReader stops reading when the command is cancelled (Ctrl-C).
-// ptReader returns r, the raw trace path being streamed, stopping on
-// Ctrl-C and counted by a progress meter of the job what (the file's size
-// as its total when it is a regular file).
-func (e *env) ptReader(what, path string, r io.Reader, busy bool) io.Reader {
-	total := int64(-1)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		total = fi.Size()
-	}
-	return ptCtxReader{e, e.meter(what, total, busy).Reader(r)}
-}
-
-// ptSegmentable opens path for intelpt.ComputeStatsFile when it is a
-// regular file of at least intelpt.ParallelStatsMin bytes and workers (0:
-// more than two cores, as mmio read: on two, the second decoder competes
-// with everything else for the other core and costs more CPU than it
-// saves wall time, docs/performance.md) asks for more than one decoder.
-func ptSegmentable(path string, workers int) (*os.File, int64, bool) {
-	if workers == 0 && runtime.GOMAXPROCS(0) > 2 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	if path == "-" || workers < 2 {
-		return nil, 0, false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, false
-	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() >= intelpt.ParallelStatsMin {
-		return f, fi.Size(), true
-	}
-	f.Close()
-	return nil, 0, false
-}
-
-// ptCtxReaderAt ends reads once the command is interrupted.
-type ptCtxReaderAt struct {
-	e *env
-	r io.ReaderAt
-}
-
-func (c ptCtxReaderAt) ReadAt(b []byte, off int64) (int, error) {
-	if err := c.e.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.ReadAt(b, off)
-}
-
-type ptCtxReader struct {
-	e *env
-	r io.Reader
-}
-
-func (c ptCtxReader) Read(b []byte) (int, error) {
-	if err := c.e.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
+// ptReader returns the raw trace in being streamed, stopping on Ctrl-C
+// and counted by a progress meter of the job what.
+func (e *env) ptReader(what string, in *detect.PTInput, busy bool) io.Reader {
+	return intelpt.ContextReader(e.ctx, e.meter(what, in.Size(), busy).Reader(in.Stream))
 }

@@ -35,8 +35,7 @@ type ptFlowFlags struct {
 	filterCfg          [4]uint64
 	raw, elf           []string
 	pt, cpu            string
-	mtcFreq, nomFreq   uint8
-	cpuidEAX, cpuidEBX uint32
+	timing             ptTiming
 	eventTick, iflags  bool
 	endOnCall, endJump bool
 	insnKeep, blkKeep  bool
@@ -120,10 +119,7 @@ capture directory name their stream ("stream", "cpu").`,
 	fl.BoolVar(&o.Offset, "offset", false, "print the trace offset on each line")
 	fl.BoolVar(&f.noInst, "no-inst", false, "print addresses only (always the case: there is no disassembler)")
 	fl.BoolVar(&f.check, "check", false, "accepted for ptxed compatibility (no effect)")
-	fl.Uint8Var(&f.mtcFreq, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
-	fl.Uint8Var(&f.nomFreq, "nom-freq", 0, "nominal core:bus ratio `n` (MSR_PLATFORM_INFO[15:8])")
-	fl.Uint32Var(&f.cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
-	fl.Uint32Var(&f.cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
+	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
 	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
@@ -178,7 +174,7 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 		}
 	}
 	cfg := intelpt.FlowConfig{Image: im}
-	cfg.Config = ptConfig(cmd, base, f.mtcFreq, f.nomFreq, f.cpuidEAX, f.cpuidEBX)
+	cfg.Config = f.timing.config(cmd, base)
 	if f.cpu != "" && f.cpu != "none" {
 		cpu, err := intelpt.ParseCPU(f.cpu)
 		if err != nil {

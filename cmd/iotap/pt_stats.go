@@ -2,19 +2,19 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/report"
 )
 
 func newPTStatsCmd(e *env) *cobra.Command {
 	var (
-		asJSON, allowLoss  bool
-		workers            int
-		mtc, nom           uint8
-		cpuidEAX, cpuidEBX uint32
+		asJSON, allowLoss bool
+		workers           int
+		timing            ptTiming
 	)
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE",
@@ -33,89 +33,41 @@ loss records) unless --allow-loss.`,
   iotap pt stats --json perf.data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if br, closeFn, ok, err := ptRawReader(args[0]); err != nil {
-				return err
-			} else if ok {
-				// A raw file: summarised as it is read.
-				defer closeFn()
-				base, _ := intelpt.ConfigOf(args[0])
-				cfg := ptConfig(cmd, base, mtc, nom, cpuidEAX, cpuidEBX)
-				var s intelpt.Stats
-				if f, size, ok := ptSegmentable(args[0], workers); ok {
-					// Large enough to decode in segments between PSBs on
-					// several cores (same result, intelpt.ComputeStatsFile).
-					defer f.Close()
-					ra := e.meter("iotap: pt stats", size, false).ReaderAt(ptCtxReaderAt{e, f})
-					s, err = intelpt.ComputeStatsFile(ra, size, cfg, workers)
-				} else {
-					s, err = intelpt.ComputeStatsReader(e.ptReader("iotap: pt stats", args[0], br, false), cfg)
-				}
-				if err != nil {
-					return fmt.Errorf("pt stats: %s: %w", args[0], err)
-				}
-				return ptStatsReport(e, args[0], []ptStatsItem{{name: args[0], cpu: -1, s: s}}, nil, asJSON, allowLoss)
-			}
-			t, err := ptLoad(e, args[0])
+			in, err := ptOpen(args[0], true)
 			if err != nil {
 				return err
 			}
-			cfg := ptConfig(cmd, t.Config(), mtc, nom, cpuidEAX, cpuidEBX)
-			var items []ptStatsItem
-			for _, in := range t.Streams {
-				items = append(items, ptStatsItem{name: ptName(in, args[0]), cpu: in.CPU, s: intelpt.ComputeStats(in.Data, cfg)})
+			defer in.Close()
+			var items []intelpt.StreamStats
+			if in.Stream != nil {
+				// A raw file: summarised as it is read, in segments between
+				// PSBs on several cores when large enough (same result).
+				base, _ := intelpt.ConfigOf(args[0])
+				m, ra := e.meter("iotap: pt stats", in.Size(), false), io.ReaderAt(nil)
+				if in.File != os.Stdin {
+					ra = m.ReaderAt(in.File)
+				}
+				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.config(cmd, base), workers)
+				if err != nil {
+					return fmt.Errorf("pt stats: %s: %w", args[0], err)
+				}
+				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
+			} else {
+				items = intelpt.InputStats(in.Loaded, args[0], timing.config(cmd, in.Loaded.Config()))
 			}
-			return ptStatsReport(e, args[0], items, t.Perf, asJSON, allowLoss)
+			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
+				return err
+			}
+			if lost := intelpt.StatsLoss(items, in.Perf()); len(lost) > 0 && !allowLoss {
+				return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
+			}
+			return nil
 		},
 	}
 	fl := c.Flags()
 	fl.BoolVar(&asJSON, "json", false, "one JSON object per stream")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.IntVar(&workers, "workers", 0, "decoding goroutines, each on a segment between PSBs (0: all cores for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
-	fl.Uint8Var(&mtc, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
-	fl.Uint8Var(&nom, "nom-freq", 0, "nominal core:bus ratio `n`")
-	fl.Uint32Var(&cpuidEAX, "cpuid-0x15.eax", 0, "CPUID[0x15].EAX")
-	fl.Uint32Var(&cpuidEBX, "cpuid-0x15.ebx", 0, "CPUID[0x15].EBX")
+	timing.flags(fl, 0)
 	return c
-}
-
-type ptStatsItem struct {
-	name string
-	cpu  int32
-	s    intelpt.Stats
-}
-
-func ptStatsReport(e *env, file string, items []ptStatsItem, tr *intelpt.PerfTrace, asJSON, allowLoss bool) error {
-	var lost []string
-	var b []byte
-	if asJSON {
-		format := intelpt.FormatRaw
-		if tr != nil {
-			format = intelpt.FormatPerfData
-		}
-		b = intelpt.AppendInputNDJSON(b, file, format, "")
-	}
-	for i := range items {
-		it := &items[i]
-		if asJSON {
-			b = intelpt.AppendStatsNDJSON(b, "", it.name, it.cpu, &it.s)
-		} else {
-			report.WritePTText(e.stdout, it.name, &it.s)
-		}
-		if it.s.Overflows > 0 {
-			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", it.name, it.s.Overflows))
-		}
-		if it.s.Truncated {
-			lost = append(lost, fmt.Sprintf("%s: truncated tail", it.name))
-		}
-	}
-	if _, err := e.stdout.Write(b); err != nil {
-		return err
-	}
-	if l := tr.LossSummary(); l != "" {
-		lost = append(lost, l)
-	}
-	if len(lost) > 0 && !allowLoss {
-		return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
-	}
-	return nil
 }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/intelpt"
+)
+
+// ptTiming are the timing flags of pt dump, stats and flow: the decoder
+// parameters perf.data and capture.json record, given or overridden.
+type ptTiming struct {
+	mtc, nom uint8
+	eax, ebx uint32
+}
+
+// flags adds them to fl; detail 1 says where --nom-freq is read, 2 also
+// what the CPUID words are.
+func (t *ptTiming) flags(fl *pflag.FlagSet, detail int) {
+	nom, eax, ebx := "nominal core:bus ratio `n`", "CPUID[0x15].EAX", "CPUID[0x15].EBX"
+	if detail > 0 {
+		nom += " (MSR_PLATFORM_INFO[15:8])"
+	}
+	if detail > 1 {
+		eax, ebx = eax+" (crystal clock ratio denominator)", ebx+" (crystal clock ratio numerator)"
+	}
+	fl.Uint8Var(&t.mtc, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
+	fl.Uint8Var(&t.nom, "nom-freq", 0, nom)
+	fl.Uint32Var(&t.eax, "cpuid-0x15.eax", 0, eax)
+	fl.Uint32Var(&t.ebx, "cpuid-0x15.ebx", 0, ebx)
+}
+
+// config is base (what the input recorded) with the flags given.
+func (t *ptTiming) config(cmd *cobra.Command, base intelpt.Config) intelpt.Config {
+	ch := cmd.Flags().Changed
+	if ch("mtc-freq") {
+		base.MTCFreq = t.mtc
+	}
+	if ch("nom-freq") {
+		base.NomFreq = t.nom
+	}
+	if ch("cpuid-0x15.eax") {
+		base.CPUID15EAX = t.eax
+	}
+	if ch("cpuid-0x15.ebx") {
+		base.CPUID15EBX = t.ebx
+	}
+	return base
+}
+
+// ptOpen opens a pt dump or stats input (detect.OpenPT); a byte range
+// outside the file and perf.data on stdin are usage errors.
+func ptOpen(path string, stream bool) (*detect.PTInput, error) {
+	in, err := detect.OpenPT(path, stream)
+	if re := (*intelpt.RangeError)(nil); errors.As(err, &re) || errors.Is(err, detect.ErrPerfDataStdin) {
+		return nil, usageErrorf("%w", err)
+	}
+	return in, err
+}

@@ -1,0 +1,144 @@
+package detect
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// ErrPerfDataStdin is OpenPT's error for a perf.data on standard input:
+// its streams are located by seeking, so it must be given as a file.
+var ErrPerfDataStdin = errors.New("pt: perf.data on standard input: give the file name")
+
+// PTInput is an Intel PT input opened by OpenPT: either a raw PT stream,
+// to be decoded as it is read (Stream), or the whole input read and split
+// into its streams (Loaded).
+type PTInput struct {
+	Path string
+	// Stream reads a raw PT file or standard input from its first byte;
+	// nil when the input was loaded.
+	Stream *bufio.Reader
+	// File is the file Stream reads (os.Stdin for "-"), nil when loaded.
+	File *os.File
+	// Loaded is the input read whole (intelpt.ParseInput): a perf.data,
+	// a byte range FILE:FROM[-TO] (intelpt.ReadFile), standard input when
+	// not streamed, a file whose head is not raw PT.
+	Loaded *intelpt.Input
+}
+
+// Close closes the file being streamed (never standard input).
+func (in *PTInput) Close() error {
+	if in.File == nil || in.File == os.Stdin {
+		return nil
+	}
+	return in.File.Close()
+}
+
+// Size is the size of the streamed file when it is a regular file, -1
+// otherwise (standard input, a pipe, or a loaded input).
+func (in *PTInput) Size() int64 {
+	if in.File == nil || in.File == os.Stdin {
+		return -1
+	}
+	if fi, err := in.File.Stat(); err == nil && fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	return -1
+}
+
+// OpenPT opens path as an Intel PT input ('iotap pt dump' and 'pt stats'):
+// "-" is standard input, FILE:FROM[-TO] a byte range of FILE (ptdump's
+// syntax; out of the file: *intelpt.RangeError). With stream, a raw PT
+// file or standard input is returned unread (PTInput.Stream: decode it in
+// constant memory); anything else — a perf.data, a byte range, a file
+// whose head is not raw PT, stdin without stream — is read whole and
+// split into its streams (PTInput.Loaded). Errors say what the input is
+// when it is not PT (a pipe of another kind is refused without reading it
+// further), name a directory, and give a remedy for files that cannot be
+// read (ReadError). A perf.data on standard input is ErrPerfDataStdin.
+func OpenPT(path string, stream bool) (*PTInput, error) {
+	if stream {
+		if in, err := openPTStream(path); in != nil || err != nil {
+			return in, err
+		}
+	}
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+			return nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
+		}
+		b, err = intelpt.ReadFile(path)
+		if re := (*intelpt.RangeError)(nil); errors.As(err, &re) {
+			return nil, fmt.Errorf("pt: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, ReadError(path, err)
+	}
+	tr, err := intelpt.ParseInput(b)
+	switch {
+	case errors.Is(err, intelpt.ErrNoPSB):
+		// Not PT at all: say what it is, or why not.
+		if _, derr := Expect(b[:min(len(b), HeadSize)], len(b) <= HeadSize, PT); derr != nil {
+			err = derr
+		}
+		return nil, fmt.Errorf("pt: %s: %w", path, err)
+	case err != nil:
+		return &PTInput{Path: path, Loaded: tr}, fmt.Errorf("%s: %w", path, err)
+	}
+	return &PTInput{Path: path, Loaded: tr}, nil
+}
+
+// openPTStream opens path (or stdin) for streaming when it holds raw PT:
+// nil, with no error, for perf.data files and paths that do not open
+// (FILE:RANGE), which OpenPT reads whole.
+func openPTStream(path string) (*PTInput, error) {
+	f := os.Stdin
+	if path != "-" {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, nil
+		}
+	}
+	in := &PTInput{Path: path, File: f, Stream: bufio.NewReaderSize(f, 1<<20)}
+	if head, _ := in.Stream.Peek(HeadSize); path != "-" {
+		if res, err := Head(head, len(head) < HeadSize); err != nil || res.Kind != PT {
+			in.Close()
+			if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
+				return nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
+			} else if serr == nil && !fi.Mode().IsRegular() {
+				// A pipe cannot be read again.
+				if err == nil {
+					err = &NotTraceError{Want: PT, Found: &res}
+				}
+				return nil, fmt.Errorf("pt: %s: %w", path, err)
+			}
+			// Not raw PT by its head: read whole, to say what it is.
+			return nil, nil
+		}
+	}
+	if magic, _ := in.Stream.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
+		in.Close()
+		if path == "-" {
+			return nil, ErrPerfDataStdin
+		}
+		return nil, nil
+	}
+	return in, nil
+}
+
+// Perf is what a loaded perf.data recorded besides its streams (its
+// decoder configuration and loss), nil for raw PT.
+func (in *PTInput) Perf() *intelpt.PerfTrace {
+	if in.Loaded == nil {
+		return nil
+	}
+	return in.Loaded.Perf
+}

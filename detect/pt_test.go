@@ -1,0 +1,55 @@
+package detect
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// TestOpenPT: a raw PT file is streamed from its first byte (read back
+// equal to the file); a perf.data, a byte range and a file not raw PT by
+// its head are loaded; a directory, a trace of another kind and a file
+// without PSB are errors that say what they are; a range outside the file
+// is a *intelpt.RangeError.
+func TestOpenPT(t *testing.T) {
+	const lib = "../intelpt/testdata/libipt/"
+	in, err := OpenPT(lib+"dump-all-packets.pt", true)
+	if err != nil || in.Stream == nil || in.Loaded != nil {
+		t.Fatalf("raw: %+v, %v", in, err)
+	}
+	got, _ := io.ReadAll(in.Stream)
+	want, _ := os.ReadFile(lib + "dump-all-packets.pt")
+	if !bytes.Equal(got, want) || in.Size() != int64(len(want)) || in.Perf() != nil {
+		t.Errorf("streamed %d bytes, size %d; want %d", len(got), in.Size(), len(want))
+	}
+	in.Close()
+
+	if in, err := OpenPT(lib+"dump-all-packets.pt", false); err != nil || in.Loaded == nil || len(in.Loaded.Streams) != 1 || in.Size() != -1 {
+		t.Errorf("raw, not streamed: %+v, %v", in, err)
+	}
+	if in, err := OpenPT(lib+"two-cpus.perf.data", true); err != nil || in.Stream != nil || len(in.Loaded.Streams) != 2 || in.Perf() == nil {
+		t.Errorf("perf.data: %+v, %v", in, err)
+	}
+	if in, err := OpenPT(lib+"dump-all-packets.pt:0x0-0x80", true); err != nil || in.Loaded == nil || len(in.Loaded.Streams[0].Data) != 0x80 {
+		t.Errorf("range: %+v, %v", in, err)
+	}
+	var re *intelpt.RangeError
+	if _, err := OpenPT(lib+"ovf.pt:0x100", true); !errors.As(err, &re) {
+		t.Errorf("range outside: %v", err)
+	}
+	for path, want := range map[string]string{
+		"../testdata/capture":                   "pt: ../testdata/capture is a directory (give a trace file)",
+		"../testdata/usbmon/lab-capture.pcapng": "pt: ../testdata/usbmon/lab-capture.pcapng: not an Intel PT trace: it is usbmon pcapng",
+		lib + "call_direct-ret_compressed.bin":  "pt: " + lib + "call_direct-ret_compressed.bin: not an Intel PT trace: binary data",
+		lib + "nosuchfile.pt":                   "cannot read " + lib + "nosuchfile.pt: no such file",
+	} {
+		if _, err := OpenPT(path, true); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package intelpt
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDumpInput: a perf.data's streams each after their "# cpu N" line,
+// one CPU selected, none; a raw trace cut inside its last packet is named
+// with the bytes left undecoded (ovf.pt is PSB, PSBEND, OVF: cut one byte
+// into the 2-byte OVF, 1 byte); perf's loss is carried.
+func TestDumpInput(t *testing.T) {
+	b, err := os.ReadFile("testdata/libipt/two-cpus.perf.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ParseInput(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w bytes.Buffer
+	sum, err := DumpInput(&w, in, in.Config(), DumpOptions{}, DumpInputOptions{File: "x", CPU: -1})
+	if err != nil || sum.Streams != 2 || sum.Errors != 0 || len(sum.Loss()) != 0 {
+		t.Fatalf("%+v, %v", sum, err)
+	}
+	want := "# cpu 0: 35 bytes\n0000000000000000  psb\n0000000000000010  tsc        1000\n0000000000000018  psbend\n000000000000001a  fup        6: 0000000000401000\n" +
+		"# cpu 3: 20 bytes\n0000000000000000  psb\n0000000000000010  psbend\n0000000000000012  ovf\n"
+	if w.String() != want {
+		t.Errorf("listing:\n%s\nwant\n%s", w.String(), want)
+	}
+	w.Reset()
+	if sum, _ := DumpInput(&w, in, in.Config(), DumpOptions{}, DumpInputOptions{CPU: 3, JSON: true}); sum.Streams != 1 || strings.Count(w.String(), "\n") != 4 || !strings.Contains(w.String(), `"cpu":3`) {
+		t.Errorf("cpu 3 as NDJSON: %+v\n%s", sum, w.String())
+	}
+	if sum, _ := DumpInput(&w, in, in.Config(), DumpOptions{}, DumpInputOptions{CPU: 5}); sum.Streams != 0 {
+		t.Errorf("cpu 5: %+v", sum)
+	}
+
+	raw, _ := os.ReadFile("testdata/libipt/ovf.pt")
+	cut, err := ParseInput(raw[:len(raw)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _ = DumpInput(&w, cut, Config{}, DumpOptions{}, DumpInputOptions{File: "ovf.pt", CPU: -1})
+	if want := []string{"trace ends inside a packet ([ovf.pt: last 1 bytes])"}; !slices.Equal(sum.Loss(), want) {
+		t.Errorf("loss %q, want %q", sum.Loss(), want)
+	}
+}
+
+// TestInputStats: the statistics of each stream and their loss: ovf.pt's
+// overflow, a cut tail, perf's loss records; the text and NDJSON forms.
+func TestInputStats(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/libipt/ovf.pt")
+	in, _ := ParseInput(raw[:len(raw)-1])
+	items := InputStats(in, "cut.pt", Config{})
+	if len(items) != 1 || items[0].Name != "cut.pt" || items[0].Stats.Packets != 2 || !items[0].Stats.Truncated {
+		t.Fatalf("%+v", items)
+	}
+	in, _ = ParseInput(raw)
+	items = append(items, InputStats(in, "ovf.pt", Config{})...)
+	if got, want := StatsLoss(items, nil), []string{"cut.pt: truncated tail", "ovf.pt: 1 overflow(s)"}; !slices.Equal(got, want) {
+		t.Errorf("loss %q, want %q", got, want)
+	}
+	var w bytes.Buffer
+	WriteStats(&w, "ovf.pt", items[1:], nil, false)
+	for _, line := range []string{"trace          ovf.pt\n", "packets        3\n", "overflows      1\n", "  ovf          1\n"} {
+		if !strings.Contains(w.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, w.String())
+		}
+	}
+	w.Reset()
+	WriteStats(&w, "ovf.pt", items, nil, true)
+	if lines := strings.Split(strings.TrimSpace(w.String()), "\n"); len(lines) != 3 || !strings.Contains(lines[0], `"kind":"input"`) {
+		t.Errorf("NDJSON:\n%s", w.String())
+	}
+}
+
+// TestComputeStreamStats: the streamed statistics equal ComputeStats on
+// the whole; segments only from ParallelStatsMin bytes and two workers;
+// a cancelled context stops the reading.
+func TestComputeStreamStats(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/libipt/dump-all-packets.pt")
+	s, err := ComputeStreamStats(context.Background(), bytes.NewReader(raw), bytes.NewReader(raw), int64(len(raw)), Config{}, 4)
+	if want := ComputeStats(raw, Config{}); err != nil || s.Packets != want.Packets || s.Bytes != want.Bytes {
+		t.Errorf("%+v, %v; want %+v", s, err, want)
+	}
+	for _, tc := range []struct {
+		size    int64
+		workers int
+		want    int
+	}{{ParallelStatsMin, 4, 4}, {ParallelStatsMin - 1, 4, 1}, {-1, 4, 1}, {ParallelStatsMin, 1, 1}} {
+		if got := StatsWorkers(tc.size, tc.workers); got != tc.want {
+			t.Errorf("StatsWorkers(%d, %d) = %d, want %d", tc.size, tc.workers, got, tc.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ComputeStreamStats(ctx, bytes.NewReader(raw), nil, -1, Config{}, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
