@@ -46,6 +46,11 @@ func NewDecoder(ids *Identities) *Decoder {
 // control response). Decode does not allocate for events it has nothing
 // to say about.
 func (d *Decoder) Decode(ev *usbmon.Event, p Pair, paired bool) Decoded {
+	return d.decode(ev, &p, paired)
+}
+
+// decode is Decode with the pair by its address (Pipeline.each).
+func (d *Decoder) decode(ev *usbmon.Event, p *Pair, paired bool) Decoded {
 	switch ev.Transfer {
 	case usbmon.Control:
 		return d.control(ev, p, paired)
@@ -97,7 +102,7 @@ func (d *Decoder) hint(bus uint16, dev uint8, s Setup) uint8 {
 	return 0
 }
 
-func (d *Decoder) control(ev *usbmon.Event, p Pair, paired bool) Decoded {
+func (d *Decoder) control(ev *usbmon.Event, p *Pair, paired bool) Decoded {
 	switch ev.Type {
 	case usbmon.Submission:
 		if !ev.HasSetup() {

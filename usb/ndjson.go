@@ -78,6 +78,12 @@ func (e *EventEncoder) lookup(bus uint16, dev uint8) (*DeviceInfo, bool) {
 // Append appends the record of ev, seq-th in the input, paired with p
 // (when paired), decoded as d.
 func (e *EventEncoder) Append(b []byte, seq uint64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
+	return e.append(b, seq, ev, &p, paired, &d)
+}
+
+// append is Append with the pair and the decoding by their addresses
+// (Pipeline.WriteNDJSON).
+func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, paired bool, d *Decoded) []byte {
 	t := Micros(ev)
 	if !e.started {
 		e.first, e.started = t, true

@@ -120,9 +120,10 @@ func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error 
 	dec := NewDecoder(pl.Identities)
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var line []byte
-	readErr := pl.Each(ctx, func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
 		rel := float64(Elapsed(pl.First, Micros(ev), ev)) / 1e6
-		line = AppendEventText(line[:0], seq, rel, ev, p, paired, dec.Decode(ev, p, paired))
+		d := dec.decode(ev, p, paired)
+		line = appendEventText(line[:0], seq, rel, ev, p.Latency, paired, &d)
 		if hex && ev.HasData() {
 			line = AppendHexDump(line, ev.Data)
 		}
@@ -149,8 +150,9 @@ func (pl *Pipeline) WriteNDJSON(ctx context.Context, w io.Writer, file string) e
 	nw.Live = pl.Live
 	nw.B = AppendInput(nw.B, file, pl.Reader.Format())
 	enc := EventEncoder{Identities: pl.Identities}
-	readErr := pl.Each(ctx, func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
-		nw.B = enc.Append(nw.B, seq, ev, p, paired, dec.Decode(ev, p, paired))
+	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
+		d := dec.decode(ev, p, paired)
+		nw.B = enc.append(nw.B, seq, ev, p, paired, &d)
 		return nw.Flushed()
 	})
 	if err := nw.Flush(); err != nil && readErr == nil {
@@ -219,8 +221,8 @@ func (c PairCounts) Summary() string {
 // has its counts).
 func (pl *Pipeline) Stats(ctx context.Context) (*Stats, error) {
 	st := NewStats()
-	err := pl.Each(ctx, func(_ uint64, ev *usbmon.Event, p Pair, paired bool) error {
-		st.Record(ev, p, paired)
+	err := pl.each(ctx, func(_ uint64, ev *usbmon.Event, p *Pair, paired bool) error {
+		st.record(ev, p, paired)
 		return nil
 	})
 	return st, err

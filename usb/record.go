@@ -144,6 +144,14 @@ func NewPipeline(r usbmon.Reader, f Filter, ids *Identities) *Pipeline {
 // the end of the input) or fn's. With Limit set it returns nil once
 // Limit events were handed on.
 func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error) error {
+	return pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error { return fn(seq, ev, *p, paired) })
+}
+
+// each is Each handing on the Pair by its address (valid during the call
+// only): the package's own loops (WriteText, WriteNDJSON, Stats) pass it
+// on without copying its 88 bytes at each call, a copy that also stalls
+// on the fields Pairer.addInto has just stored one by one.
+func (pl *Pipeline) each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error) error {
 	var ev usbmon.Event
 	var p Pair
 	var handed uint64
@@ -174,7 +182,7 @@ func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 			continue
 		}
 		handed++
-		if err := fn(n+1, &ev, p, ok); err != nil {
+		if err := fn(n+1, &ev, &p, ok); err != nil {
 			return err
 		}
 	}

@@ -88,6 +88,11 @@ func (st *Stats) Add(ev *usbmon.Event) (Pair, bool) {
 // Record accounts ev with a pairing result obtained elsewhere (a Pairer
 // that sees every event while Record sees only filtered ones).
 func (st *Stats) Record(ev *usbmon.Event, p Pair, ok bool) {
+	st.record(ev, &p, ok)
+}
+
+// record is Record with the pair by its address (Pipeline.each).
+func (st *Stats) record(ev *usbmon.Event, p *Pair, ok bool) {
 	if ev.Synthesized {
 		return // made at capture start, not traffic
 	}

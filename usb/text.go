@@ -55,6 +55,12 @@ func Elapsed(first, t int64, ev *usbmon.Event) int64 {
 // status (completions), length, latency (paired completions), and the
 // decoding d or else the setup packet and the first data bytes.
 func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
+	return appendEventText(b, seq, rel, ev, p.Latency, paired, &d)
+}
+
+// appendEventText is AppendEventText given the pair's latency and the
+// decoding by its address (Pipeline.WriteText).
+func appendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
 	b = ndjson.AppendUint(b, seq)
 	b = append(b, ' ')
 	b = appendSeconds6(b, rel)
@@ -73,7 +79,7 @@ func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair
 	}
 	if paired {
 		b = append(b, " lat="...)
-		b = appendMicros(b, p.Latency)
+		b = appendMicros(b, latency)
 	}
 	switch {
 	case d.Summary != "":
