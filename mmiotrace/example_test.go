@@ -126,3 +126,24 @@ func ExampleWriteDiff() {
 	// ~ A:5 B:5 W 0000:00:03.0/0+0xd8 0xffffffff -> 0x0
 	// A 2 accesses, B 2: 1 identical, 1 same register with other value, 0 only in A, 0 only in B
 }
+
+// ReadLog is 'iotap mmio read': here the first two writes of a log, as
+// NDJSON after its input record.
+func ExampleReadLog() {
+	log := "VERSION 20070824\n" +
+		"W 4 1.000100 1 0xfebc0000 0x4000240 0x0 0\n" +
+		"R 4 1.000200 1 0xfebc0008 0x80080783 0x0 0\n" +
+		"W 4 1.000300 1 0xfebc00d8 0xffffffff 0x0 0\n" +
+		"W 4 1.000400 1 0xfebc0010 0x1 0x0 0\n"
+	lost, err := mmiotrace.ReadLog(context.Background(), strings.NewReader(log), os.Stdout, mmiotrace.ReadOptions{
+		JSON: true, File: "e1000.log", Format: "mmiotrace log",
+		Keep:  func(r *mmiotrace.Record) bool { return r.Kind == mmiotrace.KindWrite },
+		Count: 2,
+	})
+	fmt.Println(lost, err)
+	// Output:
+	// {"kind":"input","schema":1,"source":"mmio","file":"e1000.log","format":"mmiotrace log","clock":"trace"}
+	// {"kind":"mmio_access","access":"W","width":4,"ts_ns":1000100000,"map_id":1,"phys":"0xfebc0000","value":"0x4000240","pc":null}
+	// {"kind":"mmio_access","access":"W","width":4,"ts_ns":1000300000,"map_id":1,"phys":"0xfebc00d8","value":"0xffffffff","pc":null}
+	// [] <nil>
+}

@@ -112,8 +112,12 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 		}
 	}
 	err = n.NameLog(e.ctx, rd, w, o.asJSON)
-	if cerr := closeOut(); err == nil {
-		err = cerr
+	if err == nil || e.ctx.Err() != nil {
+		// A log that cannot be read leaves no output (run aborts it);
+		// interrupted, what was written so far is kept.
+		if cerr := closeOut(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		if e.ctx.Err() != nil {

@@ -405,3 +405,25 @@ func lineDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// A log that cannot be read to its end (a bad line without --keep-going)
+// leaves no output file, neither a partial one nor one that looks
+// complete, and no temporary file; a readable log is committed.
+func TestMMIONamesOutputAbortedOnReadError(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeNamesLog(t, namesLog+"R 4 notatime 1 0xfebc0008 0x1 0x0 0\n")
+	out := filepath.Join(dir, "named.txt")
+	_, errs, code := usbRun(t, "mmio", "names", "--keep-going=false", bad, "-o", out)
+	if code != exitFailure || !strings.Contains(errs, "mmio names: ") {
+		t.Errorf("bad line: exit %d (want 1): %s", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("after a read error the output directory holds %v, want nothing", ents)
+	}
+	if _, errs, code := usbRun(t, "mmio", "names", writeNamesLog(t, namesLog), "-o", out); code != 0 {
+		t.Fatalf("good log: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(out); err != nil || !strings.Contains(string(b), " ; ") {
+		t.Errorf("good log: output %q, %v", b, err)
+	}
+}

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
-	"github.com/iotap/iotap/internal/progress"
 	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
@@ -48,59 +46,52 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			meter := e.meter("iotap: mmio read", -1, !check && (out == "" || out == "-"))
-			var tab *ksym.Table
+			opt := mmiotrace.ReadOptions{JSON: asJSON, Count: count, Check: check, KeepGoing: keepGoing, Workers: workers}
 			if symbols != "" {
 				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
 				if err != nil {
 					return err
 				}
-				tab = t
+				opt.Symbols = t
 			}
-			var keep func(*mmiotrace.Record) bool
 			if expr != "" {
 				k, err := regdb.ParseFilter(expr, &regdb.Binder{})
 				if err != nil {
 					return usageErrorf("-Y: %v", err)
 				}
-				keep = k
+				opt.Keep = k
 			}
-			if !check && count == 0 && keep == nil {
-				return mmioConvert(e, args[0], out, asJSON, tab, keepGoing, allowLoss, workers, meter)
-			}
-			rd, inFormat, closeIn, err := mmioOpenReader(args[0], meter)
+			in, err := mmioOpenInput(args[0])
 			if err != nil {
 				return err
 			}
-			defer closeIn()
-			rd.SetKeepGoing(keepGoing)
-			if check {
-				counts, err := mmiotrace.CountKinds(rd)
-				if err != nil {
-					return err
-				}
-				mmiotrace.WriteCounts(e.stdout, rd, counts)
-				return mmioLoss(e, rd.Loss(), allowLoss)
+			defer in.Close()
+			opt.File, opt.Format, opt.Size = args[0], in.Format(), in.Size()
+			meter.SetTotal(opt.Size)
+			if meter == nil && args[0] != "-" && in.Regular() {
+				opt.Path = args[0] // mapped, parsed in place
 			}
-			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, args[0], inFormat)); err != nil {
+			var w io.Writer = e.stdout // --check: the summary
+			closeOut := func() error { return nil }
+			if !check {
+				if w, closeOut, err = mmioCreateOutput(e, out, outfile.Atomic, args[0]); err != nil {
 					return err
 				}
 			}
-			_, err = mmiotrace.CopyRecords(e.ctx, rd, w, mmiotrace.Formatter(asJSON, tab), mmiotrace.CopyOptions{Keep: keep, Count: count})
+			lost, err := mmiotrace.ReadLog(e.ctx, meter.Reader(in), w, opt)
 			if err == nil || e.ctx.Err() != nil {
 				// Interrupted: what was written so far is kept.
 				if cerr := closeOut(); err == nil {
 					err = cerr
 				}
 			}
+			if err != nil && e.ctx.Err() != nil {
+				return e.ctx.Err()
+			}
 			if err != nil {
 				return err
 			}
-			return mmioLoss(e, rd.Loss(), allowLoss)
+			return mmioLoss(e, lost, allowLoss)
 		},
 	}
 	f := c.Flags()
@@ -124,32 +115,6 @@ func mmioOpenInput(path string) (*detect.Input, error) {
 		return nil, fmt.Errorf("mmio: %w", err)
 	}
 	return in, nil
-}
-
-// mmioOpenReader opens the log at path for a mmiotrace.Reader: a plain
-// file is mapped and parsed in place (mmiotrace.Open); anything else, or
-// with a progress meter, is read as a stream through the meter. It
-// returns the detected format and a function closing both.
-func mmioOpenReader(path string, meter *progress.Meter) (*mmiotrace.Reader, string, func(), error) {
-	if fi, err := os.Stat(path); meter == nil && path != "-" && err == nil && fi.Mode().IsRegular() {
-		in, err := mmioOpenInput(path) // checks that it is a log
-		if err != nil {
-			return nil, "", nil, err
-		}
-		in.Close()
-		rd, err := mmiotrace.Open(path)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		return rd, in.Format(), func() { rd.Close() }, nil
-	}
-	in, err := mmioOpenInput(path)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	meter.SetTotal(in.Size())
-	rd := mmiotrace.NewReader(meter.Reader(in))
-	return rd, in.Format(), func() { rd.Close(); in.Close() }, nil
 }
 
 // mmioOpenMetered is mmioOpenInput with the bytes read (decompressed)
@@ -189,42 +154,6 @@ const mmioKeepGoingHelp = "skip lines that do not parse, counted and reported wi
 // (mmiotrace.LossMessages) into exit code 3.
 func mmioLoss(e *env, msgs []string, allowLoss bool) error {
 	return e.dataLoss(allowLoss, "mmio: ", msgs, "--allow-loss to accept")
-}
-
-// mmioConvert is 'mmio read' without --check and -c: the log parsed and
-// formatted by mmiotrace.ConvertLog (several goroutines on a large input,
-// output in input order), read in chunks, in memory that does not grow
-// with the log.
-func mmioConvert(e *env, path, out string, asJSON bool, tab *ksym.Table, keepGoing, allowLoss bool, workers int, meter *progress.Meter) error {
-	in, err := mmioOpenInput(path)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	size := in.Size()
-	meter.SetTotal(size)
-	w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, path)
-	if err != nil {
-		return err
-	}
-	format := mmiotrace.Formatter(asJSON, tab)
-	if asJSON {
-		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, in.Format())); err != nil {
-			return err
-		}
-	}
-	st, err := mmiotrace.ConvertLog(e.ctx, meter.Reader(in), w, format, mmiotrace.ConvertOptions{Workers: workers, KeepGoing: keepGoing, Size: max(size, 0), AccessNDJSON: asJSON && tab == nil})
-	if err != nil {
-		if e.ctx.Err() != nil {
-			closeOut()
-			return e.ctx.Err()
-		}
-		return err
-	}
-	if err := closeOut(); err != nil {
-		return err
-	}
-	return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
 }
 
 const mmioSymbolsHelp = "name access PCs as function+0xoff [module] with the kernel symbols of a capture bundle (.tar.gz from mmio capture --bundle) or a kallsyms file"

@@ -1,0 +1,89 @@
+package mmiotrace
+
+import (
+	"context"
+	"io"
+
+	"github.com/iotap/iotap/ksym"
+)
+
+// ReadOptions are the options of ReadLog: 'iotap mmio read' behind its
+// flags.
+type ReadOptions struct {
+	// JSON writes NDJSON (an "input" record naming File and Format, then
+	// NDJSONEncoder's records), else the kernel's text format; with
+	// Symbols, the function of each PC (Formatter).
+	JSON         bool
+	Symbols      *ksym.Table
+	File, Format string
+	// Keep selects the records written (nil: all; e.g. regdb.ParseFilter's
+	// -Y); Count stops after Count records written (0: no limit).
+	Keep  func(*Record) bool
+	Count uint64
+	// Check writes only the summary of the log (CountKinds, WriteCounts).
+	Check bool
+	// KeepGoing skips bad lines (counted in the loss) instead of failing.
+	KeepGoing bool
+	// Workers and Size are ConvertOptions': parsing goroutines (0:
+	// chosen by the size of the input), the input's size (<= 0: unknown).
+	Workers int
+	Size    int64
+	// Path, when not "", is the log's file: the jobs that read record by
+	// record (Check, Keep, Count) map it into memory (Open) instead of
+	// reading in.
+	Path string
+}
+
+// ReadLog reads the log in (plain or compressed) and writes to w what
+// 'iotap mmio read' writes for opt: every record, those Keep selects, the
+// first Count, or the Check summary. A whole log (no Keep, Count or
+// Check) is converted by ConvertLog, on several goroutines when it pays;
+// the other jobs read record by record (CopyRecords). It returns what the
+// read lost (LossMessages: lost events, skipped lines, a cut log) and the
+// first error. On an error or when ctx is cancelled, w holds the records
+// before it.
+func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([]string, error) {
+	format := Formatter(opt.JSON, opt.Symbols)
+	input := func() error {
+		if !opt.JSON {
+			return nil
+		}
+		_, err := w.Write(AppendNDJSONInput(nil, opt.File, opt.Format))
+		return err
+	}
+	if !opt.Check && opt.Keep == nil && opt.Count == 0 {
+		if err := input(); err != nil {
+			return nil, err
+		}
+		st, err := ConvertLog(ctx, in, w, format, ConvertOptions{Workers: opt.Workers, KeepGoing: opt.KeepGoing,
+			Size: max(opt.Size, 0), AccessNDJSON: opt.JSON && opt.Symbols == nil})
+		if err != nil {
+			return nil, err
+		}
+		return LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), nil
+	}
+	var rd *Reader
+	if opt.Path != "" {
+		var err error
+		if rd, err = Open(opt.Path); err != nil {
+			return nil, err
+		}
+	} else {
+		rd = NewReader(in)
+	}
+	defer rd.Close()
+	rd.SetKeepGoing(opt.KeepGoing)
+	if opt.Check {
+		counts, err := CountKinds(rd)
+		if err != nil {
+			return nil, err
+		}
+		WriteCounts(w, rd, counts)
+		return rd.Loss(), nil
+	}
+	if err := input(); err != nil {
+		return nil, err
+	}
+	_, err := CopyRecords(ctx, rd, w, format, CopyOptions{Keep: opt.Keep, Count: opt.Count})
+	return rd.Loss(), err
+}
