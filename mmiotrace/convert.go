@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sync"
 )
@@ -32,6 +33,13 @@ type ConvertOptions struct {
 	// written straight from their bytes (the same bytes, see
 	// appendAccessLines), and format gets the other lines.
 	AccessNDJSON bool
+	// File, when set, is the file in reads from its first byte (a log
+	// the caller opened and checked, whatever it read of it since): a
+	// plain regular file of 1 MiB or more is then mapped and converted
+	// in place (convertMapped) instead of read through in.
+	File *os.File
+
+	mapped []byte // tests: convert this as a mapped file
 }
 
 // ConvertStats summarises a ConvertLog run.
@@ -66,6 +74,22 @@ func (e *ConvertError) Unwrap() error { return e.Err }
 // On a parse or format error (without KeepGoing) the output holds every
 // record before the bad line, and the error is returned.
 func ConvertLog(ctx context.Context, in io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	data := opt.mapped
+	if data == nil && opt.File != nil {
+		if d, unmap, ok := mapFileFromStart(opt.File); ok {
+			defer unmap()
+			data = d
+		}
+	}
+	if data != nil && DetectCompression(data) == None {
+		if opt.Workers <= 0 {
+			opt.Workers = defaultMappedWorkers(int64(len(data)))
+		}
+		if opt.ChunkSize <= 0 {
+			opt.ChunkSize = mappedChunk
+		}
+		return convertMapped(ctx, data, out, format, opt, opt.mapped == nil)
+	}
 	src, _, closeDec, err := Decompress(in)
 	if err != nil {
 		return ConvertStats{}, err
@@ -408,4 +432,134 @@ func convertChunks(ctx context.Context, src io.Reader, out io.Writer, format App
 		}
 	}
 	return st, nil
+}
+
+// mappedChunk is the work unit of a mapped log: its NDJSON (about 2.5
+// times the log) stays in the cache until it is written.
+const mappedChunk = 256 << 10
+
+// dropEvery is how often convertMapped drops the pages it is done with.
+const dropEvery = 4 << 20
+
+// defaultMappedWorkers is ConvertOptions.Workers 0 for a mapped log of
+// size bytes: as for a log read, one goroutine for a log under 4 MiB or
+// on two cores or fewer, else GOMAXPROCS.
+func defaultMappedWorkers(size int64) int {
+	n := runtime.GOMAXPROCS(0)
+	if size < 4<<20 || n <= 2 {
+		return 1
+	}
+	return n
+}
+
+// convertMapped is ConvertLog on a log in memory (a mapped file): it is
+// cut into chunks of opt.ChunkSize bytes, each ending after a newline,
+// that are converted in place, without a copy. With several workers,
+// worker w converts chunks w, w+n, w+2n... into output buffers of its own
+// (three, reused), and the calling goroutine writes the chunks' outputs
+// in input order, taking them from the workers in turn.
+//
+// With drop, the pages of the log written are dropped from the resident
+// set every dropEvery bytes (dropMapped): a mapped file's pages count in
+// it, and memory would seem to grow with the log.
+func convertMapped(ctx context.Context, data []byte, out io.Writer, format AppendFunc, opt ConvertOptions, drop bool) (ConvertStats, error) {
+	var st ConvertStats
+	size := opt.ChunkSize
+	// After chunk i is written, the bytes before (i+1)*size-1 are not
+	// read again (start reads from there); dropped is how far they are
+	// dropped.
+	dropped := 0
+	written := func(i int) {
+		end := min((i+1)*size-1, len(data))
+		if drop && end-dropped >= dropEvery {
+			dropMapped(data[dropped:end])
+			dropped = end &^ 4095
+		}
+	}
+	chunks := (len(data) + size - 1) / size
+	// start returns where chunk i starts: after the first newline at or
+	// after i*size-1 (the end of the log when there is none).
+	start := func(i int) int {
+		p := i * size
+		if p <= 0 || p >= len(data) {
+			return min(max(p, 0), len(data))
+		}
+		k := bytes.IndexByte(data[p-1:], '\n')
+		if k < 0 {
+			return len(data)
+		}
+		return p + k
+	}
+	job := func(i int, ob []byte) *convertJob {
+		s, e := start(i), start(i+1)
+		return &convertJob{data: data[s:e], out: ob, last: e == len(data)}
+	}
+	outCap := 5*size/2 + 64<<10
+	n := min(opt.Workers, chunks)
+	if n <= 1 {
+		ob := make([]byte, 0, outCap)
+		for i := 0; i < chunks; i++ {
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			j := job(i, ob)
+			j.run(format, opt.KeepGoing, opt.AccessNDJSON)
+			ob = j.out[:0]
+			if err := st.add(j, out); err != nil {
+				return st, err
+			}
+			written(i)
+		}
+		return st, nil
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	const perWorker = 3 // buffers: one being filled, two waiting to be written
+	done := make([]chan *convertJob, n)
+	free := make([]chan []byte, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		done[w] = make(chan *convertJob, perWorker)
+		free[w] = make(chan []byte, perWorker)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[w])
+			for k := range perWorker {
+				if w+k*n < chunks {
+					free[w] <- make([]byte, 0, outCap)
+				}
+			}
+			for i := w; i < chunks; i += n {
+				var ob []byte
+				select {
+				case ob = <-free[w]:
+				case <-ctx.Done():
+					return
+				}
+				j := job(i, ob)
+				j.run(format, opt.KeepGoing, opt.AccessNDJSON)
+				done[w] <- j // never blocks: at most perWorker buffers
+			}
+		}()
+	}
+	var err error
+	for i := 0; i < chunks && err == nil; i++ {
+		j, ok := <-done[i%n]
+		if !ok { // cancelled
+			err = ctx.Err()
+			break
+		}
+		err = st.add(j, out)
+		free[i%n] <- j.out[:0]
+		written(i)
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	// The workers must be done with data before the caller unmaps it.
+	cancel()
+	wg.Wait()
+	return st, err
 }

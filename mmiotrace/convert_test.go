@@ -2,11 +2,13 @@ package mmiotrace
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -82,22 +84,28 @@ func checkConvert(t *testing.T, name string, data []byte) {
 					if chunk < 4096 && len(data) > 64<<10 && (testing.Short() || chunk < 300) {
 						continue
 					}
-					var got bytes.Buffer
-					st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, ConvertOptions{Workers: workers, ChunkSize: chunk, KeepGoing: keepGoing})
-					tag := fmt.Sprintf("%s %s keepGoing=%v workers=%d chunk=%d", name, fname, keepGoing, workers, chunk)
-					if errString(err) != errString(werr) {
-						t.Fatalf("%s: error %v, want %v", tag, err, werr)
-					}
-					if werr == nil && !bytes.Equal(got.Bytes(), want) {
-						t.Fatalf("%s: output differs (%d bytes, want %d)", tag, got.Len(), len(want))
-					}
-					if werr != nil && !bytes.HasPrefix(want, got.Bytes()) && !bytes.HasPrefix(got.Bytes(), want) {
-						t.Fatalf("%s: output before the error differs", tag)
-					}
-					if werr == nil && (st.Lines != wst.Lines || st.Records != wst.Records) ||
-						st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated ||
-						errString(st.FirstSkip) != errString(wst.FirstSkip) {
-						t.Fatalf("%s: stats %+v, want %+v", tag, st, wst)
+					for _, mapped := range []bool{false, true} {
+						var got bytes.Buffer
+						opt := ConvertOptions{Workers: workers, ChunkSize: chunk, KeepGoing: keepGoing}
+						if mapped {
+							opt.mapped = append(make([]byte, 0, len(data)), data...)
+						}
+						st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, opt)
+						tag := fmt.Sprintf("%s %s keepGoing=%v workers=%d chunk=%d mapped=%v", name, fname, keepGoing, workers, chunk, mapped)
+						if errString(err) != errString(werr) {
+							t.Fatalf("%s: error %v, want %v", tag, err, werr)
+						}
+						if werr == nil && !bytes.Equal(got.Bytes(), want) {
+							t.Fatalf("%s: output differs (%d bytes, want %d)", tag, got.Len(), len(want))
+						}
+						if werr != nil && !bytes.HasPrefix(want, got.Bytes()) && !bytes.HasPrefix(got.Bytes(), want) {
+							t.Fatalf("%s: output before the error differs", tag)
+						}
+						if werr == nil && (st.Lines != wst.Lines || st.Records != wst.Records) ||
+							st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated ||
+							errString(st.FirstSkip) != errString(wst.FirstSkip) {
+							t.Fatalf("%s: stats %+v, want %+v", tag, st, wst)
+						}
 					}
 				}
 			}
@@ -185,19 +193,88 @@ func FuzzConvertLog(f *testing.F) {
 	f.Add([]byte("R 4 x.y 1 0x1 0x2 0x3 0\nMARK 1.0 Lost 3 events.\n"), uint16(5), true)
 	f.Fuzz(func(t *testing.T, data []byte, chunk uint16, keepGoing bool) {
 		want, wst, werr := convertReference(data, appendDebug, keepGoing)
-		var got bytes.Buffer
-		st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, appendDebug, ConvertOptions{Workers: 2, ChunkSize: int(chunk%4096) + 1, KeepGoing: keepGoing})
-		if errString(err) != errString(werr) {
-			t.Fatalf("error %v, want %v", err, werr)
-		}
-		if werr != nil {
-			return
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("output %q, want %q", got.Bytes(), want)
-		}
-		if st.Lines != wst.Lines || st.Records != wst.Records || st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated || errString(st.FirstSkip) != errString(wst.FirstSkip) {
-			t.Fatalf("stats %+v, want %+v", st, wst)
+		for _, mapped := range []bool{false, true} {
+			opt := ConvertOptions{Workers: 2, ChunkSize: int(chunk%4096) + 1, KeepGoing: keepGoing}
+			if mapped {
+				opt.mapped = append(make([]byte, 0, len(data)), data...)
+			}
+			var got bytes.Buffer
+			st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, appendDebug, opt)
+			if errString(err) != errString(werr) {
+				t.Fatalf("mapped %v: error %v, want %v", mapped, err, werr)
+			}
+			if werr != nil {
+				continue
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("mapped %v: output %q, want %q", mapped, got.Bytes(), want)
+			}
+			if st.Lines != wst.Lines || st.Records != wst.Records || st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated || errString(st.FirstSkip) != errString(wst.FirstSkip) {
+				t.Fatalf("mapped %v: stats %+v, want %+v", mapped, st, wst)
+			}
 		}
 	})
+}
+
+// TestConvertLogFile: a log given as ConvertOptions.File is mapped and
+// converted in place, whatever was read of the file before, with the
+// pages done with dropped on the way (a log of 6 MiB: more than
+// dropEvery): the output, statistics and errors are the Reader loop's,
+// with one and two workers, text and NDJSON. A compressed file is read
+// through in as before.
+func TestConvertLogFile(t *testing.T) {
+	bind, err := os.ReadFile("testdata/e1000-bind.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []byte
+	for len(data) < 6<<20 {
+		data = append(data, bind...)
+	}
+	data = append(data, "R 4 1.000001 1 0xfebc0008 0x80 0x0 0\nW 4 1.0000"...) // cut
+	path := filepath.Join(t.TempDir(), "big.log")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	formats := map[string]AppendFunc{"text": AppendText, "ndjson": (&NDJSONEncoder{}).Append}
+	for fname, format := range formats {
+		want, wst, werr := convertReference(data, format, false)
+		for _, workers := range []int{1, 2} {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := make([]byte, 100)
+			if _, err := io.ReadFull(f, head); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			st, err := ConvertLog(context.Background(), io.MultiReader(bytes.NewReader(head), f), &got, format,
+				ConvertOptions{Workers: workers, ChunkSize: 64 << 10, File: f, AccessNDJSON: fname == "ndjson"})
+			f.Close()
+			if errString(err) != errString(werr) || !bytes.Equal(got.Bytes(), want) || st.Lines != wst.Lines || st.Records != wst.Records || st.Truncated != wst.Truncated || !st.Truncated {
+				t.Fatalf("%s workers %d: error %v (want %v), %d bytes (want %d), stats %+v (want %+v)", fname, workers, err, werr, got.Len(), len(want), st, wst)
+			}
+		}
+	}
+	// A compressed file (stored, 6 MiB) is not mapped: it is read through in.
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.NoCompression)
+	zw.Write(data)
+	zw.Close()
+	gzPath := filepath.Join(t.TempDir(), "big.log.gz")
+	if err := os.WriteFile(gzPath, gz.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want, _, werr := convertReference(data, AppendText, false)
+	f, err := os.Open(gzPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got bytes.Buffer
+	_, err = ConvertLog(context.Background(), f, &got, AppendText, ConvertOptions{File: f})
+	if errString(err) != errString(werr) || !bytes.Equal(got.Bytes(), want) || len(want) == 0 {
+		t.Fatalf("compressed: error %v (want %v), %d bytes (want %d)", err, werr, got.Len(), len(want))
+	}
 }

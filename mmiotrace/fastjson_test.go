@@ -119,26 +119,32 @@ func checkAccessConvert(t testing.TB, name string, data []byte, chunks []int) {
 		want, wst, werr := convertReference(data, format, keepGoing)
 		for _, workers := range []int{1, 2} {
 			for _, chunk := range chunks {
-				var got bytes.Buffer
-				st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, ConvertOptions{Workers: workers, ChunkSize: chunk, KeepGoing: keepGoing, AccessNDJSON: true})
-				tag := fmt.Sprintf("%s keepGoing=%v workers=%d chunk=%d", name, keepGoing, workers, chunk)
-				if errString(err) != errString(werr) {
-					t.Fatalf("%s: error %v, want %v", tag, err, werr)
-				}
-				if werr == nil && !bytes.Equal(got.Bytes(), want) {
-					i := 0
-					for i < min(got.Len(), len(want)) && got.Bytes()[i] == want[i] {
-						i++
+				for _, mapped := range []bool{false, true} {
+					var got bytes.Buffer
+					opt := ConvertOptions{Workers: workers, ChunkSize: chunk, KeepGoing: keepGoing, AccessNDJSON: true}
+					if mapped {
+						opt.mapped = append(make([]byte, 0, len(data)), data...)
 					}
-					t.Fatalf("%s: output differs at byte %d (%d bytes, want %d):\n got %.200q\nwant %.200q", tag, i, got.Len(), len(want), got.Bytes()[max(i-50, 0):], want[max(i-50, 0):])
-				}
-				if werr != nil && !bytes.HasPrefix(want, got.Bytes()) && !bytes.HasPrefix(got.Bytes(), want) {
-					t.Fatalf("%s: output before the error differs", tag)
-				}
-				if werr == nil && (st.Lines != wst.Lines || st.Records != wst.Records) ||
-					st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated ||
-					errString(st.FirstSkip) != errString(wst.FirstSkip) {
-					t.Fatalf("%s: stats %+v, want %+v", tag, st, wst)
+					st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, opt)
+					tag := fmt.Sprintf("%s keepGoing=%v workers=%d chunk=%d mapped=%v", name, keepGoing, workers, chunk, mapped)
+					if errString(err) != errString(werr) {
+						t.Fatalf("%s: error %v, want %v", tag, err, werr)
+					}
+					if werr == nil && !bytes.Equal(got.Bytes(), want) {
+						i := 0
+						for i < min(got.Len(), len(want)) && got.Bytes()[i] == want[i] {
+							i++
+						}
+						t.Fatalf("%s: output differs at byte %d (%d bytes, want %d):\n got %.200q\nwant %.200q", tag, i, got.Len(), len(want), got.Bytes()[max(i-50, 0):], want[max(i-50, 0):])
+					}
+					if werr != nil && !bytes.HasPrefix(want, got.Bytes()) && !bytes.HasPrefix(got.Bytes(), want) {
+						t.Fatalf("%s: output before the error differs", tag)
+					}
+					if werr == nil && (st.Lines != wst.Lines || st.Records != wst.Records) ||
+						st.Skipped != wst.Skipped || st.Lost != wst.Lost || st.Truncated != wst.Truncated ||
+						errString(st.FirstSkip) != errString(wst.FirstSkip) {
+						t.Fatalf("%s: stats %+v, want %+v", tag, st, wst)
+					}
 				}
 			}
 		}
@@ -243,9 +249,14 @@ func FuzzAccessLines(f *testing.F) {
 		checkAccessLine(t, append(bytes.Clone(data), make([]byte, rwFastLen)...))
 		format := (&NDJSONEncoder{}).Append
 		want, wst, werr := convertReference(data, format, keepGoing)
-		for _, workers := range []int{1, 2} {
+		for _, workers := range []int{1, 2, -1, -2} {
 			var got bytes.Buffer
-			st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, ConvertOptions{Workers: workers, ChunkSize: int(chunk%4096) + 1, KeepGoing: keepGoing, AccessNDJSON: true})
+			opt := ConvertOptions{Workers: workers, ChunkSize: int(chunk%4096) + 1, KeepGoing: keepGoing, AccessNDJSON: true}
+			if workers < 0 { // mapped
+				opt.Workers = -workers
+				opt.mapped = append(make([]byte, 0, len(data)), data...)
+			}
+			st, err := ConvertLog(context.Background(), bytes.NewReader(data), &got, format, opt)
 			if errString(err) != errString(werr) {
 				t.Fatalf("workers %d: error %v, want %v", workers, err, werr)
 			}

@@ -4,6 +4,7 @@ package mmiotrace
 
 import (
 	"os"
+	"unsafe"
 
 	iunix "github.com/iotap/iotap/internal/unix"
 )
@@ -28,4 +29,32 @@ func mapFile(in any) (data []byte, unmap func(), ok bool) {
 		return nil, nil, false
 	}
 	return b, func() { iunix.Munmap(b) }, true
+}
+
+// mapFileFromStart maps all of the regular file f, whatever its offset
+// (ConvertOptions.File); ok is false for anything else and for files
+// under 1 MiB.
+func mapFileFromStart(f *os.File) (data []byte, unmap func(), ok bool) {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 1<<20 || fi.Size() > 1<<40 {
+		return nil, nil, false
+	}
+	b, err := iunix.MmapFile(f.Fd(), int(fi.Size()))
+	if err != nil {
+		return nil, nil, false
+	}
+	return b, func() { iunix.Munmap(b) }, true
+}
+
+// dropMapped takes the pages of b (from a mapFileFromStart mapping) that
+// lie wholly inside it out of the resident set, so that the resident set
+// of a converter going through a mapping stays flat.
+func dropMapped(b []byte) {
+	const page = 4096
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := int((page - p%page) % page)
+	hi := len(b) - int((p+uintptr(len(b)))%page)
+	if hi-lo >= page {
+		iunix.DropPages(b[lo:hi])
+	}
 }

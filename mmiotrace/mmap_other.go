@@ -2,4 +2,10 @@
 
 package mmiotrace
 
+import "os"
+
 func mapFile(in any) ([]byte, func(), bool) { return nil, nil, false }
+
+func mapFileFromStart(f *os.File) ([]byte, func(), bool) { return nil, nil, false }
+
+func dropMapped([]byte) {}

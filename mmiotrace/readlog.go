@@ -3,6 +3,7 @@ package mmiotrace
 import (
 	"context"
 	"io"
+	"os"
 
 	"github.com/iotap/iotap/ksym"
 )
@@ -28,9 +29,9 @@ type ReadOptions struct {
 	// chosen by the size of the input), the input's size (<= 0: unknown).
 	Workers int
 	Size    int64
-	// Path, when not "", is the log's file: the jobs that read record by
-	// record (Check, Keep, Count) map it into memory (Open) instead of
-	// reading in.
+	// Path, when not "", is the log's file: it is mapped into memory
+	// instead of reading in (ConvertOptions.File; Open for the jobs that
+	// read record by record: Check, Keep, Count).
 	Path string
 }
 
@@ -55,8 +56,16 @@ func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([
 		if err := input(); err != nil {
 			return nil, err
 		}
-		st, err := ConvertLog(ctx, in, w, format, ConvertOptions{Workers: opt.Workers, KeepGoing: opt.KeepGoing,
-			Size: max(opt.Size, 0), AccessNDJSON: opt.JSON && opt.Symbols == nil})
+		copt := ConvertOptions{Workers: opt.Workers, KeepGoing: opt.KeepGoing,
+			Size: max(opt.Size, 0), AccessNDJSON: opt.JSON && opt.Symbols == nil}
+		if opt.Path != "" {
+			// A plain log is mapped and converted in place.
+			if f, err := os.Open(opt.Path); err == nil {
+				defer f.Close()
+				copt.File = f
+			}
+		}
+		st, err := ConvertLog(ctx, in, w, format, copt)
 		if err != nil {
 			return nil, err
 		}

@@ -97,6 +97,21 @@ func Mmap(fd int, offset int64, length int, prot, flags int) ([]byte, error) {
 	return b, nil
 }
 
+// DropPages unmaps b, a page-aligned part of a read-only file mapping
+// made by MmapFile that its user is done with: its pages leave the
+// process's resident set (the page cache keeps them). Munmap of the whole
+// mapping still works afterwards.
+func DropPages(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0)
+	if e != 0 {
+		return os.NewSyscallError("munmap", e)
+	}
+	return nil
+}
+
 // Munmap unmaps a mapping made by Mmap.
 func Munmap(b []byte) error {
 	if err := unix.Munmap(b); err != nil {
