@@ -1,6 +1,9 @@
 package intelpt
 
-import "io"
+import (
+	"fmt"
+	"io"
+)
 
 // Block is a sequence of instructions that ran one after the other: the
 // block decoder's unit. NInsn instructions from IP to EndIP; the
@@ -61,6 +64,19 @@ type AddrFilter struct {
 }
 
 func (f *AddrFilter) cfg(n int) uint64 { return (f.Cfg >> (4 * n)) & 0xf }
+
+// SetCfg sets ADDRn_CFG of filter n (0-3) to v, a 4-bit value (0 off, 1
+// filter, 2 stop), as ptxed's --filter:addrN_cfg does.
+func (f *AddrFilter) SetCfg(n int, v uint64) error {
+	if n < 0 || n >= numAddrFilters {
+		return fmt.Errorf("no address filter %d", n)
+	}
+	if v > 15 {
+		return fmt.Errorf("value too big: %d", v)
+	}
+	f.Cfg = f.Cfg&^(0xf<<(4*n)) | v<<(4*n)
+	return nil
+}
 
 // check reports whether addr may be traced: 1 yes, 0 no.
 func (f *AddrFilter) check(addr uint64) int {

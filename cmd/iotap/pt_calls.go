@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -117,9 +116,6 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}
-	clk := calls.Clock{ToNS: in.ToNS}
-	bw := bufio.NewWriterSize(e.stdout, 1<<16)
-	defer bw.Flush()
 	o := calls.Options{Finder: in.Finder(f.sysroot, f.buildIDDirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
 	if f.maxDepth <= 0 {
 		o.TreeDepth = -1
@@ -133,40 +129,24 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	if o.Resolution > 0 && in.ToNS == nil {
 		fmt.Fprintf(e.stderr, "pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
 	}
-	var line []byte
-	if f.json && !f.quiet {
-		clock := ""
-		if in.ToNS != nil {
-			clock = intelpt.ClockPerf
-		}
-		bw.Write(intelpt.AppendInputNDJSON(nil, path, in.Format, clock))
-		o.OnCall = func(c *calls.Call) {
-			line = calls.AppendNDJSON(line[:0], c, clk)
-			bw.Write(line)
-		}
-	}
-	var total int64
-	for _, s := range in.Streams {
-		total += int64(len(s.Data))
-	}
-	if m := e.meter("iotap: pt calls", total, f.json && !f.quiet); m != nil {
-		o.Progress = m.Update
-	}
-	res, err := calls.Analyze(in, o)
-	if err != nil {
-		return fmt.Errorf("pt calls: %w", err)
-	}
+	out := calls.OutputTree
 	switch {
 	case f.quiet:
+		out = calls.OutputNone
+	case f.json:
+		out = calls.OutputJSON
+	case f.folded && f.foldedTime:
+		out = calls.OutputFoldedTime
 	case f.folded:
-		err = calls.WriteFolded(bw, res.Tree, f.foldedTime)
-	case !f.json:
-		err = calls.WriteTree(bw, res.Tree, clk.Unit())
+		out = calls.OutputFolded
 	}
-	if err != nil {
-		return err
+	if m := e.meter("iotap: pt calls", in.TraceBytes(), out == calls.OutputJSON); m != nil {
+		o.Progress = m.Update
 	}
-	if err := bw.Flush(); err != nil {
+	res, err := calls.Run(e.stdout, in, path, out, o)
+	if res == nil {
+		return fmt.Errorf("pt calls: %w", err)
+	} else if err != nil {
 		return err
 	}
 	for _, n := range res.Notes(in) {

@@ -1,9 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -134,15 +133,25 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if f.pt == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
-	var sb intelpt.PerfStream
-	var sbConfig intelpt.Config
-	var sbImage *intelpt.Image
+	var sb *calls.FlowInput
 	format := intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
+		// A perf.data or capture directory: the image from its sideband.
 		var err error
-		if sb, sbConfig, sbImage, format, err = ptFlowSideband(e, f); err != nil {
-			return err
+		sb, err = calls.OpenFlow(f.pt, calls.FlowOptions{Stream: f.stream, PID: int32(f.pid), Sysroot: f.sysroot, BuildIDDirs: f.buildIDDirs, Kernel: f.kernel, Kallsyms: f.kallsyms})
+		var se *calls.StreamsError
+		switch {
+		case errors.Is(err, calls.ErrNoSideband):
+			return usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
+		case errors.As(err, &se):
+			return usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, se.Streams)
+		case err != nil:
+			return fmt.Errorf("pt flow: %w", err)
 		}
+		for _, u := range sb.Unfound {
+			fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
+		}
+		format = sb.Format
 	}
 	// The decoders do not allocate per instruction: the heap is the trace,
 	// the image and its decode caches, all live until the end. A collection
@@ -161,9 +170,9 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	}
 	var trace []byte
 	base := intelpt.Config{}
-	if sbImage != nil {
-		trace, base, im = sb.Data, sbConfig, sbImage
-		f.opt.StreamName, f.opt.StreamCPU = sb.Name(), sb.CPU
+	if sb != nil {
+		trace, base, im = sb.Stream.Data, sb.Config, sb.Image
+		f.opt.StreamName, f.opt.StreamCPU = sb.Stream.Name(), sb.Stream.CPU
 	} else {
 		file, from, size, err := intelpt.SplitFileRange(f.pt)
 		if err != nil {
@@ -187,10 +196,9 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 		cfg.Errata = errata
 	}
 	for n, v := range f.filterCfg {
-		if v > 15 {
-			return usageErrorf("pt flow: --filter:addr%d_cfg: value too big: %d", n, v)
+		if err := f.filter.SetCfg(n, v); err != nil {
+			return usageErrorf("pt flow: --filter:addr%d_cfg: %v", n, err)
 		}
-		f.filter.Cfg |= v << (4 * n)
 	}
 	cfg.Filter = f.filter
 	cfg.Flags = intelpt.FlowFlags{TickEvents: f.eventTick, IFlagsEvents: f.iflags}
@@ -209,64 +217,4 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	}
 	_, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
 	return err
-}
-
-// ptFlowSideband reads a perf.data or capture directory given as the
-// trace when no image is: the stream to list and its process's image from
-// the sideband (calls.FlowImage): its stream, decoder configuration and
-// image, and the input's format (intelpt.FormatPerfData or
-// FormatCaptureDir).
-func ptFlowSideband(e *env, f *ptFlowFlags) (intelpt.PerfStream, intelpt.Config, *intelpt.Image, string, error) {
-	st, err := os.Stat(f.pt)
-	if err != nil {
-		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
-	}
-	if !st.IsDir() {
-		head := make([]byte, 8)
-		if fh, err := os.Open(f.pt); err == nil {
-			fh.Read(head)
-			fh.Close()
-		}
-		if !intelpt.IsPerfData(head) {
-			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
-		}
-	}
-	in, binaries, err := calls.OpenInput(f.pt)
-	if err != nil {
-		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
-	}
-	i := f.stream
-	if i < 0 {
-		if len(in.Streams) != 1 {
-			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, len(in.Streams))
-		}
-		i = 0
-	}
-	dirs := f.buildIDDirs
-	if binaries != "" {
-		dirs = append([]string{binaries}, dirs...)
-	}
-	if len(f.buildIDDirs) == 0 {
-		if home, err := os.UserHomeDir(); err == nil {
-			dirs = append(dirs, filepath.Join(home, ".debug"))
-		}
-	}
-	o := calls.Options{Finder: calls.Finder(f.sysroot, dirs)}
-	if f.kernel != "" || f.kallsyms != "" {
-		if o.Kernel, _, err = calls.LoadKernel(f.kernel, f.kallsyms); err != nil {
-			return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
-		}
-	}
-	im, unfound, err := calls.FlowImage(in, i, int32(f.pid), o)
-	if err != nil {
-		return intelpt.PerfStream{}, intelpt.Config{}, nil, "", fmt.Errorf("pt flow: %w", err)
-	}
-	for _, u := range unfound {
-		fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
-	}
-	format := intelpt.FormatPerfData
-	if st.IsDir() {
-		format = intelpt.FormatCaptureDir
-	}
-	return in.Streams[i], in.Config, im, format, nil
 }

@@ -2,32 +2,10 @@ package calls
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/iotap/iotap/intelpt"
 )
-
-// OpenInput reads a perf.data file or an `iotap pt capture` directory
-// (ReadPerfData, ReadCaptureDir); for a directory it returns its
-// binaries/ directory too, the first place to look for mapped files.
-func OpenInput(path string) (in *Input, binaries string, err error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, "", err
-	}
-	if st.IsDir() {
-		in, err = ReadCaptureDir(path)
-		return in, filepath.Join(path, intelpt.BinariesDir), err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	in, err = ReadPerfData(b)
-	return in, "", err
-}
 
 // FlowImage is the memory image for an instruction listing (`iotap pt
 // flow`) of stream i of in: the files of the mappings of the process

@@ -40,3 +40,25 @@ func ExampleAnalyze() {
 	// 1 threads, 0 instructions, 0 calls, 0 tail calls, 0 returns, 0 unwinds, 0 unmatched returns, 1 gaps
 	// gap: thread 1 at instruction 0: decode error: intelpt: offset 0x1c, ip 0x100000: no memory mapped at this address
 }
+
+// The job of 'iotap pt calls --folded' over a raw trace of one thread and
+// its code: collapsed stacks, weighted by instructions.
+func ExampleRun() {
+	im := intelpt.NewImage()
+	if _, err := im.AddRaw("../testdata/libipt/call_direct-ret_compressed.bin:0x100000"); err != nil {
+		panic(err)
+	}
+	b, err := os.ReadFile("../testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	res, err := calls.Run(os.Stdout, calls.RawInput(b, intelpt.Config{}), "trace.pt", calls.OutputFolded, calls.Options{Image: im})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res)
+	// Output:
+	// thread_1;[unknown_0x100000] 2
+	// thread_1;[unknown_0x100000];[unknown_0x100008] 1
+	// 1 threads, 3 instructions, 1 calls, 0 tail calls, 1 returns, 0 unwinds, 0 unmatched returns, 0 gaps
+}
