@@ -95,9 +95,9 @@ func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, p
 	b = append(b, `{"kind":"usb_event","seq":`...)
 	b = ndjson.AppendUint(b, seq)
 	b = append(b, `,"ts_ns":`...)
-	b = ndjson.AppendInt(b, t*1000)
+	b = ndjson.AppendInt1000(b, t)
 	b = append(b, `,"rel_ns":`...)
-	b = ndjson.AppendInt(b, elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0)*1000)
+	b = ndjson.AppendInt1000(b, elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0))
 	b = append(b, `,"urb_id":"0x`...)
 	b = ndjson.AppendHexUint64(b, ev.ID)
 	b = append(b, `","urb_type":"`...)
@@ -146,7 +146,7 @@ func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, p
 	}
 	if ev.Type != usbmon.Submission {
 		if paired {
-			b = ndjson.Int(b, "latency_ns", p.Latency*1000)
+			b = ndjson.Int1000(b, "latency_ns", p.Latency)
 			b = ndjson.Uint(b, "submit_seq", p.Submit.Seq+1)
 		} else {
 			b = ndjson.Null(b, "latency_ns")

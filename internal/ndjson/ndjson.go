@@ -87,6 +87,9 @@ func Bytes(b []byte, k string, s []byte) []byte { return appendStringBytes(Key(b
 // Int appends the member k with the number v.
 func Int(b []byte, k string, v int64) []byte { return AppendInt(Key(b, k), v) }
 
+// Int1000 appends the member k with the number v*1000 (AppendInt1000).
+func Int1000(b []byte, k string, v int64) []byte { return AppendInt1000(Key(b, k), v) }
+
 // Uint appends the member k with the number v.
 func Uint(b []byte, k string, v uint64) []byte { return AppendUint(Key(b, k), v) }
 

@@ -17,6 +17,12 @@ func checkNumbers(t *testing.T, u uint64, data []byte) {
 	if got, want := string(AppendInt(pre, int64(u))), string(strconv.AppendInt(pre, int64(u), 10)); got != want {
 		t.Fatalf("AppendInt(%d) = %q, strconv %q", int64(u), got, want)
 	}
+	if got, want := string(AppendInt1000(pre, int64(u))), string(strconv.AppendInt(pre, int64(u)*1000, 10)); got != want {
+		t.Fatalf("AppendInt1000(%d) = %q, strconv of v*1000 %q", int64(u), got, want)
+	}
+	if got, want := string(AppendInt1000(pre, -int64(u))), string(strconv.AppendInt(pre, -int64(u)*1000, 10)); got != want {
+		t.Fatalf("AppendInt1000(%d) = %q, strconv of v*1000 %q", -int64(u), got, want)
+	}
 	if got, want := string(AppendHexUint64(pre, u)), string(strconv.AppendUint(pre, u, 16)); got != want {
 		t.Fatalf("AppendHexUint64(%#x) = %q, strconv %q", u, got, want)
 	}
@@ -43,7 +49,8 @@ func TestAppendNumbersMatchStrconv(t *testing.T) {
 		checkNumbers(t, p-1, nil)
 		checkNumbers(t, p, nil)
 	}
-	for _, u := range []uint64{math.MaxUint64, math.MaxInt64, 1 << 63, uint64(math.MaxInt64) + 2} {
+	for _, u := range []uint64{math.MaxUint64, math.MaxInt64, 1 << 63, uint64(math.MaxInt64) + 2,
+		math.MaxInt64 / 1000, math.MaxInt64/1000 + 1, math.MaxInt64/1000 - 1, -(math.MinInt64 / 1000), -(math.MinInt64 / 1000) + 1} {
 		checkNumbers(t, u, nil)
 	}
 	rng := rand.New(rand.NewSource(1))
