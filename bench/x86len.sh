@@ -18,6 +18,10 @@
 # what calling any decoder once per instruction costs on this machine.
 # x86asm is only a dependency of the separate module bench/x86len, not of
 # iotap.
+# With ROUNDS=N, it then walks the code with LenClass, LenClass64 and the
+# LenClass floor in turn, N rounds in one process, and prints each one's
+# median and 10th/90th percentiles and the per-round ratio LenClass64 /
+# LenClass: the same moments for each, on a machine whose speed changes.
 set -eu
 cd "$(dirname "$0")/x86len"
 COUNT=${COUNT:-5}
@@ -34,3 +38,6 @@ for name in Decode LenClass LenClass64 X86asm Floor FloorLenClass; do
 				for (i = 1; i <= NR; i++) printf " %.1f", v[i] / 1e6; print ")" }'
 	done
 done
+if [ -n "${ROUNDS:-}" ]; then
+	X86LEN_ROUNDS=$ROUNDS go test -count=1 -run Interleaved -v . | grep -E 'insn/cpu-s|per round' | sed 's/^ *x86len_test.go:[0-9]*: //'
+fi

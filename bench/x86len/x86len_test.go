@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -250,4 +252,92 @@ func BenchmarkFloor(b *testing.B) {
 		}
 		return n
 	})
+}
+
+// TestInterleaved compares LenClass, LenClass64 and the call floor in one
+// process at the same moments: ROUNDS rounds (X86LEN_ROUNDS, skipped when
+// unset; bench/x86len.sh sets it with ROUNDS=N), each walking the code
+// three times with each, and logs for each the median and the 10th and
+// 90th percentiles of instructions per CPU second of the thread, and the
+// median per-round ratio LenClass64 / LenClass. On a shared machine whose
+// speed changes over time the per-round ratios and percentiles say more
+// than medians of separate runs.
+func TestInterleaved(t *testing.T) {
+	rounds, _ := strconv.Atoi(os.Getenv("X86LEN_ROUNDS"))
+	if rounds <= 0 {
+		t.Skip("X86LEN_ROUNDS not set")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	code := text(t)
+	walks := []struct {
+		name string
+		walk func() int
+	}{
+		{"LenClass", func() int {
+			n := 0
+			for off := 0; off < len(code); {
+				l, _, err := x86.LenClass(code, off, x86.Mode64)
+				if err != nil {
+					off++
+					continue
+				}
+				off += l
+				n++
+			}
+			return n
+		}},
+		{"LenClass64", func() int {
+			n := 0
+			for off := 0; off < len(code); {
+				var l int
+				if off <= len(code)-16 {
+					l, _ = x86.LenClass64(binary.LittleEndian.Uint64(code[off:]))
+				}
+				if l == 0 {
+					var err error
+					if l, _, err = x86.LenClass(code, off, x86.Mode64); err != nil {
+						off++
+						continue
+					}
+				}
+				off += l
+				n++
+			}
+			return n
+		}},
+		{"FloorLenClass", func() int {
+			n := 0
+			for off := 0; off < len(code); {
+				l, _, err := floorLenClass(code, off, x86.Mode64)
+				if err != nil {
+					off++
+					continue
+				}
+				off += l
+				n++
+			}
+			return n
+		}},
+	}
+	rate := make([][]float64, len(walks))
+	for range rounds {
+		for i, w := range walks {
+			c0 := threadCPU()
+			n := w.walk() + w.walk() + w.walk()
+			rate[i] = append(rate[i], float64(n)/(threadCPU()-c0))
+		}
+	}
+	ratio := make([]float64, rounds)
+	for k := range ratio {
+		ratio[k] = rate[1][k] / rate[0][k]
+	}
+	for i, w := range walks {
+		r := slices.Sorted(slices.Values(rate[i]))
+		t.Logf("%-13s insn/cpu-s median %6.1f M  p10 %6.1f M  p90 %6.1f M", w.name,
+			r[len(r)/2]/1e6, r[len(r)/10]/1e6, r[len(r)*9/10]/1e6)
+	}
+	slices.Sort(ratio)
+	t.Logf("LenClass64 / LenClass per round: median %.2f (p10 %.2f, p90 %.2f), %d rounds",
+		ratio[len(ratio)/2], ratio[len(ratio)/10], ratio[len(ratio)*9/10], rounds)
 }

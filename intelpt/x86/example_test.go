@@ -1,6 +1,7 @@
 package x86_test
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/iotap/iotap/intelpt/x86"
@@ -76,4 +77,41 @@ func ExampleLenClass() {
 	// 0x401004 len 3 other
 	// 0x401007 len 2 jcc
 	// target 0x40100e
+}
+
+// Walk 64-bit code with LenClass64, inlined into the loop, and LenClass
+// where it declines (here the 66-prefixed NOP and the last 15 bytes),
+// counting the instructions and stopping at the first branch.
+func ExampleLenClass64() {
+	code := []byte{
+		0x48, 0x89, 0xe5, // mov %rsp,%rbp
+		0x66, 0x90, // xchg %ax,%ax (66-prefixed NOP)
+		0x8b, 0x44, 0x24, 0x08, // mov 0x8(%rsp),%eax
+		0xe8, 0x00, 0x00, 0x00, 0x00, // call
+	}
+	code = append(code, make([]byte, 16)...) // padding: a section's next bytes
+	for off := 0; off < len(code); {
+		var n int
+		var class x86.Class
+		if off <= len(code)-16 {
+			n, class = x86.LenClass64(binary.LittleEndian.Uint64(code[off:]))
+		}
+		if n == 0 {
+			var err error
+			if n, class, err = x86.LenClass(code, off, x86.Mode64); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+		fmt.Printf("%d: len %d %v\n", off, n, class)
+		if class != x86.Other {
+			return
+		}
+		off += n
+	}
+	// Output:
+	// 0: len 3 other
+	// 3: len 2 other
+	// 5: len 4 other
+	// 9: len 5 call
 }
