@@ -2,6 +2,7 @@ package regdb_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -143,4 +144,28 @@ W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
 	// Output:
 	// 0000:00:03.0/0+0x8 STATUS
 	// 0000:00:03.0/0+0xd8 IMC
+}
+
+// NewNamerFrom is 'iotap mmio names --db e1000 --bar 1234:5678/0=E1000':
+// a device the shipped databases do not know, named as an 8254x.
+func ExampleNewNamerFrom() {
+	log := `PCIDEV 0020 12345678 a fe000000 0 0 0 0 0 0 20000 0 0 0 0 0 0 x
+MAP 1.0 1 0xfe000000 0xffffc90000080000 0x20000 0x0 0
+R 4 1.1 1 0xfe000008 0x80080783 0x0 0
+`
+	n, err := regdb.NewNamerFrom(regdb.NamerOptions{DBs: []string{"e1000"}, BARs: []string{"1234:5678/0=E1000"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := n.NameLog(context.Background(), mmiotrace.NewReader(strings.NewReader(log)), os.Stdout, false); err != nil {
+		fmt.Println(err)
+	}
+	_, err = regdb.NewNamerFrom(regdb.NamerOptions{BARs: []string{"0000:00:03.0/0=NOPE"}})
+	fmt.Println(err, errors.Is(err, regdb.ErrOption))
+	// Output:
+	// PCIDEV 0020 12345678 a fe000000 0 0 0 0 0 0 20000 0 0 0 0 0 0 x
+	// MAP 1.0 1 0xfe000000 0xffffc90000080000 0x20000 0x0 0
+	// R 4 1.1 1 0xfe000008 0x80080783 0x0 0 ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, MTXCKOK, GIO_MASTER_EN, unk=0x80000000}
+	// --bar "0000:00:03.0/0=NOPE": no database has a domain "NOPE" true
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"strings"
 
+	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/report"
 )
 
@@ -30,4 +33,35 @@ func Example() {
 	// ../testdata/capture/usb.pcapng: usb (usbmon pcapng) aligned=true ok
 	//   ep 81: 8218 bytes, p99 latency 7.315ms
 	//   ep 02: 62 bytes, p99 latency 1.033ms
+}
+
+// WriteMMIOStats is 'iotap mmio stats': the e1000's registers named from
+// the shipped database by the device's PCI id.
+func ExampleWriteMMIOStats() {
+	log := `PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0
+R 4 12.225230 1 0xfebc0008 0x80080783 0x0 0
+W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
+`
+	st, err := mmiotrace.Analyze(strings.NewReader(log), mmiotrace.StatsOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := report.WriteMMIOStats(os.Stdout, st, report.MMIOStatsOptions{Top: 5}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// lines 5, R 2, W 1, MAP 1, PCIDEV 1
+	// lost events 0, skipped lines 0
+	//
+	// maps:
+	//   map 1    0xfebc0000+0x20000  reads 2  writes 1
+	//
+	// hot registers (2 of 2):
+	//   0000:00:03.0/0+0x8       STATUS     w4  reads 2        writes 0        last 0x80080783
+	//   0000:00:03.0/0+0xd8      IMC        w4  reads 0        writes 1        last 0xffffffff
+	//
+	// polling loops: 0
 }

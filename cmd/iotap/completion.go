@@ -1,9 +1,6 @@
 package main
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/filter"
@@ -84,21 +81,6 @@ func filterCompletion(c *cobra.Command) cobra.CompletionFunc {
 		fields = userevents.FilterFields().Fields()
 	}
 	return func(_ *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		// The field being typed starts after the last byte that cannot
-		// be part of a name.
-		i := strings.LastIndexFunc(toComplete, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.')
-		})
-		head, word := toComplete[:i+1], toComplete[i+1:]
-		var out []string
-		for _, f := range fields {
-			for _, n := range append([]string{f.Name}, f.Aliases...) {
-				if strings.HasPrefix(n, word) {
-					out = append(out, head+n+"\t"+f.Type)
-				}
-			}
-		}
-		sort.Strings(out)
-		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		return filter.Complete(fields, toComplete), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 }

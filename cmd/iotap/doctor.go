@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/iotap/iotap/internal/doctor"
-	"github.com/iotap/iotap/internal/unix"
 	"github.com/spf13/cobra"
 )
 
@@ -25,10 +24,7 @@ facility and a final {"kind":"doctor_summary","kernel":…,"facilities":N,
 code is 0 whenever the checks could run.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sys := doctor.System{Root: root, EUID: unix.Geteuid()}
-			sys.Release, _ = unix.KernelRelease()
-			sys.Caps, sys.CapsErr = unix.Capabilities()
-			rep := doctor.Check(sys)
+			rep := doctor.Check(doctor.Running(root))
 			if asJSON {
 				_, err := e.stdout.Write(rep.AppendNDJSON(nil, root))
 				return err

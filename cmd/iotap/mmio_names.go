@@ -59,39 +59,11 @@ type namesOptions struct {
 	allowLoss bool
 }
 
-// newNamer is the Namer of the flags: --db, --variant, --bar.
-func newNamer(o *namesOptions) (*regdb.Namer, error) {
-	n := regdb.NewNamer(regdb.Binder{})
-	for _, s := range o.dbs {
-		db, err := loadDB("mmio names", s)
-		if err != nil {
-			return nil, err
-		}
-		n.DBs = append(n.DBs, db)
-	}
-	if err := n.SetVariant(o.variant); errors.Is(err, regdb.ErrNotFound) {
-		if len(n.DBs) == 0 {
-			err = fmt.Errorf("%w (give the database with --db)", err)
-		}
-		return nil, usageErrorf("mmio names: --%v", err)
-	} else if err != nil {
-		return nil, err
-	}
-	for _, s := range o.bars {
-		b, err := regdb.ParseBARRule(s)
-		if err == nil {
-			err = n.AddRule(b)
-		}
-		if err != nil {
-			return nil, usageErrorf("mmio names: --bar %q: %v", s, err)
-		}
-	}
-	return n, nil
-}
-
 func runMMIONames(e *env, o *namesOptions, path string) error {
-	n, err := newNamer(o)
-	if err != nil {
+	n, err := regdb.NewNamerFrom(regdb.NamerOptions{DBs: o.dbs, Variant: o.variant, BARs: o.bars})
+	if errors.Is(err, regdb.ErrOption) {
+		return usageErrorf("mmio names: %v", err)
+	} else if err != nil {
 		return err
 	}
 	in, err := mmioOpenMetered(e, "mmio names", path, true)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
-	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/report"
 	"github.com/spf13/cobra"
 )
@@ -40,31 +38,18 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			if err != nil {
 				return err
 			}
-			name := mmioRegNamer(st, noNames)
-			var funcs []mmiotrace.FuncStats
+			opt := report.MMIOStatsOptions{JSON: asJSON, File: args[0], Format: in.Format(), Top: top, NoNames: noNames}
 			if symbols != "" {
-				tab, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
-				if err != nil {
+				if opt.Symbols, err = mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }); err != nil {
 					return err
 				}
 				if st.ZeroPC > 0 {
 					fmt.Fprintf(e.stderr, "iotap: warning: mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)\n", st.ZeroPC)
 				}
-				funcs = mmiotrace.ByFunction(st, tab.Name)
 			}
-			w := bufio.NewWriter(e.stdout)
-			defer w.Flush()
-			if asJSON {
-				b := mmiotrace.AppendNDJSONInput(nil, args[0], in.Format())
-				b = mmiotrace.AppendStatsNDJSON(b, st, mmiotrace.StatsJSON{Name: name, Top: top, Funcs: funcs})
-				w.Write(b)
-			} else {
-				report.WriteMMIOText(w, st, name, report.MMIOTextOptions{Top: top})
-				if symbols != "" {
-					mmiotrace.WriteFuncStats(w, funcs, top, 5, name)
-				}
+			if err := report.WriteMMIOStats(e.stdout, st, opt); err != nil {
+				return err
 			}
-			w.Flush()
 			return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
 		},
 	}
@@ -78,13 +63,4 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp)
 	f.BoolVar(&noNames, "no-names", false, "do not name registers with the shipped register databases")
 	return c
-}
-
-// mmioRegNamer names registers with the register database shipped for
-// their device's PCI id (regdb), "" when there is none or off.
-func mmioRegNamer(st *mmiotrace.Stats, off bool) func(mmiotrace.RegKey) string {
-	if off {
-		return func(mmiotrace.RegKey) string { return "" }
-	}
-	return new(regdb.Binder).RegisterNames(st)
 }

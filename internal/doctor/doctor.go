@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotap/iotap/internal/unix"
 	"github.com/iotap/iotap/tracefs"
 )
 
@@ -471,4 +472,14 @@ func atoi(s string) int {
 		return -1
 	}
 	return n
+}
+
+// Running is the System of the machine iotap runs on, its files below
+// root ("" for /): the kernel release, the effective user and
+// capabilities of this process.
+func Running(root string) System {
+	sys := System{Root: root, EUID: unix.Geteuid()}
+	sys.Release, _ = unix.KernelRelease()
+	sys.Caps, sys.CapsErr = unix.Capabilities()
+	return sys
 }

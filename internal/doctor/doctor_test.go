@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -174,5 +177,27 @@ func TestThisMachineAgreesWithProbes(t *testing.T) {
 		if !f.Available && f.Remedy == "" {
 			t.Errorf("%s missing without a remedy: %+v", f.Name, f)
 		}
+	}
+}
+
+// Running describes this process: uname -r's release, id -u's user.
+func TestRunning(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel release and capabilities are read on Linux only")
+	}
+	sys := Running("/x")
+	uname, err := exec.Command("uname", "-r").Output()
+	if err != nil {
+		t.Skipf("uname: %v", err)
+	}
+	id, err := exec.Command("id", "-u").Output()
+	if err != nil {
+		t.Skipf("id: %v", err)
+	}
+	if sys.Root != "/x" || sys.Release != strings.TrimSpace(string(uname)) || strconv.Itoa(sys.EUID) != strings.TrimSpace(string(id)) {
+		t.Errorf("%+v: uname -r %s, id -u %s", sys, uname, id)
+	}
+	if sys.CapsErr == nil && sys.EUID == 0 && sys.Caps == 0 {
+		t.Errorf("root without capabilities: %+v", sys)
 	}
 }
