@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -67,5 +68,39 @@ func ExampleResolveWindow() {
 	fmt.Println(errors.Is(err, cut.ErrWindowNeedsFile))
 	// Output:
 	// 8112034000 8289448000
+	// true
+}
+
+// OpenStream reads a window of a log in-process, as the log's own format:
+// here the accesses from 8.29 s (@T: the log's own stamps) to 5 ms
+// later, with the MAP record before them that places them.
+func ExampleOpenStream() {
+	spec, _ := timerange.ParseSpec("@8.29", "+5ms")
+	s, err := cut.OpenStream(context.Background(), "../mmiotrace/testdata/e1000-bind.log", spec, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	b, err := io.ReadAll(s)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "R ") || strings.HasPrefix(l, "W ") || strings.HasPrefix(l, "MAP ") {
+			fmt.Println(l)
+		}
+	}
+	fmt.Println(s.Result().Events, "events")
+	_, err = cut.OpenStream(context.Background(), "../mmiotrace/testdata/e1000-bind.log", timerange.Spec{HasFrom: true, From: timerange.Point{Base: timerange.Mark, Mark: "nowhere"}}, nil)
+	var we *cut.WindowError
+	fmt.Println(errors.As(err, &we))
+	// Output:
+	// MAP 8.286086 1 0xfebc0000 0xff508fd9c0220000 0x20000 0x0 0
+	// R 4 8.290117 1 0xfebc0008 0x80080783 0x0 0
+	// W 4 8.294406 1 0xfebc00d8 0xffffffff 0x0 0
+	// R 4 8.294888 1 0xfebc0008 0x80080783 0x0 0
+	// 3 events
 	// true
 }

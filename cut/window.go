@@ -27,6 +27,8 @@ type Windowed struct {
 	// Results are the cuts made, one per trace, in the order written.
 	Results []WindowedTrace
 	tmp     string
+	input   string // the path OpenWindow was given
+	ptDir   bool   // Path is a buffer of a mirrored PT capture directory
 }
 
 // WindowedTrace is one trace cut by OpenWindow.
@@ -103,10 +105,10 @@ func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func
 	if err != nil {
 		return nil, err
 	}
-	w := &Windowed{tmp: tmp}
+	w := &Windowed{tmp: tmp, input: path}
 	fail := func(err error) (*Windowed, error) {
 		w.Close()
-		return nil, err
+		return nil, inputError(path, err)
 	}
 	if st.IsDir() {
 		dst := filepath.Join(tmp, filepath.Base(filepath.Clean(path)))
@@ -126,7 +128,7 @@ func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func
 			if err := w.mirror(ctx, filepath.Dir(path), dir, filepath.Base(path), spec, warn); err != nil {
 				return fail(err)
 			}
-			w.Path = filepath.Join(dir, filepath.Base(path))
+			w.Path, w.ptDir = filepath.Join(dir, filepath.Base(path)), true
 			return w, nil
 		}
 	}
@@ -270,3 +272,25 @@ func isPerfData(path string) bool {
 	_, err = io.ReadFull(f, b)
 	return err == nil && string(b) == "PERFILE2"
 }
+
+// inputError is err of a window cut of the trace at path, as a reader
+// reports it: naming the trace, without the "cut: " of Cut's own
+// messages (the reader puts its own name first). It unwraps to err.
+func inputError(path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "cut: "), ": cut: ", ": ")
+	if !strings.Contains(msg, path) {
+		msg = path + ": " + msg
+	}
+	return &namedError{msg, err}
+}
+
+type namedError struct {
+	msg string
+	err error
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/iotap/iotap/cut"
@@ -38,6 +38,12 @@ The records needed to interpret the result are always kept: VERSION, PCIDEV,
 LSPCI, MAP, UNMAP, comments and the kernel's "Lost N events." marks. Kept
 lines are copied byte for byte, in order. Without --between the log is
 parsed in parallel on all cores.
+
+--from/--to (or --time LO..HI) keep the records of a time window as
+'iotap cut' does (see its help for the times): the log is cut in-process,
+seeking with its index, so only the window is read; the records before the
+window that interpret it are kept, nothing after its end. Standard input
+is read whole and takes @T ends only.
 
 Examples:
   iotap mmio filter --write --width 4 --addr 0xfebc0000-0xfebc0100 log.txt -o w.txt
@@ -90,29 +96,13 @@ Examples:
 				}
 				f.ValueMask, f.ValueBits = m, b
 			}
-			spec, err := timerange.ParseSpec(from, to)
+			spec, err := timeWindow(from, to, timeRange)
 			if err != nil {
-				return usageErrorf("%v", err)
-			}
-			if timeRange != "" {
-				if spec.Set() {
-					return usageErrorf("--time LO..HI is --from LO --to HI: give one or the other")
-				}
-				if spec, err = timerange.ParseSpecRange(timeRange); err != nil {
-					return usageErrorf("--time: %v", err)
-				}
+				return usageErrorf("mmio filter: %v", err)
 			}
 			if spec.NeedsWall() {
 				return usageErrorf("mmiotrace timestamps are seconds of the kernel's clock, not wall-clock times: give @T (the log's stamps), seconds from its start or mark:NAME")
 			}
-			var win timerange.Window
-			if spec.Set() {
-				if win, err = mmioResolveWindow(e, spec, args[0]); err != nil {
-					return err
-				}
-			}
-			f.HasStart, f.Start = win.HasFrom, uint64(win.From)
-			f.HasEnd, f.End = win.HasTo, uint64(win.To)
 			if between != "" {
 				f.Between[0] = between
 				f.Between[1] = until
@@ -124,8 +114,17 @@ Examples:
 			if len(args) != 1 {
 				return usageErrorf("filter takes one log file")
 			}
-			in, err := mmioOpenInput(args[0])
-			if err != nil {
+			var in io.ReadCloser
+			if spec.Set() && args[0] == "-" {
+				// standard input is not cut: its records are kept by their @T stamps
+				win, err := cut.ResolveWindow(e.ctx, "-", spec, nil)
+				if err != nil {
+					return usageErrorf("mmio filter: %v", err)
+				}
+				f.HasStart, f.Start, f.HasEnd, f.End = win.HasFrom, uint64(win.From), win.HasTo, uint64(win.To)
+				spec = timerange.Spec{}
+			}
+			if in, _, err = mmioOpenWindow(e, "mmio filter", args[0], spec); err != nil {
 				return err
 			}
 			defer in.Close()
@@ -148,7 +147,11 @@ Examples:
 			if verbose {
 				fmt.Fprintf(e.stderr, "mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
 			}
-			return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
+			lost := mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines)
+			if s, ok := in.(*cut.Stream); ok {
+				lost = append(lost, windowLoss(s)...)
+			}
+			return mmioLoss(e, lost, allowLoss)
 		},
 	}
 	fl := c.Flags()
@@ -171,14 +174,4 @@ Examples:
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "print how many lines were kept")
 	return c
-}
-
-// mmioResolveWindow places a window on the log (cut.ResolveWindow).
-func mmioResolveWindow(e *env, spec timerange.Spec, path string) (timerange.Window, error) {
-	win, err := cut.ResolveWindow(e.ctx, path, spec, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
-	var we *cut.WindowError
-	if errors.Is(err, cut.ErrWindowNeedsFile) || errors.As(err, &we) {
-		return win, usageErrorf("%v", err)
-	}
-	return win, err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -23,6 +24,7 @@ func newMMIOReplayCmd(e *env) *cobra.Command {
 		logDevice                            string
 		delay                                time.Duration
 		addrs, bars                          []string
+		window                               func() (timerange.Spec, error)
 	)
 	c := &cobra.Command{
 		Use: "replay [flags] FILE",
@@ -39,6 +41,11 @@ physical address than in the log.
 A device bound to a driver is refused unless --force. --check-reads also
 performs the recorded reads and reports values that differ.
 
+--from/--to replay only the accesses of a time window (seconds from the
+log's first record, @T as the log prints it, mark:NAME: 'iotap cut --help'),
+cut in-process, seeking with the log's index; the MAP and PCIDEV records
+before the window are kept, so its accesses are located as in the log.
+
 --json writes NDJSON instead (docs/ndjson.md): an "input" record, one
 mmio_replay_access record per access printed by --dry-run, one
 mmio_replay_divergence per differing read, and a final mmio_replay_summary.
@@ -47,6 +54,7 @@ Examples:
   iotap mmio replay --dry-run e1000.log
   iotap mmio replay --dry-run --json e1000.log | jq -r 'select(.kind == "mmio_replay_access") | .offset'
   iotap mmio replay --device 0000:00:03.0 --pace recorded --start-mark "probe" e1000.log
+  iotap mmio replay --dry-run --from 'mark:probe' --to +10ms e1000.log
   iotap mmio replay --device 0000:00:03.0 --bar 0000:00:03.0/0+0x0..0x100 --check-reads e1000.log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,7 +97,11 @@ Examples:
 			if !dryRun && dev == nil {
 				return usageErrorf("replay needs --device PCIADDR (the target) or --dry-run")
 			}
-			in, err := mmioOpenInput(args[0])
+			spec, err := window()
+			if err != nil {
+				return err
+			}
+			in, format, err := mmioOpenWindow(e, "mmio replay", args[0], spec)
 			if err != nil {
 				return err
 			}
@@ -97,7 +109,7 @@ Examples:
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
 			pr := mmiotrace.NewReplayPrinter(out, asJSON)
-			pr.Input(args[0], in.Format())
+			pr.Input(args[0], format)
 			var target mmiotrace.ReplayTarget
 			opt.Device = dev
 			if dryRun {
@@ -145,6 +157,7 @@ Examples:
 	f.StringVar(&stopMark, "stop-mark", "", "stop at the MARK containing this text")
 	f.BoolVar(&checkReads, "check-reads", false, "also perform the recorded reads and report differing values")
 	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse")
+	window = windowFlags(c, "replay only the accesses at or after `TIME` (see 'iotap cut --help')")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
 	return c
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -16,6 +17,8 @@ import (
 func newUSBConvertCmd(e *env) *cobra.Command {
 	var (
 		to, out   string
+		from      string
+		timeRange string
 		linkType  int
 		keepGoing bool
 		allowLoss bool
@@ -36,24 +39,36 @@ bus numbers and no interval/start frame; link type 189 (--link-type 189) has
 no interval, start frame, transfer flags or ISO descriptors. Text converted
 to pcap gets timestamps from its own microsecond stamp.
 
+--from/--to convert only the events of a time window (the syntax of
+'iotap cut --help': seconds from the first event, @T, RFC 3339, mark:NAME),
+cut from the input in-process, seeking with INPUT.iotapidx when there is
+one. --time LO..HI is the same window in one flag.
+
 Exit code 3 when the input is truncated, records events dropped by the
 kernel, or had unreadable lines skipped (--keep-going), unless --allow-loss.
 
---format was called --to before; --to still works but is deprecated (in
-iotap --to is the end of a time window).`,
+--format was called --to before: --to 1u, 1t, pcap or pcapng (a format, not
+a time) still means --format, with a deprecation note.`,
 		Example: `  iotap usb convert --format 1u capture.pcapng -o capture.txt
   iotap usb convert --format pcapng 0u.txt -o 0u.pcapng
   iotap usb convert --format pcap --link-type 189 capture.pcapng -o old.pcap
+  iotap usb convert --format pcapng --from 10 --to +1s capture.pcapng -o second10.pcapng
   iotap usb convert --format pcapng -Y 'usb.ep == 0x81 && usb.status != 0' capture.pcapng -o errors.pcapng`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().Changed("to") {
-				fmt.Fprintf(e.stderr, "iotap: --to is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n")
+			format := cmd.Flags().Lookup("format").Value.String()
+			if _, err := usbmon.ParseFormat(to); err == nil && format == "" {
+				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", to)
+				format, to = to, ""
 			}
-			if to == "" {
+			spec, err := timeWindow(from, to, timeRange)
+			if err != nil {
+				return usageErrorf("usb convert: %v", err)
+			}
+			if format == "" {
 				return usageErrorf("--format is required (1u, 1t, pcap or pcapng)")
 			}
-			f, err := usbmon.ParseFormat(to)
+			f, err := usbmon.ParseFormat(format)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -72,14 +87,16 @@ iotap --to is the end of a time window).`,
 				}
 				keep = usb.Learning(f, ids)
 			}
-			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss, keep)
+			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss, keep, spec)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&to, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
-	fl.StringVar(&to, "to", "", "old name of --format")
-	// Not MarkDeprecated: cobra prints its notice on stdout, into -o - output.
-	fl.MarkHidden("to")
+	fl.StringP("format", "f", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVar(&from, "from", "", "convert only the events at or after `TIME` (see 'iotap cut --help')")
+	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
+	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
+	fl.StringVar(&to, "to", "", "convert only the events before `TIME` (+D: D after --from)")
+	fl.StringVar(&timeRange, "time", "", "the window as LO..HI (--from LO --to HI)")
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
@@ -88,9 +105,16 @@ iotap --to is the end of a time window).`,
 	return c
 }
 
-func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter) error {
+func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter, spec timerange.Spec) error {
 	var src io.Reader = os.Stdin
-	if in != "-" {
+	win, err := e.openWindowStream("usb convert", in, detect.USB, spec)
+	if err != nil {
+		return err
+	}
+	if win != nil {
+		defer win.Close()
+		src = win
+	} else if in != "-" {
 		t, err := detect.OpenTrace(in, detect.USB)
 		if err != nil {
 			return err
@@ -135,5 +159,6 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 	if err != nil {
 		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
+	lost = append(lost, windowLoss(win)...)
 	return e.dataLoss(allowLoss, "", lost, "use --allow-loss to accept")
 }

@@ -3,11 +3,17 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
 	"slices"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/userevents"
 )
@@ -22,14 +28,14 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 	fl.StringVar(&to, "to", "", "read only the records before `TIME` (same forms as --from; +D: D after --from)")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
+		name := strings.TrimPrefix(cmd.CommandPath(), "iotap ")
 		spec, err := timerange.ParseSpec(from, to)
 		if err != nil {
-			return usageErrorf("%s: %v", cmd.CommandPath(), err)
+			return usageErrorf("%s: %v", name, err)
 		}
 		if !spec.Set() {
 			return run(cmd, args)
 		}
-		warn := func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 		var ws []*cut.Windowed
 		defer func() {
 			for _, w := range ws {
@@ -37,11 +43,9 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 			}
 		}()
 		open := func(p string) (string, error) {
-			w, err := cut.OpenWindow(e.ctx, p, spec, warn)
-			if we := (*cut.WindowError)(nil); errors.As(err, &we) {
-				return "", usageErrorf("%s: %v", cmd.CommandPath(), err)
-			} else if err != nil {
-				return "", err
+			w, err := cut.OpenWindow(e.ctx, p, spec, e.warn)
+			if err != nil {
+				return "", windowError(name, err)
 			}
 			ws = append(ws, w)
 			return w.Path, nil
@@ -59,7 +63,17 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 			}
 			f.Value.Set(p)
 		}
+		pipeDone := removeOnSIGPIPE(ws)
+		// What the command prints names the inputs, not their cuts.
+		rn := cut.NewRenamer(ws...)
+		stdout, stderr := e.stdout, e.stderr
+		wo, we := rn.Writer(stdout), rn.Writer(stderr)
+		e.stdout, e.stderr = wo, we
 		err = run(cmd, args)
+		pipeDone(err)
+		wo.Flush()
+		we.Flush()
+		e.stdout, e.stderr = stdout, stderr
 		for _, w := range ws {
 			for _, t := range w.Truncated() {
 				if f := fl.Lookup("allow-loss"); err == nil && (f == nil || f.Value.String() != "true") {
@@ -67,10 +81,115 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 				}
 			}
 		}
-		return err
+		return rn.Error(err)
 	}
 	return c
 }
+
+// removeOnSIGPIPE removes the windows' cuts when a write to a closed
+// pipe ('iotap mmio read --from 1s big.log | head -1') would kill the
+// process, then exits as that signal would (128+13). Call the function
+// it returns with the command's error to stop watching: an error of a
+// write to a closed pipe exits the same way.
+func removeOnSIGPIPE(ws []*cut.Windowed) func(error) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGPIPE)
+	stop := make(chan struct{})
+	exit := func() {
+		for _, w := range ws {
+			w.Close()
+		}
+		os.Exit(128 + 13)
+	}
+	go func() {
+		select {
+		case <-ch:
+			exit()
+		case <-stop:
+		}
+	}()
+	return func(err error) {
+		signal.Stop(ch)
+		close(stop)
+		if errors.Is(err, syscall.EPIPE) {
+			exit()
+		}
+	}
+}
+
+// windowError is err of opening a window for the command name: a window
+// that does not resolve is a usage error.
+func windowError(name string, err error) error {
+	if we := (*cut.WindowError)(nil); errors.As(err, &we) {
+		return usageErrorf("%s: %v", name, err)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// openWindowStream opens the window spec of the trace at path, of kind
+// want, for the command name, read in-process (cut.OpenStream); nil when
+// spec is unset.
+func (e *env) openWindowStream(name, path string, want detect.Kind, spec timerange.Spec) (*cut.Stream, error) {
+	if !spec.Set() {
+		return nil, nil
+	}
+	t, err := detect.OpenTrace(path, want)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t.Close()
+	s, err := cut.OpenStream(e.ctx, path, spec, e.warn)
+	if err != nil {
+		return nil, windowError(name, err)
+	}
+	return s, nil
+}
+
+// mmioOpenWindow opens the mmiotrace log at path for the command name:
+// its window spec (cut in-process) when set, else the whole log. It
+// returns the log's format as the "input" record names it.
+func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadCloser, string, error) {
+	s, err := e.openWindowStream(name, path, detect.MMIO, spec)
+	if err != nil || s != nil {
+		return s, "mmiotrace log", err
+	}
+	in, err := mmioOpenInput(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return in, in.Format(), nil
+}
+
+// windowLoss is what the window's cut of a trace counted and its reader
+// does not: a half record the input ends with.
+func windowLoss(s *cut.Stream) []string {
+	if s == nil {
+		return nil
+	}
+	if r := s.Result(); r != nil && r.Truncated > 0 {
+		return []string{fmt.Sprintf("the input ends inside a record (offset %d): the window leaves it out, 1 event lost", r.TruncatedAt)}
+	}
+	return nil
+}
+
+// timeWindow parses --from, --to and --time LO..HI (one or the other).
+func timeWindow(from, to, lohi string) (timerange.Spec, error) {
+	spec, err := timerange.ParseSpec(from, to)
+	if err != nil || lohi == "" {
+		return spec, err
+	}
+	if spec.Set() {
+		return spec, errors.New("--time LO..HI is --from LO --to HI: give one or the other")
+	}
+	spec, err = timerange.ParseSpecRange(lohi)
+	if err != nil {
+		err = fmt.Errorf("--time: %w", err)
+	}
+	return spec, err
+}
+
+// warn prints a warning on stderr.
+func (e *env) warn(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 
 // eventsWindow adds --from/--to of events read to keep
 // (userevents.PerfDataWindow).

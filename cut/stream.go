@@ -1,0 +1,89 @@
+package cut
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/iotap/iotap/internal/timerange"
+)
+
+// Stream is the window of one trace file, read in-process as the
+// input's own format (what Cut writes), without a temporary file: a
+// reader that takes a stream (usb convert, mmio filter, mmio replay,
+// export) reads it as it reads the whole file.
+type Stream struct {
+	pr   *io.PipeReader
+	done chan struct{}
+	res  *Result
+	err  error
+	in   io.Closer
+	once sync.Once
+}
+
+// OpenStream starts cutting the trace at path to spec (Cut, seeking with
+// the index INPUT.iotapidx when it has a valid one; a compressed file is
+// read from its start) and returns the cut as a stream. It returns once
+// the window is placed on the trace: a window that does not resolve (a
+// missing marker...) is a *WindowError here, not a read error later.
+// An unset spec streams the whole file. warn receives what is wrong with
+// an index. Close the stream when done (before the end too: the cut
+// stops).
+func OpenStream(ctx context.Context, path string, spec timerange.Spec, warn func(string)) (*Stream, error) {
+	in, closer, err := OpenFile(path, true, warn)
+	if err != nil {
+		return nil, inputError(path, err)
+	}
+	pr, pw := io.Pipe()
+	s := &Stream{pr: pr, done: make(chan struct{}), in: closer}
+	first := &firstWrite{w: pw, c: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		s.res, s.err = Cut(ctx, in, first, Options{Window: spec, Warn: warn})
+		pw.CloseWithError(s.err)
+	}()
+	select {
+	case <-first.c: // the window resolved: records flow
+	case <-s.done:
+		if s.err != nil {
+			closer.Close()
+			return nil, inputError(path, s.err)
+		}
+	}
+	return s, nil
+}
+
+// firstWrite signals its first Write.
+type firstWrite struct {
+	w    io.Writer
+	c    chan struct{}
+	once sync.Once
+}
+
+func (f *firstWrite) Write(p []byte) (int, error) {
+	f.once.Do(func() { close(f.c) })
+	return f.w.Write(p)
+}
+
+func (s *Stream) Read(p []byte) (int, error) { return s.pr.Read(p) }
+
+// Result is the cut's result (Events, Lost, Truncated, Indexed...). Call
+// it once the stream was read to its end (or closed): it waits for the
+// cut to finish.
+func (s *Stream) Result() *Result {
+	<-s.done
+	return s.res
+}
+
+// Close stops the cut and releases the input.
+func (s *Stream) Close() error {
+	s.once.Do(func() {
+		s.pr.CloseWithError(errStreamClosed)
+		<-s.done
+		s.in.Close()
+	})
+	return nil
+}
+
+var errStreamClosed = errors.New("cut: stream closed")
