@@ -14,6 +14,7 @@ import (
 	"time"
 
 	capdir "github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
@@ -54,6 +55,17 @@ type Options struct {
 	// opened (size is the file's size in bytes): the CLI counts the bytes
 	// read through it for its progress line.
 	Input func(path string, size int64, r io.Reader) io.Reader
+	// Window, when set, exports only the records of each input inside
+	// it (the syntax of --from/--to: internal/timerange), each cut as
+	// 'iotap cut' cuts it (cut.OpenStream: in-process, seeking with the
+	// input's index) on the input's own clock. A file of a capture
+	// directory the window does not resolve on (a marker it does not
+	// hold) is left out, said to Warn. Intel PT inputs are not windowed
+	// (an error: cut them first).
+	Window timerange.Spec
+	// Warn receives warnings (an index ignored, a file left out of the
+	// window); nil drops them.
+	Warn func(string)
 }
 
 // Exporter writes Parquet tables from capture files. Inputs are exported

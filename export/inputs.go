@@ -14,6 +14,7 @@ import (
 	"time"
 
 	capdir "github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
@@ -43,6 +44,9 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	var files []inputFile
 	var clocksPath string
 	if st.IsDir() && fileExists(filepath.Join(path, intelpt.CaptureInfoFile)) {
+		if x.opt.Window.Set() {
+			return nil, fmt.Errorf("export: %s: Intel PT inputs are not exported by window: cut it first ('iotap cut --from ... --to ... %s/cpuN.pt -o CUT') and export the cut", path, path)
+		}
 		return x.exportPTDir(ctx, path)
 	}
 	if st.IsDir() {
@@ -107,6 +111,13 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	var rows []CaptureRow
 	for _, in := range files {
 		row, err := x.exportFile(ctx, c, in)
+		if we := (*cut.WindowError)(nil); st.IsDir() && errors.As(err, &we) {
+			// a file of the capture the window does not apply to
+			if x.opt.Warn != nil {
+				x.opt.Warn(fmt.Sprintf("%v: left out of the export", err))
+			}
+			continue
+		}
 		if err != nil {
 			return rows, err
 		}
@@ -272,9 +283,45 @@ func (c *capture) loadClocks(path string) error {
 	return nil
 }
 
-// exportFile exports one input of a capture.
+// open opens the input in: the file, or its window (Options.Window) cut
+// in-process, which is decompressed (in.res.Compression is cleared).
+func (x *Exporter) open(ctx context.Context, in *inputFile) (io.ReadCloser, error) {
+	if !x.opt.Window.Set() {
+		f, err := os.Open(in.path)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		return f, nil
+	}
+	s, err := cut.OpenStream(ctx, in.path, x.opt.Window, x.opt.Warn)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	in.res.Compression = ""
+	return s, nil
+}
+
+// windowLoss adds to row what the window's cut of its input counted and
+// its reader did not: a half record the input ends with.
+func windowLoss(f io.Reader, row *CaptureRow) error {
+	s, ok := f.(*cut.Stream)
+	if !ok {
+		return nil
+	}
+	if r := s.Result(); r != nil && r.Truncated > 0 {
+		row.LostEvents++
+		row.Complete = false
+		msg := fmt.Sprintf("the input ends inside a record (offset %d), left out of the window", r.TruncatedAt)
+		if row.Loss != "" {
+			msg = row.Loss + "; " + msg
+		}
+		row.Loss = msg
+	}
+	return nil
+}
+
 // input returns f, the opened input in, through Options.Input when set.
-func (x *Exporter) input(in inputFile, f *os.File) io.Reader {
+func (x *Exporter) input(in inputFile, f io.Reader) io.Reader {
 	if x.opt.Input == nil {
 		return f
 	}
@@ -293,6 +340,9 @@ func (x *Exporter) newRow(c *capture, in inputFile) CaptureRow {
 func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (CaptureRow, error) {
 	row := x.newRow(c, in)
 	var err error
+	if in.kind == detect.PT && x.opt.Window.Set() {
+		return row, fmt.Errorf("export: %s: Intel PT inputs are not exported by window: cut it first ('iotap cut --from ... --to ... %s -o CUT') and export the cut", in.path, in.path)
+	}
 	switch in.kind {
 	case detect.PT:
 		var f *os.File
@@ -309,20 +359,23 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 	case detect.MMIO:
 		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
 		// count in the resident size, which must stay flat.
-		var f *os.File
-		f, err = os.Open(in.path)
+		var f io.ReadCloser
+		f, err = x.open(ctx, &in)
 		if err != nil {
-			return row, fmt.Errorf("export: %w", err)
+			return row, err
 		}
 		rd := mmiotrace.NewReader(x.input(in, f))
 		err = x.exportMMIO(ctx, c, in.path, rd, &row)
 		rd.Close()
 		f.Close()
+		if err == nil {
+			err = windowLoss(f, &row)
+		}
 	default:
-		var f *os.File
-		f, err = os.Open(in.path)
+		var f io.ReadCloser
+		f, err = x.open(ctx, &in)
 		if err != nil {
-			return row, fmt.Errorf("export: %w", err)
+			return row, err
 		}
 		br := bufio.NewReaderSize(x.input(in, f), 256<<10)
 		if in.kind == detect.USB {
@@ -342,6 +395,9 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 			closeDec()
 		}
 		f.Close()
+		if err == nil {
+			err = windowLoss(f, &row)
+		}
 	}
 	if err != nil {
 		return row, err

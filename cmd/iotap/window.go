@@ -219,7 +219,7 @@ func windowFlags(c *cobra.Command, fromHelp string) func() (timerange.Spec, erro
 	return func() (timerange.Spec, error) {
 		spec, err := timerange.ParseSpec(from, to)
 		if err != nil {
-			return spec, usageErrorf("%s: %v", c.CommandPath(), err)
+			return spec, usageErrorf("%s: %v", strings.TrimPrefix(c.CommandPath(), "iotap "), err)
 		}
 		return spec, nil
 	}

@@ -275,3 +275,78 @@ func TestWindowSIGPIPE(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowExport: export --from/--to writes the Parquet rows of the
+// records in the window, read back by DuckDB: the mmio_accesses gawk
+// selects by the log's stamps (relative and marker windows, with the
+// log's index), the usb_events whose frame.time_relative tshark puts in
+// the window; the captures row names the input; a missing marker is a
+// usage error.
+func TestWindowExport(t *testing.T) {
+	needDuckDB(t)
+	if _, err := exec.LookPath("gawk"); err != nil {
+		t.Skip("gawk not installed")
+	}
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed")
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "e1000.log")
+	if err := os.WriteFile(log, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := runIotap(t, "index", log); code != 0 {
+		t.Fatalf("index: %s", errs)
+	}
+	const mark = "vmlab: unbind and bind e1000 0000:00:03.0"
+	for i, c := range []struct {
+		from, to, mark string
+		fromUS, toUS   int64
+	}{
+		{"0.45", "+0.3", "", 450000, 750000},
+		{"mark:" + mark, "+0.4", mark, 0, 400000},
+	} {
+		var want []string
+		for _, l := range gawkMMIOWindow(t, log, c.mark, c.fromUS, c.toUS) {
+			us := strings.Replace(strings.Fields(l)[2], ".", "", 1)
+			want = append(want, strings.TrimLeft(us, "0")+"000")
+		}
+		out := filepath.Join(dir, "pq"+strconv.Itoa(i))
+		exportTo(t, out, "--from", c.from, "--to", c.to, log)
+		r := duck(t, `SELECT string_agg(ts_ns::VARCHAR, ' ' ORDER BY ts_ns) AS ts, count(*) AS n,
+  (SELECT string_agg(source_file, ' ') FROM '`+out+`/captures/*.parquet') AS src
+FROM '`+out+`/mmio_accesses/*.parquet' WHERE access IN ('R', 'W')`)
+		if got, _ := r.Rows[0]["ts"].(string); got != strings.Join(want, " ") || len(want) == 0 {
+			t.Errorf("%s..%s: DuckDB reads %v accesses, gawk selects %d", c.from, c.to, r.Rows[0]["n"], len(want))
+		}
+		if r.Rows[0]["src"] != log {
+			t.Errorf("captures: source_file %v, want the input %s", r.Rows[0]["src"], log)
+		}
+	}
+	// usb: frame.time_relative in [7.8, 8.5)
+	const pcap = "../../testdata/usbmon/lab-capture.pcapng"
+	fields, err := exec.Command("tshark", "-r", pcap, "-T", "fields", "-e", "frame.time_relative", "-e", "frame.time_epoch").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range nonEmpty(strings.Split(string(fields), "\n")) {
+		f := strings.Fields(l)
+		if r, _ := strconv.ParseFloat(f[0], 64); r >= 7.8 && r < 8.5 {
+			want = append(want, strings.Replace(f[1], ".", "", 1))
+		}
+	}
+	out := filepath.Join(dir, "usb")
+	exportTo(t, out, "--from", "7.8", "--to", "8.5", pcap)
+	r := duck(t, `SELECT string_agg(ts_ns::VARCHAR, ' ' ORDER BY seq) AS ts, count(*) AS n FROM '`+out+`/usb_events/*.parquet' WHERE NOT synthesized`)
+	if got, _ := r.Rows[0]["ts"].(string); got != strings.Join(want, " ") || len(want) == 0 {
+		t.Errorf("usb 7.8..8.5: DuckDB reads %v events, tshark selects %d", r.Rows[0]["n"], len(want))
+	}
+	if _, errs, code := runIotap(t, "export", "--parquet", filepath.Join(dir, "x"), "--from", "mark:nowhere", log); code != 2 || !strings.Contains(errs, "nowhere") {
+		t.Errorf("mark:nowhere: exit %d: %s", code, errs)
+	}
+}
