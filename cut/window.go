@@ -61,6 +61,28 @@ func (w *Windowed) Truncated() []WindowedTrace {
 	return t
 }
 
+// Input is the path of the input that path, a file of the window's
+// copy (Path or a file under it), stands for: the trace it cuts (named
+// with its compression suffix, which the cut drops) or the file it links.
+func (w *Windowed) Input(path string) string {
+	for _, r := range w.Results {
+		if r.Path == path {
+			return r.Input
+		}
+	}
+	if w.tmp == "" {
+		return path
+	}
+	root, input := w.Path, w.input
+	if w.ptDir {
+		root, input = filepath.Dir(root), filepath.Dir(input)
+	}
+	if rel, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.Join(input, rel)
+	}
+	return path
+}
+
 // Close removes the cut files.
 func (w *Windowed) Close() error {
 	if w == nil || w.tmp == "" {
@@ -118,9 +140,9 @@ func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func
 		w.Path = dst
 		return w, nil
 	}
-	if in, _, err := OpenFile(path, false, nil); err == nil {
+	if in, closer, err := OpenFile(path, false, nil); err == nil {
 		pt := in.PT != nil
-		in.ReaderAt.(io.Closer).Close()
+		closer.Close()
 		if pt {
 			// a buffer of a PT capture directory: the directory, with
 			// this buffer cut and the others linked

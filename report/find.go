@@ -217,6 +217,10 @@ func find(args []string, stdin io.Reader, win func(path string) (*cut.Windowed, 
 				name := p
 				if prefix != "" {
 					rel, _ := filepath.Rel(root, p)
+					if w := in.lastWindow(); w != nil {
+						// the original's name (a cut drops .zst)
+						rel, _ = filepath.Rel(w.Input(root), w.Input(p))
+					}
 					name = prefix + rel
 				}
 				in.files = append(in.files, File{Path: p, Name: name})
@@ -230,6 +234,15 @@ func find(args []string, stdin io.Reader, win func(path string) (*cut.Windowed, 
 	}
 	sort.SliceStable(in.files, func(i, j int) bool { return in.files[i].Name < in.files[j].Name })
 	return in, nil
+}
+
+// lastWindow is the window cut last (the directory being walked), nil
+// without a window.
+func (in *inputs) lastWindow() *cut.Windowed {
+	if len(in.windows) == 0 {
+		return nil
+	}
+	return in.windows[len(in.windows)-1]
 }
 
 // IsBundle reports whether path is a gzip-compressed tar archive.

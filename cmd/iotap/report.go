@@ -152,7 +152,7 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	r, err := report.Build(e.ctx, args, opt)
 	m.Done()
 	if err != nil {
-		return err
+		return windowUsage("report", err)
 	}
 	defer r.Close()
 	text := e.stdout

@@ -126,6 +126,15 @@ func windowError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// windowUsage is err of the command name, a usage error when it is a
+// window that does not resolve (cut.WindowError), else err itself.
+func windowUsage(name string, err error) error {
+	if we := (*cut.WindowError)(nil); errors.As(err, &we) {
+		return usageErrorf("%s: %v", name, err)
+	}
+	return err
+}
+
 // openWindowStream opens the window spec of the trace at path, of kind
 // want, for the command name, read in-process (cut.OpenStream); nil when
 // spec is unset.

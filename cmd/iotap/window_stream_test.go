@@ -350,3 +350,38 @@ FROM '`+out+`/mmio_accesses/*.parquet' WHERE access IN ('R', 'W')`)
 		t.Errorf("mark:nowhere: exit %d: %s", code, errs)
 	}
 }
+
+// TestWindowCompressed: a window of a zstd-compressed log reads the same
+// accesses as the window of the plain log (the readers, report and the
+// stream readers), and report names the log with its .zst, alone and in
+// a directory; a window that does not resolve makes report exit 2.
+func TestWindowCompressed(t *testing.T) {
+	if _, err := exec.LookPath("zstd"); err != nil {
+		t.Skip("zstd not installed")
+	}
+	dir := t.TempDir()
+	const src = "../../testdata/mmiotrace/e1000-probe.log"
+	capDir := filepath.Join(dir, "cap")
+	os.Mkdir(capDir, 0o700)
+	zst := filepath.Join(capDir, "e1000.log.zst")
+	if out, err := exec.Command("zstd", "-q", "-o", zst, src).CombinedOutput(); err != nil {
+		t.Fatalf("zstd: %v %s", err, out)
+	}
+	win := []string{"--from", "0.45", "--to", "+0.3"}
+	for _, cmd := range [][]string{{"mmio", "stats"}, {"mmio", "filter"}, {"mmio", "read"}} {
+		want, _, wcode := runMMIO(t, append(append(cmd, win...), src)...)
+		got, errs, code := runMMIO(t, append(append(cmd, win...), zst)...)
+		if code != 0 || wcode != 0 || got != want || len(got) < 200 {
+			t.Errorf("%v of the .zst: exit %d, %d bytes; of the log: exit %d, %d bytes: %s", cmd, code, len(got), wcode, len(want), errs)
+		}
+	}
+	for _, in := range []string{zst, capDir} {
+		out, errs, code := runMMIO(t, append(append([]string{"report"}, win...), in)...)
+		if code != 0 || !strings.Contains(out, "== "+zst+": mmio") || strings.Contains(out, "iotap-window-") {
+			t.Errorf("report %s: exit %d, names %q: %s", in, code, regexp.MustCompile(`(?m)^== .*$`).FindString(out), errs)
+		}
+	}
+	if _, errs, code := runMMIO(t, "report", "--from", "mark:nowhere", src); code != 2 || !strings.Contains(errs, "nowhere") {
+		t.Errorf("report mark:nowhere: exit %d: %s", code, errs)
+	}
+}
