@@ -29,6 +29,9 @@ type Windowed struct {
 	tmp     string
 	input   string // the path OpenWindow was given
 	ptDir   bool   // Path is a buffer of a mirrored PT capture directory
+	// specFor is the window of each trace of a directory whose
+	// clocks.json places mark: ends on the capture's clock (CommonMarks)
+	specFor func(path string) timerange.Spec
 }
 
 // WindowedTrace is one trace cut by OpenWindow.
@@ -98,8 +101,10 @@ func (w *Windowed) Close() error {
 // of an 'iotap pt capture' directory, and any directory, are mirrored:
 // the new directory holds the cut of every trace of the directory and of
 // its subdirectories (each on its own clock: relative ends count from
-// that trace's first record; a trace the window does not resolve on, such
-// as one without the mark:NAME marker, is left out with a warning) and
+// that trace's first record; mark:NAME is placed on the capture's common
+// clock when the directory has a clocks.json, see CommonMarks; a trace
+// the window does not resolve on, such as one without the mark:NAME
+// marker, is left out with a warning) and
 // links to its other files, so
 // capture.json, images and clocks.json are found next to the cut as next
 // to the original (indexes are left out: they index the originals).
@@ -133,6 +138,9 @@ func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func
 		return nil, inputError(path, err)
 	}
 	if st.IsDir() {
+		if w.specFor, err = CommonMarks(ctx, path, spec); err != nil {
+			return fail(err)
+		}
 		dst := filepath.Join(tmp, filepath.Base(filepath.Clean(path)))
 		if err := w.mirror(ctx, path, dst, "", spec, warn); err != nil {
 			return fail(err)
@@ -175,6 +183,9 @@ func cutName(name string) string {
 
 // cutTo cuts the trace at src into dst.
 func (w *Windowed) cutTo(ctx context.Context, src, dst string, spec timerange.Spec, warn func(string)) error {
+	if w.specFor != nil {
+		spec = w.specFor(src)
+	}
 	in, closer, err := OpenFile(src, true, warn)
 	if err != nil {
 		return err

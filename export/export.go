@@ -58,9 +58,10 @@ type Options struct {
 	// Window, when set, exports only the records of each input inside
 	// it (the syntax of --from/--to: internal/timerange), each cut as
 	// 'iotap cut' cuts it (cut.OpenStream: in-process, seeking with the
-	// input's index) on the input's own clock. A file of a capture
-	// directory the window does not resolve on (a marker it does not
-	// hold) is left out, said to Warn. Intel PT inputs are not windowed
+	// input's index) on the input's own clock; in a capture directory
+	// a mark: end is placed on the capture's clock (cut.CommonMarks). A
+	// file of a capture directory the window does not resolve on is left
+	// out, said to Warn. Intel PT inputs are not windowed
 	// (an error: cut them first).
 	Window timerange.Spec
 	// Warn receives warnings (an index ignored, a file left out of the

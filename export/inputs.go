@@ -18,6 +18,7 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -29,6 +30,8 @@ type inputFile struct {
 	res  detect.Result
 	size int64
 	mod  time.Time
+	// window is Options.Window placed for this file (cut.CommonMarks)
+	window func(path string) timerange.Spec
 }
 
 // ExportPath exports one input: a file, or a capture directory (iotap
@@ -108,8 +111,16 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	if c.losses, err = capdir.ReadLoss(capDir); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	var window func(string) timerange.Spec
+	if st.IsDir() && x.opt.Window.Set() {
+		// mark: on the capture's common clock (clocks.json)
+		if window, err = cut.CommonMarks(ctx, path, x.opt.Window); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
 	var rows []CaptureRow
 	for _, in := range files {
+		in.window = window
 		row, err := x.exportFile(ctx, c, in)
 		if we := (*cut.WindowError)(nil); st.IsDir() && errors.As(err, &we) {
 			// a file of the capture the window does not apply to
@@ -293,7 +304,11 @@ func (x *Exporter) open(ctx context.Context, in *inputFile) (io.ReadCloser, erro
 		}
 		return f, nil
 	}
-	s, err := cut.OpenStream(ctx, in.path, x.opt.Window, x.opt.Warn)
+	spec := x.opt.Window
+	if in.window != nil {
+		spec = in.window(in.path)
+	}
+	s, err := cut.OpenStream(ctx, in.path, spec, x.opt.Warn)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}

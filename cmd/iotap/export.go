@@ -49,9 +49,9 @@ hive_partitioning=true), ClickHouse and Spark.
 
 --from/--to export only the records of a time window (the syntax of 'iotap
 cut --help'), each input cut in-process as 'iotap cut' cuts it, seeking with
-its index; in a capture directory each file is cut on its own clock, and a
-file without the mark:NAME marker is left out with a warning. Intel PT
-inputs are not exported by window: cut them first.
+its index; in a capture directory mark:NAME is placed on the capture's clock
+(clocks.json) and a file the window does not apply to is left out with a
+warning. Intel PT inputs are not exported by window: cut them first.
 
 Exit code 3 when an input lost data (dropped events, truncation, lines
 skipped, a decoding error that stopped it) unless --allow-loss; the loss

@@ -346,6 +346,27 @@ FROM '`+out+`/mmio_accesses/*.parquet' WHERE access IN ('R', 'W')`)
 	if got, _ := r.Rows[0]["ts"].(string); got != strings.Join(want, " ") || len(want) == 0 {
 		t.Errorf("usb 7.8..8.5: DuckDB reads %v events, tshark selects %d", r.Rows[0]["n"], len(want))
 	}
+	// a capture directory: the mmiotrace marker placed on the common
+	// clock (clocks.json) cuts the USB capture too
+	const capDir = "../../testdata/capture"
+	fields, err = exec.Command("tshark", "-r", capDir+"/usb.pcapng", "-T", "fields", "-e", "frame.time_epoch").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const between = 7015921000 - 20485622 // MARK 7.015921 lab: between + the mmio offset
+	nUSB := 0
+	for _, l := range nonEmpty(strings.Split(string(fields), "\n")) {
+		ns, _ := strconv.ParseInt(strings.Replace(l, ".", "", 1), 10, 64)
+		if c := ns - 1795291775000000050; c >= between && c < between+5e8 {
+			nUSB++
+		}
+	}
+	out = filepath.Join(dir, "cap")
+	_, errs, code := runIotap(t, "export", "--parquet", out, "--from", "mark:lab: between", "--to", "+0.5s", capDir)
+	r = duck(t, `SELECT count(*) AS n FROM '`+out+`/usb_events/*.parquet' WHERE NOT synthesized`)
+	if code != 0 || num(t, r.Rows[0]["n"]) != int64(nUSB) || nUSB == 0 {
+		t.Errorf("export of the capture from its marker: exit %d, %v usb events, tshark's times put %d in the window: %s", code, r.Rows[0]["n"], nUSB, errs)
+	}
 	if _, errs, code := runIotap(t, "export", "--parquet", filepath.Join(dir, "x"), "--from", "mark:nowhere", log); code != 2 || !strings.Contains(errs, "nowhere") {
 		t.Errorf("mark:nowhere: exit %d: %s", code, errs)
 	}
