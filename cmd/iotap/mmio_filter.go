@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/outfile"
@@ -52,49 +51,10 @@ Examples:
   iotap mmio filter --between "X is up" "X is down" log.txt`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := &mmiotrace.Filter{}
-			for _, k := range kinds {
-				for _, s := range strings.Split(k, ",") {
-					kind, ok := mmiotrace.ParseKind(strings.TrimSpace(s))
-					if !ok {
-						return usageErrorf("--kind %q: want R, W, MAP, UNMAP, MARK, VERSION, LSPCI, PCIDEV, UNKNOWN, comment or other", s)
-					}
-					f.Kinds.Add(kind)
-				}
-			}
-			if read {
-				f.Kinds.Add(mmiotrace.KindRead)
-			}
-			if write {
-				f.Kinds.Add(mmiotrace.KindWrite)
-			}
-			for _, w := range widths {
-				if w != 1 && w != 2 && w != 4 && w != 8 {
-					return usageErrorf("--width %d: want 1, 2, 4 or 8", w)
-				}
-				f.Widths |= 1 << w
-			}
-			for _, a := range addrs {
-				r, err := mmiotrace.ParseAddrRange(a)
-				if err != nil {
-					return usageErrorf("--addr: %v", err)
-				}
-				f.Ranges = append(f.Ranges, r)
-			}
-			for _, b := range bars {
-				br, err := mmiotrace.ParseBARRange(b)
-				if err != nil {
-					return usageErrorf("--bar: %v", err)
-				}
-				f.BARs = append(f.BARs, br)
-			}
-			f.MapIDs = mapIDs
-			if value != "" {
-				m, b, err := mmiotrace.ParseValueMask(value)
-				if err != nil {
-					return usageErrorf("--value: %v", err)
-				}
-				f.ValueMask, f.ValueBits = m, b
+			f, err := mmiotrace.FilterArgs{Kinds: kinds, Read: read, Write: write, Widths: widths,
+				Addrs: addrs, BARs: bars, MapIDs: mapIDs, Value: value}.Filter()
+			if err != nil {
+				return usageErrorf("%v", err)
 			}
 			spec, err := timeWindow(from, to, timeRange)
 			if err != nil {

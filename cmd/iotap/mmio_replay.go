@@ -59,32 +59,13 @@ Examples:
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opt := mmiotrace.ReplayOptions{StartMark: startMark, StopMark: stopMark, CheckReads: checkReads, KeepGoing: keepGoing}
-			switch pace {
-			case "fast", "":
-				opt.Pacing = mmiotrace.PaceFast
-			case "recorded":
-				opt.Pacing = mmiotrace.PaceRecorded
-			case "fixed":
-				opt.Pacing, opt.Delay = mmiotrace.PaceFixed, delay
-				if delay <= 0 {
-					return usageErrorf("--pace fixed needs --delay")
-				}
-			default:
-				return usageErrorf("--pace %q: want fast, recorded or fixed", pace)
+			var err error
+			if opt.Pacing, err = mmiotrace.ParsePacing(pace, delay); err != nil {
+				return usageErrorf("%v", err)
 			}
-			for _, a := range addrs {
-				r, err := mmiotrace.ParseAddrRange(a)
-				if err != nil {
-					return usageErrorf("--addr: %v", err)
-				}
-				opt.Ranges = append(opt.Ranges, r)
-			}
-			for _, b := range bars {
-				br, err := mmiotrace.ParseBARRange(b)
-				if err != nil {
-					return usageErrorf("--bar: %v", err)
-				}
-				opt.BARs = append(opt.BARs, br)
+			opt.Delay = delay
+			if opt.Ranges, opt.BARs, err = mmiotrace.ParseRanges(addrs, bars); err != nil {
+				return usageErrorf("%v", err)
 			}
 			var dev *mmiotrace.PCIAddr
 			if device != "" {
