@@ -32,6 +32,9 @@ type Reader struct {
 	truncated bool
 	firstBad  error
 	file      *os.File // opened by Open
+	// dropAt is where the next dropBehind is due (0: never; see
+	// dropBehindMapped).
+	dropAt, dropped int
 }
 
 // NewReader returns a Reader of r. Decompression is set up on the first
@@ -143,6 +146,9 @@ func (r *Reader) nextLine() ([]byte, error) {
 // the end of the input and a *ParseError (with the line number) for a bad
 // line unless keep-going is set.
 func (r *Reader) ReadInto(rec *Record) error {
+	if r.dropAt != 0 && r.r >= r.dropAt {
+		r.dropBehind()
+	}
 	for {
 		// R and W lines of the kernel's shape (nearly all of a log) are
 		// parsed in the buffer directly: the parse finds the newline.
@@ -206,4 +212,28 @@ func (r *Reader) Read() (*Record, error) {
 		return nil, err
 	}
 	return rec.Clone(), nil
+}
+
+// dropBehindLag is how far behind the reading position dropBehind drops
+// pages: well past the line just returned, whose slices ReadInto's
+// caller may still hold.
+const dropBehindLag = 1 << 20
+
+// dropBehindMapped makes a Reader of a mapped file (Open) drop the pages
+// it has read from its resident set as it goes (dropMapped), so that
+// reading a log keeps the memory of the process flat; a no-op for other
+// Readers. Only for callers that keep nothing of the records they have
+// read but the last (ReadInto's rule).
+func (r *Reader) dropBehindMapped() {
+	if r.closeDec != nil && r.in == nil && r.src == nil {
+		r.dropAt = dropEvery + dropBehindLag
+	}
+}
+
+// dropBehind drops the pages before r.r - dropBehindLag.
+func (r *Reader) dropBehind() {
+	end := r.r - dropBehindLag
+	dropMapped(r.buf[r.dropped:end])
+	r.dropped = end &^ 4095
+	r.dropAt = r.dropped + dropEvery + dropBehindLag
 }
