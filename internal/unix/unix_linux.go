@@ -97,17 +97,20 @@ func Mmap(fd int, offset int64, length int, prot, flags int) ([]byte, error) {
 	return b, nil
 }
 
-// DropPages unmaps b, a page-aligned part of a read-only file mapping
-// made by MmapFile that its user is done with: its pages leave the
-// process's resident set (the page cache keeps them). Munmap of the whole
-// mapping still works afterwards.
+// DropPages takes b, a page-aligned part of a read-only file mapping
+// made by MmapFile that its user is done with, out of the process's
+// resident set (madvise MADV_DONTNEED; the page cache keeps the pages).
+// The range stays mapped and readable (a later read faults the page back
+// in), so nothing else can be mapped into it, and Munmap of the whole
+// mapping unmaps only the mapping. (Unmapping the range instead would
+// leave a hole that the runtime or a new thread's stack may be given, and
+// the final Munmap would then unmap that memory too.)
 func DropPages(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	_, _, e := unix.Syscall(unix.SYS_MUNMAP, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0)
-	if e != 0 {
-		return os.NewSyscallError("munmap", e)
+	if err := unix.Madvise(b, unix.MADV_DONTNEED); err != nil {
+		return os.NewSyscallError("madvise", err)
 	}
 	return nil
 }
