@@ -3,6 +3,7 @@ package intelpt
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -43,6 +44,32 @@ type DumpResult struct {
 	Errors      int64 // decoding errors (each followed by a resync)
 	SkippedTail int64 // bytes at the end not decoded (truncated packet or no PSB after an error)
 	Truncated   bool  // the trace ends inside a packet
+	// Skipped counts the bytes not listed: before the first PSB, from
+	// each decoding error to the next PSB, the tail. With Errors, it is
+	// loss ('iotap pt dump' exits 3); FirstError is the offset of the
+	// first error.
+	Skipped, FirstError int64
+}
+
+// Loss describes what decoding errors skipped ("" when there was no
+// error): the errors, the first one's offset, the bytes skipped.
+func (r *DumpResult) Loss() string {
+	return decodeLoss(r.Errors, r.FirstError, r.Skipped)
+}
+
+func decodeLoss(errs, first, skipped int64) string {
+	if errs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d decoding error(s) (first at %#x), %d bytes skipped", errs, first, skipped)
+}
+
+// error counts a decoding error at off.
+func (r *DumpResult) error(off int64) {
+	if r.Errors == 0 {
+		r.FirstError = off
+	}
+	r.Errors++
 }
 
 // Dump decodes buf and writes a listing in the format of libipt's ptdump to
@@ -166,8 +193,10 @@ func (dp *dumper) run(d packetSource, size int64) {
 	if dp.opt.NoSync {
 		d.start()
 	} else if d.SyncForward() != nil {
+		dp.res.Skipped = d.end()
 		return
 	}
+	dp.res.Skipped = d.Offset()
 	track := dp.opt.Time || dp.opt.TCal
 	var p Packet
 	for {
@@ -184,18 +213,21 @@ func (dp *dumper) run(d packetSource, size int64) {
 		if errors.Is(err, ErrTruncated) {
 			dp.res.Truncated = true
 			dp.res.SkippedTail = d.end() - off
+			dp.res.Skipped += dp.res.SkippedTail
 			return
 		}
 		c := tBadPacket
 		if errors.Is(err, ErrBadOpcode) {
 			c = tBadOpcode
 		}
-		dp.res.Errors++
+		dp.res.error(off)
 		dp.diag("error decoding packet", uint64(off), c)
 		if d.SyncForward() != nil {
 			dp.res.SkippedTail = d.end() - off
+			dp.res.Skipped += dp.res.SkippedTail
 			return
 		}
+		dp.res.Skipped += max(d.Offset()-off, 0) // a PSB may start inside the bad packet
 		dp.reset()
 	}
 }

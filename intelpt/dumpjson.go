@@ -63,9 +63,10 @@ func dumpJSON(w io.Writer, d packetSource, cfg Config, opt DumpOptions) (DumpRes
 	if opt.NoSync {
 		d.start()
 	} else if d.SyncForward() != nil {
-		res.SkippedTail = d.end()
+		res.SkippedTail, res.Skipped = d.end(), d.end()
 		return res, nw.Flush()
 	}
+	res.Skipped = d.Offset()
 	var p Packet
 	var last LastIP
 	x := PacketJSON{Stream: opt.StreamName, CPU: opt.StreamCPU, Last: &last}
@@ -77,16 +78,19 @@ func dumpJSON(w io.Writer, d packetSource, cfg Config, opt DumpOptions) (DumpRes
 			if perr, ok := DecodeErrorKind(err); ok {
 				if perr == "truncated" {
 					res.Truncated, res.SkippedTail = true, d.end()-off
+					res.Skipped += res.SkippedTail
 					break
 				}
-				res.Errors++
+				res.error(off)
 				nw.B = AppendDecodeErrorNDJSON(nw.B, x.Stream, x.CPU, off, perr)
 				if err := nw.Flushed(); err != nil {
 					return res, err
 				}
 				if d.SyncForward() != nil {
+					res.Skipped += d.end() - off
 					break
 				}
+				res.Skipped += max(d.Offset()-off, 0)
 				last = LastIP{}
 				tt.Reset()
 				continue

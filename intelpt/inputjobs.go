@@ -29,8 +29,11 @@ type DumpSummary struct {
 	// Streams is the number of streams listed (0: none of the CPU asked).
 	Streams int
 	// Errors counts the decoding errors (each is in the listing, and
-	// decoding resumed at the next PSB).
-	Errors int64
+	// decoding resumed at the next PSB); Skipped lists, per stream with
+	// errors, what they skipped: "NAME: N decoding error(s) (first at
+	// 0xOFF), M bytes skipped" (DumpResult.Loss).
+	Errors  int64
+	Skipped []string
 	// Truncated names the streams that end inside a packet: "NAME: last
 	// N bytes".
 	Truncated []string
@@ -38,10 +41,11 @@ type DumpSummary struct {
 	PerfLoss string
 }
 
-// Loss lists what the listing lacks: streams that end inside a packet,
-// the loss perf recorded. Empty when nothing was lost.
+// Loss lists what the listing lacks: bytes that decoding errors skipped,
+// streams that end inside a packet, the loss perf recorded. Empty when
+// nothing was lost.
 func (s *DumpSummary) Loss() []string {
-	var lost []string
+	lost := append([]string(nil), s.Skipped...)
 	if len(s.Truncated) > 0 {
 		lost = append(lost, fmt.Sprintf("trace ends inside a packet (%v)", s.Truncated))
 	}
@@ -87,6 +91,9 @@ func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputO
 			return sum, err
 		}
 		sum.Errors += r.Errors
+		if l := r.Loss(); l != "" {
+			sum.Skipped = append(sum.Skipped, s.nameOr(o.File)+": "+l)
+		}
 		if r.Truncated {
 			sum.Truncated = append(sum.Truncated, fmt.Sprintf("%s: last %d bytes", s.nameOr(o.File), r.SkippedTail))
 		}
@@ -147,12 +154,15 @@ func ComputeStreamStats(ctx context.Context, r io.Reader, ra io.ReaderAt, size i
 	return ComputeStatsReader(ContextReader(ctx, r), cfg)
 }
 
-// StatsLoss lists what the statistics of items say was lost: overflows
-// (the CPU dropped trace), truncated tails, the loss perf recorded (perf,
-// nil for a raw trace).
+// StatsLoss lists what the statistics of items say was lost: bytes that
+// decoding errors skipped, overflows (the CPU dropped trace), truncated
+// tails, the loss perf recorded (perf, nil for a raw trace).
 func StatsLoss(items []StreamStats, perf *PerfTrace) []string {
 	var lost []string
 	for _, it := range items {
+		if l := it.Stats.Loss(); l != "" {
+			lost = append(lost, it.Name+": "+l)
+		}
 		if it.Stats.Overflows > 0 {
 			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", it.Name, it.Stats.Overflows))
 		}
@@ -187,6 +197,17 @@ func WriteStats(w io.Writer, file string, items []StreamStats, perf *PerfTrace, 
 	}
 	_, err := w.Write(b)
 	return err
+}
+
+// Loss describes what decoding errors skipped ("" when there was no
+// error): the errors, the first one's offset, the bytes skipped (all the
+// bytes not decoded, SkippedBytes).
+func (s *Stats) Loss() string {
+	first := int64(0)
+	if len(s.ErrorOffsets) > 0 {
+		first = s.ErrorOffsets[0]
+	}
+	return decodeLoss(s.Errors, first, s.SkippedBytes)
 }
 
 // WriteText writes the summary of 'iotap pt stats' for the stream name:

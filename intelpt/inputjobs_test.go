@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -103,4 +105,40 @@ func TestComputeStreamStats(t *testing.T) {
 	if _, err := ComputeStreamStats(ctx, bytes.NewReader(raw), nil, -1, Config{}, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// TestDumpSkipped: the bytes the listings skip after decoding errors, the
+// errors and the first one's offset are those the statistics count
+// (stats.go decodes on its own; a PSB may start inside the bad packet,
+// before the error's offset), over traces of PSBs between random bytes, in each of Dump, DumpReader, DumpJSON and DumpJSONReader.
+func TestDumpSkipped(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 200; i++ {
+		var b []byte
+		for j := 0; j < 1+r.IntN(3); j++ {
+			b = append(b, psbPattern...)
+			b = append(b, 0x02, 0x23)
+			for k := r.IntN(300); k > 0; k-- {
+				b = append(b, byte(r.Uint32()))
+			}
+		}
+		st := ComputeStats(b, Config{})
+		for name, res := range map[string]DumpResult{
+			"Dump":           must(Dump(io.Discard, b, Config{}, DumpOptions{})),
+			"DumpReader":     must(DumpReader(io.Discard, bytes.NewReader(b), 0, Config{}, DumpOptions{})),
+			"DumpJSON":       must(DumpJSON(io.Discard, b, Config{}, DumpOptions{})),
+			"DumpJSONReader": must(DumpJSONReader(io.Discard, bytes.NewReader(b), 0, Config{}, DumpOptions{})),
+		} {
+			if res.Errors != st.Errors || res.Skipped != st.SkippedBytes || res.Loss() != st.Loss() {
+				t.Fatalf("trace %d, %s: %d errors, %d skipped (truncated %v, tail %d), %q; stats: %d, %d, %q, truncated %v", i, name, res.Errors, res.Skipped, res.Truncated, res.SkippedTail, res.Loss(), st.Errors, st.SkippedBytes, st.Loss(), st.Truncated)
+			}
+		}
+	}
+}
+
+func must(r DumpResult, err error) DumpResult {
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

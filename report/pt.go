@@ -114,14 +114,11 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 			p.analyzeCalls(b, o.Calls)
 		}
 	}
-	for _, s := range p.Streams {
-		if s.Stats.Overflows > 0 {
-			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", s.Name, s.Stats.Overflows))
-		}
-		if s.Stats.Truncated {
-			lost = append(lost, fmt.Sprintf("%s: truncated tail", s.Name))
-		}
+	items := make([]intelpt.StreamStats, len(p.Streams))
+	for i, s := range p.Streams {
+		items[i] = intelpt.StreamStats{Name: s.Name, CPU: s.CPU, Stats: s.Stats}
 	}
+	lost = intelpt.StatsLoss(items, nil)
 	if p.PerfLoss != "" {
 		lost = append(lost, p.PerfLoss)
 	}

@@ -52,6 +52,17 @@ func init() {
 		{"pt-flow-missing", []string{"pt", "flow", pt + "nosuchfile.pt"}},
 		{"pt-calls-perfdata", []string{"pt", "calls", pt + "two-cpus.perf.data"}},
 
+		// Decoding errors that skip bytes are loss (exit 3 unless
+		// --allow-loss): a PSB, a PSBEND, then 2,000 random bytes.
+		{"pt-stats-noise", []string{"pt", "stats", "testdata/pt-psb-noise.pt"}},
+		{"pt-stats-noise-json-allow", []string{"pt", "stats", "--json", "--allow-loss", "testdata/pt-psb-noise.pt"}},
+		{"pt-dump-noise", []string{"pt", "dump", "testdata/pt-psb-noise.pt"}},
+		{"pt-dump-noise-allow", []string{"pt", "dump", "--allow-loss", "testdata/pt-psb-noise.pt"}},
+		{"pt-dump-noise-json", []string{"pt", "dump", "--json", "testdata/pt-psb-noise.pt"}},
+		{"pt-dump-noise-range", []string{"pt", "dump", "testdata/pt-psb-noise.pt:0"}},
+		{"pt-flow-noise", []string{"pt", "flow", "--raw", pt + "call_direct-ret_compressed.bin:0x100000", "testdata/pt-psb-noise.pt"}},
+		{"pt-flow-noise-allow", []string{"pt", "flow", "--allow-loss", "--raw", pt + "call_direct-ret_compressed.bin:0x100000", "testdata/pt-psb-noise.pt"}},
+
 		// timeline: the split export, a time window, stdout, errors.
 		{"timeline-max-size", []string{"timeline", "--max-size", "300KiB", "../../testdata/mmiotrace/e1000-probe.log", "-o", "OUT"}},
 		{"timeline-max-size-json", []string{"timeline", "--json", "--max-size", "300KiB", "../../testdata/mmiotrace/e1000-probe.log", "-o", "OUT"}},

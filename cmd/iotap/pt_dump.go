@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,8 +49,10 @@ the records of a perf.data name their stream ("stream", "cpu").
 FILE:FROM[-TO] dumps a byte range of FILE, as ptdump does (offsets are then
 relative to FROM).
 
-Exit status 3 when the trace ends inside a packet or perf recorded a loss,
-unless --allow-loss.`,
+Exit status 3 when decoding errors skipped bytes (the errors are in the
+listing, as ptdump lists them; stderr counts them with the first one's
+offset and the bytes skipped), the trace ends inside a packet or perf
+recorded a loss, unless --allow-loss.`,
 		Example: `  iotap pt dump trace.pt
   iotap pt dump --lastip --no-pad perf.data
   iotap pt dump --time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 trace.pt`,
@@ -118,16 +121,19 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		if err != nil {
 			return fmt.Errorf("pt dump: %s: %w", path, err)
 		}
-		if res.Errors > 0 {
-			fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", res.Errors)
+		var lost []string
+		if l := res.Loss(); l != "" {
+			lost = append(lost, l+", resynchronised at the next PSB (see the listing)")
 		}
 		if res.Truncated {
-			msg := fmt.Sprintf("pt dump: trace ends inside a packet (last %d bytes)", res.SkippedTail)
+			lost = append(lost, fmt.Sprintf("trace ends inside a packet (last %d bytes)", res.SkippedTail))
+		}
+		if len(lost) > 0 {
 			if f.allowLoss {
-				fmt.Fprintf(e.stderr, "iotap: %s\n", msg)
+				fmt.Fprintf(e.stderr, "iotap: pt dump: %s\n", strings.Join(lost, "; "))
 				return nil
 			}
-			return dataLostError("%s (--allow-loss to accept)", msg)
+			return dataLostError("pt dump: %s (--allow-loss to accept)", strings.Join(lost, "; "))
 		}
 		return nil
 	}
@@ -140,9 +146,6 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	}
 	if sum.Streams == 0 {
 		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
-	}
-	if sum.Errors > 0 {
-		fmt.Fprintf(e.stderr, "iotap: pt dump: %d decoding error(s), resynchronised at the next PSB (see the listing)\n", sum.Errors)
 	}
 	if lost := sum.Loss(); len(lost) > 0 {
 		if f.allowLoss {

@@ -37,6 +37,7 @@ type ptFlowFlags struct {
 	timing             ptTiming
 	eventTick, iflags  bool
 	endOnCall, endJump bool
+	allowLoss          bool
 	insnKeep, blkKeep  bool
 	noInst, check      bool
 	// sideband input (perf.data or a capture directory)
@@ -68,7 +69,11 @@ per-section cache; --insn-decoder one instruction at a time (same output).
 --json prints NDJSON instead (docs/ndjson.md): an "input" record, then
 pt_insn, pt_block (--block:show-blocks), pt_event, pt_flow_error,
 pt_trace_end and pt_flow_stats (--stat) records; those of a perf.data or
-capture directory name their stream ("stream", "cpu").`,
+capture directory name their stream ("stream", "cpu").
+
+Exit status 3 when decoding errors skipped trace bytes (the errors are in
+the listing, as ptxed lists them; stderr counts them with the first one's
+offset and the bytes skipped), unless --allow-loss.`,
 		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
   iotap pt flow perf.data
   iotap pt flow --stream 1 --pid 4242 capture-dir
@@ -118,6 +123,7 @@ capture directory name their stream ("stream", "cpu").`,
 	fl.BoolVar(&o.Offset, "offset", false, "print the trace offset on each line")
 	fl.BoolVar(&f.noInst, "no-inst", false, "print addresses only (always the case: there is no disassembler)")
 	fl.BoolVar(&f.check, "check", false, "accepted for ptxed compatibility (no effect)")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes")
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
@@ -215,6 +221,12 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 			return err
 		}
 	}
-	_, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt)
-	return err
+	if _, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt); err != nil {
+		return err
+	}
+	// Decoding errors skip the trace up to the next PSB: loss.
+	if st := intelpt.ComputeStats(trace, cfg.Config); st.Loss() != "" {
+		return e.dataLoss(f.allowLoss, "pt flow: ", []string{st.Loss() + ", decoding resumed at the next PSB (see the listing)"}, "--allow-loss to accept")
+	}
+	return nil
 }

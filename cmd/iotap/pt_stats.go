@@ -28,7 +28,8 @@ The time span is estimated like 'pt dump --time': TSC packets, plus TMA/MTC
 when --mtc-freq and --cpuid-0x15.eax/ebx are known and CYC once calibrated
 (perf.data and capture.json record these parameters).
 Exit status 3 when the CPU or perf lost data (OVF, truncated tail, perf
-loss records) unless --allow-loss.`,
+loss records) or decoding errors skipped bytes (stderr says how many
+errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 		Example: `  iotap pt stats trace.pt
   iotap pt stats --json perf.data`,
 		Args: cobra.ExactArgs(1),

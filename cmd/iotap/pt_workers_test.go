@@ -44,13 +44,15 @@ func TestPTStatsWorkers(t *testing.T) {
 			}
 			return append(a, path)
 		}
+		// The bad packet's skipped bytes are loss: exit 3 for every
+		// --workers, with the same output.
 		want, _, code := runIotap(t, args("1")...)
-		if code != 0 {
-			t.Fatalf("--workers 1: exit %d", code)
+		if code != 3 {
+			t.Fatalf("--workers 1: exit %d, want 3 (the error skipped bytes)", code)
 		}
 		for _, w := range []string{"2", "3"} {
 			got, _, code := runIotap(t, args(w)...)
-			if code != 0 || got != want {
+			if code != 3 || got != want {
 				t.Fatalf("--workers %s (json %v): exit %d\n%s\nwant (--workers 1):\n%s", w, json, code, got, want)
 			}
 		}
