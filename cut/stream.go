@@ -3,6 +3,7 @@ package cut
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 
@@ -87,3 +88,16 @@ func (s *Stream) Close() error {
 }
 
 var errStreamClosed = errors.New("cut: stream closed")
+
+// Loss says what the cut counted and a reader of the stream does not: a
+// half record the input ends with (Result.Truncated), which the cut
+// leaves out. Call it after the end, as Result.
+func (s *Stream) Loss() []string {
+	if s == nil {
+		return nil
+	}
+	if r := s.Result(); r != nil && r.Truncated > 0 {
+		return []string{fmt.Sprintf("the input ends inside a record (offset %d): the window leaves it out, 1 event lost", r.TruncatedAt)}
+	}
+	return nil
+}

@@ -56,7 +56,7 @@ Examples:
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			spec, err := timeWindow(from, to, timeRange)
+			spec, err := timerange.ParseSpecFlags(from, to, timeRange)
 			if err != nil {
 				return usageErrorf("mmio filter: %v", err)
 			}
@@ -109,7 +109,7 @@ Examples:
 			}
 			lost := mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines)
 			if s, ok := in.(*cut.Stream); ok {
-				lost = append(lost, windowLoss(s)...)
+				lost = append(lost, s.Loss()...)
 			}
 			return mmioLoss(e, lost, allowLoss)
 		},

@@ -61,7 +61,7 @@ a time) still means --format, with a deprecation note.`,
 				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", to)
 				format, to = to, ""
 			}
-			spec, err := timeWindow(from, to, timeRange)
+			spec, err := timerange.ParseSpecFlags(from, to, timeRange)
 			if err != nil {
 				return usageErrorf("usb convert: %v", err)
 			}
@@ -122,43 +122,32 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 		defer t.Close()
 		src = e.meterReader("iotap: usb convert", t.File, t, out == "-")
 	}
-	skipped := 0
-	r, from, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: keepGoing, OnSkip: func(err error) {
-		skipped++
-		if skipped <= 10 {
-			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
-		}
-	}})
-	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
-	}
 	dst, err := e.createOutput(out, outfile.Atomic, in)
 	if err != nil {
 		return err
 	}
-	w, err := usbmon.NewWriterLinkType(dst, to, linkType)
-	if err != nil {
-		return err
-	}
-	res, err := usbmon.CopyIf(e.ctx, w, r, keep)
-	if err != nil {
+	skipped := 0
+	res, err := usbmon.Convert(e.ctx, src, dst, usbmon.ConvertOptions{Format: to, LinkType: linkType, KeepGoing: keepGoing, Keep: keep,
+		OnSkip: func(err error) {
+			if skipped++; skipped <= 10 {
+				fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
+			}
+		}})
+	if res.From == usbmon.FormatUnknown && err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	} else if err != nil {
 		return err
 	}
 	if err := dst.Commit(); err != nil {
 		return err
 	}
-	if keep != nil {
-		fmt.Fprintf(e.stderr, "iotap: converted %d of %d events (%s to %s)\n", res.Events, res.Read, from, to)
-	} else {
-		fmt.Fprintf(e.stderr, "iotap: converted %d events (%s to %s)\n", res.Events, from, to)
-	}
-	if l := w.Loss(); l.Total() > 0 {
-		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", to, l)
+	for _, l := range res.Summary() {
+		fmt.Fprintf(e.stderr, "iotap: %s\n", l)
 	}
 	lost, err := res.Loss()
 	if err != nil {
 		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
-	lost = append(lost, windowLoss(win)...)
+	lost = append(lost, win.Loss()...)
 	return e.dataLoss(allowLoss, "", lost, "use --allow-loss to accept")
 }

@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +60,7 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 			}
 			f.Value.Set(p)
 		}
-		pipeDone := removeOnSIGPIPE(ws)
+		pipeDone := cut.RemoveOnSIGPIPE(ws)
 		// What the command prints names the inputs, not their cuts.
 		rn := cut.NewRenamer(ws...)
 		stdout, stderr := e.stdout, e.stderr
@@ -84,37 +81,6 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		return rn.Error(err)
 	}
 	return c
-}
-
-// removeOnSIGPIPE removes the windows' cuts when a write to a closed
-// pipe ('iotap mmio read --from 1s big.log | head -1') would kill the
-// process, then exits as that signal would (128+13). Call the function
-// it returns with the command's error to stop watching: an error of a
-// write to a closed pipe exits the same way.
-func removeOnSIGPIPE(ws []*cut.Windowed) func(error) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGPIPE)
-	stop := make(chan struct{})
-	exit := func() {
-		for _, w := range ws {
-			w.Close()
-		}
-		os.Exit(128 + 13)
-	}
-	go func() {
-		select {
-		case <-ch:
-			exit()
-		case <-stop:
-		}
-	}()
-	return func(err error) {
-		signal.Stop(ch)
-		close(stop)
-		if errors.Is(err, syscall.EPIPE) {
-			exit()
-		}
-	}
 }
 
 // windowError is err of opening a window for the command name: a window
@@ -167,34 +133,6 @@ func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadClos
 		return nil, "", err
 	}
 	return in, in.Format(), nil
-}
-
-// windowLoss is what the window's cut of a trace counted and its reader
-// does not: a half record the input ends with.
-func windowLoss(s *cut.Stream) []string {
-	if s == nil {
-		return nil
-	}
-	if r := s.Result(); r != nil && r.Truncated > 0 {
-		return []string{fmt.Sprintf("the input ends inside a record (offset %d): the window leaves it out, 1 event lost", r.TruncatedAt)}
-	}
-	return nil
-}
-
-// timeWindow parses --from, --to and --time LO..HI (one or the other).
-func timeWindow(from, to, lohi string) (timerange.Spec, error) {
-	spec, err := timerange.ParseSpec(from, to)
-	if err != nil || lohi == "" {
-		return spec, err
-	}
-	if spec.Set() {
-		return spec, errors.New("--time LO..HI is --from LO --to HI: give one or the other")
-	}
-	spec, err = timerange.ParseSpecRange(lohi)
-	if err != nil {
-		err = fmt.Errorf("--time: %w", err)
-	}
-	return spec, err
 }
 
 // warn prints a warning on stderr.

@@ -308,3 +308,20 @@ func MatchMarker(texts []string, name string) int {
 	}
 	return prefix
 }
+
+// ParseSpecFlags parses --from, --to and --time LO..HI, the window in
+// one flag (ParseSpecRange): one or the other.
+func ParseSpecFlags(from, to, lohi string) (Spec, error) {
+	spec, err := ParseSpec(from, to)
+	if err != nil || lohi == "" {
+		return spec, err
+	}
+	if spec.Set() {
+		return spec, errors.New("--time LO..HI is --from LO --to HI: give one or the other")
+	}
+	spec, err = ParseSpecRange(lohi)
+	if err != nil {
+		err = fmt.Errorf("--time: %w", err)
+	}
+	return spec, err
+}
