@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/iotap/iotap/internal/outfile"
 )
@@ -15,20 +13,7 @@ import (
 func (e *env) createOutput(path string, mode outfile.Mode, inputs ...string) (*outfile.File, error) {
 	var in outfile.Inputs
 	in.Add(inputs...)
-	f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: mode, Stdout: e.stdout})
-	if err != nil {
-		return nil, err
-	}
-	e.outputs = append(e.outputs, f)
-	return f, nil
-}
-
-// abortOutputs removes the outputs a failed command left uncommitted.
-func (e *env) abortOutputs() {
-	for _, f := range e.outputs {
-		f.Abort()
-	}
-	e.outputs = nil
+	return e.outputs.Create(path, outfile.Options{Inputs: &in, Mode: mode, Stdout: e.stdout})
 }
 
 // interrupted turns the context error of a command stopped by SIGINT or
@@ -39,19 +24,7 @@ func (e *env) interrupted(err error) error {
 	if c := context.Cause(e.ctx); c != nil && !errors.Is(c, context.Canceled) {
 		msg += " (" + c.Error() + ")"
 	}
-	var wrote []string
-	for _, f := range e.outputs {
-		if f.Committed() && f.Name() != "-" {
-			wrote = append(wrote, fmt.Sprintf("%s (%d bytes, complete up to the interruption)", f.Name(), f.Written()))
-		}
-	}
-	wrote = append(wrote, e.written...)
-	switch {
-	case len(wrote) > 0:
-		msg += ": wrote " + strings.Join(wrote, ", ")
-	case len(e.outputs) > 0 && e.outputs[0].Name() != "-":
-		msg += ": nothing written"
-	}
+	msg += e.outputs.Wrote(e.written...)
 	return &codeError{code: exitInterrupted, err: &messageError{msg: msg, err: err}}
 }
 

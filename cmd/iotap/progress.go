@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/iotap/iotap/internal/progress"
-	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // progressHelp documents --progress.
@@ -17,15 +16,11 @@ const progressHelp = "show the progress of long jobs on stderr even when it is n
 // stdout, and stdout is a terminal too — or with --progress; never with
 // --progress=false. run ends the meters when the command returns.
 func (e *env) meter(what string, total int64, busy bool) *progress.Meter {
-	term := isTerminal(e.stderr)
-	switch {
-	case e.progressSet && !e.progress:
-		return nil
-	case e.progressSet && e.progress:
-	case !term || (busy && isTerminal(e.stdout)):
+	c := progress.Choice{Set: e.progressSet, On: e.progress}
+	if !c.Shown(progress.IsTerminal(e.stderr), progress.IsTerminal(e.stdout), busy) {
 		return nil
 	}
-	m := progress.New(e.stderr, what, total, progress.Options{Terminal: term})
+	m := progress.New(e.stderr, what, total, progress.Options{Terminal: progress.IsTerminal(e.stderr)})
 	e.meters = append(e.meters, m)
 	return m
 }
@@ -49,9 +44,4 @@ func (e *env) endMeters() {
 		m.Done()
 	}
 	e.meters = nil
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && iunix.IsTerminal(f.Fd())
 }

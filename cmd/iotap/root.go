@@ -20,7 +20,7 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	// outputs are the files the command created (see createOutput).
-	outputs []*outfile.File
+	outputs outfile.Set
 	// written describes files a package wrote itself (a split timeline),
 	// for the interruption message.
 	written []string
@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = e.interrupted(err)
 	}
-	e.abortOutputs()
+	e.outputs.Abort() // the outputs a failed command left uncommitted
 	if err != nil && isCobraUsageError(err) {
 		return &codeError{code: exitUsage, err: err}
 	}

@@ -39,3 +39,23 @@ func Example() {
 	// true
 	// -rw-------
 }
+
+// A job writes two files and fails before committing the second: Abort
+// removes it, and Wrote says what the job left.
+func ExampleSet() {
+	dir, _ := os.MkdirTemp("", "outfile")
+	defer os.RemoveAll(dir)
+	var outputs outfile.Set
+	a, _ := outputs.Create(filepath.Join(dir, "a.txt"), outfile.Options{})
+	a.Write([]byte("done\n"))
+	a.Commit()
+	b, _ := outputs.Create(filepath.Join(dir, "b.txt"), outfile.Options{})
+	b.Write([]byte("half"))
+	outputs.Abort()
+	_, err := os.Stat(filepath.Join(dir, "b.txt"))
+	fmt.Println(errors.Is(err, os.ErrNotExist))
+	fmt.Println(outputs.Wrote() == "") // the set is empty after Abort
+	// Output:
+	// true
+	// true
+}

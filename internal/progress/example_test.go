@@ -23,3 +23,15 @@ func Example() {
 	// 7000 bytes
 	// iotap: decode: 25% 120.0 MB of 480.0 MB, 60.0 MB/s, 6s left
 }
+
+// Without --progress, a job printing its records on a terminal shows no
+// meter on the same terminal; --progress shows it anyway.
+func ExampleChoice_Shown() {
+	fmt.Println(progress.Choice{}.Shown(true, true, true))
+	fmt.Println(progress.Choice{}.Shown(true, true, false))
+	fmt.Println(progress.Choice{Set: true, On: true}.Shown(false, false, true))
+	// Output:
+	// false
+	// true
+	// true
+}
