@@ -239,7 +239,7 @@ func TestConvertLogFile(t *testing.T) {
 	formats := map[string]AppendFunc{"text": AppendText, "ndjson": (&NDJSONEncoder{}).Append}
 	for fname, format := range formats {
 		want, wst, werr := convertReference(data, format, false)
-		for _, workers := range []int{1, 2} {
+		for _, workers := range []int{0, 1, 2} {
 			f, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)

@@ -99,7 +99,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
 	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
-	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a log of 4 MiB or more on more than 2 cores, else 1)")
+	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a plain log file of 4 MiB or more, or a compressed or piped one on more than 2 cores; else 1)")
 	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.StringVarP(&expr, "filter", "Y", "", "print only the records matching the display-filter `EXPR` (docs/filters.md)")
 	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
