@@ -83,19 +83,11 @@ func runMMIONames(e *env, o *namesOptions, path string) error {
 			return err
 		}
 	}
-	err = n.NameLog(e.ctx, rd, w, o.asJSON)
-	if err == nil || e.ctx.Err() != nil {
-		// A log that cannot be read leaves no output (run aborts it);
-		// interrupted, what was written so far is kept.
-		if cerr := closeOut(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		if e.ctx.Err() != nil {
-			return e.ctx.Err()
-		}
+	// A log that cannot be read leaves no output (endOutput).
+	if err := e.endOutput(closeOut, n.NameLog(e.ctx, rd, w, o.asJSON)); err != nil && e.ctx.Err() == nil {
 		return fmt.Errorf("mmio names: %s: %w", path, err)
+	} else if err != nil {
+		return err
 	}
 	n.WriteSummary(e.stderr)
 	return mmioLoss(e, rd.Loss(), o.allowLoss)

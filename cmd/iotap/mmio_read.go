@@ -79,16 +79,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				}
 			}
 			lost, err := mmiotrace.ReadLog(e.ctx, meter.Reader(in), w, opt)
-			if err == nil || e.ctx.Err() != nil {
-				// Interrupted: what was written so far is kept.
-				if cerr := closeOut(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil && e.ctx.Err() != nil {
-				return e.ctx.Err()
-			}
-			if err != nil {
+			if err := e.endOutput(closeOut, err); err != nil {
 				return err
 			}
 			return mmioLoss(e, lost, allowLoss)

@@ -16,6 +16,22 @@ func (e *env) createOutput(path string, mode outfile.Mode, inputs ...string) (*o
 	return e.outputs.Create(path, outfile.Options{Inputs: &in, Mode: mode, Stdout: e.stdout})
 }
 
+// endOutput ends a command that wrote an output: commit makes it complete
+// when the command succeeded (err nil) or was interrupted (what was written
+// so far is kept); after any other error it is left to run, which removes
+// it. It returns err (ctx's error when interrupted) or commit's.
+func (e *env) endOutput(commit func() error, err error) error {
+	if err == nil || e.ctx.Err() != nil {
+		if cerr := commit(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil && e.ctx.Err() != nil {
+		return e.ctx.Err()
+	}
+	return err
+}
+
 // interrupted turns the context error of a command stopped by SIGINT or
 // SIGTERM into exit 130 with what was written (committed outputs are
 // complete files holding the data read before the signal).
