@@ -121,9 +121,8 @@ func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error 
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var line []byte
 	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
-		rel := float64(Elapsed(pl.First, Micros(ev), ev)) / 1e6
 		d := dec.decode(ev, p, paired)
-		line = appendEventText(line[:0], seq, rel, ev, p.Latency, paired, &d)
+		line = appendEventText(line[:0], seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
 		if hex && ev.HasData() {
 			line = AppendHexDump(line, ev.Data)
 		}

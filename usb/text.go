@@ -55,15 +55,24 @@ func Elapsed(first, t int64, ev *usbmon.Event) int64 {
 // status (completions), length, latency (paired completions), and the
 // decoding d or else the setup packet and the first data bytes.
 func AppendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, p Pair, paired bool, d Decoded) []byte {
-	return appendEventText(b, seq, rel, ev, p.Latency, paired, &d)
-}
-
-// appendEventText is AppendEventText given the pair's latency and the
-// decoding by its address (Pipeline.WriteText).
-func appendEventText(b []byte, seq uint64, rel float64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
 	b = ndjson.AppendUint(b, seq)
 	b = append(b, ' ')
 	b = appendSeconds6(b, rel)
+	return appendEventRest(b, ev, p.Latency, paired, &d)
+}
+
+// appendEventText is AppendEventText given the time since the first event
+// in microseconds (appendSecondsMicros: no float), the pair's latency and
+// the decoding by its address (Pipeline.WriteText).
+func appendEventText(b []byte, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
+	b = ndjson.AppendUint(b, seq)
+	b = append(b, ' ')
+	b = appendSecondsMicros(b, relUS)
+	return appendEventRest(b, ev, latency, paired, d)
+}
+
+// appendEventRest appends what follows the time column of a line.
+func appendEventRest(b []byte, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
 	b = append(b, ' ', byte(ev.Type), ' ')
 	b = AppendAddress(b, ev)
 	if ev.Type != usbmon.Submission {
@@ -128,6 +137,25 @@ func appendSeconds6(b []byte, rel float64) []byte {
 		}
 	}
 	return strconv.AppendFloat(b, rel, 'f', 6, 64)
+}
+
+// appendSecondsMicros appends us microseconds as seconds with six
+// decimals: the bytes appendSeconds6(b, float64(us)/1e6) writes (its
+// fast path's, below 10^6 s), from the integer, without the float's
+// rounding and check.
+func appendSecondsMicros(b []byte, us int64) []byte {
+	if us <= -1e12 || us >= 1e12 {
+		return appendSeconds6(b, float64(us)/1e6)
+	}
+	u := uint64(us)
+	if us < 0 {
+		b = append(b, '-')
+		u = uint64(-us)
+	}
+	s := u / 1000000
+	b = ndjson.AppendUint(b, s)
+	b = binary.LittleEndian.AppendUint64(b, '.'|ndjson.Digits8(uint32(u-s*1000000))>>16<<8)
+	return b[:len(b)-1]
 }
 
 // appendMicros appends us microseconds as time.Duration.String writes

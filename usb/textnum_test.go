@@ -36,6 +36,36 @@ func TestAppendSecondsMatchesStrconv(t *testing.T) {
 	}
 }
 
+// TestAppendSecondsMicrosMatchesStrconv compares the time column written
+// from microseconds (usb read) with strconv.AppendFloat(us/1e6, 'f', 6):
+// every microsecond of the first two seconds, around 4096 s and around
+// 10^6 s (where it hands over to the float path), and random ones up to
+// 10^7 s either side.
+func TestAppendSecondsMicrosMatchesStrconv(t *testing.T) {
+	check := func(us int64) {
+		t.Helper()
+		got, want := string(appendSecondsMicros([]byte("x"), us)), string(strconv.AppendFloat([]byte("x"), float64(us)/1e6, 'f', 6, 64))
+		if got != want {
+			t.Fatalf("%d µs: %q, strconv %q", us, got, want)
+		}
+	}
+	for us := int64(-2000000); us <= 2000000; us++ {
+		check(us)
+	}
+	for _, c := range []int64{4096e6, 1e12, -1e12} {
+		for us := c - 3000; us <= c+3000; us++ {
+			check(us)
+		}
+	}
+	rng := rand.New(rand.NewSource(5))
+	for i := 0; i < 200000; i++ {
+		check(rng.Int63n(2e13) - 1e13)
+	}
+	for _, us := range []int64{math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		check(us)
+	}
+}
+
 // TestAppendMicrosMatchesDuration compares the latency column with
 // time.Duration.String for every latency up to 2 s and random ones.
 func TestAppendMicrosMatchesDuration(t *testing.T) {
