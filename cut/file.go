@@ -140,3 +140,38 @@ type WindowError struct{ Err error }
 
 func (e *WindowError) Error() string { return e.Err.Error() }
 func (e *WindowError) Unwrap() error { return e.Err }
+
+// Summary is the line 'iotap cut' prints about the cut of the input
+// named name to the window spec.
+func (r *Result) Summary(name string, spec timerange.Spec) string {
+	how := "read from the start"
+	if r.Indexed {
+		how = "seeked with the index"
+	}
+	return fmt.Sprintf("%s %s: %d events kept of [%s), %d bytes read (%s)", r.Format, name, r.Events, spec, r.BytesRead, how)
+}
+
+// IndexFile reads the trace at path once (BuildIndex, a checkpoint every
+// interval bytes; meter, when set, wraps the file as it is read) and
+// returns its index, encoded (what 'iotap index' writes to
+// path+IndexSuffix), and the line that describes it.
+func IndexFile(ctx context.Context, path string, interval int64, meter func(io.ReaderAt, int64) io.ReaderAt) ([]byte, string, error) {
+	in, closer, err := OpenFile(path, false, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closer.Close()
+	if meter != nil && in.ReaderAt != nil {
+		in.ReaderAt = meter(in.ReaderAt, in.Size)
+	}
+	ix, err := BuildIndex(ctx, in, interval)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", path, err)
+	}
+	b, err := ix.MarshalBinary()
+	if err != nil {
+		return nil, "", err
+	}
+	return b, fmt.Sprintf("%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)",
+		path, ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), path+IndexSuffix, len(b)), nil
+}

@@ -327,3 +327,44 @@ type namedError struct {
 
 func (e *namedError) Error() string { return e.msg }
 func (e *namedError) Unwrap() error { return e.err }
+
+// Windows are the windows of a reader's inputs, cut by Open.
+type Windows struct {
+	list []*Windowed
+}
+
+// Open cuts the window spec of the trace (or directory) at path
+// (OpenWindow) and returns the cut's path.
+func (ws *Windows) Open(ctx context.Context, path string, spec timerange.Spec, warn func(string)) (string, error) {
+	w, err := OpenWindow(ctx, path, spec, warn)
+	if err != nil {
+		return "", err
+	}
+	ws.list = append(ws.list, w)
+	return w.Path, nil
+}
+
+// Renamer names the inputs of the windows (NewRenamer).
+func (ws *Windows) Renamer() *Renamer { return NewRenamer(ws.list...) }
+
+// RemoveOnSIGPIPE is RemoveOnSIGPIPE of the windows.
+func (ws *Windows) RemoveOnSIGPIPE() func(error) { return RemoveOnSIGPIPE(ws.list) }
+
+// Truncated says what a reader of the cuts does not see: the first trace
+// that ends inside a record, whose half record the cut leaves out; ""
+// when none does.
+func (ws *Windows) Truncated() string {
+	for _, w := range ws.list {
+		for _, t := range w.Truncated() {
+			return fmt.Sprintf("%s ends inside a record (offset %d): the window's cut leaves it out, 1 event lost", t.Input, t.Result.TruncatedAt)
+		}
+	}
+	return ""
+}
+
+// Close removes the cuts.
+func (ws *Windows) Close() {
+	for _, w := range ws.list {
+		w.Close()
+	}
+}

@@ -96,3 +96,19 @@ func perfDataClock(ctx context.Context, path string, marks []string) (timerange.
 	}
 	return clock, nil
 }
+
+// KeepWindow returns keep restricted to the events of the perf.data
+// file at path inside spec (PerfDataWindow); keep itself when spec is
+// unset, nil keeps all.
+func KeepWindow(ctx context.Context, path string, spec timerange.Spec, keep func(*Recorded) bool) (func(*Recorded) bool, error) {
+	if !spec.Set() {
+		return keep, nil
+	}
+	win, err := PerfDataWindow(ctx, path, spec)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *Recorded) bool {
+		return win.Contains(int64(r.TS)) && (keep == nil || keep(r))
+	}, nil
+}

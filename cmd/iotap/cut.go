@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/outfile"
@@ -56,8 +57,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			warn := func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
-			in, closer, err := cut.OpenFile(args[0], !noIndex, warn)
+			in, closer, err := cut.OpenFile(args[0], !noIndex, e.warn)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if in.ReaderAt != nil { // a plain file (compressed inputs are not metered)
 				in.ReaderAt = e.meter("iotap: cut", in.Size, false).ReaderAt(in.ReaderAt)
 			}
-			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: warn})
+			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: e.warn})
 			if err != nil {
 				if e.ctx.Err() != nil {
 					return e.interrupted(err)
@@ -79,18 +79,13 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err := f.Commit(); err != nil {
 				return err
 			}
-			how := "read from the start"
-			if res.Indexed {
-				how = "seeked with the index"
-			}
-			fmt.Fprintf(e.stderr, "iotap cut: %s %s: %d events kept of [%s), %d bytes read (%s)\n",
-				res.Format, args[0], res.Events, spec, res.BytesRead, how)
+			fmt.Fprintf(e.stderr, "iotap cut: %s\n", res.Summary(args[0], spec))
 			if res.Lost > 0 {
 				msg := fmt.Sprintf("the window records %d lost events", res.Lost)
 				if !allowLoss {
 					return dataLostError("%s (kept in %s; use --allow-loss to accept)", msg, out)
 				}
-				warn(msg)
+				e.warn(msg)
 			}
 			return nil
 		},
@@ -122,21 +117,13 @@ Compressed inputs cannot be indexed (decompress them first).`,
 			if interval < 64<<10 {
 				return usageErrorf("--interval %d: at least 65536 bytes", interval)
 			}
-			in, closer, err := cut.OpenFile(args[0], false, nil)
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			in.ReaderAt = e.meter("iotap: index", in.Size, false).ReaderAt(in.ReaderAt)
-			ix, err := cut.BuildIndex(e.ctx, in, interval)
+			b, summary, err := cut.IndexFile(e.ctx, args[0], interval, func(r io.ReaderAt, size int64) io.ReaderAt {
+				return e.meter("iotap: index", size, false).ReaderAt(r)
+			})
 			if err != nil {
 				if e.ctx.Err() != nil {
 					return e.interrupted(err)
 				}
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			b, err := ix.MarshalBinary()
-			if err != nil {
 				return err
 			}
 			name := args[0] + cut.IndexSuffix
@@ -150,8 +137,7 @@ Compressed inputs cannot be indexed (decompress them first).`,
 			if err := f.Commit(); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stdout, "%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)\n",
-				args[0], ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), name, len(b))
+			fmt.Fprintln(e.stdout, summary)
 			return nil
 		},
 	}

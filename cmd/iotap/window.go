@@ -33,19 +33,11 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		if !spec.Set() {
 			return run(cmd, args)
 		}
-		var ws []*cut.Windowed
-		defer func() {
-			for _, w := range ws {
-				w.Close()
-			}
-		}()
+		var ws cut.Windows
+		defer ws.Close()
 		open := func(p string) (string, error) {
-			w, err := cut.OpenWindow(e.ctx, p, spec, e.warn)
-			if err != nil {
-				return "", windowError(name, err)
-			}
-			ws = append(ws, w)
-			return w.Path, nil
+			p, err := ws.Open(e.ctx, p, spec, e.warn)
+			return p, windowError(name, err)
 		}
 		args = slices.Clone(args)
 		for i := range args {
@@ -60,9 +52,9 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 			}
 			f.Value.Set(p)
 		}
-		pipeDone := cut.RemoveOnSIGPIPE(ws)
+		pipeDone := ws.RemoveOnSIGPIPE()
 		// What the command prints names the inputs, not their cuts.
-		rn := cut.NewRenamer(ws...)
+		rn := ws.Renamer()
 		stdout, stderr := e.stdout, e.stderr
 		wo, we := rn.Writer(stdout), rn.Writer(stderr)
 		e.stdout, e.stderr = wo, we
@@ -71,25 +63,23 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		wo.Flush()
 		we.Flush()
 		e.stdout, e.stderr = stdout, stderr
-		for _, w := range ws {
-			for _, t := range w.Truncated() {
-				if f := fl.Lookup("allow-loss"); err == nil && (f == nil || f.Value.String() != "true") {
-					err = dataLostError("%s ends inside a record (offset %d): the window's cut leaves it out, 1 event lost (--allow-loss to accept)", t.Input, t.Result.TruncatedAt)
-				}
-			}
+		if f := fl.Lookup("allow-loss"); ws.Truncated() != "" && err == nil && (f == nil || f.Value.String() != "true") {
+			err = dataLostError("%s (--allow-loss to accept)", ws.Truncated())
 		}
 		return rn.Error(err)
 	}
 	return c
 }
 
-// windowError is err of opening a window for the command name: a window
-// that does not resolve is a usage error.
+// windowError is err of opening a window for the command name (nil:
+// nil): a window that does not resolve is a usage error.
 func windowError(name string, err error) error {
 	if we := (*cut.WindowError)(nil); errors.As(err, &we) {
 		return usageErrorf("%s: %v", name, err)
+	} else if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	return nil
 }
 
 // windowUsage is err of the command name, a usage error when it is a
@@ -139,22 +129,16 @@ func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadClos
 func (e *env) warn(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 
 // eventsWindow adds --from/--to of events read to keep
-// (userevents.PerfDataWindow).
+// (userevents.KeepWindow).
 func eventsWindow(e *env, from, to, path string, keep func(*userevents.Recorded) bool) (func(*userevents.Recorded) bool, error) {
 	spec, err := timerange.ParseSpec(from, to)
-	if err != nil || !spec.Set() {
-		if err != nil {
-			err = usageErrorf("events read: %v", err)
-		}
-		return keep, err
+	if err == nil {
+		keep, err = userevents.KeepWindow(e.ctx, path, spec, keep)
 	}
-	win, err := userevents.PerfDataWindow(e.ctx, path, spec)
 	if err != nil {
 		return nil, usageErrorf("events read: %v", err)
 	}
-	return func(r *userevents.Recorded) bool {
-		return win.Contains(int64(r.TS)) && (keep == nil || keep(r))
-	}, nil
+	return keep, nil
 }
 
 // windowFlags adds --from (described by fromHelp) and --to to c; the
