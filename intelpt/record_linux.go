@@ -45,6 +45,20 @@ type RecordResult struct {
 	Lost []string
 }
 
+// WriteSummary tells what the capture wrote: the bytes of trace of each
+// buffer file, then the traced programs' files that could not be copied
+// or read (after prefix, "pt capture: ").
+func (r *RecordResult) WriteSummary(w io.Writer, prefix string) {
+	for _, b := range r.Info.Buffers {
+		fmt.Fprintf(w, "%s: %d bytes of trace\n", BufferFileName(b.CPU), b.Bytes)
+	}
+	for _, mf := range r.Files {
+		if mf.Error != "" {
+			fmt.Fprintf(w, "%s%s: %s\n", prefix, mf.Path, mf.Error)
+		}
+	}
+}
+
 // Record traces with opt.Trace into the capture directory dir (created
 // 0700, files 0600, see CaptureInfoFile): 'iotap pt capture'. Buffers are
 // drained every 50 ms while tracing (circular buffers once, at the end),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +42,23 @@ func TestRecord(t *testing.T) {
 		if err != nil || fi.Size() != b.Bytes || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v, %v; want %d bytes, mode 0600", b.File, fi, err, b.Bytes)
 		}
+	}
+}
+
+// TestRecordResultSummary: a line per buffer file ("cpuN", "thread" in
+// per-thread mode, BufferFileName) with its bytes, then only the mapped
+// files that could not be read, after the prefix.
+func TestRecordResultSummary(t *testing.T) {
+	r := &RecordResult{Info: &CaptureInfo{Buffers: []CaptureBuffer{{CPU: 0, Bytes: 4096}, {CPU: 3, Bytes: 0}}},
+		Files: []MappedFile{{Path: "/bin/true"}, {Path: "/gone", Error: "no such file"}}}
+	var b strings.Builder
+	r.WriteSummary(&b, "pt capture: ")
+	if want := "cpu0: 4096 bytes of trace\ncpu3: 0 bytes of trace\npt capture: /gone: no such file\n"; b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	(&RecordResult{Info: &CaptureInfo{Buffers: []CaptureBuffer{{CPU: -1, Bytes: 7}}}}).WriteSummary(&b, "")
+	if b.String() != "thread: 7 bytes of trace\n" {
+		t.Errorf("per-thread: %q", b.String())
 	}
 }

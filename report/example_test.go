@@ -65,3 +65,15 @@ W 4 12.228179 1 0xfebc00d8 0xffffffff 0x0 0
 	//
 	// polling loops: 0
 }
+
+// The kind of each -o file, by its extension.
+func ExampleOutputKind() {
+	for _, p := range []string{"out/report.html", "all.pftrace", "r.ndjson", "notes.txt"} {
+		fmt.Printf("%s: %q\n", p, report.OutputKind(p))
+	}
+	// Output:
+	// out/report.html: "html"
+	// all.pftrace: "perfetto"
+	// r.ndjson: "json"
+	// notes.txt: ""
+}

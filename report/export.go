@@ -111,3 +111,26 @@ func (r *Report) WriteTimeline(ctx context.Context, w io.Writer, o TimelineOptio
 	}
 	return res, nil
 }
+
+// The kinds of file 'iotap report -o' writes: the HTML page (WriteHTML),
+// a Perfetto trace (WriteTimeline), the NDJSON report (WriteJSON).
+const (
+	OutputHTML     = "html"
+	OutputPerfetto = "perfetto"
+	OutputJSON     = "json"
+)
+
+// OutputKind is the kind of report file path's extension names: .html or
+// .htm, .pftrace or .perfetto-trace, .json or .ndjson (any case); ""
+// for any other.
+func OutputKind(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return OutputHTML
+	case ".pftrace", ".perfetto-trace":
+		return OutputPerfetto
+	case ".json", ".ndjson":
+		return OutputJSON
+	}
+	return ""
+}

@@ -68,3 +68,13 @@ func TestWriteTimeline(t *testing.T) {
 		t.Errorf("verbose: %q, %v", warned, err)
 	}
 }
+
+// TestOutputKind: the extensions of each kind, in any case; others none.
+func TestOutputKind(t *testing.T) {
+	for path, want := range map[string]string{"a/r.html": OutputHTML, "R.HTM": OutputHTML, "t.pftrace": OutputPerfetto, "t.perfetto-trace": OutputPerfetto,
+		"r.json": OutputJSON, "r.NDJSON": OutputJSON, "r.txt": "", "html": "", "r.html.gz": ""} {
+		if got := OutputKind(path); got != want {
+			t.Errorf("OutputKind(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

@@ -176,3 +176,15 @@ func ExampleExportFile() {
 	// usb 12 events, aligned: true
 	// loss: []
 }
+
+// --max-size's values: binary and decimal units.
+func ExampleParseSize() {
+	for _, s := range []string{"256MiB", "64K", "2GB"} {
+		n, _ := timeline.ParseSize(s)
+		fmt.Println(n, timeline.FormatSize(n))
+	}
+	// Output:
+	// 268435456 256MiB
+	// 65536 64KiB
+	// 2000000000 1953125KiB
+}

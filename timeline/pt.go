@@ -326,6 +326,7 @@ func captureCallsSources(path string, ci *intelpt.CaptureInfo, conv *TSCConversi
 		return nil, fmt.Errorf("%s: not a buffer of %s", path, intelpt.CaptureInfoFile)
 	}
 	cin.Streams = cin.Streams[i : i+1]
-	o.Finder.BuildIDDirs = append([]string{filepath.Join(dir, intelpt.BinariesDir)}, o.Finder.BuildIDDirs...)
+	// the one list of every command: the capture's binaries/ first
+	o.Finder.BuildIDDirs = calls.BuildIDDirs([]string{filepath.Join(dir, intelpt.BinariesDir)}, o.Finder.BuildIDDirs)
 	return NewPTCallsSources(path, cin, o), nil
 }

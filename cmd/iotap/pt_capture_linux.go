@@ -153,14 +153,7 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	if err != nil {
 		return fmt.Errorf("pt capture: %w", err)
 	}
-	for _, b := range res.Info.Buffers {
-		fmt.Fprintf(e.stderr, "%s: %d bytes of trace\n", intelpt.BufferFileName(b.CPU), b.Bytes)
-	}
-	for _, mf := range res.Files {
-		if mf.Error != "" {
-			fmt.Fprintf(e.stderr, "pt capture: %s: %s\n", mf.Path, mf.Error)
-		}
-	}
+	res.WriteSummary(e.stderr, "pt capture: ")
 	if len(res.Lost) > 0 && !f.allowLoss {
 		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", res.Lost)
 	}

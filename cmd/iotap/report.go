@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
@@ -103,19 +101,13 @@ func reportKind(path, format string, many bool) (string, error) {
 		if many {
 			return "", usageErrorf("report: --format applies to a single -o; give each file its extension")
 		}
-		switch format {
-		case "html", "perfetto", "json":
+		if format == report.OutputHTML || format == report.OutputPerfetto || format == report.OutputJSON {
 			return format, nil
 		}
 		return "", usageErrorf("report: --format %q: want html, perfetto or json", format)
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".html", ".htm":
-		return "html", nil
-	case ".pftrace", ".perfetto-trace":
-		return "perfetto", nil
-	case ".json", ".ndjson":
-		return "json", nil
+	if k := report.OutputKind(path); k != "" {
+		return k, nil
 	}
 	return "", usageErrorf("report: -o %s: unknown kind of output: name it .html (HTML report), .pftrace or .perfetto-trace (Perfetto trace), .json (NDJSON), or give --format", path)
 }

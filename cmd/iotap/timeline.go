@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -235,40 +233,15 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 var perfettoUILimit int64 = timeline.DefaultMaxSize
 
 // sizeFlag is a byte count given as 1000, 64K, 256MiB, 1G...
+// (timeline.ParseSize).
 type sizeFlag int64
 
-func (s *sizeFlag) String() string {
-	v := int64(*s)
-	for _, u := range []struct {
-		n    string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if v != 0 && v%u.size == 0 {
-			return fmt.Sprintf("%d%s", v/u.size, u.n)
-		}
-	}
-	return fmt.Sprint(v)
-}
-
-func (s *sizeFlag) Type() string { return "size" }
-
+func (s *sizeFlag) String() string { return timeline.FormatSize(int64(*s)) }
+func (s *sizeFlag) Type() string   { return "size" }
 func (s *sizeFlag) Set(v string) error {
-	t := strings.TrimSpace(v)
-	mult := int64(1)
-	for _, u := range []struct {
-		suf  string
-		mult int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},
-		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suf) {
-			t, mult = strings.TrimSuffix(t, u.suf), u.mult
-			break
-		}
+	n, err := timeline.ParseSize(v)
+	if err == nil {
+		*s = sizeFlag(n)
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return fmt.Errorf("%q is not a size (bytes, or a number with K, M, G, KiB, MiB, GiB, KB, MB, GB)", v)
-	}
-	*s = sizeFlag(n * mult)
-	return nil
+	return err
 }
