@@ -71,24 +71,21 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 	return c
 }
 
-// windowError is err of opening a window for the command name (nil:
-// nil): a window that does not resolve is a usage error.
-func windowError(name string, err error) error {
-	if we := (*cut.WindowError)(nil); errors.As(err, &we) {
-		return usageErrorf("%s: %v", name, err)
-	} else if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// windowUsage is err of the command name, a usage error when it is a
+// windowUsage is err of the command name: a usage error when it is a
 // window that does not resolve (cut.WindowError), else err itself.
 func windowUsage(name string, err error) error {
 	if we := (*cut.WindowError)(nil); errors.As(err, &we) {
 		return usageErrorf("%s: %v", name, err)
 	}
 	return err
+}
+
+// windowError is windowUsage, any other error named too (nil: nil).
+func windowError(name string, err error) error {
+	if u := windowUsage(name, err); u != err || err == nil {
+		return u
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // openWindowStream opens the window spec of the trace at path, of kind
