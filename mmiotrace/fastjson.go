@@ -53,46 +53,15 @@ func appendAccessLines(data, out []byte) (int, int64, []byte) {
 		if idn == 0 || idn == 8 || byte(x>>(8*idn)) != ' ' || (idn > 1 && byte(x) == '0') {
 			break
 		}
-		// The three hex fields, "0x<hex> " each: 1 to 16 digits or
-		// lower-case letters (as hex0xSpFast takes), no leading zero
-		// (a single "0" is fine); hn[k] is the number of digits. A
-		// field reads a[f:f+19]. (A loop here, not a function: three
-		// calls cost a fifth of the transform.)
-		var hn [3]int
-		f := id + idn + 1
-		for k := range hn {
-			x := le64(a, f+2)
-			n := 0
-			if m := nonHexMask(x); m != 0 {
-				n = bits.TrailingZeros64(m) >> 3
-				if byte(x>>(8*n)) != ' ' {
-					n = 0
-				}
-			} else if y := le64(a, f+10); nonHexMask(y) == 0 {
-				if at(a, f+18) == ' ' {
-					n = 16
-				}
-			} else {
-				n = 8 + bits.TrailingZeros64(nonHexMask(y))>>3
-				if byte(y>>(8*(n-8))) != ' ' {
-					n = 0
-				}
-			}
-			if n == 0 || le16(a, f) != 'x'<<8|'0' || n > 1 && byte(x) == '0' {
-				break
-			}
-			hn[k] = n
-			f += n + 3
-		}
-		if hn[2] == 0 {
+		phys := id + idn + 3
+		physn := hexSpan(a, phys-2)
+		val := phys + physn + 3
+		valn := hexSpan(a, val-2)
+		pc := val + valn + 3
+		pcn := hexSpan(a, pc-2)
+		if physn == 0 || valn == 0 || pcn == 0 {
 			break
 		}
-		phys := id + idn + 3
-		physn := hn[0]
-		val := phys + physn + 3
-		valn := hn[1]
-		pc := val + valn + 3
-		pcn := hn[2]
 		// PID: 1 to 7 digits, then the newline.
 		x = le64(a, pc+pcn+1)
 		pidn := bits.TrailingZeros64(nonDigitMask(x)) >> 3
@@ -150,4 +119,41 @@ func appendAccessLines(data, out []byte) (int, int64, []byte) {
 		lines++
 	}
 	return p, lines, out
+}
+
+// hexSpan returns the number of digits of the "0x<hex> " field at a[i:]
+// (1 to 16 digits or lower-case letters, as hex0xSpFast takes), or 0 if
+// it is not one or has a leading zero (a single "0" is fine). It reads
+// a[i:i+19].
+func hexSpan(a *rwWindow, i int) int {
+	if le16(a, i) != 'x'<<8|'0' {
+		return 0
+	}
+	x := le64(a, i+2)
+	n := 0
+	if m := nonHexMask(x); m != 0 {
+		n = bits.TrailingZeros64(m) >> 3
+		if n == 0 || byte(x>>(8*n)) != ' ' {
+			return 0
+		}
+	} else {
+		y := le64(a, i+10)
+		m := nonHexMask(y)
+		if m == 0 {
+			if at(a, i+18) != ' ' {
+				return 0
+			}
+			n = 16
+		} else {
+			k := bits.TrailingZeros64(m) >> 3
+			if byte(y>>(8*k)) != ' ' {
+				return 0
+			}
+			n = 8 + k
+		}
+	}
+	if n > 1 && byte(x) == '0' {
+		return 0
+	}
+	return n
 }
