@@ -53,17 +53,24 @@ func (c *dirClocks) offset(path string, f Format) (int64, bool) {
 	return s.OffsetNS, ok && sourceKind(f) != ""
 }
 
-// CommonMarks places the mark:NAME ends of spec on the common clock of
-// the capture directory dir (its clocks.json): a marker of any of its
-// traces (at its time plus the trace's offset) or of the clocks file,
-// the first in common time named NAME, else the first whose text starts
-// with NAME. It returns, for each trace of the directory, spec with those
-// ends as @T on the trace's own clock (a trace whose clock the file does
-// not place keeps spec: its own markers). Without a clocks file, or
-// without mark: ends, it returns nil. A name no marker has is a
-// *WindowError. OpenWindow uses it for a directory.
-func CommonMarks(ctx context.Context, dir string, spec timerange.Spec) (func(path string) timerange.Spec, error) {
-	if len(spec.Marks()) == 0 {
+// CommonSpec places spec on the common clock of the capture directory
+// dir (its clocks.json), for the ends that depend on more than one trace:
+//   - mark:NAME: a marker of any of its traces (at its time plus the
+//     trace's offset) or of the clocks file, the first in common time
+//     named NAME, else the first whose text starts with NAME;
+//   - seconds from the capture's start (1.5, and --to +D without --from):
+//     from the capture's first timed record, the earliest first record of
+//     its traces on the common clock, not each trace's own first record.
+//
+// It returns, for each trace of the directory, spec with those ends as @T
+// on the trace's own clock (a trace whose clock the file does not place,
+// such as Intel PT, keeps spec: its own markers and start). Without a
+// clocks file, or without such ends, it returns nil. A name no marker has
+// is a *WindowError. OpenWindow and export use it for a directory.
+func CommonSpec(ctx context.Context, dir string, spec timerange.Spec) (func(path string) timerange.Spec, error) {
+	relative := (spec.HasFrom && spec.From.Base == timerange.Relative) ||
+		(spec.HasTo && (spec.To.Base == timerange.Relative || (spec.To.Base == timerange.AfterFrom && !spec.HasFrom)))
+	if len(spec.Marks()) == 0 && !relative {
 		return nil, nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, ClocksFile))
@@ -81,6 +88,8 @@ func CommonMarks(ctx context.Context, dir string, spec timerange.Spec) (func(pat
 		ns   int64
 	}
 	var marks []mark
+	var start int64 // the capture's first timed record on the common clock
+	var hasStart bool
 	for _, m := range dc.Markers {
 		marks = append(marks, mark{m.Name, m.NS})
 	}
@@ -104,8 +113,16 @@ func CommonMarks(ctx context.Context, dir string, spec timerange.Spec) (func(pat
 		}
 		off, ok := dc.offset(p, f)
 		var ms []Marker
-		if err == nil && ok {
+		if err == nil && ok && len(spec.Marks()) > 0 {
 			ms, err = Markers(ctx, in)
+		}
+		if err == nil && ok && relative {
+			var c timerange.Clock
+			if c, err = Clock(ctx, in, timerange.Spec{}); err == nil && c.HasStart {
+				if t := c.Start + off; !hasStart || t < start {
+					start, hasStart = t, true
+				}
+			}
 		}
 		closer.Close()
 		if err != nil {
@@ -137,9 +154,15 @@ func CommonMarks(ctx context.Context, dir string, spec timerange.Spec) (func(pat
 			return spec
 		}
 		s := spec
+		if s.HasTo && s.To.Base == timerange.AfterFrom && !s.HasFrom {
+			s.To.Base = timerange.Relative // +D without --from: D after the start
+		}
 		for _, p := range []*timerange.Point{&s.From, &s.To} {
-			if p.Base == timerange.Mark {
+			switch {
+			case p.Base == timerange.Mark:
 				*p = timerange.Point{Base: timerange.Absolute, NS: at[p.Mark] - off}
+			case p.Base == timerange.Relative && hasStart:
+				*p = timerange.Point{Base: timerange.Absolute, NS: start + p.NS - off}
 			}
 		}
 		return s

@@ -156,3 +156,122 @@ func TestOpenWindowCommonMarks(t *testing.T) {
 		t.Errorf("mark:nowhere: %v", err)
 	}
 }
+
+// TestOpenWindowCommonRelative: seconds from the start on the lab's
+// capture directory count from the capture's first timed record on the
+// common clock (the earliest of its traces' first records, each plus its
+// offset in clocks.json), which the test finds on its own: tshark's first
+// frame.time_epoch, the first event's ts, the log's first stamped line.
+// Each trace's cut holds exactly its records in [start+1.5s, start+2.5s)
+// on the common clock; a per-trace start would cut USB 1.53 s later.
+func TestOpenWindowCommonRelative(t *testing.T) {
+	if _, err := exec.LookPath("tshark"); err != nil {
+		t.Skip("tshark not installed")
+	}
+	const src = "../testdata/capture"
+	offsets := map[string]int64{"usb": -1795291775000000050, "mmio": -20485622, "events": -21234264}
+	epochs := func(file string) []int64 {
+		out, err := exec.Command("tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch").Output()
+		if err != nil {
+			t.Fatalf("tshark %s: %v", file, err)
+		}
+		var ns []int64
+		for _, l := range strings.Fields(string(out)) {
+			n, err := strconv.ParseInt(strings.Replace(l, ".", "", 1), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns = append(ns, n)
+		}
+		return ns
+	}
+	evs := func(file string) (ts []int64) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if l == "" {
+				continue
+			}
+			var e struct {
+				TS int64 `json:"ts"`
+			}
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatal(err)
+			}
+			ts = append(ts, e.TS)
+		}
+		return ts
+	}
+	// the log's stamped lines (R, W, MAP, UNMAP, MARK): stamp in ns
+	stamps := func(log []byte, accessOnly bool) (ns []int64) {
+		for _, l := range strings.Split(string(log), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 3 {
+				continue
+			}
+			i := 2
+			switch f[0] {
+			case "R", "W":
+			case "MAP", "UNMAP", "MARK":
+				if accessOnly {
+					continue
+				}
+				i = 1
+			default:
+				continue
+			}
+			us, err := strconv.ParseInt(strings.Replace(f[i], ".", "", 1), 10, 64)
+			if err != nil {
+				t.Fatalf("%q: %v", l, err)
+			}
+			ns = append(ns, us*1000)
+		}
+		return ns
+	}
+	plain, err := exec.Command("zstd", "-dc", filepath.Join(src, "mmio.log.zst")).Output()
+	if err != nil {
+		t.Skipf("zstd: %v", err)
+	}
+	usb, ev, mm := epochs(filepath.Join(src, "usb.pcapng")), evs(filepath.Join(src, "events.ndjson")), stamps(plain, false)
+	start := min(usb[0]+offsets["usb"], ev[0]+offsets["events"], mm[0]+offsets["mmio"])
+	const fromNS, spanNS = 1_500_000_000, 1_000_000_000
+	in := func(own int64, src string) bool {
+		c := own + offsets[src]
+		return c >= start+fromNS && c < start+fromNS+spanNS
+	}
+	keep := func(ts []int64, src string) (k []int64) {
+		for _, x := range ts {
+			if in(x, src) {
+				k = append(k, x)
+			}
+		}
+		return k
+	}
+	if usb[0]+offsets["usb"]-start < fromNS {
+		t.Fatalf("the lab capture no longer tells the two rules apart: USB starts %d ns after the capture", usb[0]+offsets["usb"]-start)
+	}
+	spec, err := timerange.ParseSpec("1.5s", "+1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := OpenWindow(context.Background(), src, spec, func(s string) { t.Log(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if got, want := epochs(filepath.Join(w.Path, "usb.pcapng")), keep(usb, "usb"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("usb: the cut has %d frames, %d are in the window on the common clock", len(got), len(want))
+	}
+	if got, want := evs(filepath.Join(w.Path, "events.ndjson")), keep(ev, "events"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("events: the cut has %v, the window %v", got, want)
+	}
+	cutLog, err := os.ReadFile(filepath.Join(w.Path, "mmio.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := stamps(cutLog, true), keep(stamps(plain, true), "mmio"); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("mmio: the cut has %d accesses, %d are stamped in the window on the common clock", len(got), len(want))
+	}
+}

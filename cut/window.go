@@ -30,7 +30,7 @@ type Windowed struct {
 	input   string // the path OpenWindow was given
 	ptDir   bool   // Path is a buffer of a mirrored PT capture directory
 	// specFor is the window of each trace of a directory whose
-	// clocks.json places mark: ends on the capture's clock (CommonMarks)
+	// clocks.json places mark: ends on the capture's clock (CommonSpec)
 	specFor func(path string) timerange.Spec
 }
 
@@ -100,9 +100,10 @@ func (w *Windowed) Close() error {
 // in a private temporary directory and returns it. A raw Intel PT buffer
 // of an 'iotap pt capture' directory, and any directory, are mirrored:
 // the new directory holds the cut of every trace of the directory and of
-// its subdirectories (each on its own clock: relative ends count from
-// that trace's first record; mark:NAME is placed on the capture's common
-// clock when the directory has a clocks.json, see CommonMarks; a trace
+// its subdirectories (each on its own clock; when the directory has a
+// clocks.json, mark:NAME and seconds from the start are placed on the
+// capture's common clock, see CommonSpec, else relative ends count from
+// each trace's first record; a trace
 // the window does not resolve on, such as one without the mark:NAME
 // marker, is left out with a warning) and
 // links to its other files, so
@@ -138,7 +139,7 @@ func OpenWindow(ctx context.Context, path string, spec timerange.Spec, warn func
 		return nil, inputError(path, err)
 	}
 	if st.IsDir() {
-		if w.specFor, err = CommonMarks(ctx, path, spec); err != nil {
+		if w.specFor, err = CommonSpec(ctx, path, spec); err != nil {
 			return fail(err)
 		}
 		dst := filepath.Join(tmp, filepath.Base(filepath.Clean(path)))

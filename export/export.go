@@ -59,7 +59,8 @@ type Options struct {
 	// it (the syntax of --from/--to: internal/timerange), each cut as
 	// 'iotap cut' cuts it (cut.OpenStream: in-process, seeking with the
 	// input's index) on the input's own clock; in a capture directory
-	// a mark: end is placed on the capture's clock (cut.CommonMarks). A
+	// a mark: end and seconds from the start are placed on the
+	// capture's clock (cut.CommonSpec). A
 	// file of a capture directory the window does not resolve on is left
 	// out, said to Warn. Intel PT inputs are not windowed
 	// (an error: cut them first).

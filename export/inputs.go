@@ -30,7 +30,7 @@ type inputFile struct {
 	res  detect.Result
 	size int64
 	mod  time.Time
-	// window is Options.Window placed for this file (cut.CommonMarks)
+	// window is Options.Window placed for this file (cut.CommonSpec)
 	window func(path string) timerange.Spec
 }
 
@@ -114,7 +114,7 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	var window func(string) timerange.Spec
 	if st.IsDir() && x.opt.Window.Set() {
 		// mark: on the capture's common clock (clocks.json)
-		if window, err = cut.CommonMarks(ctx, path, x.opt.Window); err != nil {
+		if window, err = cut.CommonSpec(ctx, path, x.opt.Window); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 	}
