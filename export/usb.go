@@ -201,14 +201,17 @@ func (x *Exporter) exportUSB(ctx context.Context, c *capture, path string, r io.
 			lost = append(lost, "stopped at a decoding error: "+readErr.Error())
 		}
 	}
+	var nSkipped, nDropped uint64
 	if s, ok := rd.(usbmon.Skipper); ok && s.Skipped() > 0 {
-		row.SkippedLines = int64(s.Skipped())
-		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", s.Skipped()))
+		nSkipped = uint64(s.Skipped())
+		row.SkippedLines = int64(nSkipped)
 	}
 	if d, ok := rd.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
-		row.LostEvents = int64(d.Dropped())
-		lost = append(lost, fmt.Sprintf("the capture records %d events dropped by the kernel", d.Dropped()))
+		nDropped = d.Dropped()
+		row.LostEvents = int64(nDropped)
 	}
+	counted, _ := usbmon.InputLoss(nil, nSkipped, nDropped) // the words of every command
+	lost = append(lost, counted...)
 	row.Loss = strings.Join(lost, "; ")
 	if err := events.commit(); err != nil {
 		transfers.abort()

@@ -135,18 +135,9 @@ func AnalyzeUSB(ctx context.Context, r io.Reader) (*USB, *Span, error) {
 		}
 	}
 	u.Pairs = pairer.Counts()
-	var lost []string
-	if readErr != nil {
-		if !errors.Is(readErr, usbmon.ErrTruncated) {
-			return nil, nil, readErr
-		}
-		lost = append(lost, readErr.Error())
-	}
-	if s, ok := rd.(usbmon.Skipper); ok && s.Skipped() > 0 {
-		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", s.Skipped()))
-	}
-	if d, ok := rd.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
-		lost = append(lost, fmt.Sprintf("the capture records %d events dropped by the kernel", d.Dropped()))
+	lost, err := usbmon.ReaderLoss(rd, readErr)
+	if err != nil {
+		return nil, nil, err
 	}
 	u.Loss = strings.Join(lost, "; ")
 	for _, s := range u.Stats.Endpoints() {

@@ -103,3 +103,21 @@ func DescriptorEvents(root string, t time.Time, keep func(bus uint16, dev uint8)
 	}
 	return evs, errs
 }
+
+// DescriptorPrelude is a usbmon.FileOptions.Prelude: the descriptors of
+// the devices present on bus (0: every bus) in sysfs (root), as the
+// GET_DESCRIPTOR transfers a capture started after their enumeration
+// missed, stamped when it is called and marked synthesized (packet
+// comment; iotap's analyses skip them). warn, if set, gets each device
+// that could not be read; the others are still given.
+func DescriptorPrelude(root string, bus int, warn func(error)) func() []usbmon.Event {
+	return func() []usbmon.Event {
+		evs, errs := DescriptorEvents(root, time.Now(), func(b uint16, _ uint8) bool { return bus == 0 || int(b) == bus })
+		for _, err := range errs {
+			if warn != nil {
+				warn(err)
+			}
+		}
+		return evs
+	}
+}

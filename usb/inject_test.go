@@ -253,3 +253,22 @@ func TestInjectedIdentities(t *testing.T) {
 		t.Errorf("raw capture: iotap decoded HID on %v, tshark on %d frames", hid, n)
 	}
 }
+
+// DescriptorPrelude selects the bus (the tree's device is on bus 1) and
+// passes each unreadable device to warn.
+func TestDescriptorPrelude(t *testing.T) {
+	root := injTree(t, append(append([]byte{}, injDevice...), injConfig...))
+	if evs := DescriptorPrelude(root, 0, nil)(); len(evs) != 6 {
+		t.Errorf("all buses: %d events, want 6", len(evs))
+	}
+	if evs := DescriptorPrelude(root, 1, nil)(); len(evs) != 6 || evs[0].Bus != 1 {
+		t.Errorf("bus 1: %d events", len(evs))
+	}
+	if evs := DescriptorPrelude(root, 2, nil)(); len(evs) != 0 {
+		t.Errorf("bus 2: %d events, want none", len(evs))
+	}
+	var warned []error
+	if evs := DescriptorPrelude(injTree(t, nil), 0, func(err error) { warned = append(warned, err) })(); len(evs) != 0 || len(warned) != 1 {
+		t.Errorf("missing descriptors: %d events, warnings %v", len(evs), warned)
+	}
+}

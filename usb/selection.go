@@ -1,7 +1,6 @@
 package usb
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -121,17 +120,5 @@ func (pl *Pipeline) Loss(readErr error) (lost []string, err error) {
 	if pl.window != nil && pl.window.Err() != nil {
 		return nil, &selectionError{pl.window.Err()}
 	}
-	if readErr != nil {
-		if !errors.Is(readErr, usbmon.ErrTruncated) {
-			return nil, readErr
-		}
-		lost = append(lost, readErr.Error())
-	}
-	if s, ok := pl.Reader.(usbmon.Skipper); ok && s.Skipped() > 0 {
-		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", s.Skipped()))
-	}
-	if d, ok := pl.Reader.(interface{ Dropped() uint64 }); ok && d.Dropped() > 0 {
-		lost = append(lost, fmt.Sprintf("the capture records %d events dropped by the kernel", d.Dropped()))
-	}
-	return lost, nil
+	return usbmon.ReaderLoss(pl.Reader, readErr)
 }

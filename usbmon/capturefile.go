@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,11 +90,9 @@ func CaptureToFile(ctx context.Context, opt FileOptions) (res FileResult, err er
 	var closeOut func() error
 	var rot *Rotator
 	if opt.Rotate != nil {
-		o := opt.Rotate
-		ro := RotateOptions{Path: opt.Path, Files: o.Files, Size: o.Size, Duration: o.Duration,
-			Create: create, OnFile: o.OnFile, Now: o.Now}
-		ro.NewWriter = func(dst io.Writer) (Writer, error) { return NewWriter(dst, opt.Format) }
-		if rot, err = NewRotator(ro); err != nil {
+		ro := *opt.Rotate
+		ro.Path, ro.Create = opt.Path, create
+		if rot, err = NewRotator(ro, func(dst io.Writer) (Writer, error) { return NewWriter(dst, opt.Format) }); err != nil {
 			return res, err
 		}
 		w, closeOut = rot, rot.Close
@@ -196,4 +195,50 @@ func (r FileResult) DropMessage() string {
 	}
 	return fmt.Sprintf("the kernel dropped %d events (ring %d bytes; ring peak %dK, undrained for at most %v, events waited up to %v; try %s)",
 		cs.Dropped, cs.RingSize, (cs.RingPeak+1023)/1024, cs.MaxStall.Round(10*time.Microsecond), cs.MaxWait.Round(10*time.Microsecond), strings.Join(help, ", "))
+}
+
+// AutoNice is the nice value ParseNice gives "auto": the highest priority,
+// applied only where the process may raise it (root, CAP_SYS_NICE).
+const AutoNice = -20
+
+// ParseNice reads a nice value as 'iotap usb capture --nice' takes it:
+// -20 to 19, or "auto" (AutoNice if allowed: FileOptions.NiceIfAllowed).
+func ParseNice(s string) (nice int, ifAllowed bool, err error) {
+	if s == "auto" {
+		return AutoNice, true, nil
+	}
+	nice, err = strconv.Atoi(s)
+	if err != nil || nice < -20 || nice > 19 {
+		return 0, false, fmt.Errorf("usbmon: nice %q: want -20..19 or auto", s)
+	}
+	return nice, false, nil
+}
+
+// Describe says what the capture c opened for o records, as 'iotap usb
+// capture' announces it once it runs (FileOptions.Started): the buses,
+// the method and its device or file, and the binary ring's size.
+func (o FileOptions) Describe(c *Capture) string {
+	buses := "all USB buses"
+	if o.Capture.Bus != 0 {
+		buses = "USB bus " + strconv.Itoa(o.Capture.Bus)
+	}
+	if o.Capture.Method == MethodText {
+		return fmt.Sprintf("%s via text (%s)", buses, c.Path())
+	}
+	return fmt.Sprintf("%s via %s (%s), ring %d bytes", buses, o.Capture.Method, c.Path(), c.Stats().RingSize)
+}
+
+// Summary is the end report of a CaptureToFile with o, a line each: the
+// recording's statistics (RecordStats.String), what the output format
+// could not hold, and the events cut to o.Record.Snaplen data bytes. The
+// kernel's drops are DropMessage's.
+func (r FileResult) Summary(o FileOptions) []string {
+	lines := []string{r.Stats.String()}
+	if l := r.Stats.Loss; l.Total() > 0 {
+		lines = append(lines, fmt.Sprintf("%s cannot hold everything: %s", o.Format, l))
+	}
+	if r.Stats.Cut > 0 {
+		lines = append(lines, fmt.Sprintf("%d events kept only their first %d data bytes (--snaplen)", r.Stats.Cut, o.Record.Snaplen))
+	}
+	return lines
 }

@@ -3,7 +3,6 @@ package usbmon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 )
@@ -73,17 +72,5 @@ func CopyIf(ctx context.Context, w Writer, r Reader, keep func(*Event) bool) (Co
 // lines skipped, events the kernel dropped. A read error other than
 // truncation is returned as err.
 func (r CopyResult) Loss() (lost []string, err error) {
-	if r.ReadErr != nil {
-		if !errors.Is(r.ReadErr, ErrTruncated) {
-			return nil, r.ReadErr
-		}
-		lost = append(lost, r.ReadErr.Error())
-	}
-	if r.Skipped > 0 {
-		lost = append(lost, fmt.Sprintf("%d unreadable lines skipped", r.Skipped))
-	}
-	if r.Dropped > 0 {
-		lost = append(lost, fmt.Sprintf("the input records %d events dropped by the kernel", r.Dropped))
-	}
-	return lost, nil
+	return InputLoss(r.ReadErr, uint64(r.Skipped), r.Dropped)
 }

@@ -50,7 +50,7 @@ func TestCopyResultLoss(t *testing.T) {
 	if lost, err := res.Loss(); err != nil || len(lost) != 1 || !errors.Is(res.ReadErr, ErrTruncated) || lost[0] != res.ReadErr.Error() || res.Events == 0 {
 		t.Errorf("cut pcapng: %+v: %q, %v", res, lost, err)
 	}
-	if lost, err := (CopyResult{Dropped: 3}).Loss(); err != nil || len(lost) != 1 || lost[0] != "the input records 3 events dropped by the kernel" {
+	if lost, err := (CopyResult{Dropped: 3}).Loss(); err != nil || len(lost) != 1 || lost[0] != "the capture records 3 events dropped by the kernel" {
 		t.Errorf("dropped: %q, %v", lost, err)
 	}
 }

@@ -26,7 +26,11 @@ iotap usb capture --no-inject-descriptors --file-size 16K --ring 2 -o /tmp/ring.
 G=$!
 iotap usb capture --no-inject-descriptors --interval 300ms -o /tmp/all.pcapng 2>/out/all.err &
 A=$!
-sleep 2
+# The traffic starts once all three capture: a capture that starts during
+# it would miss events the others have (a TCG guest under load can take
+# seconds to start one).
+lab_wait 60 sh -c 'grep -q "SIGINT stops" /out/rot.err && grep -q "SIGINT stops" /out/ring.err && grep -q "SIGINT stops" /out/all.err'
+sleep 1
 for d in /sys/block/sd*; do dd if=/dev/${d##*/} of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null; done
 sleep 2
 kill -INT $R $G $A
@@ -66,11 +70,11 @@ func TestLabRotate(t *testing.T) {
 	if len(names) < 3 {
 		t.Fatalf("%d files of 16K: the traffic did not fill three", len(names))
 	}
+	rows, perFile := tsharkFiles(t, names)
 	var rot []string
 	for i, n := range names {
-		rows := tshark(t, n)
 		fi, _ := os.Stat(n)
-		if len(rows) == 0 {
+		if perFile[i] == 0 {
 			t.Errorf("%s: tshark reads no event", n)
 		}
 		// The largest event: 4 KiB of data, its 64-byte header and the
@@ -78,11 +82,14 @@ func TestLabRotate(t *testing.T) {
 		if i < len(names)-1 && (fi.Size() < 16<<10 || fi.Size() >= 16<<10+4096+64+64) {
 			t.Errorf("%s: %d bytes for --file-size 16K", filepath.Base(n), fi.Size())
 		}
-		for _, r := range rows {
-			rot = append(rot, key(r))
-		}
 	}
-	// The one-file capture started after the rotated one: its events are
+	if sum := sumInts(perFile); sum != len(rows) {
+		t.Fatalf("capinfos counts %d events in the files, tshark reads %d of them concatenated", sum, len(rows))
+	}
+	for _, r := range rows {
+		rot = append(rot, key(r))
+	}
+	// All three captures started before the traffic: the one file's events are
 	// a run of the rotated files' sequence, none missing, none twice, for
 	// as long as both ran.
 	var want []string
@@ -102,8 +109,19 @@ func TestLabRotate(t *testing.T) {
 	overlap := min(len(want), len(rot)-at)
 	if at < 0 || best != overlap || best < 100 {
 		t.Errorf("the rotated files (%d events) and the one file (%d) agree on %d events from %d, want %d", len(rot), len(want), best, at, overlap)
+		if at >= 0 && best < len(want) && at+best < len(rot) {
+			// Where they part: the file of the rotated event, and both sides.
+			file, n := "", at+best
+			for i, c := range perFile {
+				if n < c {
+					file = fmt.Sprintf("%s (its event %d of %d)", filepath.Base(names[i]), n, c)
+					break
+				}
+				n -= c
+			}
+			t.Logf("first difference in %s:\n rotated: %v\n one file: %v", file, rot[at+best-1:min(at+best+3, len(rot))], want[best-1:min(best+3, len(want))])
+		}
 	}
-	_ = fmt.Sprint
 	ring, _ := filepath.Glob(filepath.Join(res.Out, "ring", "ring_*.pcapng"))
 	sort.Strings(ring)
 	if len(ring) != 2 {
@@ -125,4 +143,11 @@ func TestLabRotate(t *testing.T) {
 	if lines < 5 || total == nil || strconv.Itoa(sum) != total[1] || sum != len(all) {
 		t.Errorf("%d interval lines sum to %d events; the capture reports %v, tshark reads %d\n%s", lines, sum, total, len(all), errs)
 	}
+}
+
+func sumInts(v []int) (s int) {
+	for _, x := range v {
+		s += x
+	}
+	return s
 }

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/rotate"
 )
 
 func rotateEvents(n int) []Event {
@@ -56,12 +58,12 @@ func TestRotatorRecording(t *testing.T) {
 	const maxRecord = 64 + 50 + 32 // pcapng EPB of the largest event, rounded up
 	for _, tc := range []struct {
 		name  string
-		opt   RotateOptions
+		opt   rotate.Options
 		files int // files kept
 	}{
-		{"size", RotateOptions{Size: 4096}, 0},
-		{"duration", RotateOptions{Duration: 10 * time.Second}, 0},
-		{"size ring 3", RotateOptions{Size: 4096, Files: 3}, 3},
+		{"size", rotate.Options{Size: 4096}, 0},
+		{"duration", rotate.Options{Duration: 10 * time.Second}, 0},
+		{"size ring 3", rotate.Options{Size: 4096, Files: 3}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -70,14 +72,13 @@ func TestRotatorRecording(t *testing.T) {
 			// The clock moves 1 s per event written.
 			clock := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 			opt.Now = func() time.Time { return clock }
-			opt.NewWriter = func(w io.Writer) (Writer, error) { return NewPcapngWriter(w, LinkTypeUSBLinuxMmapped) }
 			var removed []string
 			opt.OnFile = func(p string, rm bool) {
 				if rm {
 					removed = append(removed, p)
 				}
 			}
-			rot, err := NewRotator(opt)
+			rot, err := NewRotator(opt, func(w io.Writer) (Writer, error) { return NewPcapngWriter(w, LinkTypeUSBLinuxMmapped) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,11 +127,11 @@ func TestRotatorRecording(t *testing.T) {
 				}
 			}
 			if tc.files > 0 {
-				if len(names) != tc.files || len(removed) == 0 || rot.n != tc.files+len(removed) {
-					t.Errorf("ring %d: %d files kept, %d removed, %d started", tc.files, len(names), len(removed), rot.n)
+				if len(names) != tc.files || len(removed) == 0 || rot.files.Started() != tc.files+len(removed) {
+					t.Errorf("ring %d: %d files kept, %d removed, %d started", tc.files, len(names), len(removed), rot.files.Started())
 				}
-				if want := opt.FileName(rot.n, clock); filepath.Base(names[len(names)-1])[:10] != filepath.Base(want)[:10] {
-					t.Errorf("last file %s, want number %d", names[len(names)-1], rot.n)
+				if want := opt.FileName(rot.files.Started(), clock); filepath.Base(names[len(names)-1])[:10] != filepath.Base(want)[:10] {
+					t.Errorf("last file %s, want number %d", names[len(names)-1], rot.files.Started())
 				}
 			}
 		})

@@ -382,3 +382,43 @@ func TestTsharkAgreesOnCutRecords(t *testing.T) {
 		}
 	}
 }
+
+// tsharkFiles reads a sequence of capture files as Wireshark does, with
+// three processes whatever their number (one tshark per file took minutes
+// for the lab's hundred files under load): capinfos reads each file on
+// its own and counts its packets (perFile, in the order of files), then
+// mergecap concatenates them (it too reads each file on its own and fails
+// on one that does not) and tshark decodes the whole (rows, in file
+// order).
+func tsharkFiles(t *testing.T, files []string) (rows [][]string, perFile []int) {
+	t.Helper()
+	capinfos, err1 := exec.LookPath("capinfos")
+	mergecap, err2 := exec.LookPath("mergecap")
+	if err1 != nil || err2 != nil {
+		t.Skip("capinfos/mergecap not installed (apt-get install tshark)")
+	}
+	out, err := exec.Command(capinfos, append([]string{"-M", "-T", "-r", "-t", "-c"}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("capinfos: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(files) {
+		t.Fatalf("capinfos reads %d of %d files:\n%s", len(lines), len(files), out)
+	}
+	for i, l := range lines {
+		f := strings.Split(l, "\t")
+		if len(f) != 3 || f[0] != files[i] || f[1] != "pcapng" {
+			t.Fatalf("capinfos: %q, want %s as pcapng", l, files[i])
+		}
+		n, err := strconv.Atoi(f[2])
+		if err != nil {
+			t.Fatalf("capinfos: %q: %v", l, err)
+		}
+		perFile = append(perFile, n)
+	}
+	merged := filepath.Join(t.TempDir(), "merged.pcapng")
+	if out, err := exec.Command(mergecap, append([]string{"-a", "-F", "pcapng", "-w", merged}, files...)...).CombinedOutput(); err != nil {
+		t.Fatalf("mergecap: %v\n%s", err, out)
+	}
+	return tshark(t, merged), perFile
+}

@@ -32,7 +32,8 @@ func AppendNDJSONInput(b []byte, file, format, clock string) []byte {
 // AppendNDJSON appends rec's user_event record (one line): ts_ns on the
 // stream's clock, wall_ns (null unless the source relates it to the wall
 // clock), cpu, tid (the tracepoint's common_pid: the kernel's task id),
-// pid (the process, null unless the source records it: perf samples),
+// pid (the process, null unless the source records it: perf samples;
+// 0 is the idle task),
 // system, name and the fields by name. Integer fields are numbers, text
 // fields strings and other byte fields hex. An EventHeader event has its
 // name as Provider:Event, its fields formatted as LinuxTracepoints'
@@ -51,7 +52,7 @@ func AppendNDJSON(b []byte, rec *Recorded) []byte {
 		tid = rec.Thread
 	}
 	b = ndjson.Int(b, "tid", int64(tid))
-	if rec.Process != 0 || rec.Thread != 0 {
+	if rec.HasProcess {
 		b = ndjson.Int(b, "pid", int64(rec.Process))
 	} else {
 		b = ndjson.Null(b, "pid")

@@ -33,7 +33,7 @@ func TestNDJSONGolden(t *testing.T) {
 	b := AppendNDJSONInput(nil, "", FormatTracefs, ClockTrace)
 	b = AppendNDJSON(b, ndjsonRecord("app_req", "big", "say \"hi\"\n", []byte{0, 0xff}, -7, 1<<64-1))
 	r := ndjsonRecord("x", "\x01k\"", "\xff", nil, 0, 0)
-	r.System, r.Wall, r.Process, r.Thread = "other", 1711586712640913120, 2002, 2004
+	r.System, r.Wall, r.Process, r.Thread, r.HasProcess = "other", 1711586712640913120, 2002, 2004, true
 	b = AppendNDJSON(b, r)
 	eh := 0
 	eachSample(t, filepath.Join("testdata", "linuxtracepoints", "perf.data"), func(rec *Recorded) {
@@ -58,11 +58,12 @@ func TestNDJSONNoAllocs(t *testing.T) {
 // FuzzNDJSON: every user_event record is one line that encoding/json
 // parses, and every value reads back as the event's.
 func FuzzNDJSON(f *testing.F) {
-	f.Add("app_req", "user_events", "big", "hello", []byte{1, 2}, int64(-7), uint64(1<<64-1), uint64(100), int64(0), int32(0), int32(0), int32(42))
-	f.Add("\xff\"", "", "\x00", "\x7f\\", []byte{}, int64(1<<63-1), uint64(0), uint64(1<<64-1), int64(-1), int32(1), int32(-5), int32(0))
-	f.Fuzz(func(t *testing.T, name, system, field, text string, raw []byte, i int64, u, ts uint64, wall int64, process, thread, pid int32) {
+	f.Add("app_req", "user_events", "big", "hello", []byte{1, 2}, int64(-7), uint64(1<<64-1), uint64(100), int64(0), int32(0), int32(0), int32(42), false)
+	f.Add("\xff\"", "", "\x00", "\x7f\\", []byte{}, int64(1<<63-1), uint64(0), uint64(1<<64-1), int64(-1), int32(1), int32(-5), int32(0), true)
+	f.Add("idle", "sched", "x", "", []byte{}, int64(0), uint64(0), uint64(5), int64(0), int32(0), int32(0), int32(0), true)
+	f.Fuzz(func(t *testing.T, name, system, field, text string, raw []byte, i int64, u, ts uint64, wall int64, process, thread, pid int32, hasProcess bool) {
 		r := ndjsonRecord(name, field, text, raw, i, u)
-		r.System, r.TS, r.Wall, r.Process, r.Thread, r.PID = system, ts, wall, process, thread, pid
+		r.System, r.TS, r.Wall, r.Process, r.Thread, r.PID, r.HasProcess = system, ts, wall, process, thread, pid, hasProcess
 		line := AppendNDJSON(nil, r)
 		if bytes.IndexByte(line, '\n') != len(line)-1 {
 			t.Fatalf("not one line: %q", line)
@@ -98,7 +99,7 @@ func FuzzNDJSON(f *testing.F) {
 		if (wall == 0) != (m["wall_ns"] == nil) || (wall != 0 && num(m["wall_ns"]) != strconv.FormatInt(wall, 10)) {
 			t.Fatalf("%s: wall_ns, want %d", line, wall)
 		}
-		if (process == 0 && thread == 0) != (m["pid"] == nil) || (m["pid"] != nil && num(m["pid"]) != strconv.Itoa(int(process))) {
+		if hasProcess != (m["pid"] != nil) || (m["pid"] != nil && num(m["pid"]) != strconv.Itoa(int(process))) { // pid 0 is the idle task: 0, not null
 			t.Fatalf("%s: pid, want %d", line, process)
 		}
 		fields, _ := m["fields"].(map[string]any)

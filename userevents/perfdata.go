@@ -391,6 +391,7 @@ func (p *PerfDataReader) sample(body []byte, at int64, rec *Recorded) (bool, err
 		switch f.bit {
 		case sampleTID:
 			pid, tid = le.Uint32(body[o:]), le.Uint32(body[o+4:])
+			rec.HasProcess = true
 		case sampleTime:
 			rec.TS = le.Uint64(body[o:])
 		case sampleCPU:

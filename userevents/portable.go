@@ -46,9 +46,11 @@ type Recorded struct {
 	// DecodeEventHeader); Values then hold only the header fields.
 	EventHeader *eventheader.Event
 	// Process and Thread are the sample's pid and tid when the source
-	// records them (perf samples: in the recording process's pid
-	// namespace), else 0.
+	// records them (HasProcess: perf samples, in the recording process's
+	// pid namespace), else 0. Pid 0 is a real value: the idle task, the
+	// kernel.
 	Process, Thread int32
+	HasProcess      bool
 }
 
 // DisplayName is the event's name as events read prints it: Name, or

@@ -5,12 +5,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/userevents"
 )
 
@@ -74,13 +72,7 @@ when any were lost, unless --allow-loss.`,
 			if opt.FS, err = eventsFS(); err != nil {
 				return err
 			}
-			fopt := userevents.RecordFileOptions{Path: out, Create: func(path string) (io.WriteCloser, error) {
-				f, err := e.createOutput(path, outfile.InPlace)
-				if err != nil {
-					return nil, err
-				}
-				return commitCloser{f}, nil
-			}}
+			fopt := userevents.RecordFileOptions{Path: out, Create: commitCreate(e)}
 			if rotating {
 				fopt.Rotate = &ro
 			}

@@ -4,10 +4,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/rotate"
 )
 
@@ -61,3 +63,22 @@ func (f *rotateFlags) onInterval(e *env) func(rotate.Stats) {
 	fmt.Fprintln(e.stderr, rotate.StatsHeader)
 	return func(s rotate.Stats) { fmt.Fprintln(e.stderr, s) }
 }
+
+// commitCreate creates each output file of a capture (0600, O_NOFOLLOW,
+// through a temporary file): its Close commits it, its Abort removes it.
+func commitCreate(e *env) func(path string) (io.WriteCloser, error) {
+	return func(path string) (io.WriteCloser, error) {
+		f, err := e.createOutput(path, outfile.InPlace)
+		if err != nil {
+			return nil, err
+		}
+		return commitCloser{f}, nil
+	}
+}
+
+// commitCloser closes an output file by committing it; Abort removes it.
+type commitCloser struct{ f *outfile.File }
+
+func (c commitCloser) Write(p []byte) (int, error) { return c.f.Write(p) }
+func (c commitCloser) Close() error                { return c.f.Commit() }
+func (c commitCloser) Abort() error                { return c.f.Abort() }

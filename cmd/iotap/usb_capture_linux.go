@@ -6,14 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/internal/outfile"
+	"github.com/iotap/iotap/internal/progress"
 	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -37,10 +34,6 @@ type usbCaptureOptions struct {
 	vidpid     string
 	dev        int
 }
-
-// usbAutoNice is the nice value --nice auto gives the ring-draining thread
-// when the process may raise its priority (root, CAP_SYS_NICE).
-const usbAutoNice = -20
 
 func newUSBCaptureCmd(e *env) *cobra.Command {
 	var o usbCaptureOptions
@@ -150,10 +143,8 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 			queue = 0 // the other methods copy each event out already
 		}
 	}
-	nice, niceAuto := 0, o.nice == "auto"
-	if niceAuto {
-		nice = usbAutoNice
-	} else if nice, err = strconv.Atoi(o.nice); err != nil || nice < -20 || nice > 19 {
+	nice, niceAuto, err := usbmon.ParseNice(o.nice)
+	if err != nil {
 		return usageErrorf("--nice %q: want -20..19 or auto", o.nice)
 	}
 	if o.snaplen < 0 {
@@ -198,38 +189,18 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if rotating {
 		fopt.Rotate = &ro
 	}
-	if usbIsTerminal(e.stderr) {
+	if progress.IsTerminal(e.stderr) {
 		fopt.Record.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
 	}
-	fopt.Create = func(path string) (io.WriteCloser, error) {
-		f, err := e.createOutput(path, outfile.InPlace)
-		if err != nil {
-			return nil, err
-		}
-		return commitCloser{f}, nil
-	}
+	fopt.Create = commitCreate(e)
 	if !o.noInject {
-		// The descriptors of the devices present, as the GET_DESCRIPTOR
-		// transfers a capture started after enumeration missed; marked
-		// synthesized (packet comment), skipped by iotap's analyses.
-		fopt.Prelude = func() []usbmon.Event {
-			evs, errs := usb.DescriptorEvents(usb.DefaultSysfsRoot, time.Now(), func(bus uint16, _ uint8) bool { return o.bus == 0 || int(bus) == o.bus })
-			for _, err := range errs {
-				fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err)
-			}
-			return evs
-		}
+		fopt.Prelude = usb.DescriptorPrelude(usb.DefaultSysfsRoot, o.bus, func(err error) { fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err) })
 	}
 	fopt.Started = func(capt *usbmon.Capture, prelude int) {
 		if prelude >= 0 {
 			fmt.Fprintf(e.stderr, "iotap: %d synthesized descriptor events (from sysfs) written first; --no-inject-descriptors leaves them out\n", prelude)
 		}
-		if method == usbmon.MethodText {
-			fmt.Fprintf(e.stderr, "iotap: capturing %s via text (%s); SIGINT stops\n", busName(o.bus), capt.Path())
-		} else {
-			fmt.Fprintf(e.stderr, "iotap: capturing %s via %s (%s), ring %d bytes; SIGINT stops\n",
-				busName(o.bus), method, capt.Path(), capt.Stats().RingSize)
-		}
+		fmt.Fprintf(e.stderr, "iotap: capturing %s; SIGINT stops\n", fopt.Describe(capt))
 	}
 	res, err := usbmon.CaptureToFile(ctx, fopt)
 	if errors.Is(err, usbmon.ErrNotSupported) {
@@ -242,22 +213,17 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if err != nil {
 		return err
 	}
-	st, readErr, writeErr := res.Stats, res.ReadErr, res.WriteErr
 	if fopt.Record.Progress != nil {
 		fmt.Fprint(e.stderr, "\r\033[K")
 	}
-	fmt.Fprintf(e.stderr, "iotap: %s\n", st)
-	if l := st.Loss; l.Total() > 0 {
-		fmt.Fprintf(e.stderr, "iotap: %s cannot hold everything: %s\n", format, l)
+	for _, l := range res.Summary(fopt) {
+		fmt.Fprintf(e.stderr, "iotap: %s\n", l)
 	}
-	if st.Cut > 0 {
-		fmt.Fprintf(e.stderr, "iotap: %d events kept only their first %d data bytes (--snaplen)\n", st.Cut, o.snaplen)
+	if res.WriteErr != nil {
+		return fmt.Errorf("write %s: %w", o.out, res.WriteErr)
 	}
-	if writeErr != nil {
-		return fmt.Errorf("write %s: %w", o.out, writeErr)
-	}
-	if readErr != nil {
-		return readErr
+	if res.ReadErr != nil {
+		return res.ReadErr
 	}
 	if msg := res.DropMessage(); msg != "" {
 		if o.allowLoss {
@@ -267,28 +233,4 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		return dataLostError("%s", msg)
 	}
 	return nil
-}
-
-// commitCloser closes an output file by committing it; Abort removes it.
-type commitCloser struct{ f *outfile.File }
-
-func (c commitCloser) Write(p []byte) (int, error) { return c.f.Write(p) }
-func (c commitCloser) Close() error                { return c.f.Commit() }
-func (c commitCloser) Abort() error                { return c.f.Abort() }
-
-func busName(bus int) string {
-	if bus == 0 {
-		return "all USB buses"
-	}
-	return "USB bus " + strconv.Itoa(bus)
-}
-
-// usbIsTerminal reports whether w is a terminal (progress goes there only).
-func usbIsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
