@@ -150,6 +150,21 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	return rows, nil
 }
 
+// Unrecorded lists what the export of a capture directory found lost
+// beyond what the capture itself counted (recorded: the capture's
+// Result.Lost, also in its loss.json), as 'iotap capture --parquet'
+// reports it: a source the capture counted a loss for is left out (its
+// row repeats that loss), each other row with a loss is "FILE: LOSS
+// (recorded in the captures table)".
+func Unrecorded(rows []CaptureRow, recorded []capdir.SourceLoss) (loss []string) {
+	for _, r := range rows {
+		if r.Loss != "" && !slices.ContainsFunc(recorded, func(l capdir.SourceLoss) bool { return l.Source == r.Source }) {
+			loss = append(loss, r.SourceFile+": "+r.Loss+" (recorded in the captures table)")
+		}
+	}
+	return loss
+}
+
 // applyLoss adds to row what the capture recorded as lost by its source:
 // its count, when larger than the trace's own, and its words.
 func (c *capture) applyLoss(row *CaptureRow) {

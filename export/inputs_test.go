@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	capdir "github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/detect"
 )
 
@@ -134,5 +136,26 @@ func TestExportInputHook(t *testing.T) {
 	}
 	if len(read) != 3 {
 		t.Errorf("wrapped %d files, want the 3 traces: %v", len(read), sizes)
+	}
+}
+
+// With 'capture --parquet', a source's loss is said once: in the
+// capture's words when the capture counted it (the export's row repeats
+// it from loss.json), in the export's when only reading the trace found
+// it.
+func TestUnrecorded(t *testing.T) {
+	recorded := []capdir.SourceLoss{{Source: "usb", Lost: 3, Text: "usb: 3 events dropped by the kernel"}}
+	rows := []CaptureRow{
+		{Identity: Identity{SourceFile: "usb.pcapng"}, Source: "usb", Loss: "the capture records 3 events dropped by the kernel; recorded by the capture: usb: 3 events dropped by the kernel"},
+		{Identity: Identity{SourceFile: "mmio.log"}, Source: "mmio"},
+		{Identity: Identity{SourceFile: "events.ndjson"}, Source: "events", Loss: "2 unreadable lines skipped"},
+	}
+	got := Unrecorded(rows, recorded)
+	want := []string{"events.ndjson: 2 unreadable lines skipped (recorded in the captures table)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Unrecorded: %q, want %q", got, want)
+	}
+	if got := Unrecorded(rows, nil); len(got) != 2 {
+		t.Errorf("nothing recorded by the capture: %q, want both rows with a loss", got)
 	}
 }

@@ -80,3 +80,33 @@ func (d *Definition) Command() string {
 func (d *Definition) AppendNDJSON(b []byte) []byte {
 	return AppendDefinitionNDJSON(b, d.System, &d.Event, d.Schema)
 }
+
+// Write writes the status as 'iotap events status' prints it: WriteText,
+// or with asJSON the NDJSON stream (its "input" record, then a
+// user_event_status record per event).
+func (s *Status) Write(w io.Writer, asJSON bool) error {
+	if !asJSON {
+		return s.WriteText(w)
+	}
+	_, err := w.Write(s.AppendNDJSON(AppendNDJSONInput(nil, "", FormatStatus, "")))
+	return err
+}
+
+// WriteDefinitions writes defs as 'iotap events list' prints them: a
+// line per event, SYSTEM/NAME and its Command, or with asJSON the NDJSON
+// stream (its "input" record, then a user_event_def record per event).
+func WriteDefinitions(w io.Writer, defs []Definition, asJSON bool) error {
+	bw := bufio.NewWriter(w)
+	if asJSON {
+		b := AppendNDJSONInput(nil, "", FormatStatus, "")
+		for i := range defs {
+			b = defs[i].AppendNDJSON(b)
+		}
+		bw.Write(b)
+	} else {
+		for i := range defs {
+			fmt.Fprintf(bw, "%s/%s\t%s\n", defs[i].System, defs[i].Event.Name, defs[i].Command())
+		}
+	}
+	return bw.Flush()
+}

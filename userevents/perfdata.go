@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/iotap/iotap/perfdata"
 )
@@ -101,6 +102,7 @@ type PerfDataReader struct {
 	// clockOffset is wall-clock ns minus recording-clock ns (CLOCK_DATA).
 	clockOffset int64
 	clockOK     bool
+	file        io.Closer // OpenPerfData's file, closed by Close
 }
 
 // maxPerfErrors caps PerfDataReader.Errors.
@@ -332,7 +334,51 @@ func (p *PerfDataReader) read(rec *Recorded) error {
 // Close ends the decoder of compressed records (perf record -z) when
 // reading stops before io.EOF or an error; it does not close the
 // underlying reader. Reading after Close returns an error.
-func (p *PerfDataReader) Close() error { return p.rd.Close() }
+func (p *PerfDataReader) Close() error {
+	err := p.rd.Close()
+	if p.file != nil {
+		if cerr := p.file.Close(); err == nil {
+			err = cerr
+		}
+		p.file = nil
+	}
+	return err
+}
+
+// OpenPerfData opens the perf.data file path as 'iotap events read' does:
+// "-" is standard input, read as a stream (pipe mode only), as is a file
+// that is not regular (a named pipe). Close closes the file too.
+func OpenPerfData(path string) (*PerfDataReader, error) {
+	if path == "-" {
+		return NewPerfDataReader(os.Stdin, -1)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	if !st.Mode().IsRegular() {
+		size = -1
+	}
+	r, err := NewPerfDataReader(f, size)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// String says what the reader saw as 'iotap events read' reports it.
+func (s PerfDataStats) String() string {
+	return fmt.Sprintf("%d event(s), lost %d, undecodable %d, without format %d, other samples %d",
+		s.Events, s.Lost, s.Bad, s.NoFormat, s.NotTracepoint)
+}
 
 func (p *PerfDataReader) bad(err error) {
 	p.stats.Bad++

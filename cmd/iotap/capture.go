@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -130,22 +129,10 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 		for _, r := range rows {
 			fmt.Fprintf(e.stderr, "iotap: capture: exported %s: %d records to %s\n", r.SourceFile, r.Records, o.parquet)
 		}
-		loss = append(loss, exportLoss(res.Lost, rows)...)
+		loss = append(loss, export.Unrecorded(rows, res.Lost)...)
 	}
 	if len(loss) > 0 && !o.allowLoss {
 		return dataLostError("capture: %s (use --allow-loss to accept)", strings.Join(loss, "; "))
 	}
 	return nil
-}
-
-// exportLoss is what the export of a capture found lost beyond what the
-// capture itself counted (lost): a source's loss is said once, in the
-// capture's words; the export's rows repeat it.
-func exportLoss(lost []capture.SourceLoss, rows []export.CaptureRow) (loss []string) {
-	for _, r := range rows {
-		if r.Loss != "" && !slices.ContainsFunc(lost, func(l capture.SourceLoss) bool { return l.Source == r.Source }) {
-			loss = append(loss, r.SourceFile+": "+r.Loss+" (recorded in the captures table)")
-		}
-	}
-	return loss
 }

@@ -5,12 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/iotap/iotap/capture"
-	"github.com/iotap/iotap/export"
 )
 
 // TestCaptureUsage checks the command line before any kernel access.
@@ -42,22 +38,5 @@ func TestCaptureUsage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a")); !os.IsNotExist(err) {
 		t.Errorf("a refused capture left its directory: %v", err)
-	}
-}
-
-// With --parquet, a source's loss is said once: in the capture's words
-// when the capture counted it (the export's row repeats it from
-// loss.json), in the export's when only reading the trace found it.
-func TestCaptureParquetLossOnce(t *testing.T) {
-	lost := []capture.SourceLoss{{Source: "usb", Lost: 3, Text: "usb: 3 events dropped by the kernel"}}
-	rows := []export.CaptureRow{
-		{Identity: export.Identity{SourceFile: "usb.pcapng"}, Source: "usb", Loss: "the capture records 3 events dropped by the kernel; recorded by the capture: usb: 3 events dropped by the kernel"},
-		{Identity: export.Identity{SourceFile: "mmio.log"}, Source: "mmio"},
-		{Identity: export.Identity{SourceFile: "events.ndjson"}, Source: "events", Loss: "2 unreadable lines skipped"},
-	}
-	got := exportLoss(lost, rows)
-	want := []string{"events.ndjson: 2 unreadable lines skipped (recorded in the captures table)"}
-	if !slices.Equal(got, want) {
-		t.Errorf("exportLoss: %q, want %q", got, want)
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/userevents"
@@ -43,23 +41,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			if keep, err = eventsWindow(e, from, to, args[0], keep); err != nil {
 				return err
 			}
-			in, size := io.Reader(os.Stdin), int64(-1)
-			if args[0] != "-" {
-				f, err := os.Open(args[0])
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				st, err := f.Stat()
-				if err != nil {
-					return err
-				}
-				in, size = f, st.Size()
-				if !st.Mode().IsRegular() {
-					size = -1
-				}
-			}
-			r, err := userevents.NewPerfDataReader(in, size)
+			r, err := userevents.OpenPerfData(args[0])
 			if err != nil {
 				return err
 			}
@@ -93,8 +75,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 				return readErr
 			}
 			st := r.Stats()
-			fmt.Fprintf(e.stderr, "iotap: %d event(s), lost %d, undecodable %d, without format %d, other samples %d\n",
-				st.Events, st.Lost, st.Bad, st.NoFormat, st.NotTracepoint)
+			fmt.Fprintf(e.stderr, "iotap: %s\n", st)
 			if (st.Lost > 0 || st.Bad > 0) && !allowLoss {
 				return dataLostError("events read: %d event(s) lost, %d undecodable (--allow-loss to accept)", st.Lost, st.Bad)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/iotap/iotap/userevents"
@@ -30,12 +29,7 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 			if err != nil {
 				return explain(err)
 			}
-			if jsonOut {
-				b := userevents.AppendNDJSONInput(nil, "", userevents.FormatStatus, "")
-				_, err := e.stdout.Write(st.AppendNDJSON(b))
-				return err
-			}
-			return st.WriteText(e.stdout)
+			return st.Write(e.stdout, jsonOut)
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
@@ -59,18 +53,7 @@ func newEventsListCmd(e *env) *cobra.Command {
 			if err != nil {
 				return explain(err)
 			}
-			if !jsonOut {
-				for i := range defs {
-					fmt.Fprintf(e.stdout, "%s/%s\t%s\n", defs[i].System, defs[i].Event.Name, defs[i].Command())
-				}
-				return nil
-			}
-			b := userevents.AppendNDJSONInput(nil, "", userevents.FormatStatus, "")
-			for i := range defs {
-				b = defs[i].AppendNDJSON(b)
-			}
-			_, err = e.stdout.Write(b)
-			return err
+			return userevents.WriteDefinitions(e.stdout, defs, jsonOut)
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")

@@ -201,3 +201,24 @@ wait $pid; echo $? > /out/rec.rc
 		}
 	}
 }
+
+// The words of events write's usage errors, found before any kernel
+// access.
+func TestEventsWriteUsageMessages(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"write", "bad/name"}, `bad event name "bad/name"`},
+		{[]string{"write", "--register", "ev u32 a", "other", "a=1"}, `--register names "ev", not "other"`},
+		{[]string{"write", "--register", "ev u32 a", "ev", "novalue"}, `"novalue": want field=value`},
+		{[]string{"write", "--register", "ev u32", "ev"}, "--register: "},
+		{[]string{"write", "--eventheader", "NoEvent"}, `--eventheader: "NoEvent" is not PROVIDER:EVENT`},
+		{[]string{"write", "--eventheader", "--level", "0", "P:Ev"}, "--level 0 is not a level (1..255)"},
+	} {
+		_, _, err := runEvents(t, tc.args...)
+		if exitCode(err, &bytes.Buffer{}) != exitUsage || !strings.HasPrefix(err.Error(), tc.msg) {
+			t.Errorf("%q: %v, want a usage error %q", tc.args, err, tc.msg)
+		}
+	}
+}

@@ -5,11 +5,9 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/userevents"
-	"github.com/iotap/iotap/userevents/eventheader"
 	"github.com/spf13/cobra"
 )
 
@@ -92,50 +90,34 @@ anything else a string.`,
 			if eh {
 				return writeEventHeader(e, args, level, keyword, persist, requireEnabled)
 			}
-			name := args[0]
-			if !userevents.ValidName(name) {
-				return usageErrorf("bad event name %q", name)
+			req := userevents.WriteRequest{Name: args[0], Args: args[1:]}
+			if persist {
+				req.Flags = userevents.Persist
 			}
-			var s *userevents.Schema
-			var err error
-			if register != "" {
-				if s, err = userevents.ParseCommand(register); err != nil {
+			if register != "" && userevents.ValidName(req.Name) {
+				var err error
+				if req.Schema, err = userevents.ParseCommand(register); err != nil {
 					return usageErrorf("--register: %v", err)
 				}
-				if s.Name != name {
-					return usageErrorf("--register names %q, not %q", s.Name, name)
+				if req.Schema.Name != req.Name {
+					return usageErrorf("--register names %q, not %q", req.Schema.Name, req.Name)
 				}
 			}
-			var vals []any
-			if s != nil {
-				if vals, err = parseFieldValues(s, args[1:]); err != nil {
-					return err
-				}
+			if err := req.Check(); err != nil {
+				return usageErrorf("%v", err)
 			}
 			fs, err := eventsFS()
 			if err != nil {
 				return err
 			}
-			if s == nil {
-				f, err := userevents.ReadFormat(fs, userevents.System, name)
-				if err != nil {
-					if errors.Is(err, userevents.ErrNotFound) {
-						return usageErrorf("event %s is not registered: give its fields with --register '%s FIELDS'", name, name)
-					}
-					return explain(err)
-				}
-				if s, err = userevents.SchemaOf(f, name); err != nil {
-					return err
-				}
-				if vals, err = parseFieldValues(s, args[1:]); err != nil {
-					return err
-				}
+			err = req.Write(fs)
+			var ae *userevents.ArgError
+			if errors.Is(err, userevents.ErrNotFound) && errors.As(err, &ae) {
+				return usageErrorf("event %s is not registered: give its fields with --register '%s FIELDS'", req.Name, req.Name)
+			} else if ae != nil {
+				return usageErrorf("%v", err)
 			}
-			var flags userevents.Flags
-			if persist {
-				flags = userevents.Persist
-			}
-			return writeResult(e, name, requireEnabled, userevents.WriteOnce(fs, s, flags, vals...))
+			return writeResult(e, req.Name, requireEnabled, err)
 		},
 	}
 	c.Flags().StringVar(&register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
@@ -149,23 +131,15 @@ anything else a string.`,
 
 // writeEventHeader is 'events write --eventheader PROVIDER:EVENT field...'.
 func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persist, requireEnabled bool) error {
-	provider, event, ok := strings.Cut(args[0], ":")
-	if !ok || provider == "" || event == "" {
-		return usageErrorf("--eventheader: %q is not PROVIDER:EVENT", args[0])
-	}
-	if level == 0 {
-		return usageErrorf("--level 0 is not a level (1..255)")
-	}
-	var vals []eventheader.Value
-	for _, a := range args[1:] {
-		v, err := eventheader.ParseArg(a)
-		if err != nil {
+	s, payload, err := userevents.EventHeaderArgs(args[0], level, keyword, args[1:])
+	var ae *userevents.ArgError
+	if errors.As(err, &ae) {
+		switch ae.Arg {
+		case "level":
+			return usageErrorf("--%v", err)
+		case "value":
 			return usageErrorf("%v", err)
 		}
-		vals = append(vals, v)
-	}
-	s, payload, err := userevents.EventHeaderEvent(provider, event, level, keyword, vals)
-	if err != nil {
 		return usageErrorf("--eventheader: %v", err)
 	}
 	fs, err := eventsFS()
@@ -195,15 +169,6 @@ func writeResult(e *env, name string, requireEnabled bool, err error) error {
 		return nil
 	}
 	return explain(err)
-}
-
-// parseFieldValues turns field=value arguments into one value per field.
-func parseFieldValues(s *userevents.Schema, args []string) ([]any, error) {
-	vals, err := s.ParseValues(args)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return vals, nil
 }
 
 func newEventsDeleteCmd(e *env) *cobra.Command {
