@@ -49,12 +49,23 @@ type DumpResult struct {
 	// loss ('iotap pt dump' exits 3); FirstError is the offset of the
 	// first error.
 	Skipped, FirstError int64
+	// Overflows counts the OVF packets: the CPU dropped trace data there
+	// (loss, as 'iotap pt stats' counts it).
+	Overflows int64
 }
 
-// Loss describes what decoding errors skipped ("" when there was no
-// error): the errors, the first one's offset, the bytes skipped.
+// Loss describes what the listing lacks ("" when nothing): the decoding
+// errors, the first one's offset and the bytes they skipped; the
+// overflows.
 func (r *DumpResult) Loss() string {
-	return decodeLoss(r.Errors, r.FirstError, r.Skipped)
+	l := decodeLoss(r.Errors, r.FirstError, r.Skipped)
+	if r.Overflows > 0 {
+		if l != "" {
+			l += ", "
+		}
+		l += fmt.Sprintf("%d overflow(s)", r.Overflows)
+	}
+	return l
 }
 
 func decodeLoss(errs, first, skipped int64) string {
@@ -248,6 +259,7 @@ func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
 	case KindPad:
 		dp.skip = opt.NoPad
 	case KindOVF:
+		dp.res.Overflows++
 		if track {
 			if opt.KeepTCalOnOvf {
 				dp.tcal.updateOVF()

@@ -171,3 +171,56 @@ func TestLibiptCorpus(t *testing.T) {
 	}
 	t.Logf("libipt corpus: %d of %d tests pass", pass, len(tests))
 }
+
+// TestDumpOverflowsCorpus: Dump and DumpJSON count as overflows (loss)
+// exactly the "ovf" lines of libipt's ptdump listing of each corpus trace,
+// and the same number as stats.go's counter; DumpJSON applies the errata
+// of --cpu as Dump does (skd007: an OVF after a bogus CYC).
+func TestDumpOverflowsCorpus(t *testing.T) {
+	total := 0
+	for _, ct := range loadManifest(t) {
+		exp, err := os.ReadFile(filepath.Join(corpusDir, ct.name+"-ptdump.exp"))
+		if err != nil {
+			continue
+		}
+		want := 0
+		for _, l := range strings.Split(string(exp), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[1] == "ovf" {
+				want++
+			}
+		}
+		buf, err := os.ReadFile(filepath.Join(corpusDir, ct.name+".pt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, opt, err := parsePTDumpArgs(ct.args)
+		if err != nil {
+			t.Fatalf("%s: %v", ct.name, err)
+		}
+		var out bytes.Buffer
+		res, err := Dump(&out, buf, cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jres, err := DumpJSON(&out, buf, cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scfg := cfg // stats has no --cpu: its errata by hand
+		if opt.CPU != nil {
+			scfg.Errata, _ = ErrataFor(*opt.CPU)
+		}
+		st := ComputeStats(buf, scfg)
+		if res.Overflows != int64(want) || jres.Overflows != int64(want) || st.Overflows != int64(want) {
+			t.Errorf("%s: overflows: Dump %d, DumpJSON %d, stats %d; ptdump lists %d", ct.name, res.Overflows, jres.Overflows, st.Overflows, want)
+		}
+		if (want > 0) != strings.Contains(res.Loss(), "overflow") {
+			t.Errorf("%s: Loss() = %q with %d overflows", ct.name, res.Loss(), want)
+		}
+		total += want
+	}
+	if total == 0 {
+		t.Fatal("no corpus trace has an ovf packet")
+	}
+	t.Logf("%d ovf packets", total)
+}

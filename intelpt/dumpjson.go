@@ -34,7 +34,17 @@ func DecodeErrorKind(err error) (kind string, ok bool) {
 // write failures. The "input" record that starts the stream is the
 // caller's (AppendInputNDJSON): one input may hold several streams.
 func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
+	cfg = opt.errata(cfg)
 	return dumpJSON(w, sliceSource{NewDecoder(data, cfg)}, cfg, opt)
+}
+
+// errata returns cfg with the errata of opt.CPU (ptdump's --cpu), as Dump
+// applies them (an unknown CPU: none).
+func (opt *DumpOptions) errata(cfg Config) Config {
+	if opt.CPU != nil {
+		cfg.Errata, _ = ErrataFor(*opt.CPU)
+	}
+	return cfg
 }
 
 // DumpJSONReader is DumpJSON over a stream, as DumpReader is Dump: the
@@ -43,6 +53,7 @@ func DumpJSON(w io.Writer, data []byte, cfg Config, opt DumpOptions) (DumpResult
 // (TestDumpJSONReaderMatchesDumpJSON, FuzzDumpNDJSON). A read error ends
 // the listing and is returned after what was decoded is written.
 func DumpJSONReader(w io.Writer, r io.Reader, window int, cfg Config, opt DumpOptions) (DumpResult, error) {
+	cfg = opt.errata(cfg)
 	var s *StreamDecoder
 	if window > 0 && window < 4096 {
 		s = newStreamDecoder(r, cfg, window)
@@ -99,6 +110,8 @@ func dumpJSON(w io.Writer, d packetSource, cfg Config, opt DumpOptions) (DumpRes
 		}
 		res.Packets++
 		switch p.Kind {
+		case KindOVF:
+			res.Overflows++
 		case KindPSB:
 			last = LastIP{}
 		case KindTIP, KindTIPPGE, KindTIPPGD, KindFUP:

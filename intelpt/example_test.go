@@ -127,7 +127,7 @@ func ExampleDumpInput() {
 	// psb
 	// psbend
 	// ovf
-	// 1 stream, 0 errors, lost: []
+	// 1 stream, 0 errors, lost: [cpu 3: 1 overflow(s)]
 }
 
 // The statistics of every stream, and the loss they show.

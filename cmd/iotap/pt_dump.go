@@ -51,8 +51,9 @@ relative to FROM).
 
 Exit status 3 when decoding errors skipped bytes (the errors are in the
 listing, as ptdump lists them; stderr counts them with the first one's
-offset and the bytes skipped), the trace ends inside a packet or perf
-recorded a loss, unless --allow-loss.`,
+offset and the bytes skipped), the CPU dropped trace data (OVF packets,
+counted), the trace ends inside a packet or perf recorded a loss, unless
+--allow-loss.`,
 		Example: `  iotap pt dump trace.pt
   iotap pt dump --lastip --no-pad perf.data
   iotap pt dump --time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 trace.pt`,
@@ -123,7 +124,10 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		}
 		var lost []string
 		if l := res.Loss(); l != "" {
-			lost = append(lost, l+", resynchronised at the next PSB (see the listing)")
+			if res.Errors > 0 {
+				l += ", resynchronised at the next PSB"
+			}
+			lost = append(lost, l+" (see the listing)")
 		}
 		if res.Truncated {
 			lost = append(lost, fmt.Sprintf("trace ends inside a packet (last %d bytes)", res.SkippedTail))
@@ -149,10 +153,10 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	}
 	if lost := sum.Loss(); len(lost) > 0 {
 		if f.allowLoss {
-			fmt.Fprintf(e.stderr, "iotap: pt dump: warning: %v\n", lost)
+			fmt.Fprintf(e.stderr, "iotap: pt dump: warning: %s\n", strings.Join(lost, "; "))
 			return nil
 		}
-		return dataLostError("pt dump: %v (--allow-loss to accept)", lost)
+		return dataLostError("pt dump: %s (--allow-loss to accept)", strings.Join(lost, "; "))
 	}
 	return nil
 }

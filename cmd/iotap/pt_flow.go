@@ -73,7 +73,8 @@ capture directory name their stream ("stream", "cpu").
 
 Exit status 3 when decoding errors skipped trace bytes (the errors are in
 the listing, as ptxed lists them; stderr counts them with the first one's
-offset and the bytes skipped), unless --allow-loss.`,
+offset and the bytes skipped) or the CPU dropped trace data (OVF packets,
+counted), unless --allow-loss.`,
 		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
   iotap pt flow perf.data
   iotap pt flow --stream 1 --pid 4242 capture-dir
@@ -123,7 +124,7 @@ offset and the bytes skipped), unless --allow-loss.`,
 	fl.BoolVar(&o.Offset, "offset", false, "print the trace offset on each line")
 	fl.BoolVar(&f.noInst, "no-inst", false, "print addresses only (always the case: there is no disassembler)")
 	fl.BoolVar(&f.check, "check", false, "accepted for ptxed compatibility (no effect)")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes or the trace overflowed")
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
@@ -225,8 +226,17 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 		return err
 	}
 	// Decoding errors skip the trace up to the next PSB: loss.
-	if st := intelpt.ComputeStats(trace, cfg.Config); st.Loss() != "" {
-		return e.dataLoss(f.allowLoss, "pt flow: ", []string{st.Loss() + ", decoding resumed at the next PSB (see the listing)"}, "--allow-loss to accept")
+	// OVF: the CPU dropped trace data.
+	st := intelpt.ComputeStats(trace, cfg.Config)
+	var lost []string
+	if st.Loss() != "" {
+		lost = append(lost, st.Loss()+", decoding resumed at the next PSB (see the listing)")
+	}
+	if st.Overflows > 0 {
+		lost = append(lost, fmt.Sprintf("%d overflow(s) (see the listing)", st.Overflows))
+	}
+	if len(lost) > 0 {
+		return e.dataLoss(f.allowLoss, "pt flow: ", lost, "--allow-loss to accept")
 	}
 	return nil
 }
