@@ -10,9 +10,6 @@ import (
 	"github.com/iotap/iotap/intelpt"
 )
 
-// ErrPerfDataStdin is OpenPT's error for a perf.data on standard input:
-// its streams are located by seeking, so it must be given as a file.
-var ErrPerfDataStdin = errors.New("pt: perf.data on standard input: give the file name")
 
 // PTInput is an Intel PT input opened by OpenPT: either a raw PT stream,
 // to be decoded as it is read (Stream), or the whole input read and split
@@ -59,7 +56,7 @@ func (in *PTInput) Size() int64 {
 // split into its streams (PTInput.Loaded). Errors say what the input is
 // when it is not PT (a pipe of another kind is refused without reading it
 // further), name a directory, and give a remedy for files that cannot be
-// read (ReadError). A perf.data on standard input is ErrPerfDataStdin.
+// read (ReadError). A perf.data on standard input is read whole.
 func OpenPT(path string, stream bool) (*PTInput, error) {
 	if stream {
 		if in, err := openPTStream(path); in != nil || err != nil {
@@ -82,6 +79,11 @@ func OpenPT(path string, stream bool) (*PTInput, error) {
 	if err != nil {
 		return nil, ReadError(path, err)
 	}
+	return loadPT(path, b)
+}
+
+// loadPT splits b, the whole input path, into its streams.
+func loadPT(path string, b []byte) (*PTInput, error) {
 	tr, err := intelpt.ParseInput(b)
 	switch {
 	case errors.Is(err, intelpt.ErrNoPSB):
@@ -127,7 +129,13 @@ func openPTStream(path string) (*PTInput, error) {
 	if magic, _ := in.Stream.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
 		in.Close()
 		if path == "-" {
-			return nil, ErrPerfDataStdin
+			// Its streams are found by offsets: read it whole, from
+			// what the peek already holds.
+			b, err := io.ReadAll(in.Stream)
+			if err != nil {
+				return nil, ReadError(path, err)
+			}
+			return loadPT(path, b)
 		}
 		return nil, nil
 	}

@@ -53,3 +53,39 @@ func TestOpenPT(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenPTPerfDataStdin: a perf.data on standard input is read whole
+// (its streams are found by offsets), streamed or not: the same streams,
+// bytes and configuration as the file opened by name.
+func TestOpenPTPerfDataStdin(t *testing.T) {
+	const p = "../intelpt/testdata/libipt/two-cpus.perf.data"
+	byName, err := OpenPT(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []bool{true, false} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := os.Stdin
+		os.Stdin = f
+		in, err := OpenPT("-", stream)
+		os.Stdin = old
+		f.Close()
+		if err != nil || in.Stream != nil || in.Loaded == nil || in.Perf() == nil {
+			t.Fatalf("stream %v: %+v, %v", stream, in, err)
+		}
+		if len(in.Loaded.Streams) != len(byName.Loaded.Streams) || len(in.Loaded.Streams) != 2 {
+			t.Fatalf("stream %v: %d streams, by name %d", stream, len(in.Loaded.Streams), len(byName.Loaded.Streams))
+		}
+		for i, s := range in.Loaded.Streams {
+			if !bytes.Equal(s.Data, byName.Loaded.Streams[i].Data) {
+				t.Errorf("stream %v: stream %d differs from the file's", stream, i)
+			}
+		}
+		if in.Perf().Config != byName.Perf().Config {
+			t.Errorf("stream %v: config %+v, by name %+v", stream, in.Perf().Config, byName.Perf().Config)
+		}
+	}
+}

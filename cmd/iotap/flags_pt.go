@@ -52,10 +52,10 @@ func (t *ptTiming) config(cmd *cobra.Command, base intelpt.Config) intelpt.Confi
 }
 
 // ptOpen opens a pt dump or stats input (detect.OpenPT); a byte range
-// outside the file and perf.data on stdin are usage errors.
+// outside the file is a usage error.
 func ptOpen(path string, stream bool) (*detect.PTInput, error) {
 	in, err := detect.OpenPT(path, stream)
-	if re := (*intelpt.RangeError)(nil); errors.As(err, &re) || errors.Is(err, detect.ErrPerfDataStdin) {
+	if re := (*intelpt.RangeError)(nil); errors.As(err, &re) {
 		return nil, usageErrorf("%w", err)
 	}
 	return in, err
