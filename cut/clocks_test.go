@@ -61,22 +61,7 @@ func TestOpenWindowCommonMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	// usb: tshark's epochs (ns, exact: nine decimals)
-	epochs := func(file string) []int64 {
-		out, err := exec.Command("tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch").Output()
-		if err != nil {
-			t.Fatalf("tshark %s: %v", file, err)
-		}
-		var ns []int64
-		for _, l := range strings.Fields(string(out)) {
-			n, err := strconv.ParseInt(strings.Replace(l, ".", "", 1), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ns = append(ns, n)
-		}
-		return ns
-	}
+	epochs := func(file string) []int64 { return tsharkEpochs(t, file) }
 	var want []int64
 	for _, e := range epochs(filepath.Join(src, "usb.pcapng")) {
 		if in(e, "usb") {
@@ -170,21 +155,7 @@ func TestOpenWindowCommonRelative(t *testing.T) {
 	}
 	const src = "../testdata/capture"
 	offsets := map[string]int64{"usb": -1795291775000000050, "mmio": -20485622, "events": -21234264}
-	epochs := func(file string) []int64 {
-		out, err := exec.Command("tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch").Output()
-		if err != nil {
-			t.Fatalf("tshark %s: %v", file, err)
-		}
-		var ns []int64
-		for _, l := range strings.Fields(string(out)) {
-			n, err := strconv.ParseInt(strings.Replace(l, ".", "", 1), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ns = append(ns, n)
-		}
-		return ns
-	}
+	epochs := func(file string) []int64 { return tsharkEpochs(t, file) }
 	evs := func(file string) (ts []int64) {
 		b, err := os.ReadFile(file)
 		if err != nil {
@@ -274,4 +245,23 @@ func TestOpenWindowCommonRelative(t *testing.T) {
 	if got, want := stamps(cutLog, true), keep(stamps(plain, true), "mmio"); len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("mmio: the cut has %d accesses, %d are stamped in the window on the common clock", len(got), len(want))
 	}
+}
+
+// tsharkEpochs is tshark's frame.time_epoch of every frame of file, in ns
+// (exact: tshark prints nine decimals).
+func tsharkEpochs(t *testing.T, file string) []int64 {
+	t.Helper()
+	out, err := exec.Command("tshark", "-r", file, "-T", "fields", "-e", "frame.time_epoch").Output()
+	if err != nil {
+		t.Fatalf("tshark %s: %v", file, err)
+	}
+	var ns []int64
+	for _, l := range strings.Fields(string(out)) {
+		n, err := strconv.ParseInt(strings.Replace(l, ".", "", 1), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns = append(ns, n)
+	}
+	return ns
 }

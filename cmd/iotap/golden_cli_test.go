@@ -119,7 +119,6 @@ var cliGoldens = []struct {
 }
 
 func TestCLIGolden(t *testing.T) {
-	update := os.Getenv("IOTAP_UPDATE_GOLDEN") != ""
 	for _, tc := range cliGoldens {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -141,25 +140,7 @@ func TestCLIGolden(t *testing.T) {
 			if data, err := os.ReadFile(out); err == nil {
 				goldenSection(&b, "OUT", string(data))
 			}
-			got := b.String()
-			path := filepath.Join("testdata", "golden", tc.name+".golden")
-			if update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 writes it)", err)
-			}
-			if string(want) != got {
-				t.Errorf("iotap %s: output differs from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it):\n%s",
-					strings.Join(tc.args, " "), path, lineDiff(string(want), got))
-			}
+			checkGoldenText(t, filepath.Join("testdata", "golden", tc.name+".golden"), "iotap "+strings.Join(tc.args, " "), b.String())
 		})
 	}
 }
@@ -184,4 +165,27 @@ func goldenSection(b *strings.Builder, name, s string) {
 		return
 	}
 	fmt.Fprintf(b, "--- %s (%d bytes, binary) sha256 %x\n", name, len(s), sha256.Sum256([]byte(s)))
+}
+
+// checkGoldenText compares got, what the command what printed, with the
+// golden file path, showing the lines that differ; IOTAP_UPDATE_GOLDEN=1
+// writes got there instead (creating its directory).
+func checkGoldenText(t *testing.T, path, what, got string) {
+	t.Helper()
+	if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s: output differs from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it):\n%s", what, path, lineDiff(string(want), got))
+	}
 }

@@ -121,22 +121,7 @@ func TestReportOutputsGolden(t *testing.T) {
 					goldenSection(&b, "OUT.d/"+e.Name(), strings.ReplaceAll(string(data), dir, "TMP"))
 				}
 			}
-			got := b.String()
-			path := filepath.Join("testdata", "golden", tc.name+".golden")
-			if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 writes it)", err)
-			}
-			if string(want) != got {
-				t.Errorf("iotap %s: output differs from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it):\n%s",
-					strings.Join(tc.args, " "), path, lineDiff(string(want), got))
-			}
+			checkGoldenText(t, filepath.Join("testdata", "golden", tc.name+".golden"), "iotap "+strings.Join(tc.args, " "), b.String())
 		})
 	}
 }

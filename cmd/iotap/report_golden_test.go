@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,20 +25,7 @@ func TestReportGolden(t *testing.T) {
 			if err := run(context.Background(), tc.args, &stdout, &stderr); err != nil {
 				t.Fatalf("report: %v\n%s", err, stderr.String())
 			}
-			got := strings.ReplaceAll(stdout.String(), out, "OUT")
-			golden := filepath.Join("testdata", tc.name)
-			if os.Getenv("IOTAP_UPDATE_GOLDEN") != "" {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (IOTAP_UPDATE_GOLDEN=1 creates it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("report output differs from %s (IOTAP_UPDATE_GOLDEN=1 rewrites it, after checking the change):\n%s", golden, lineDiff(string(want), got))
-			}
+			checkGoldenText(t, filepath.Join("testdata", tc.name), "iotap "+strings.Join(tc.args, " "), strings.ReplaceAll(stdout.String(), out, "OUT"))
 		})
 	}
 }
