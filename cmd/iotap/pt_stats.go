@@ -59,10 +59,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err
 			}
-			if lost := intelpt.StatsLoss(items, in.Perf()); len(lost) > 0 && !allowLoss {
-				return dataLostError("pt stats: data lost: %v (--allow-loss to accept)", lost)
-			}
-			return nil
+			return e.dataLoss(allowLoss, "pt stats: data lost: ", intelpt.StatsLoss(items, in.Perf()), "--allow-loss to accept")
 		},
 	}
 	fl := c.Flags()
