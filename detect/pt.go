@@ -10,7 +10,6 @@ import (
 	"github.com/iotap/iotap/intelpt"
 )
 
-
 // PTInput is an Intel PT input opened by OpenPT: either a raw PT stream,
 // to be decoded as it is read (Stream), or the whole input read and split
 // into its streams (Loaded).
