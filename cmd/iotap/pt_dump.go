@@ -122,6 +122,9 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		if err != nil {
 			return fmt.Errorf("pt dump: %s: %w", path, err)
 		}
+		if res.Packets == 0 && !f.opt.NoSync { // standard input (a file's head was checked)
+			return fmt.Errorf("pt dump: %s: %w: no PSB in %d bytes", path, intelpt.ErrNoPSB, res.Skipped)
+		}
 		var lost []string
 		if l := res.Loss(); l != "" {
 			if res.Errors > 0 {

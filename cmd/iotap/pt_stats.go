@@ -52,6 +52,9 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
+				if s.PSBs == 0 { // standard input (a file's head was checked)
+					return fmt.Errorf("pt stats: %s: %w: no PSB in %d bytes", args[0], intelpt.ErrNoPSB, s.Bytes)
+				}
 				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
 			} else {
 				items = intelpt.InputStats(in.Loaded, args[0], timing.config(cmd, in.Loaded.Config()))
