@@ -1,10 +1,8 @@
 package capture
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	iunix "github.com/iotap/iotap/internal/unix"
@@ -37,10 +35,8 @@ const markerCommand = timeline.MarkerEvent + " u64 mono; char[64] text"
 
 // Event is a user event to record: Name in the user_events system, and
 // Schema to register it first (nil: it must already be registered).
-type Event struct {
-	Name   string
-	Schema *userevents.Schema
-}
+// userevents.ParseTarget reads one as 'iotap capture --events' takes it.
+type Event = userevents.Target
 
 // Options say what Run captures.
 type Options struct {
@@ -101,21 +97,3 @@ func (e *EventNotFoundError) Unwrap() error { return e.Err }
 // ErrNotSupported is the module's "not supported" sentinel (the same value
 // as usbmon.ErrNotSupported and the others).
 var ErrNotSupported = iunix.ErrNotSupported
-
-// ParseEvent reads an event argument as 'iotap capture --events' takes
-// it: "NAME" (an event that must already be registered) or "NAME FIELDS"
-// (registered for the capture, e.g. "req u32 id; char[16] tag").
-func ParseEvent(arg string) (Event, error) {
-	arg = strings.TrimSpace(arg)
-	if strings.ContainsAny(arg, " \t") {
-		s, err := userevents.ParseCommand(arg)
-		if err != nil {
-			return Event{}, err
-		}
-		return Event{Name: s.Name, Schema: s}, nil
-	}
-	if !userevents.ValidTracepoint(arg) {
-		return Event{}, errors.New("letters, digits and '_' only")
-	}
-	return Event{Name: arg}, nil
-}

@@ -47,19 +47,15 @@ func ExampleRun() {
 	fmt.Println("lost:", res.Loss)
 }
 
-// The --events arguments of 'iotap capture': a registered event's name,
-// or an event with its fields, registered for the capture.
-func ExampleParseEvent() {
-	for _, arg := range []string{"iotap_marker", "req u32 id; char[16] tag", "bad-name"} {
-		ev, err := capture.ParseEvent(arg)
-		if err != nil {
-			fmt.Printf("%q: %v\n", arg, err)
-			continue
-		}
-		fmt.Printf("%q: %s, registered: %v\n", arg, ev.Name, ev.Schema != nil)
-	}
+// The end of a capture that lost events: an error (iotap exits 3), or
+// with the loss allowed, a warning.
+func ExampleEndLoss() {
+	warn := func(s string) { fmt.Println("warning:", s) }
+	loss := "capture: usb: 3 events dropped by the kernel"
+	fmt.Println(capture.EndLoss(loss, " (use --allow-loss to accept)", false, warn))
+	fmt.Println(capture.EndLoss(loss, " (use --allow-loss to accept)", true, warn))
 	// Output:
-	// "iotap_marker": iotap_marker, registered: false
-	// "req u32 id; char[16] tag": req, registered: true
-	// "bad-name": letters, digits and '_' only
+	// capture: usb: 3 events dropped by the kernel (use --allow-loss to accept)
+	// warning: capture: usb: 3 events dropped by the kernel
+	// <nil>
 }

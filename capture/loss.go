@@ -73,3 +73,27 @@ func ReadLoss(dir string) ([]SourceLoss, error) {
 	}
 	return lf.Sources, nil
 }
+
+// LossError reports a capture that ran to its end but lost data (iotap
+// exits 3 on it): Loss says what, Remedy how to lose less or to accept
+// the loss.
+type LossError struct {
+	Loss   string // "capture: usb: 3 events dropped by the kernel"
+	Remedy string // follows Loss in Error, with its separator: " (use --allow-loss to accept)"
+}
+
+func (e *LossError) Error() string { return e.Loss + e.Remedy }
+
+// EndLoss ends a capture that lost what loss says ("": nothing). When the
+// loss is allowed it is still said, through warn, and EndLoss returns
+// nil; otherwise it returns a *LossError.
+func EndLoss(loss, remedy string, allow bool, warn func(string)) error {
+	switch {
+	case loss == "":
+		return nil
+	case allow:
+		warn(loss)
+		return nil
+	}
+	return &LossError{Loss: loss, Remedy: remedy}
+}

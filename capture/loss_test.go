@@ -42,3 +42,23 @@ func TestLossFile(t *testing.T) {
 		t.Errorf("ReadLoss of version 2 succeeded")
 	}
 }
+
+// TestEndLoss: no loss is nil; an allowed loss is said through warn, and
+// nil; any other is a *LossError whose message is the loss then the
+// remedy.
+func TestEndLoss(t *testing.T) {
+	var warned []string
+	warn := func(s string) { warned = append(warned, s) }
+	if err := EndLoss("", " (remedy)", false, warn); err != nil || warned != nil {
+		t.Errorf("no loss: %v, warned %q", err, warned)
+	}
+	if err := EndLoss("usb: 3 lost", " (remedy)", true, warn); err != nil || !reflect.DeepEqual(warned, []string{"usb: 3 lost"}) {
+		t.Errorf("allowed loss: %v, warned %q", err, warned)
+	}
+	warned = nil
+	err := EndLoss("usb: 3 lost", " (remedy)", false, warn)
+	var le *LossError
+	if !errors.As(err, &le) || err.Error() != "usb: 3 lost (remedy)" || warned != nil {
+		t.Errorf("loss: %v (%T), warned %q", err, err, warned)
+	}
+}

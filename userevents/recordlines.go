@@ -2,6 +2,8 @@ package userevents
 
 import (
 	"bytes"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/iotap/iotap/rotate"
@@ -41,6 +43,25 @@ type RecordLinesOptions struct {
 type Target struct {
 	Name   string
 	Schema *Schema
+}
+
+// ParseTarget reads an event argument as 'iotap events record' and
+// 'iotap capture --events' take it: "NAME" (an event that must already be
+// registered) or "NAME FIELDS" (registered for the recording, e.g.
+// "req u32 id; char[16] tag"; see ParseCommand).
+func ParseTarget(arg string) (Target, error) {
+	arg = strings.TrimSpace(arg)
+	if strings.ContainsAny(arg, " \t") {
+		s, err := ParseCommand(arg)
+		if err != nil {
+			return Target{}, err
+		}
+		return Target{Name: s.Name, Schema: s}, nil
+	}
+	if !ValidTracepoint(arg) {
+		return Target{}, errors.New("letters, digits and '_' only")
+	}
+	return Target{Name: arg}, nil
 }
 
 // RecordLinesResult is what RecordLines recorded.

@@ -12,6 +12,7 @@ import (
 	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/export"
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/userevents"
 )
 
 type captureOptions struct {
@@ -105,7 +106,7 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 		opt.Bind = &a
 	}
 	for _, a := range o.events {
-		ev, err := capture.ParseEvent(a)
+		ev, err := userevents.ParseTarget(a)
 		if err != nil {
 			return usageErrorf("capture: --events %q: %v", strings.TrimSpace(a), err)
 		}
@@ -131,8 +132,8 @@ func runCapture(e *env, o *captureOptions, command []string) error {
 		}
 		loss = append(loss, export.Unrecorded(rows, res.Lost)...)
 	}
-	if len(loss) > 0 && !o.allowLoss {
-		return dataLostError("capture: %s (use --allow-loss to accept)", strings.Join(loss, "; "))
+	if len(loss) == 0 {
+		return nil
 	}
-	return nil
+	return capture.EndLoss("capture: "+strings.Join(loss, "; "), " (use --allow-loss to accept)", o.allowLoss, e.warn)
 }

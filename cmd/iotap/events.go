@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
-	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
@@ -32,27 +30,6 @@ long is refused (its size differs between user and kernel).`,
 		newEventsReadCmd(e),     // events_read.go
 	)
 	return c
-}
-
-// eventsFS finds tracefs.
-func eventsFS() (*tracefs.FS, error) {
-	return tracefs.Find()
-}
-
-// splitEventArg tells "NAME" from "NAME FIELDS".
-func splitEventArg(arg string) (name string, s *userevents.Schema, err error) {
-	arg = strings.TrimSpace(arg)
-	if !strings.ContainsAny(arg, " \t") {
-		if !userevents.ValidTracepoint(arg) {
-			return "", nil, usageErrorf("bad event name %q: letters, digits and '_' only", arg)
-		}
-		return arg, nil, nil
-	}
-	s, err = userevents.ParseCommand(arg)
-	if err != nil {
-		return "", nil, usageErrorf("%v", err)
-	}
-	return s.Name, s, nil
 }
 
 // explain adds the remedy to common user_events errors.

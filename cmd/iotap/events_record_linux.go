@@ -3,12 +3,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 )
 
@@ -59,17 +63,17 @@ when any were lost, unless --allow-loss.`,
 				return usageErrorf("events record: -o FILE is required (- for stdout)")
 			}
 			for _, a := range args {
-				name, s, err := splitEventArg(a)
+				t, err := userevents.ParseTarget(a)
 				if err != nil {
-					return err
+					return usageErrorf("events record: %q: %v", strings.TrimSpace(a), err)
 				}
-				opt.Events = append(opt.Events, userevents.Target{Name: name, Schema: s})
+				opt.Events = append(opt.Events, t)
 			}
 			ro, rotating, err := rot.options(out)
 			if err != nil {
 				return err
 			}
-			if opt.FS, err = eventsFS(); err != nil {
+			if opt.FS, err = tracefs.Find(); err != nil {
 				return err
 			}
 			fopt := userevents.RecordFileOptions{Path: out, Create: commitCreate(e)}
@@ -78,7 +82,7 @@ when any were lost, unless --allow-loss.`,
 			}
 			ctx, cancel := e.ctx, func() {}
 			if duration > 0 {
-				ctx, cancel = contextWithTimeout(e.ctx, duration)
+				ctx, cancel = context.WithTimeout(e.ctx, duration)
 			}
 			defer cancel()
 			opt.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "iotap: "+f+"\n", a...) }
@@ -98,12 +102,10 @@ when any were lost, unless --allow-loss.`,
 				fmt.Fprintf(e.stderr, "iotap: files: %v\n", res.Files)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)
-			if res.Bad > 0 || res.Lost > 0 {
-				if !allowLoss {
-					return dataLostError("events record: %d event(s) lost, %d undecodable (grow --buffer-kb; --allow-loss to accept)", res.Lost, res.Bad)
-				}
+			if res.Bad == 0 && res.Lost == 0 {
+				return nil
 			}
-			return nil
+			return capture.EndLoss(fmt.Sprintf("events record: %d event(s) lost, %d undecodable", res.Lost, res.Bad), " (grow --buffer-kb; --allow-loss to accept)", allowLoss, e.warn)
 		},
 	}
 	fl := c.Flags()

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"context"
-	"time"
-
+	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
-
-func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, d)
-}
 
 func newEventsStatusCmd(e *env) *cobra.Command {
 	var jsonOut bool
@@ -21,7 +15,7 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 		Short: "Show registered user events and which tracers use them (user_events_status)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			fs, err := eventsFS()
+			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}
@@ -45,7 +39,7 @@ func newEventsListCmd(e *env) *cobra.Command {
 		Short: "List registered user events with their fields",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			fs, err := eventsFS()
+			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}

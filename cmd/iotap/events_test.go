@@ -73,19 +73,23 @@ stat -c %a /out/rec.json > /out/perm.txt
 iotap events register 'iotap_cli_p u32 a' > /out/reg.txt
 iotap events delete iotap_cli_p >> /out/reg.txt
 # Loss: a 4 KiB buffer, the recorder stopped while 80 big events arrive.
+# A second recorder, the same, with --allow-loss.
 iotap events record 'iotap_loss u32 a; char[200] pad' --buffer-kb 4 -o /out/loss.txt 2>/out/loss.err &
 lp=$!
+iotap events record 'iotap_loss u32 a; char[200] pad' --buffer-kb 4 --allow-loss -o /out/loss2.txt 2>/out/loss2.err &
+lp2=$!
 i=0
-until iotap events status | grep -q 'iotap_loss .*ftrace'; do
+until [ "$(iotap events status | grep -c 'iotap_loss .*ftrace')" = 1 ] && grep -q recording /out/loss.err && grep -q recording /out/loss2.err; do
 	i=$((i+1)); [ $i -lt 200 ] || { echo never enabled; exit 1; }; sleep 0.1
 done
-kill -STOP $lp
+kill -STOP $lp $lp2
 i=0
 while [ $i -lt 80 ]; do iotap events write iotap_loss a=$i pad=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; i=$((i+1)); done
-kill -CONT $lp
+kill -CONT $lp $lp2
 sleep 1
-kill -INT $lp
+kill -INT $lp $lp2
 wait $lp; echo $? > /out/loss.rc
+wait $lp2; echo $? > /out/loss2.rc
 `})
 	if res.ExitCode != 0 {
 		t.Fatalf("script exit %d\n%s", res.ExitCode, res.Console)
@@ -143,6 +147,10 @@ wait $lp; echo $? > /out/loss.rc
 		t.Errorf("no summary: %s", msg)
 	} else if r, _ := strconv.Atoi(m[1]); r+atoiOr0(m[2]) != 80 {
 		t.Errorf("recorded %s + lost %s != 80 written", m[1], m[2])
+	}
+	// With --allow-loss: exit 0, and the loss said as a warning.
+	if rc, msg := read("loss2.rc"), read("loss2.err"); rc != "0" || !regexp.MustCompile(`(?m)^iotap: warning: events record: [1-9]\d* event\(s\) lost, 0 undecodable$`).MatchString(msg) {
+		t.Errorf("overflowed recording with --allow-loss: exit %s, want 0 and a warning: %s", rc, msg)
 	}
 	if reg := read("reg.txt"); !strings.Contains(reg, "registered iotap_cli_p u32 a as user_events/iotap_cli_p") || !strings.Contains(reg, "deleted iotap_cli_p") {
 		t.Errorf("register/delete:\n%s", reg)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
@@ -28,7 +29,7 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			fs, err := eventsFS()
+			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}
@@ -106,7 +107,7 @@ anything else a string.`,
 			if err := req.Check(); err != nil {
 				return usageErrorf("%v", err)
 			}
-			fs, err := eventsFS()
+			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}
@@ -142,7 +143,7 @@ func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persis
 		}
 		return usageErrorf("--eventheader: %v", err)
 	}
-	fs, err := eventsFS()
+	fs, err := tracefs.Find()
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 			if !userevents.ValidName(args[0]) {
 				return usageErrorf("bad event name %q", args[0])
 			}
-			fs, err := eventsFS()
+			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}

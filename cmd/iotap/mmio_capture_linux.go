@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/tracefs"
@@ -125,8 +126,8 @@ Examples:
 			if res.CommandErr != nil {
 				return fmt.Errorf("mmio capture: command failed: %w", res.CommandErr)
 			}
-			if loss := res.LossText(); loss != "" && !allowLoss {
-				return dataLostError("mmio capture: %s: retry with --buffer-kb %d", loss, res.SuggestBufferKB())
+			if loss := res.LossText(); loss != "" {
+				return capture.EndLoss("mmio capture: "+loss, fmt.Sprintf(": retry with --buffer-kb %d", res.SuggestBufferKB()), allowLoss, e.warn)
 			}
 			return nil
 		},

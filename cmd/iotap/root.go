@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/progress"
 	"github.com/spf13/cobra"
@@ -178,6 +179,10 @@ func exitCode(err error, stderr io.Writer) int {
 	var ee *codeError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var le *capture.LossError
+	if errors.As(err, &le) {
+		return exitDataLost
 	}
 	if errors.Is(err, outfile.ErrSameFile) {
 		return exitUsage // -o names an input: a mistake on the command line

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/progress"
 	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usb"
@@ -225,12 +226,5 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if res.ReadErr != nil {
 		return res.ReadErr
 	}
-	if msg := res.DropMessage(); msg != "" {
-		if o.allowLoss {
-			fmt.Fprintf(e.stderr, "iotap: warning: %s\n", msg)
-			return nil
-		}
-		return dataLostError("%s", msg)
-	}
-	return nil
+	return capture.EndLoss(res.DropMessage(), "", o.allowLoss, e.warn)
 }
