@@ -2,39 +2,35 @@ package cut
 
 import (
 	"errors"
-	"os"
-	"os/signal"
+	"io"
 	"syscall"
 )
 
-// RemoveOnSIGPIPE removes the cuts of ws when a write to a closed pipe
-// ('iotap mmio read --from 1s big.log | head -1') would kill the process
-// and leave them behind, then exits as that signal would (status
-// 128+13). Call the function it returns with the command's error to stop
-// watching: an error of a write to a closed pipe (EPIPE) exits the same
-// way.
-func RemoveOnSIGPIPE(ws []*Windowed) func(error) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGPIPE)
-	stop := make(chan struct{})
-	exit := func() {
-		for _, w := range ws {
-			w.Close()
-		}
-		os.Exit(128 + 13)
+// BrokenPipe returns w whose writes, when one fails with EPIPE (the
+// reader of the pipe w writes to has gone: 'iotap mmio read --from 1s
+// big.log | head -1'), remove the cuts of ws and then call broken, before
+// the error is returned. broken may end the process as the signal would
+// (iotap exits with status 141): the cuts are gone by then.
+//
+// A Go program is killed by a write to a closed pipe on its standard
+// output or error before the write returns, leaving the cuts behind,
+// unless it has asked for SIGPIPE with signal.Notify; asking is the
+// program's choice, as is exiting. The package does neither.
+func (ws *Windows) BrokenPipe(w io.Writer, broken func()) io.Writer {
+	return &pipeWriter{w: w, ws: ws, broken: broken}
+}
+
+type pipeWriter struct {
+	w      io.Writer
+	ws     *Windows
+	broken func()
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.ws.Close()
+		p.broken()
 	}
-	go func() {
-		select {
-		case <-ch:
-			exit()
-		case <-stop:
-		}
-	}()
-	return func(err error) {
-		signal.Stop(ch)
-		close(stop)
-		if errors.Is(err, syscall.EPIPE) {
-			exit()
-		}
-	}
+	return n, err
 }

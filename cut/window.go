@@ -348,9 +348,6 @@ func (ws *Windows) Open(ctx context.Context, path string, spec timerange.Spec, w
 // Renamer names the inputs of the windows (NewRenamer).
 func (ws *Windows) Renamer() *Renamer { return NewRenamer(ws.list...) }
 
-// RemoveOnSIGPIPE is RemoveOnSIGPIPE of the windows.
-func (ws *Windows) RemoveOnSIGPIPE() func(error) { return RemoveOnSIGPIPE(ws.list) }
-
 // Truncated says what a reader of the cuts does not see: the first trace
 // that ends inside a record, whose half record the cut leaves out; ""
 // when none does.

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -52,14 +55,19 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 			}
 			f.Value.Set(p)
 		}
-		pipeDone := ws.RemoveOnSIGPIPE()
+		// A write to a closed pipe ('... | head -1') ends iotap as SIGPIPE
+		// would (status 141) once the cuts are removed: asking for the
+		// signal makes such a write fail with EPIPE instead of killing.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGPIPE)
+		defer signal.Stop(sig)
+		exit := func() { os.Exit(128 + 13) }
 		// What the command prints names the inputs, not their cuts.
 		rn := ws.Renamer()
 		stdout, stderr := e.stdout, e.stderr
-		wo, we := rn.Writer(stdout), rn.Writer(stderr)
+		wo, we := rn.Writer(ws.BrokenPipe(stdout, exit)), rn.Writer(ws.BrokenPipe(stderr, exit))
 		e.stdout, e.stderr = wo, we
 		err = run(cmd, args)
-		pipeDone(err)
 		wo.Flush()
 		we.Flush()
 		e.stdout, e.stderr = stdout, stderr
