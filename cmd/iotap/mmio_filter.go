@@ -111,7 +111,7 @@ Examples:
 			if s, ok := in.(*cut.Stream); ok {
 				lost = append(lost, s.Loss()...)
 			}
-			return mmioLoss(e, lost, allowLoss)
+			return lossFlag(allowLoss).mmio(e, lost)
 		},
 	}
 	fl := c.Flags()

@@ -3,16 +3,22 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
 )
 
 func newMMIONamesCmd(e *env) *cobra.Command {
-	var o namesOptions
+	var (
+		opt       regdb.NamerOptions
+		out       outputFlag
+		loss      lossFlag
+		asJSON    bool
+		keepGoing bool
+	)
 	c := &cobra.Command{
 		Use:   "names [--db FILE|NAME] [--variant V] [--bar PCIADDR/N=DOMAIN] [--json] FILE",
 		Short: "Name the registers of every MMIO access and decode the values into bitfields",
@@ -35,60 +41,45 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
   iotap mmio names --json trace.log | jq 'select(.register == "IMC")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMMIONames(e, &o, args[0])
+			n, err := regdb.NewNamerFrom(opt)
+			if errors.Is(err, regdb.ErrOption) {
+				return usageErrorf("mmio names: %v", err)
+			} else if err != nil {
+				return err
+			}
+			in, err := mmioOpenMetered(e, "mmio names", args[0], true)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			rd := mmiotrace.NewReader(in)
+			defer rd.Close()
+			rd.SetKeepGoing(keepGoing)
+			// A log that cannot be read leaves no output (outputFlag.write).
+			err = out.write(e, true, args[:1], func(w io.Writer) error {
+				if asJSON {
+					if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, args[0], in.Format())); err != nil {
+						return err
+					}
+				}
+				return n.NameLog(e.ctx, rd, w, asJSON)
+			})
+			if err != nil && e.ctx.Err() == nil {
+				return fmt.Errorf("mmio names: %s: %w", args[0], err)
+			} else if err != nil {
+				return err
+			}
+			n.WriteSummary(e.stderr)
+			return loss.mmio(e, rd.Loss())
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&o.out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
-	f.StringArrayVar(&o.dbs, "db", nil, "register database: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+"); repeatable")
-	f.StringVar(&o.variant, "variant", "", "database variant to apply: V or SET=V (comma-separated)")
-	f.StringArrayVar(&o.bars, "bar", nil, "bind a BAR to a database domain: PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN (repeatable)")
-	f.BoolVar(&o.asJSON, "json", false, "write NDJSON, one object per access")
-	f.BoolVar(&o.keepGoing, "keep-going", true, mmioKeepGoingHelp)
-	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the log lost events or lines were skipped")
+	out.add(f, "-", "output file (- for stdout; .gz/.xz/.zst compress)")
+	f.StringArrayVar(&opt.DBs, "db", nil, "register database: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+"); repeatable")
+	f.StringVar(&opt.Variant, "variant", "", "database variant to apply: V or SET=V (comma-separated)")
+	f.StringArrayVar(&opt.BARs, "bar", nil, "bind a BAR to a database domain: PCIADDR/N=DOMAIN or VENDOR:DEVICE/N=DOMAIN (repeatable)")
+	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per access")
+	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
+	loss.add(f, "exit 0 even when the log lost events or lines were skipped")
 	return c
-}
-
-type namesOptions struct {
-	out       string
-	dbs       []string
-	variant   string
-	bars      []string
-	asJSON    bool
-	keepGoing bool
-	allowLoss bool
-}
-
-func runMMIONames(e *env, o *namesOptions, path string) error {
-	n, err := regdb.NewNamerFrom(regdb.NamerOptions{DBs: o.dbs, Variant: o.variant, BARs: o.bars})
-	if errors.Is(err, regdb.ErrOption) {
-		return usageErrorf("mmio names: %v", err)
-	} else if err != nil {
-		return err
-	}
-	in, err := mmioOpenMetered(e, "mmio names", path, true)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	rd := mmiotrace.NewReader(in)
-	defer rd.Close()
-	rd.SetKeepGoing(o.keepGoing)
-	w, closeOut, err := mmioCreateOutput(e, o.out, outfile.Atomic, path)
-	if err != nil {
-		return err
-	}
-	if o.asJSON {
-		if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, path, in.Format())); err != nil {
-			return err
-		}
-	}
-	// A log that cannot be read leaves no output (endOutput).
-	if err := e.endOutput(closeOut, n.NameLog(e.ctx, rd, w, o.asJSON)); err != nil && e.ctx.Err() == nil {
-		return fmt.Errorf("mmio names: %s: %w", path, err)
-	} else if err != nil {
-		return err
-	}
-	n.WriteSummary(e.stderr)
-	return mmioLoss(e, rd.Loss(), o.allowLoss)
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
-	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
@@ -15,15 +13,11 @@ import (
 
 func newMMIOReadCmd(e *env) *cobra.Command {
 	var (
-		out       string
-		asJSON    bool
-		check     bool
-		keepGoing bool
-		allowLoss bool
-		symbols   string
-		count     uint64
-		workers   int
-		expr      string
+		opt  mmiotrace.ReadOptions
+		out  outputFlag
+		loss lossFlag
+		syms symbolsFlag
+		expr string
 	)
 	c := &cobra.Command{
 		Use: "read FILE",
@@ -45,21 +39,15 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 (--keep-going) make the command exit 3 unless --allow-loss.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			meter := e.meter("iotap: mmio read", -1, !check && (out == "" || out == "-"))
-			opt := mmiotrace.ReadOptions{JSON: asJSON, Count: count, Check: check, KeepGoing: keepGoing, Workers: workers}
-			if symbols != "" {
-				t, err := mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) })
-				if err != nil {
-					return err
-				}
-				opt.Symbols = t
+			meter := e.meter("iotap: mmio read", -1, !opt.Check && out.stdout())
+			var err error
+			if opt.Symbols, err = syms.load(e.warn); err != nil {
+				return err
 			}
 			if expr != "" {
-				k, err := regdb.ParseFilter(expr, &regdb.Binder{})
-				if err != nil {
+				if opt.Keep, err = regdb.ParseFilter(expr, &regdb.Binder{}); err != nil {
 					return usageErrorf("-Y: %v", err)
 				}
-				opt.Keep = k
 			}
 			in, err := mmioOpenInput(args[0])
 			if err != nil {
@@ -71,30 +59,32 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if meter == nil && args[0] != "-" && in.Regular() {
 				opt.Path = args[0] // mapped, parsed in place
 			}
-			var w io.Writer = e.stdout // --check: the summary
-			closeOut := func() error { return nil }
-			if !check {
-				if w, closeOut, err = mmioCreateOutput(e, out, outfile.Atomic, args[0]); err != nil {
-					return err
-				}
-			}
-			lost, err := mmiotrace.ReadLog(e.ctx, meter.Reader(in), w, opt)
-			if err := e.endOutput(closeOut, err); err != nil {
+			var lost []string
+			read := func(w io.Writer) (err error) {
+				lost, err = mmiotrace.ReadLog(e.ctx, meter.Reader(in), w, opt)
 				return err
 			}
-			return mmioLoss(e, lost, allowLoss)
+			if opt.Check {
+				err = e.endOutput(func() error { return nil }, read(e.stdout)) // the summary
+			} else {
+				err = out.write(e, true, args[:1], read)
+			}
+			if err != nil {
+				return err
+			}
+			return loss.mmio(e, lost)
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
-	f.BoolVar(&asJSON, "json", false, "write NDJSON, one object per record")
-	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp+" (text output: the name after a tab; --json: \"func\")")
-	f.BoolVar(&check, "check", false, "only parse the whole log and print a summary")
-	f.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores for a plain log file of 4 MiB or more, or a compressed or piped one on more than 2 cores; else 1)")
-	f.Uint64VarP(&count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
+	out.add(f, "-", "output file (- for stdout; .gz/.xz/.zst compress)")
+	f.BoolVar(&opt.JSON, "json", false, "write NDJSON, one object per record")
+	syms.add(f, " (text output: the name after a tab; --json: \"func\")")
+	f.BoolVar(&opt.Check, "check", false, "only parse the whole log and print a summary")
+	f.IntVar(&opt.Workers, "workers", 0, "parsing goroutines (0: all cores for a plain log file of 4 MiB or more, or a compressed or piped one on more than 2 cores; else 1)")
+	f.Uint64VarP(&opt.Count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.StringVarP(&expr, "filter", "Y", "", "print only the records matching the display-filter `EXPR` (docs/filters.md)")
-	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
-	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
+	f.BoolVar(&opt.KeepGoing, "keep-going", true, mmioKeepGoingHelp)
+	loss.add(f, "exit 0 even when events were lost or lines skipped")
 	return c
 }
 
@@ -140,22 +130,3 @@ func mmioCreateOutput(e *env, path string, mode outfile.Mode, inputs ...string) 
 }
 
 const mmioKeepGoingHelp = "skip lines that do not parse, counted and reported with the first's line number (exit 3 unless --allow-loss); =false stops at the first"
-
-// mmioLoss turns lost events and skipped lines
-// (mmiotrace.LossMessages) into exit code 3.
-func mmioLoss(e *env, msgs []string, allowLoss bool) error {
-	return e.dataLoss(allowLoss, "mmio: ", msgs, "--allow-loss to accept")
-}
-
-const mmioSymbolsHelp = "name access PCs as function+0xoff [module] with the kernel symbols of a capture bundle (.tar.gz from mmio capture --bundle) or a kallsyms file"
-
-// mmioLoadSymbols loads --symbols; addresses the kernel hid are a
-// warning (names stay empty), not an error.
-func mmioLoadSymbols(path string, warn func(string)) (*ksym.Table, error) {
-	tab, err := mmiotrace.LoadSymbols(path)
-	if err != nil && errors.Is(err, ksym.ErrHidden) && tab != nil {
-		warn(err.Error() + ": PCs stay unnamed")
-		return tab, nil
-	}
-	return tab, err
-}

@@ -10,12 +10,10 @@ import (
 
 func newMMIOStatsCmd(e *env) *cobra.Command {
 	var (
-		top, loops        int
-		minLoop           int64
-		asJSON, keepGoing bool
-		allowLoss         bool
-		noNames           bool
-		symbols           string
+		sopt mmiotrace.StatsOptions
+		opt  report.MMIOStatsOptions
+		loss lossFlag
+		syms symbolsFlag
 	)
 	c := &cobra.Command{
 		Use: "stats [flags] FILE",
@@ -34,33 +32,31 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 				return err
 			}
 			defer in.Close()
-			st, err := mmiotrace.Analyze(in, mmiotrace.StatsOptions{MinLoop: minLoop, KeepLoops: loops, KeepGoing: keepGoing})
+			st, err := mmiotrace.Analyze(in, sopt)
 			if err != nil {
 				return err
 			}
-			opt := report.MMIOStatsOptions{JSON: asJSON, File: args[0], Format: in.Format(), Top: top, NoNames: noNames}
-			if symbols != "" {
-				if opt.Symbols, err = mmioLoadSymbols(symbols, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }); err != nil {
-					return err
-				}
-				if st.ZeroPC > 0 {
-					fmt.Fprintf(e.stderr, "iotap: warning: mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)\n", st.ZeroPC)
-				}
+			opt.File, opt.Format = args[0], in.Format()
+			if opt.Symbols, err = syms.load(e.warn); err != nil {
+				return err
+			}
+			if opt.Symbols != nil && st.ZeroPC > 0 {
+				fmt.Fprintf(e.stderr, "iotap: warning: mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)\n", st.ZeroPC)
 			}
 			if err := report.WriteMMIOStats(e.stdout, st, opt); err != nil {
 				return err
 			}
-			return mmioLoss(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), allowLoss)
+			return loss.mmio(e, mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines))
 		},
 	}
 	f := c.Flags()
-	f.IntVar(&top, "top", 20, "hot registers to list")
-	f.IntVar(&loops, "loops", 20, "longest polling loops to list")
-	f.Int64Var(&minLoop, "min-loop", 4, "reads in a row that make a polling loop")
-	f.BoolVar(&asJSON, "json", false, "NDJSON output")
-	f.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
-	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the log records lost events")
-	f.StringVar(&symbols, "symbols", "", mmioSymbolsHelp)
-	f.BoolVar(&noNames, "no-names", false, "do not name registers with the shipped register databases")
+	f.IntVar(&opt.Top, "top", 20, "hot registers to list")
+	f.IntVar(&sopt.KeepLoops, "loops", 20, "longest polling loops to list")
+	f.Int64Var(&sopt.MinLoop, "min-loop", 4, "reads in a row that make a polling loop")
+	f.BoolVar(&opt.JSON, "json", false, "NDJSON output")
+	f.BoolVar(&sopt.KeepGoing, "keep-going", true, mmioKeepGoingHelp)
+	loss.add(f, "exit 0 even when the log records lost events")
+	syms.add(f, "")
+	f.BoolVar(&opt.NoNames, "no-names", false, "do not name registers with the shipped register databases")
 	return c
 }

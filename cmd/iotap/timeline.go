@@ -166,7 +166,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.File
 		opt.Warn = o.warn
 	}
 	if o.symbols != "" {
-		if opt.Symbols, err = mmioLoadSymbols(o.symbols, opt.Warn); err != nil {
+		if opt.Symbols, err = symbolsFlag(o.symbols).load(opt.Warn); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,114 @@
+package mmiotrace
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestReadDiffLog: the lab log with a bad line and a kernel "Lost N
+// events." mark inserted is read as 'mmio diff' reads a log: the reads and
+// writes counted (each Access's Count) are gawk's count of R and W lines,
+// and Loss names the lost events and the skipped line with its number
+// (gawk's NR of the bad line).
+func TestReadDiffLog(t *testing.T) {
+	gawk, err := exec.LookPath("gawk")
+	if err != nil {
+		t.Skip("gawk (the oracle) not installed")
+	}
+	data, err := os.ReadFile("testdata/e1000-bind.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	log := strings.Join(lines[:40], "") + "R 4 oops\nMARK 8.000000 Lost 7 events.\n" + strings.Join(lines[40:], "")
+	gawkOut := func(prog string) int {
+		cmd := exec.Command(gawk, prog)
+		cmd.Stdin = strings.NewReader(log)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err != nil {
+			t.Fatalf("gawk printed %q", out)
+		}
+		return n
+	}
+	wantAcc := gawkOut(`/^[RW] [0-9]+ [0-9.]+ [0-9]+ 0x/ { n++ } END { print n }`)
+	badLine := gawkOut(`$0 == "R 4 oops" { print NR }`)
+
+	d, err := ReadDiffLog(strings.NewReader(log), "a.log", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := int64(0)
+	for _, a := range d.Accesses {
+		got += a.Count
+	}
+	if got != int64(wantAcc) {
+		t.Errorf("accesses: %d, gawk counts %d R/W lines", got, wantAcc)
+	}
+	loss := strings.Join(d.Loss, "; ")
+	if !strings.Contains(loss, "7 lost events") || !strings.Contains(loss, "1 bad lines skipped") || !strings.Contains(loss, "line "+strconv.Itoa(badLine)) {
+		t.Errorf("Loss = %q, want 7 lost events and 1 skipped line at line %d", loss, badLine)
+	}
+}
+
+// TestDiffLogs: with JSON the output starts with the input records of both
+// logs, in order, and the summary counts the accesses of each; two equal
+// logs differ nowhere; an alignment over maxEdits is an error with no
+// output.
+func TestDiffLogs(t *testing.T) {
+	data, err := os.ReadFile("testdata/e1000-bind.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadDiffLog(bytes.NewReader(data), "a.log", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadDiffLog(bytes.NewReader(data), "b.log.zst", "mmiotrace log, zstd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := DiffLogs(&out, a, b, 0, DiffFormat{JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	recs := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 2 inputs and the summary:\n%s", len(recs), out.String())
+	}
+	for i, want := range []struct{ file, format string }{{"a.log", "mmiotrace log"}, {"b.log.zst", "mmiotrace log, zstd"}} {
+		var in struct{ Kind, File, Format string }
+		if err := json.Unmarshal([]byte(recs[i]), &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Kind != "input" || in.File != want.file || in.Format != want.format {
+			t.Errorf("record %d = %s, want the input record of %s (%s)", i, recs[i], want.file, want.format)
+		}
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(recs[2]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["kind"] != "mmio_diff_summary" || sum["a_accesses"] != float64(len(a.Accesses)) || sum["same"] != float64(len(a.Accesses)) {
+		t.Errorf("summary %s: want %d accesses, all the same", recs[2], len(a.Accesses))
+	}
+
+	// b with ten accesses of the other kind in its middle is more edits
+	// than 1 allows.
+	b.Accesses = append([]Access(nil), b.Accesses...)
+	for i := len(b.Accesses) / 2; i < len(b.Accesses)/2+10; i++ {
+		b.Accesses[i].Kind = KindRead + KindWrite - b.Accesses[i].Kind
+	}
+	out.Reset()
+	if err := DiffLogs(&out, a, b, 1, DiffFormat{}); err == nil || out.Len() != 0 {
+		t.Errorf("DiffLogs over maxEdits: err %v, %d bytes written", err, out.Len())
+	}
+}
