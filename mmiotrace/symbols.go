@@ -113,3 +113,15 @@ func KernelRecordsPC() bool {
 	}
 	return false
 }
+
+// LoadSymbolsWarn is LoadSymbols where kernel addresses hidden from the
+// reader (ksym.ErrHidden) are a warning, passed to warn, and not an
+// error: the table is then empty and the PCs stay unnamed.
+func LoadSymbolsWarn(path string, warn func(string)) (*ksym.Table, error) {
+	tab, err := LoadSymbols(path)
+	if err != nil && errors.Is(err, ksym.ErrHidden) && tab != nil {
+		warn(err.Error() + ": PCs stay unnamed")
+		return tab, nil
+	}
+	return tab, err
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/report"
+	"github.com/iotap/iotap/timeline"
 )
 
 // Build summarises the traces of a directory; each trace keeps its
@@ -76,4 +77,27 @@ func ExampleOutputKind() {
 	// all.pftrace: "perfetto"
 	// r.ndjson: "json"
 	// notes.txt: ""
+}
+
+// 'iotap report DIR -o out/report.html' with a timeline written beside
+// it: the page links the trace relative to itself; the progress of
+// Build in bytes read before each trace.
+func ExampleReport_WriteOutput() {
+	progress := report.ByteProgress(func(done int64, status string) { fmt.Println(done, status) })
+	r, err := report.Build(context.Background(), []string{"../testdata/capture"}, report.Options{Progress: progress})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var page strings.Builder
+	tl := &timeline.FileResult{Out: "timeline.pftrace"}
+	if err := r.WriteOutput(&page, report.OutputHTML, "out/report.html", tl, report.HTMLOptions{}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(report.OutputTitle(report.OutputHTML), strings.Contains(page.String(), `href="../timeline.pftrace"`))
+	// Output:
+	// 0 trace 1: ../testdata/capture/events.ndjson
+	// 372 trace 2: ../testdata/capture/mmio.log.zst
+	// 45964 trace 3: ../testdata/capture/usb.pcapng
+	// HTML report true
 }

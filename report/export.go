@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -55,7 +56,7 @@ func (r *Report) WriteTimeline(ctx context.Context, w io.Writer, o TimelineOptio
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("report: no trace to put in %s", o.Out)
 	}
-	var opt timeline.Options
+	opt := timeline.Options{InputName: func(p string) string { return names[p] }}
 	if o.ClocksFile != "" {
 		fmt.Fprintf(w, "clocks: %s (all inputs)\n", o.ClocksFile)
 	} else {
@@ -133,4 +134,46 @@ func OutputKind(path string) string {
 		return OutputJSON
 	}
 	return ""
+}
+
+// OutputTitle names the file of kind in what the report says it wrote:
+// "HTML report", "NDJSON report", "Perfetto trace".
+func OutputTitle(kind string) string {
+	return map[string]string{OutputHTML: "HTML report", OutputJSON: "NDJSON report", OutputPerfetto: "Perfetto trace"}[kind]
+}
+
+// WriteOutput writes the report file of kind OutputHTML (WriteHTML) or
+// OutputJSON (WriteJSON) to w; page is where the file is written. The
+// HTML page links the timeline tl wrote with the report, or when there is
+// none (nil, or one written to standard output) a split timeline found
+// among the inputs (FoundTimelineLinks); ho gives its other options.
+func (r *Report) WriteOutput(w io.Writer, kind, page string, tl *timeline.FileResult, ho HTMLOptions) error {
+	switch kind {
+	case OutputHTML:
+		if tl != nil && tl.Out != "-" {
+			ho.Timeline = NewTimelineLinks(page, tl.Out, tl.Split)
+		} else {
+			ho.Timeline = r.FoundTimelineLinks(page)
+		}
+		return r.WriteHTML(w, ho)
+	case OutputJSON:
+		return r.WriteJSON(w)
+	}
+	return fmt.Errorf("report: %s: cannot write a %q output here", page, kind)
+}
+
+// ByteProgress returns an Options.Progress that calls update with the
+// bytes of the traces read before the one starting (by their files'
+// sizes) and a status naming it ("trace N: NAME").
+func ByteProgress(update func(done int64, status string)) func(*Trace) {
+	var done, last int64
+	n := 0
+	return func(t *Trace) {
+		done += last
+		if fi, err := os.Stat(t.Path); err == nil {
+			last = fi.Size()
+		}
+		n++
+		update(done, fmt.Sprintf("trace %d: %s", n, t.Name))
+	}
 }

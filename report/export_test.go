@@ -3,11 +3,15 @@ package report
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -76,5 +80,106 @@ func TestOutputKind(t *testing.T) {
 		if got := OutputKind(path); got != want {
 			t.Errorf("OutputKind(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+// TestWriteTimelineWindowNamesInputs: with a window (report --from) the
+// traces are read from their cuts in a temporary directory, but the
+// Perfetto trace and a split timeline's index.json name the user's files
+// (a .zst log with its suffix), never the cuts.
+func TestWriteTimelineWindowNamesInputs(t *testing.T) {
+	spec, err := timerange.ParseSpec("0.1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(context.Background(), []string{"../testdata/capture"}, Options{Window: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dir := t.TempDir()
+	one, split := filepath.Join(dir, "one.pftrace"), filepath.Join(dir, "split.pftrace")
+	if _, err := r.WriteTimeline(context.Background(), io.Discard, TimelineOptions{Out: one}); err != nil {
+		t.Fatal(err)
+	}
+	export := func(ctx context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+		return timeline.ExportFile(ctx, inputs, opt, timeline.FileOptions{Out: split, MaxSize: timeline.MinMaxSize})
+	}
+	res, err := r.WriteTimeline(context.Background(), io.Discard, TimelineOptions{Out: split, Export: export})
+	if err != nil || res.Split == nil || res.Split.Index == nil {
+		t.Fatalf("split: %v, %v", res, err)
+	}
+	b, err := os.ReadFile(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"../testdata/capture/usb.pcapng (usbmon pcapng)", "../testdata/capture/mmio.log.zst (mmiotrace log)",
+		"../testdata/capture/events.ndjson (user_events NDJSON)", "MMIO mmio.log.zst"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the trace lacks %q", want)
+		}
+	}
+	ov, _ := os.ReadFile(split)
+	for name, b := range map[string][]byte{"trace": b, "overview": ov} {
+		if bytes.Contains(b, []byte("iotap-window-")) {
+			t.Errorf("the %s names a cut: %q", name, regexp.MustCompile(`[^\x00-\x1f]*iotap-window-[^\x00-\x1f]*`).Find(b))
+		}
+	}
+	for _, in := range res.Split.Index.Inputs {
+		if !strings.HasPrefix(in.Path, "../testdata/capture/") {
+			t.Errorf("index.json names input %q", in.Path)
+		}
+	}
+}
+
+// TestWriteOutput: the HTML page links the timeline written with it
+// (relative to the page), or the split timeline found among the inputs
+// when none was written; the NDJSON output is WriteJSON's; Perfetto is
+// not written here. ByteProgress counts the sizes of the traces before
+// the current one.
+func TestWriteOutput(t *testing.T) {
+	var status []string
+	var done []int64
+	progress := ByteProgress(func(d int64, s string) { done, status = append(done, d), append(status, s) })
+	r, err := Build(context.Background(), []string{"../testdata/capture"}, Options{Progress: progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var sizes []int64
+	for _, tr := range r.Traces {
+		fi, err := os.Stat(tr.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, fi.Size())
+	}
+	if len(done) != 3 || done[0] != 0 || done[1] != sizes[0] || done[2] != sizes[0]+sizes[1] || status[1] != "trace 2: "+r.Traces[1].Name {
+		t.Errorf("progress %v %q; sizes %v", done, status, sizes)
+	}
+	var page, js, want bytes.Buffer
+	tl := &timeline.FileResult{Out: "out/t.pftrace"}
+	if err := r.WriteOutput(&page, OutputHTML, "out/sub/r.html", tl, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<a href="../t.pftrace">../t.pftrace</a>`) {
+		t.Errorf("the page does not link ../t.pftrace")
+	}
+	page.Reset()
+	if err := r.WriteOutput(&page, OutputHTML, "r.html", &timeline.FileResult{Out: "-"}, HTMLOptions{}); err != nil || strings.Contains(page.String(), `id="timeline"`) {
+		t.Errorf("a timeline on stdout is linked: %v", err)
+	}
+	if err := r.WriteOutput(&js, OutputJSON, "r.json", tl, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.WriteJSON(&want)
+	if js.String() != want.String() {
+		t.Errorf("NDJSON output differs from WriteJSON's")
+	}
+	if err := r.WriteOutput(io.Discard, OutputPerfetto, "t.pftrace", nil, HTMLOptions{}); err == nil {
+		t.Errorf("Perfetto through WriteOutput: no error")
+	}
+	if OutputTitle(OutputHTML) != "HTML report" || OutputTitle(OutputJSON) != "NDJSON report" {
+		t.Errorf("titles %q %q", OutputTitle(OutputHTML), OutputTitle(OutputJSON))
 	}
 }

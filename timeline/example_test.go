@@ -3,10 +3,13 @@ package timeline_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
+	"github.com/iotap/iotap/regdb"
 	"github.com/iotap/iotap/timeline"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -187,4 +190,21 @@ func ExampleParseSize() {
 	// 268435456 256MiB
 	// 65536 64KiB
 	// 2000000000 1953125KiB
+}
+
+// The settings 'iotap timeline --db e1000 --clocks FILE' gives, loaded
+// into the export's options.
+func ExampleSettings() {
+	s := timeline.Settings{DB: "e1000", Clocks: "../testdata/capture/clocks.json", BandwidthWindow: 50 * time.Millisecond}
+	var opt timeline.Options
+	if err := s.Apply(&opt); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(opt.DB != nil, opt.Clocks != nil, opt.BandwidthWindowNS)
+	s.DB = "no-such-db"
+	fmt.Println(errors.Is(s.Apply(&opt), regdb.ErrNotFound))
+	// Output:
+	// true true 50000000
+	// true
 }

@@ -266,7 +266,7 @@ func (o *overview) windowTop(n int) []Activity {
 		if s.group != "" {
 			name = s.group + " " + name
 		}
-		top = append(top, Activity{Input: s.in.in.Path, Track: name, Events: s.win})
+		top = append(top, Activity{Input: s.in.in.shown(), Track: name, Events: s.win})
 	}
 	for _, s := range o.touched {
 		s.win, s.inWin = 0, false
@@ -329,7 +329,7 @@ func (o *overview) write(out io.Writer, wins []ovWindow) WriterStats {
 	bucketEnd := o.start + uint64(o.nb)*o.width
 	for _, oi := range o.inputs {
 		top := w.Track(0, topName(oi.in), TrackOptions{
-			Description: fmt.Sprintf("%s (%s): counts per %v bucket", oi.in.Path, oi.in.Format, time.Duration(o.width))})
+			Description: fmt.Sprintf("%s (%s): counts per %v bucket", oi.in.shown(), oi.in.Format, time.Duration(o.width))})
 		groups := map[string]uint64{}
 		for _, s := range oi.selected() {
 			parent := top
@@ -389,7 +389,7 @@ func topName(in *InputStats) string {
 	if !ok {
 		name = string(in.Kind)
 	}
-	name += " " + baseName(in.Path)
+	name += " " + baseName(in.shown())
 	if in.Stream != "" {
 		name += " " + in.Stream
 	}

@@ -43,3 +43,21 @@ func FormatSize(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// Size is a byte count that reads and writes itself as ParseSize and
+// FormatSize do: a flag.Value (and a pflag.Value) for a size option.
+type Size int64
+
+func (s *Size) String() string { return FormatSize(int64(*s)) }
+
+// Type names the value in a command's help.
+func (s *Size) Type() string { return "size" }
+
+// Set parses v (ParseSize).
+func (s *Size) Set(v string) error {
+	n, err := ParseSize(v)
+	if err == nil {
+		*s = Size(n)
+	}
+	return err
+}

@@ -23,3 +23,19 @@ func TestParseSize(t *testing.T) {
 		t.Errorf("FormatSize: %q", s)
 	}
 }
+
+func TestSizeFlag(t *testing.T) {
+	var s Size
+	for in, want := range map[string]int64{"1000": 1000, "64K": 64 << 10, "256MiB": 256 << 20, "2GB": 2e9, "0": 0} {
+		if err := s.Set(in); err != nil || int64(s) != want {
+			t.Errorf("size %q: %d, %v; want %d", in, s, err, want)
+		}
+	}
+	if err := s.Set("ten"); err == nil {
+		t.Errorf("size \"ten\": no error")
+	}
+	s = 256 << 20
+	if s.String() != "256MiB" {
+		t.Errorf("String: %q, want 256MiB", s.String())
+	}
+}

@@ -404,7 +404,7 @@ func (sp *splitter) index(overview string) *Index {
 	}
 	for _, s := range sp.srcs {
 		in := s.Info()
-		idx.Inputs = append(idx.Inputs, IndexInput{Path: in.Path, Stream: in.Stream, Kind: in.Kind,
+		idx.Inputs = append(idx.Inputs, IndexInput{Path: in.shown(), Stream: in.Stream, Kind: in.Kind,
 			Events: in.Events, Lost: in.Lost + in.Dropped, Skipped: in.Skipped, Truncated: in.Truncated})
 	}
 	return idx

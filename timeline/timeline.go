@@ -84,6 +84,11 @@ type Options struct {
 	// of an input (mmiotrace MARK lines, iotap_marker user events).
 	// Merging stops at the first event past the window.
 	Window timerange.Spec
+	// InputName, when set, gives the name the trace shows for the input
+	// read from path (its tracks, the split index): 'iotap report --from'
+	// reads each trace's cut in a temporary directory and names the
+	// user's file.
+	InputName func(path string) string
 }
 
 // InputStats describes one input.
@@ -127,8 +132,17 @@ type InputStats struct {
 	// BytesRead counts the bytes read from the input; Seeked is set when a --from/--to window was read
 	// through the input's index (INPUT.iotapidx) rather than from the
 	// start.
-	BytesRead int64 `json:"bytes_read,omitempty"`
-	Seeked    bool  `json:"seeked,omitempty"`
+	BytesRead int64  `json:"bytes_read,omitempty"`
+	Seeked    bool   `json:"seeked,omitempty"`
+	name      string // Options.InputName's, "" for Path
+}
+
+// shown is the name the trace shows for the input.
+func (in *InputStats) shown() string {
+	if in.name != "" {
+		return in.name
+	}
+	return in.Path
 }
 
 // Stats is the result of Export.
@@ -342,6 +356,9 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 	seen := map[string]bool{}
 	for _, s := range srcs {
 		in := s.Info()
+		if opt.InputName != nil {
+			in.name = opt.InputName(in.Path)
+		}
 		st.Inputs = append(st.Inputs, in)
 		if !seen[in.Path] {
 			seen[in.Path] = true
@@ -621,7 +638,7 @@ func timelineTime(t, shift int64) uint64 {
 
 func topTrack(x *exporter, in *InputStats) uint64 {
 	return x.w.Track(0, topName(in), TrackOptions{
-		Description: fmt.Sprintf("%s (%s), clock %s, offset %d ns", in.Path, in.Format, in.Clock, in.OffsetNS),
+		Description: fmt.Sprintf("%s (%s), clock %s, offset %d ns", in.shown(), in.Format, in.Clock, in.OffsetNS),
 	})
 }
 

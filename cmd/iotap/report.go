@@ -21,13 +21,12 @@ type reportOptions struct {
 	format    string
 	json      bool
 	verbose   bool
-	tl        timelineOptions
+	tl        timelineOptions                // -o FILE.pftrace
 	window    func() (timerange.Spec, error) // --from/--to (window.go)
-	spec      timerange.Spec
 }
 
 func newReportCmd(e *env) *cobra.Command {
-	o := &reportOptions{tl: timelineOptions{window: 100 * time.Millisecond}}
+	o := &reportOptions{tl: timelineOptions{Settings: timeline.Settings{BandwidthWindow: 100 * time.Millisecond}}}
 	c := &cobra.Command{
 		Use:   "report DIR|BUNDLE|FILE... [-o FILE.html] [-o FILE.pftrace]",
 		Short: "Summarise every trace found in directories or files, whatever its source",
@@ -70,15 +69,14 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
   iotap report capture.pcapng mmio.log.zst --format html -o -  > report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.tl.allowLoss = o.allowLoss
-			if o.tl.maxSize != 0 && o.tl.maxSize < timeline.MinMaxSize {
-				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.tl.maxSize), timeline.MinMaxSize)
+			if o.tl.file.MaxSize != 0 && o.tl.file.MaxSize < timeline.MinMaxSize {
+				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", o.tl.file.MaxSize, timeline.MinMaxSize)
 			}
-			var err error
-			if o.spec, err = o.window(); err != nil {
+			spec, err := o.window()
+			if err != nil {
 				return err
 			}
-			return runReport(e, args, o)
+			return runReport(e, args, o, spec)
 		},
 	}
 	f := c.Flags()
@@ -87,10 +85,10 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 	f.StringVar(&o.format, "format", "", "kind of the -o file when its extension does not say: `html|perfetto|json`")
 	f.BoolVar(&o.json, "json", false, "print the report as NDJSON instead of text")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "print every warning and every device without identity")
-	f.StringVar(&o.tl.db, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
-	f.StringVar(&o.tl.clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
-	o.tl.maxSize = timeline.DefaultMaxSize
-	f.Var(&o.tl.maxSize, "max-size", "largest Perfetto file to write, as 'iotap timeline --max-size' (above it an overview plus detail windows in FILE.d/, linked from the HTML page); 0: one file")
+	f.StringVar(&o.tl.DB, "db", "", "register database for MMIO names in the Perfetto trace (file or shipped name)")
+	f.StringVar(&o.tl.Clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
+	o.tl.file.MaxSize = timeline.DefaultMaxSize
+	f.Var((*timeline.Size)(&o.tl.file.MaxSize), "max-size", "largest Perfetto file to write, as 'iotap timeline --max-size' (above it an overview plus detail windows in FILE.d/, linked from the HTML page); 0: one file")
 	o.window = windowFlags(c, "report only the records at or after `TIME` of each trace: seconds from its first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); each trace is cut as 'iotap cut' cuts it")
 	return c
 }
@@ -115,7 +113,7 @@ func reportKind(path, format string, many bool) (string, error) {
 // reportUnidentified is the remedy for USB devices without identity.
 const reportUnidentified = "enumeration not in the capture; on the machine that captured it, 'iotap usb stats --sysfs /sys/bus/usb/devices FILE' names them"
 
-func runReport(e *env, args []string, o *reportOptions) error {
+func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) error {
 	kinds := make([]string, len(o.outs))
 	for i, out := range o.outs {
 		k, err := reportKind(out, o.format, len(o.outs) > 1)
@@ -124,23 +122,11 @@ func runReport(e *env, args []string, o *reportOptions) error {
 		}
 		kinds[i] = k
 	}
-	var opt report.Options
+	opt := report.Options{Stdin: os.Stdin, Window: spec, Warn: e.warn}
 	opt.PT.Config = intelpt.ConfigOf
 	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
-	opt.Stdin = os.Stdin
-	opt.Window, opt.Warn = o.spec, func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 	m := e.meter("iotap: report", -1, false)
-	var done, last int64
-	n := 0
-	opt.Progress = func(t *report.Trace) {
-		done += last
-		if fi, err := os.Stat(t.Path); err == nil {
-			last = fi.Size()
-		}
-		n++
-		m.Update(done)
-		m.SetStatus(fmt.Sprintf("trace %d: %s", n, t.Name))
-	}
+	opt.Progress = report.ByteProgress(func(done int64, status string) { m.Update(done); m.SetStatus(status) })
 	r, err := report.Build(e.ctx, args, opt)
 	m.Done()
 	if err != nil {
@@ -149,15 +135,12 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	defer r.Close()
 	text := e.stdout
 	if o.json {
-		if err := r.WriteJSON(e.stdout); err != nil {
-			return err
-		}
-		text = io.Discard
+		err, text = r.WriteJSON(e.stdout), io.Discard
 	} else {
 		err = r.WriteText(e.stdout, report.TextOptions{Unidentified: reportUnidentified, Fold: !o.verbose})
-		if err != nil {
-			return err
-		}
+	}
+	if err != nil {
+		return err
 	}
 	var inputs []string
 	for _, t := range r.Traces {
@@ -166,26 +149,33 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	// The timeline first: the HTML page links it.
 	var tl *timeline.FileResult
 	for i, out := range o.outs {
-		if kinds[i] == "perfetto" {
+		if kinds[i] == report.OutputPerfetto {
 			to := o.tl
-			to.out = out
-			tl, err = r.WriteTimeline(e.ctx, text, report.TimelineOptions{Out: out, ClocksFile: o.tl.clocks, Verbose: o.verbose,
-				Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) },
-				Export: func(_ context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
-					to.fileClocks, to.warn = opt.FileClocks, opt.Warn
-					return exportTimeline(e, &to, inputs)
-				}})
+			to.file.Out = out
+			export := func(_ context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+				return exportTimeline(e, &to, inputs, opt)
+			}
+			tl, err = r.WriteTimeline(e.ctx, text, report.TimelineOptions{Out: out, ClocksFile: o.tl.Clocks, Verbose: o.verbose, Warn: e.warn, Export: export})
 			if err != nil {
 				return err
 			}
 		}
 	}
 	for i, out := range o.outs {
-		if kinds[i] == "html" || kinds[i] == "json" {
-			if err := reportWrite(e, text, r, out, kinds[i], inputs, tl); err != nil {
-				return err
-			}
+		if kinds[i] == report.OutputPerfetto {
+			continue
 		}
+		f, err := e.createOutput(out, outfile.Atomic, inputs...)
+		if err != nil {
+			return err
+		}
+		if err = r.WriteOutput(f, kinds[i], out, tl, report.HTMLOptions{Unidentified: reportUnidentified}); err == nil {
+			err = f.Commit()
+		}
+		if err != nil {
+			return fmt.Errorf("report: %s: %w", out, err)
+		}
+		fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", report.OutputTitle(kinds[i]), out, f.Written())
 	}
 	if n := r.Lossy(); n > 0 && !o.allowLoss {
 		return dataLostError("%d of %d traces record lost data", n, len(r.Traces))
@@ -193,37 +183,5 @@ func runReport(e *env, args []string, o *reportOptions) error {
 	if t := r.FirstError(); t != nil {
 		return fmt.Errorf("%s: %v", t.Name, t.Err)
 	}
-	return nil
-}
-
-// reportWrite writes the HTML or NDJSON report to path; the HTML page
-// links the timeline tl wrote (nil: none).
-func reportWrite(e *env, text io.Writer, r *report.Report, path, kind string, inputs []string, tl *timeline.FileResult) error {
-	f, err := e.createOutput(path, outfile.Atomic, inputs...)
-	if err != nil {
-		return err
-	}
-	if kind == "html" {
-		ho := report.HTMLOptions{Unidentified: reportUnidentified}
-		if tl != nil && tl.Out != "-" {
-			ho.Timeline = report.NewTimelineLinks(path, tl.Out, tl.Split)
-		} else {
-			ho.Timeline = r.FoundTimelineLinks(path) // a split timeline among the inputs
-		}
-		err = r.WriteHTML(f, ho)
-	} else {
-		err = r.WriteJSON(f)
-	}
-	if err == nil {
-		err = f.Commit()
-	}
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
-	}
-	what := "HTML report"
-	if kind == "json" {
-		what = "NDJSON report"
-	}
-	fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", what, path, f.Written())
 	return nil
 }

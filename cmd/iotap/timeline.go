@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/regdb"
@@ -16,24 +15,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// timelineOptions are the flags of 'iotap timeline', and those of
+// 'iotap report' that it shares.
 type timelineOptions struct {
-	out    string
-	db     string
-	clocks string
-	// fileClocks, warn: set by 'iotap report' (report.Report.WriteTimeline).
-	fileClocks func(path string) *timeline.Clocks
-	warn       func(string)
-	window     time.Duration
-	jsonOut    bool
-	allowLoss  bool
-	ptCalls    bool          // --pt-calls
-	sysroot    string        // --sysroot
-	ptRes      time.Duration // --pt-resolution
-	symbols    string        // --symbols
-	maxSize    sizeFlag
-	// from, to: --from/--to (timerange.Spec, parsed into timeRange).
-	from, to  string
-	timeRange timerange.Spec
+	timeline.Settings
+	file      timeline.FileOptions // Out, MaxSize
+	jsonOut   bool
+	allowLoss bool
+	from, to  string // --from/--to (timerange.ParseSpec)
 }
 
 func newTimelineCmd(e *env) *cobra.Command {
@@ -96,101 +85,71 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 ` + timeWindowHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.out == "" {
+			if o.file.Out == "" {
 				return usageErrorf("timeline: -o FILE.pftrace is required (- for stdout)")
 			}
 			maxSizeSet := cmd.Flags().Changed("max-size")
-			if maxSizeSet && o.maxSize != 0 && o.maxSize < timeline.MinMaxSize {
-				return usageErrorf("timeline: --max-size %d: at least %d bytes (or 0 for one file)", int64(o.maxSize), timeline.MinMaxSize)
+			if maxSizeSet && o.file.MaxSize != 0 && o.file.MaxSize < timeline.MinMaxSize {
+				return usageErrorf("timeline: --max-size %d: at least %d bytes (or 0 for one file)", o.file.MaxSize, timeline.MinMaxSize)
 			}
-			if o.out == "-" && maxSizeSet && o.maxSize != 0 {
+			if o.file.Out == "-" && maxSizeSet && o.file.MaxSize != 0 {
 				return usageErrorf("timeline: --max-size needs -o FILE (stdout is one stream): use --max-size 0")
 			}
 			spec, err := timerange.ParseSpec(o.from, o.to)
 			if err != nil {
 				return usageErrorf("timeline: %v", err)
 			}
-			o.timeRange = spec
-			return runTimeline(e, o, args)
+			return runTimeline(e, o, args, spec)
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&o.out, "output", "o", "", "Perfetto trace to write (created 0600), - for stdout")
-	f.StringVar(&o.symbols, "symbols", "", mmioSymbolsHelp)
-	f.StringVar(&o.db, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
+	f.StringVarP(&o.file.Out, "output", "o", "", "Perfetto trace to write (created 0600), - for stdout")
+	f.StringVar(&o.Symbols, "symbols", "", mmioSymbolsHelp)
+	f.StringVar(&o.DB, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
 	f.StringVar(&o.from, "from", "", "keep events at or after `TIME` (see Times)")
 	f.StringVar(&o.to, "to", "", "keep events before `TIME`")
-	f.StringVar(&o.clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
-	f.DurationVar(&o.window, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
+	f.StringVar(&o.Clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
+	f.DurationVar(&o.BandwidthWindow, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as NDJSON (docs/ndjson.md): input records, timeline_input per input, timeline_window per detail file, timeline_summary")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
-	f.BoolVar(&o.ptCalls, "pt-calls", false, "add the function calls of Intel PT inputs, perf.data or 'pt capture' directories (a track per thread, see 'pt calls')")
-	f.StringVar(&o.sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
-	f.DurationVar(&o.ptRes, "pt-resolution", 0, "--pt-calls: draw only calls at least this long (as pt calls --resolution)")
-	o.maxSize = timeline.DefaultMaxSize
-	f.Var(&o.maxSize, "max-size", "largest file to write (bytes, or with K/M/G/KiB/MiB/GiB); above it an overview plus detail windows in FILE.d/; 0: one file")
+	f.BoolVar(&o.PTCalls, "pt-calls", false, "add the function calls of Intel PT inputs, perf.data or 'pt capture' directories (a track per thread, see 'pt calls')")
+	f.StringVar(&o.Sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
+	f.DurationVar(&o.PTResolution, "pt-resolution", 0, "--pt-calls: draw only calls at least this long (as pt calls --resolution)")
+	o.file.MaxSize = timeline.DefaultMaxSize
+	f.Var((*timeline.Size)(&o.file.MaxSize), "max-size", "largest file to write (bytes, or with K/M/G/KiB/MiB/GiB); above it an overview plus detail windows in FILE.d/; 0: one file")
 	return c
 }
 
-// timelineLoadDB loads --db: a file, or else a shipped database name.
-func timelineLoadDB(spec string) (*regdb.DB, error) {
-	if spec == "" {
-		return nil, nil
-	}
-	return loadDB("timeline", spec)
-}
-
-// loadDB loads the --db spec of the command cmd (regdb.Open): a spec that
-// is neither a file nor a shipped name is a usage error.
-func loadDB(cmd, spec string) (*regdb.DB, error) {
-	db, err := regdb.Open(spec)
-	if errors.Is(err, regdb.ErrNotFound) {
-		return nil, usageErrorf("%s: --db %v", cmd, err)
-	}
-	return db, err
-}
-
-// exportTimeline writes the Perfetto trace of inputs to o.out
-// (timeline.ExportFile) with the options of o's flags.
-func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.FileResult, error) {
-	if o.window <= 0 {
+// exportTimeline writes the Perfetto trace of inputs to o.file.Out
+// (timeline.ExportFile) with opt and the settings of o's flags.
+func exportTimeline(e *env, o *timelineOptions, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+	if o.BandwidthWindow <= 0 {
 		return nil, usageErrorf("timeline: --bandwidth-window must be positive")
 	}
-	db, err := timelineLoadDB(o.db)
-	if err != nil {
+	if opt.Warn == nil {
+		opt.Warn = e.warn
+	}
+	opt.Stdin = os.Stdin
+	if err := o.Apply(&opt); errors.Is(err, regdb.ErrNotFound) {
+		return nil, usageErrorf("timeline: --db %v", err)
+	} else if err != nil {
 		return nil, err
 	}
-	opt := timeline.Options{DB: db, BandwidthWindowNS: o.window.Nanoseconds(), Window: o.timeRange, FileClocks: o.fileClocks, Stdin: os.Stdin,
-		Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }}
-	if o.warn != nil {
-		opt.Warn = o.warn
-	}
-	if o.symbols != "" {
-		if opt.Symbols, err = symbolsFlag(o.symbols).load(opt.Warn); err != nil {
-			return nil, err
-		}
-	}
-	m := e.meter("iotap: timeline", -1, o.out == "-")
+	m := e.meter("iotap: timeline", -1, o.file.Out == "-")
 	warn := opt.Warn
 	opt.Warn = func(s string) { m.Done(); warn(s) } // the warning on a line of its own
 	opt.Progress = func(read, total int64) { m.SetTotal(total); m.Update(read) }
-	if o.clocks != "" {
-		if opt.Clocks, err = timeline.LoadClocks(o.clocks); err != nil {
-			return nil, err
+	fo := o.file
+	fo.Stdout, fo.UILimit = e.stdout, perfettoUILimit
+	fo.Create = func(path string, inputs []string) (io.Writer, func() error, error) {
+		f, err := e.createOutput(path, outfile.Atomic, inputs...)
+		if err != nil {
+			return nil, nil, err
 		}
+		return f, f.Commit, nil
 	}
-	if o.ptCalls {
-		opt.PTCalls = &calls.Options{Finder: calls.Finder(o.sysroot, calls.BuildIDDirs(nil, nil)), Demangle: true, Resolution: uint64(o.ptRes.Nanoseconds())}
-	}
-	res, err := timeline.ExportFile(e.ctx, inputs, opt, timeline.FileOptions{Out: o.out, Stdout: e.stdout, MaxSize: int64(o.maxSize), UILimit: perfettoUILimit,
-		Create: func(path string, inputs []string) (io.Writer, func() error, error) {
-			f, err := e.createOutput(path, outfile.Atomic, inputs...)
-			if err != nil {
-				return nil, nil, err
-			}
-			return f, f.Commit, nil
-		},
-		SizeWarning: func(s string) { m.Done(); fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }})
+	fo.SizeWarning = func(s string) { m.Done(); e.warn(s) }
+	res, err := timeline.ExportFile(e.ctx, inputs, opt, fo)
 	m.Done()
 	if res != nil {
 		e.written = append(e.written, res.Written()...)
@@ -198,10 +157,10 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string) (*timeline.File
 	return res, err
 }
 
-func runTimeline(e *env, o *timelineOptions, args []string) error {
+func runTimeline(e *env, o *timelineOptions, args []string, spec timerange.Spec) error {
 	inputs, clocks, err := timeline.ExpandInputs(args)
-	if clocks != "" && o.clocks == "" {
-		o.clocks = clocks
+	if clocks != "" && o.Clocks == "" {
+		o.Clocks = clocks
 		fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", clocks)
 	}
 	if errors.Is(err, timeline.ErrStdinTwice) {
@@ -209,19 +168,19 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 	} else if err != nil {
 		return err
 	}
-	res, err := exportTimeline(e, o, inputs)
+	res, err := exportTimeline(e, o, inputs, timeline.Options{Window: spec})
 	if err != nil {
 		return err
 	}
 	out := e.stderr // the trace may be on stdout
-	if o.out != "-" {
+	if o.file.Out != "-" {
 		out = e.stdout
 	}
 	if err := res.WriteSummary(out, o.jsonOut); err != nil {
 		return err
 	}
 	if w := res.SizeWarning(); w != "" {
-		fmt.Fprintf(e.stderr, "iotap: warning: %s\n", w)
+		e.warn(w)
 	}
 	return e.dataLoss(o.allowLoss, "timeline: ", res.Loss(), "use --allow-loss to accept")
 }
@@ -231,17 +190,3 @@ func runTimeline(e *env, o *timelineOptions, args []string) error {
 // which needs 2 to 4 times the file size in memory, and a tab gets about
 // 2 GB (4 GB at most).
 var perfettoUILimit int64 = timeline.DefaultMaxSize
-
-// sizeFlag is a byte count given as 1000, 64K, 256MiB, 1G...
-// (timeline.ParseSize).
-type sizeFlag int64
-
-func (s *sizeFlag) String() string { return timeline.FormatSize(int64(*s)) }
-func (s *sizeFlag) Type() string   { return "size" }
-func (s *sizeFlag) Set(v string) error {
-	n, err := timeline.ParseSize(v)
-	if err == nil {
-		*s = sizeFlag(n)
-	}
-	return err
-}
