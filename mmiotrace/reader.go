@@ -33,7 +33,7 @@ type Reader struct {
 	firstBad  error
 	file      *os.File // opened by Open
 	// dropAt is where the next dropBehind is due (0: never; see
-	// dropBehindMapped).
+	// DropBehind).
 	dropAt, dropped int
 }
 
@@ -219,12 +219,13 @@ func (r *Reader) Read() (*Record, error) {
 // caller may still hold.
 const dropBehindLag = 1 << 20
 
-// dropBehindMapped makes a Reader of a mapped file (Open) drop the pages
-// it has read from its resident set as it goes (dropMapped), so that
-// reading a log keeps the memory of the process flat; a no-op for other
-// Readers. Only for callers that keep nothing of the records they have
-// read but the last (ReadInto's rule).
-func (r *Reader) dropBehindMapped() {
+// DropBehind makes a Reader of a mapped file (Open maps a plain log)
+// drop the pages it has read from the process's resident set as it goes,
+// so that reading a log of any size keeps the memory flat; the pages are
+// read again from the file if touched. It is a no-op for other Readers.
+// Only for callers that keep nothing of the records they have read but
+// the last (ReadInto's rule: its slices alias the buffer).
+func (r *Reader) DropBehind() {
 	if r.closeDec != nil && r.in == nil && r.src == nil {
 		r.dropAt = dropEvery + dropBehindLag
 	}

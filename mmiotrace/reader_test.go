@@ -400,7 +400,7 @@ func TestReusedRecordPC(t *testing.T) {
 }
 
 // TestReaderDropBehind: a mapped Reader that drops the pages it has read
-// (dropBehindMapped, as ReadLog's record-by-record jobs use it) returns
+// (DropBehind, as ReadLog's record-by-record jobs use it) returns
 // the records, lines and counts of a Reader of the same bytes, over a
 // 9 MiB file (two drops), with ReadInto's last record intact each time.
 func TestReaderDropBehind(t *testing.T) {
@@ -421,7 +421,7 @@ func TestReaderDropBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rd.Close()
-	rd.dropBehindMapped()
+	rd.DropBehind()
 	if rd.dropAt == 0 {
 		t.Fatal("a mapped Reader does not drop")
 	}

@@ -77,7 +77,7 @@ func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([
 		if rd, err = Open(opt.Path); err != nil {
 			return nil, err
 		}
-		rd.dropBehindMapped() // memory flat in the log's size
+		rd.DropBehind() // memory flat in the log's size
 	} else {
 		rd = NewReader(in)
 	}

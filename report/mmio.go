@@ -105,6 +105,7 @@ func (m *MMIO) series(ctx context.Context, path string, keepGoing bool) (*Span, 
 		return nil, fmt.Errorf("mmio: %w", err)
 	}
 	defer rd.Close()
+	rd.DropBehind() // nothing of a record is kept: memory flat in the log's size
 	rd.SetKeepGoing(keepGoing)
 	bm := mmiotrace.NewBARMap()
 	bars := map[string]*MMIOBAR{}

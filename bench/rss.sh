@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# bench/rss.sh: peak resident set size of every command that streams an
+# input (reads it and writes per-record output or a summary), each on a
+# small input and on one 4 times larger, in one run (issue 15, "memory flat
+# in input size"; the table in docs/performance.md).
+#
+#   bench/rss.sh [GROUP ...]    groups: usb mmio keys events pt flow
+#                               (default: all)
+#
+# Peak RSS is /usr/bin/time's "Maximum resident set size" (%M, KiB; the
+# same figure as `/usr/bin/time -v`), one run per command and input: it
+# does not depend on the load. Output goes to /dev/null or to files in the
+# work directory. "x4.0" in the last column is the ratio large/small.
+#
+# Environment:
+#   SCALE=1        multiplies every input size (SCALE=2: twice as large)
+#   WORK=DIR       keep the inputs in DIR (default: a temporary directory,
+#                  removed at the end; about 700 MB at SCALE=1)
+#   KM003C=FILE    km003c-adc-1000hz.pcapng (default: the shared test data
+#                  next to the repository, ../shared/testdata/usb; without
+#                  it testdata/usbmon/lab-capture.pcapng is repeated)
+#
+# Inputs (made from the repository's generators and testdata):
+#   usb     the pcapng repeated, each copy shifted after the previous
+#           (bench/bigcap -pcapng): 8 and 32 MB
+#   mmio    testdata/mmiotrace/e1000-probe.log's timed records repeated,
+#           each copy after the previous (bench/bigcap -mmio): 32 and
+#           128 MB; the same registers, PCs and values, 4 times as many
+#           records
+#   keys    mmiogen's synthetic log (mmiotrace/internal/mmiogen): 32 and
+#           128 MB, random values and 64 Ki PCs, so its distinct keys grow
+#           with its size too
+#   events  `perf record -e syscalls:sys_enter_write -- dd bs=1 count=N`
+#           (100,000 and 400,000 samples; needs perf and root: skipped
+#           otherwise), and its `events read --json` NDJSON
+#   pt      a raw trace from iotap's encoder (intelpt TestWriteBenchTrace):
+#           16 and 64 MiB
+#   flow    the ground-truth generator (intelpt/internal/ptgen): 10 M and
+#           40 M executed instructions, raw trace + code, and the same
+#           wrapped in a perf.data (bench/ptwrap)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+SCALE=${SCALE:-1}
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(usb mmio keys events pt flow)
+if [ -n "${WORK:-}" ]; then
+	work=$WORK
+	mkdir -p "$work"
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/iotap-rss.XXXXXX")
+	trap 'rm -rf "$work"' EXIT INT TERM
+fi
+set -e
+go build -o "$work/iotap" ./cmd/iotap
+go build -o "$work/bigcap" ./bench/bigcap
+iotap=$work/iotap
+out=$work/out
+set +e
+sz() { awk -v s="$SCALE" -v b="$1" 'BEGIN { printf "%d", s * b }'; }
+mb() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+
+echo "# $(date -u '+%Y-%m-%d %H:%M') UTC; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); SCALE=$SCALE"
+echo "| command | input | small | large | RSS small | RSS large | large/small |"
+echo "|---|---|---|---|---|---|---|"
+
+# rss ARGS...: runs iotap ARGS once, prints its peak RSS in KiB ("exit N"
+# after it when the exit status is neither 0 nor 3, loss).
+rss() {
+	rm -rf "$out" "$out".*
+	/usr/bin/time -f %M -o "$work/time" "$iotap" "$@" >/dev/null 2>"$work/stderr"
+	local rc=$?
+	rm -f "$work"/*.iotapidx
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
+		echo "$(tail -n 1 "$work/time") exit $rc: $(head -c 200 "$work/stderr" | tr "\n" " ")"
+	else
+		tail -n 1 "$work/time"
+	fi
+}
+
+# row INPUTNAME SMALL LARGE ARGS...: one table row; @IN@ in ARGS stands for
+# the input, @OUT@ for an output file in the work directory.
+row() {
+	local name=$1 small=$2 large=$3
+	shift 3
+	local a=() b=() x
+	for x in "$@"; do
+		x=${x//@OUT@/$out}
+		a+=("${x//@IN@/$small}")
+		b+=("${x//@IN@/$large}")
+	done
+	local ra rb
+	ra=$(rss "${a[@]}")
+	rb=$(rss "${b[@]}")
+	local label="iotap $*"
+	label=${label//@IN@/IN}
+	label=${label//@OUT@/OUT}
+	awk -v l="$label" -v n="$name" -v s="$(mb "$small")" -v t="$(mb "$large")" -v a="$ra" -v b="$rb" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		printf "| `%s` | %s | %s | %s | %.1f MiB%s | %.1f MiB%s | x%.2f |\n", l, n, s, t,
+			x[1] / 1024, (a ~ /exit/ ? " (" substr(a, index(a, "exit")) ")" : ""),
+			y[1] / 1024, (b ~ /exit/ ? " (" substr(b, index(b, "exit")) ")" : ""),
+			y[1] / x[1]
+	}'
+}
+
+for g in "${groups[@]}"; do
+	case $g in
+	usb)
+		km=${KM003C:-../shared/testdata/usb/km003c-adc-1000hz.pcapng}
+		[ -r "$km" ] || km=testdata/usbmon/lab-capture.pcapng
+		s=$work/usb-s.pcapng l=$work/usb-l.pcapng
+		[ -s "$s" ] || "$work/bigcap" -pcapng "$km" -size "$(sz 8000000)" -o "$s" >/dev/null
+		[ -s "$l" ] || "$work/bigcap" -pcapng "$km" -size "$(sz 32000000)" -o "$l" >/dev/null
+		n=pcapng
+		row $n "$s" "$l" usb read @IN@
+		row $n "$s" "$l" usb read --json @IN@
+		row $n "$s" "$l" usb pair @IN@
+		row $n "$s" "$l" usb stats @IN@
+		row $n "$s" "$l" usb stats --json @IN@
+		row $n "$s" "$l" usb convert --format pcap @IN@ -o @OUT@
+		row $n "$s" "$l" usb convert --format 1u @IN@ -o @OUT@
+		row $n "$s" "$l" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		row $n "$s" "$l" index @IN@
+		row $n "$s" "$l" timeline --allow-loss @IN@ -o @OUT@.pftrace
+		row $n "$s" "$l" report --allow-loss @IN@
+		row $n "$s" "$l" report --allow-loss @IN@ -o @OUT@.html
+		row $n "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	mmio)
+		s=$work/mmio-s.log l=$work/mmio-l.log
+		[ -s "$s" ] || "$work/bigcap" -mmio testdata/mmiotrace/e1000-probe.log -size "$(sz 32000000)" -o "$s" >/dev/null
+		[ -s "$l" ] || "$work/bigcap" -mmio testdata/mmiotrace/e1000-probe.log -size "$(sz 128000000)" -o "$l" >/dev/null
+		n="mmiotrace (same keys)"
+		row "$n" "$s" "$l" mmio read @IN@
+		row "$n" "$s" "$l" mmio read --json @IN@
+		row "$n" "$s" "$l" mmio read --check @IN@
+		row "$n" "$s" "$l" mmio filter --kind W @IN@ -o @OUT@
+		row "$n" "$s" "$l" mmio stats @IN@
+		row "$n" "$s" "$l" mmio stats --json @IN@
+		row "$n" "$s" "$l" mmio names @IN@
+		row "$n" "$s" "$l" mmio replay --dry-run @IN@
+		row "$n" "$s" "$l" mmio diff --allow-loss @IN@ @IN@
+		row "$n" "$s" "$l" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		row "$n" "$s" "$l" index @IN@
+		row "$n" "$s" "$l" timeline --allow-loss @IN@ -o @OUT@.pftrace
+		row "$n" "$s" "$l" report --allow-loss @IN@
+		row "$n" "$s" "$l" report --allow-loss @IN@ -o @OUT@.html
+		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	keys)
+		go build -o "$work/mmiogen" ./mmiotrace/internal/mmiogen
+		s=$work/keys-s.log l=$work/keys-l.log
+		[ -s "$s" ] || "$work/mmiogen" -size "$(sz 32000000)" -o "$s" >/dev/null
+		[ -s "$l" ] || "$work/mmiogen" -size "$(sz 128000000)" -o "$l" >/dev/null
+		n="mmiotrace (mmiogen)"
+		row "$n" "$s" "$l" mmio stats @IN@
+		row "$n" "$s" "$l" mmio names @IN@
+		row "$n" "$s" "$l" timeline --allow-loss @IN@ -o @OUT@.pftrace
+		row "$n" "$s" "$l" report --allow-loss @IN@
+		row "$n" "$s" "$l" report --allow-loss @IN@ -o @OUT@.html
+		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	events)
+		if ! command -v perf >/dev/null || [ "$(id -u)" != 0 ]; then
+			echo "events: skipped (needs perf and root)" >&2
+			continue
+		fi
+		s=$work/events-s.data l=$work/events-l.data
+		for f in s l; do
+			p=$work/events-$f.data c=$(sz 100000)
+			[ $f = l ] && c=$(sz 400000)
+			[ -s "$p" ] || perf record -q -o "$p" -e syscalls:sys_enter_write -- dd if=/dev/zero of=/dev/null bs=1 count="$c" 2>/dev/null
+			[ -s "$work/events-$f.ndjson" ] || "$iotap" events read --json "$p" >"$work/events-$f.ndjson" 2>/dev/null
+		done
+		row perf.data "$s" "$l" events read @IN@
+		row perf.data "$s" "$l" events read --json @IN@
+		s=$work/events-s.ndjson l=$work/events-l.ndjson
+		n="user_events NDJSON"
+		row "$n" "$s" "$l" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		row "$n" "$s" "$l" timeline --allow-loss @IN@ -o @OUT@.pftrace
+		row "$n" "$s" "$l" report --allow-loss @IN@
+		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	pt)
+		s=$work/pt-s.pt l=$work/pt-l.pt
+		[ -s "$s" ] || IOTAP_PT_BENCH_OUT="$s" IOTAP_PT_BENCH_MB=$(sz 16) go test -count=1 -run '^TestWriteBenchTrace$' ./intelpt >/dev/null
+		[ -s "$l" ] || IOTAP_PT_BENCH_OUT="$l" IOTAP_PT_BENCH_MB=$(sz 64) go test -count=1 -run '^TestWriteBenchTrace$' ./intelpt >/dev/null
+		n="raw PT"
+		row "$n" "$s" "$l" pt dump --allow-loss @IN@
+		row "$n" "$s" "$l" pt dump --json --allow-loss @IN@
+		row "$n" "$s" "$l" pt stats --allow-loss @IN@
+		row "$n" "$s" "$l" pt stats --json --allow-loss @IN@
+		row "$n" "$s" "$l" report --allow-loss @IN@
+		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	flow)
+		go build -o "$work/ptgen" ./intelpt/internal/ptgen/cmd/ptgen
+		go build -o "$work/ptwrap" ./bench/ptwrap
+		for f in s l; do
+			i=$(sz 10000000)
+			[ $f = l ] && i=$(sz 40000000)
+			if [ ! -s "$work/flow-$f.data" ]; then
+				"$work/ptgen" -seed 1 -insns "$i" -timing -o "$work/flow-$f" >"$work/flow-$f.gen"
+				base=$(awk '/^base/ { print $2 }' "$work/flow-$f.gen")
+				"$work/ptwrap" -code "$work/flow-$f.bin" -base "$base" -pt "$work/flow-$f.pt" -o "$work/flow-$f.data"
+			fi
+		done
+		base=$(awk '/^base/ { print $2 }' "$work/flow-s.gen")
+		# ptgen's code depends on the seed only: one --raw for both.
+		n="ptgen trace"
+		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt flow --allow-loss --raw "$work/flow-s.bin:$base" @IN@
+		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt flow --allow-loss --quiet --stat --raw "$work/flow-s.bin:$base" @IN@
+		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --allow-loss --raw "$work/flow-s.bin:$base" @IN@
+		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --json --allow-loss --raw "$work/flow-s.bin:$base" @IN@
+		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --folded --allow-loss --raw "$work/flow-s.bin:$base" @IN@
+		n="ptgen perf.data"
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt dump --allow-loss @IN@
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt stats --allow-loss @IN@
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt flow --allow-loss --quiet --stat @IN@
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt calls --allow-loss @IN@
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" timeline --allow-loss --pt-calls @IN@ -o @OUT@.pftrace
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		row "$n" "$work/flow-s.data" "$work/flow-l.data" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	*)
+		echo "unknown group $g (usb mmio keys events pt flow)" >&2
+		exit 2
+		;;
+	esac
+done
