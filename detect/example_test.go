@@ -3,10 +3,13 @@ package detect_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/usb"
 )
 
 func Example() {
@@ -64,4 +67,22 @@ func ExampleOpenPT() {
 	// Output:
 	// raw: 3 packets <nil>
 	// perf.data: 2 streams, lost: [cpu 3: 1 overflow(s)]
+}
+
+// OpenUSB is the input of 'iotap usb read': a USB capture (any of its
+// formats, compressed too) read through a usb.Pipeline with its selection.
+func ExampleOpenUSB() {
+	opt := usb.ReadOptions{Selection: usb.AnySelection()}
+	opt.Selection.Type = "ctrl"
+	in, err := detect.OpenUSB("../testdata/usbmon/lab-0u.txt", opt, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	var text strings.Builder
+	err = in.WriteText(context.Background(), &text, false)
+	fmt.Println(in.Reader.Format(), strings.Count(text.String(), "\n"), "control events", err)
+	// Output:
+	// 1u 68 control events <nil>
 }

@@ -92,9 +92,9 @@ Examples:
 			if err != nil {
 				return err
 			}
-			progress, endProgress := mmioProgress(e, "mmio filter", out == "" || out == "-")
-			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: progress})
-			endProgress()
+			m := e.meter("iotap: mmio filter", -1, out == "" || out == "-")
+			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: m.Progress()})
+			m.Done()
 			if err == nil || e.ctx.Err() != nil {
 				// Interrupted: what was kept so far is a valid log.
 				if cerr := closeOut(); err == nil {

@@ -1,11 +1,6 @@
 package main
 
-import (
-	"io"
-	"os"
-
-	"github.com/iotap/iotap/internal/progress"
-)
+import "github.com/iotap/iotap/internal/progress"
 
 // progressHelp documents --progress.
 const progressHelp = "show the progress of long jobs on stderr even when it is not a terminal (a line every 5 s); --progress=false never shows it. On a terminal it is shown by default for a job over 2 s"
@@ -23,19 +18,6 @@ func (e *env) meter(what string, total int64, busy bool) *progress.Meter {
 	m := progress.New(e.stderr, what, total, progress.Options{Terminal: progress.IsTerminal(e.stderr)})
 	e.meters = append(e.meters, m)
 	return m
-}
-
-// meterReader returns r (the content of f, an input) counted by a meter
-// of the job what, with f's size as the total when f is a regular file;
-// r itself when progress is not shown.
-func (e *env) meterReader(what string, f *os.File, r io.Reader, busy bool) io.Reader {
-	total := int64(-1)
-	if f != nil {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			total = fi.Size()
-		}
-	}
-	return e.meter(what, total, busy).Reader(r)
 }
 
 // endMeters erases the progress lines.

@@ -120,7 +120,7 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 			return err
 		}
 		defer t.Close()
-		src = e.meterReader("iotap: usb convert", t.File, t, out == "-")
+		src = e.meter("iotap: usb convert", t.Size(), out == "-").Reader(t)
 	}
 	dst, err := e.createOutput(out, outfile.Atomic, in)
 	if err != nil {

@@ -34,24 +34,17 @@ The same filters as 'iotap usb read' select the transfers printed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			done := e.limitStdout(count)
-			return done(runUSBPair(e, &o, args[0], unmatched))
+			return done(runUSBJob(e, &o, args[0], func(pl *usb.Pipeline) error {
+				readErr := pl.WriteTransfers(e.ctx, e.stdout, usb.TransferFormat{JSON: o.json, File: args[0], Unmatched: unmatched})
+				if !o.json {
+					fmt.Fprintln(e.stderr, pl.Pairer.Counts().Summary())
+				}
+				return readErr
+			}))
 		},
 	}
 	o.register(c.Flags(), true)
 	c.Flags().Uint64VarP(&count, "count", "c", 0, "stop after `N` lines (transfers), like tshark -c (0: all)")
 	c.Flags().BoolVar(&unmatched, "unmatched", false, "also list the submissions that never completed (superseded by a reuse of their URB id, or still in flight at the end)")
 	return c
-}
-
-func runUSBPair(e *env, o *usbAnOptions, path string, unmatched bool) error {
-	pl, done, err := openUSBAnInput(e, o, path)
-	if err != nil {
-		return err
-	}
-	defer done()
-	readErr := pl.WriteTransfers(e.ctx, e.stdout, usb.TransferFormat{JSON: o.json, File: path, Unmatched: unmatched})
-	if !o.json {
-		fmt.Fprintln(e.stderr, pl.Pairer.Counts().Summary())
-	}
-	return usbFinish(e, o, pl, readErr)
 }

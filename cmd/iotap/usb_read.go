@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -50,7 +49,12 @@ has unreadable lines skipped with --keep-going, unless --allow-loss.`,
   iotap usb read -c 20 capture.pcapng.zst`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runUSBRead(e, &o, args[0])
+			return runUSBJob(e, &o, args[0], func(pl *usb.Pipeline) error {
+				if o.json {
+					return pl.WriteNDJSON(e.ctx, e.stdout, args[0])
+				}
+				return pl.WriteText(e.ctx, e.stdout, o.hexDump)
+			})
 		},
 	}
 	o.register(c.Flags(), true)
@@ -63,9 +67,9 @@ has unreadable lines skipped with --keep-going, unless --allow-loss.`,
 // pair.
 type usbAnOptions struct {
 	usb.ReadOptions
-	json      bool
-	allowLoss bool
-	hexDump   bool
+	json    bool
+	loss    lossFlag
+	hexDump bool
 	// summary is set for a command printing only at the end (usb stats):
 	// its progress is shown even when stdout is the terminal.
 	summary bool
@@ -74,7 +78,7 @@ type usbAnOptions struct {
 func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.BoolVar(&o.json, "json", false, "print NDJSON (one JSON object per line)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
-	fs.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the input records dropped or truncated data")
+	o.loss.add(fs, "exit 0 even when the input records dropped or truncated data")
 	fs.IntVar(&o.Workers, "workers", 0, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
 	o.Selection = usb.AnySelection()
 	if !filters {
@@ -115,37 +119,26 @@ func (v *optInt) Set(s string) error {
 
 func (v *optInt) Type() string { return "N" }
 
-// openUSBAnInput opens path ("-": standard input) for read, stats and
-// pair (usb.Prepare, then usb.Prepared.Open): a bad selection is a usage
-// error before the input is opened (detect.OpenTrace) and read through a
-// progress meter. done closes both.
-func openUSBAnInput(e *env, o *usbAnOptions, path string) (pl *usb.Pipeline, done func(), err error) {
+// openUSBAnInput opens path for read, stats and pair (detect.OpenUSB)
+// through a progress meter: a bad selection is a usage error, found
+// before the input is opened.
+func openUSBAnInput(e *env, o *usbAnOptions, path string) (*detect.USBInput, error) {
+	o.OnSkip = e.skipLog()
+	in, err := detect.OpenUSB(path, o.ReadOptions, func(in *detect.Input) io.Reader {
+		return e.meter("iotap: usb", in.Size(), !o.summary).Reader(in)
+	})
+	return in, usbError(err)
+}
+
+// skipLog prints the errors of the first 10 lines skipped (--keep-going)
+// on stderr.
+func (e *env) skipLog() func(error) {
 	skipped := 0
-	o.OnSkip = func(err error) {
+	return func(err error) {
 		if skipped++; skipped <= 10 {
 			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
 		}
 	}
-	p, err := usb.Prepare(o.ReadOptions)
-	if err != nil {
-		return nil, nil, usbError(err)
-	}
-	var src io.Reader = os.Stdin
-	closeIn := func() {}
-	live, size := !detect.IsRegular(os.Stdin), int64(-1)
-	if path != "-" {
-		t, err := detect.OpenTrace(path, detect.USB)
-		if err != nil {
-			return nil, nil, err
-		}
-		src, closeIn = e.meterReader("iotap: usb", t.File, t, !o.summary), func() { t.Close() }
-		live, size = !t.Regular(), t.Size()
-	}
-	if pl, err = p.Open(src, path, size, live); err != nil {
-		closeIn()
-		return nil, nil, usbError(err)
-	}
-	return pl, func() { pl.Close(); closeIn() }, nil
 }
 
 // usbError makes a selection that cannot be applied (usb.ErrSelection) a
@@ -165,17 +158,16 @@ func usbFinish(e *env, o *usbAnOptions, pl *usb.Pipeline, readErr error) error {
 	if err != nil {
 		return usbError(err)
 	}
-	return e.dataLoss(o.allowLoss, "", lost, "use --allow-loss to accept")
+	return o.loss.check(e, "", lost, "use --allow-loss to accept")
 }
 
-func runUSBRead(e *env, o *usbAnOptions, path string) error {
-	pl, done, err := openUSBAnInput(e, o, path)
+// runUSBJob runs job, which returns its read error, over the pipeline of
+// path (openUSBAnInput) and ends with usbFinish.
+func runUSBJob(e *env, o *usbAnOptions, path string, job func(*usb.Pipeline) error) error {
+	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
-	defer done()
-	if o.json {
-		return usbFinish(e, o, pl, pl.WriteNDJSON(e.ctx, e.stdout, path))
-	}
-	return usbFinish(e, o, pl, pl.WriteText(e.ctx, e.stdout, o.hexDump))
+	defer in.Close()
+	return usbFinish(e, o, in.Pipeline, job(in.Pipeline))
 }

@@ -47,11 +47,12 @@ The same filters as 'iotap usb read' select the events counted.`,
 
 func runUSBStats(e *env, o *usbAnOptions, path string) error {
 	o.summary = true
-	pl, done, err := openUSBAnInput(e, o, path)
+	in, err := openUSBAnInput(e, o, path)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer in.Close()
+	pl := in.Pipeline
 	st, readErr := pl.Stats(e.ctx)
 	if readErr != nil && !errors.Is(readErr, usbmon.ErrTruncated) {
 		return readErr

@@ -269,3 +269,16 @@ func (m *Meter) SetTotal(n int64) {
 	m.total = n
 	m.mu.Unlock()
 }
+
+// Progress returns a callback for a job that reports done of total bytes
+// itself (mmiotrace.FilterOptions.Progress): it sets the meter's total and
+// done. Nil for a nil meter (no progress shown).
+func (m *Meter) Progress() func(done, total int64) {
+	if m == nil {
+		return nil
+	}
+	return func(done, total int64) {
+		m.SetTotal(total)
+		m.Update(done)
+	}
+}

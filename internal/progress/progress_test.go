@@ -89,6 +89,23 @@ func TestNotTerminal(t *testing.T) {
 	}
 }
 
+// Progress: a job reporting its own done and total moves the meter as
+// Update does, with the total it gives.
+func TestProgress(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	m := meter(&out, 0, false, c)
+	p := m.Progress()
+	c.add(3 * time.Second)
+	p(1500, 6000)
+	if f := m.Fraction(); f != 0.25 {
+		t.Errorf("fraction %v after 1500 of 6000", f)
+	}
+	if got, want := lines(out.String()), []string{"iotap: job: 25% 1.5 kB of 6.0 kB, 500 B/s, 9s left"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 func TestEstimate(t *testing.T) {
 	c := newClock()
 	m := meter(io.Discard, 0, true, c)
@@ -115,7 +132,7 @@ func TestNil(t *testing.T) {
 	m.SetStatus("x")
 	m.Done()
 	r := strings.NewReader("abc")
-	if m.Reader(r) != io.Reader(r) || m.Estimate(1) != 0 || m.Fraction() != 0 {
+	if m.Reader(r) != io.Reader(r) || m.Estimate(1) != 0 || m.Fraction() != 0 || m.Progress() != nil {
 		t.Error("nil meter does something")
 	}
 }
