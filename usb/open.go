@@ -118,23 +118,19 @@ func (pl *Pipeline) Close() {
 // writes each line through at once.
 func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error {
 	dec := NewDecoder(pl.Identities)
-	bw := bufio.NewWriterSize(w, 1<<16)
-	var line []byte
+	// The lines are appended to the writer's buffer itself (no line
+	// buffer copied into a bufio.Writer).
+	nw := ndjson.NewWriter(w)
+	nw.Live = pl.Live
 	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
 		d := dec.decode(ev, p, paired)
-		line = appendEventText(line[:0], seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
+		nw.B = appendEventText(nw.B, seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
 		if hex && ev.HasData() {
-			line = AppendHexDump(line, ev.Data)
+			nw.B = AppendHexDump(nw.B, ev.Data)
 		}
-		if _, err := bw.Write(line); err != nil {
-			return err
-		}
-		if pl.Live {
-			return bw.Flush()
-		}
-		return nil
+		return nw.Flushed()
 	})
-	if err := bw.Flush(); err != nil && readErr == nil {
+	if err := nw.Flush(); err != nil && readErr == nil {
 		readErr = err
 	}
 	return readErr
