@@ -60,6 +60,9 @@ type EventEncoder struct {
 	cDev  uint8
 	cInfo *DeviceInfo
 	cOK   bool
+	// The digits of the whole seconds of ts_ns and rel_ns, kept from one
+	// record to the next.
+	ts, rel ndjson.Seconds
 }
 
 // lookup is e.Identities.Lookup through the one-device cache.
@@ -95,9 +98,9 @@ func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, p
 	b = append(b, `{"kind":"usb_event","seq":`...)
 	b = ndjson.AppendUint(b, seq)
 	b = append(b, `,"ts_ns":`...)
-	b = ndjson.AppendInt1000(b, t)
+	b = e.ts.AppendInt1000(b, t)
 	b = append(b, `,"rel_ns":`...)
-	b = ndjson.AppendInt1000(b, elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0))
+	b = e.rel.AppendInt1000(b, elapsed(e.first, t, ev.Fields&usbmon.HasWallClock == 0))
 	b = append(b, `,"urb_id":"0x`...)
 	b = ndjson.AppendHexUint64(b, ev.ID)
 	b = append(b, `","urb_type":"`...)

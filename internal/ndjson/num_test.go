@@ -76,3 +76,35 @@ func FuzzAppendNumbers(f *testing.F) {
 		checkNumbers(t, u, data)
 	})
 }
+
+// TestSecondsMatchesAppend checks Seconds.AppendInt1000 against strconv
+// of v*1000: sequences of stamps that stay in one second, cross seconds,
+// go back, and the bounds where it hands over to AppendInt1000.
+func TestSecondsMatchesAppend(t *testing.T) {
+	var vals []int64
+	for _, base := range []int64{0, 999000, 1000000, 1750417432438355, 9999999, 10000000, 999999999999, 1e12, math.MaxInt64/1000 - 3} {
+		for d := int64(-3); d <= 3; d++ {
+			vals = append(vals, base+d, base+d*999999, base-d*1000001)
+		}
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		switch i % 4 {
+		case 0:
+			vals = append(vals, rng.Int63n(2e12)-1e12)
+		case 1:
+			vals = append(vals, vals[len(vals)-1]+rng.Int63n(3000))
+		case 2:
+			vals = append(vals, rng.Int63())
+		default:
+			vals = append(vals, -rng.Int63())
+		}
+	}
+	vals = append(vals, math.MinInt64, math.MaxInt64, math.MaxInt64/1000, math.MaxInt64/1000+1, math.MinInt64/1000)
+	var c Seconds
+	for _, v := range vals {
+		if got, want := string(c.AppendInt1000([]byte("x"), v)), "x"+strconv.FormatInt(v*1000, 10); got != want {
+			t.Fatalf("AppendInt1000(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
