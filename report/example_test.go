@@ -10,6 +10,7 @@ import (
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
+	"github.com/iotap/iotap/usb"
 )
 
 // Build summarises the traces of a directory; each trace keeps its
@@ -100,4 +101,31 @@ func ExampleReport_WriteOutput() {
 	// 372 trace 2: ../testdata/capture/mmio.log.zst
 	// 45964 trace 3: ../testdata/capture/usb.pcapng
 	// HTML report true
+}
+
+// WriteUSBStats is the output of 'iotap usb stats': here its last NDJSON
+// record, the pairing summary of the lab capture.
+func ExampleWriteUSBStats() {
+	f, err := os.Open("../testdata/usbmon/lab-capture.0u")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	pl, err := usb.OpenPipeline(f, "lab-capture.0u", -1, false, usb.ReadOptions{Selection: usb.AnySelection()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pl.Close()
+	st, err := pl.Stats(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	var b strings.Builder
+	if err := report.WriteUSBStats(&b, st, pl, "lab-capture.0u", true); err != nil {
+		log.Fatal(err)
+	}
+	recs := strings.Split(strings.TrimSpace(b.String()), "\n")
+	fmt.Println(recs[len(recs)-1])
+	// Output:
+	// {"kind":"usb_summary","events":184,"untracked_events":0,"span_ns":18686347000,"pairing":{"pairs":89,"unmatched_submissions":4,"superseded_submissions":0,"in_flight":4,"orphan_completions":2,"overflow":0,"submit_errors":0,"synthesized":0}}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 
 	"github.com/spf13/pflag"
@@ -95,16 +94,11 @@ func (s *symbolsFlag) add(fs *pflag.FlagSet, more string) {
 	fs.StringVar((*string)(s), "symbols", "", mmioSymbolsHelp+more)
 }
 
-// load loads the symbols (nil when the flag is not given); addresses the
-// kernel hid are a warning (the PCs stay unnamed), not an error.
+// load loads the symbols (nil when the flag is not given): addresses the
+// kernel hid are a warning (mmiotrace.LoadSymbolsWarn).
 func (s symbolsFlag) load(warn func(string)) (*ksym.Table, error) {
 	if s == "" {
 		return nil, nil
 	}
-	tab, err := mmiotrace.LoadSymbols(string(s))
-	if err != nil && errors.Is(err, ksym.ErrHidden) && tab != nil {
-		warn(err.Error() + ": PCs stay unnamed")
-		return tab, nil
-	}
-	return tab, err
+	return mmiotrace.LoadSymbolsWarn(string(s), warn)
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/report"
-	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -52,20 +51,12 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 		return err
 	}
 	defer in.Close()
-	pl := in.Pipeline
-	st, readErr := pl.Stats(e.ctx)
+	st, readErr := in.Stats(e.ctx)
 	if readErr != nil && !errors.Is(readErr, usbmon.ErrTruncated) {
 		return readErr
 	}
-	if o.json {
-		_, err = e.stdout.Write(usb.AppendStatsNDJSON(usb.AppendInput(nil, path, pl.Reader.Format()), "", st, pl.Pairer.Counts(), pl.Identities))
-	} else {
-		err = report.WriteUSBTable(e.stdout, st, pl.Pairer.Counts(), pl.Identities, report.USBTableOptions{
-			Unidentified: "identity not captured (enumeration not in the capture; try --sysfs on a live system)",
-		})
-	}
-	if err != nil {
+	if err := report.WriteUSBStats(e.stdout, st, in.Pipeline, path, o.json); err != nil {
 		return err
 	}
-	return usbFinish(e, o, pl, readErr)
+	return usbFinish(e, o, in.Pipeline, readErr)
 }
