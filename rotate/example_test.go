@@ -43,3 +43,15 @@ func ExampleNewRotatingLines() {
 	// "VERSION 1\nrecord 07\nrecord 08\nrecord 09\n"
 	// "VERSION 1\nrecord 10\nrecord 11\nrecord 12\n"
 }
+
+// The rotation flags of the capture commands (--ring, --file-size,
+// --file-duration) as a program gives them.
+func ExampleArgs() {
+	o, err := rotate.Args{Ring: 10, FileSize: "100M"}.Options("usb.pcapng")
+	fmt.Println(o.Files, o.Size, err)
+	_, err = rotate.Args{Ring: 10}.Options("usb.pcapng")
+	fmt.Println(err)
+	// Output:
+	// 10 104857600 <nil>
+	// --ring 10 needs --file-size or --file-duration
+}

@@ -2,6 +2,7 @@ package usb_test
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -142,4 +143,19 @@ func ExampleLiveFilter() {
 	// 1 false
 	// 2 true
 	// 3 false
+}
+
+// The flags of 'iotap usb capture' as a program gives them: FileOptions
+// checks them and returns what usbmon.CaptureToFile needs (here without
+// opening anything: a bad value is refused first).
+func ExampleCaptureArgs() {
+	a := usb.CaptureArgs{Path: "usb.pcapng", Method: "mmap", Format: "pcapng", RingSize: "600K", Queue: "0", Nice: "0", NoInject: true}
+	o, err := a.FileOptions(usb.DefaultSysfsRoot, nil)
+	fmt.Println(o.Capture.Method, o.Capture.RingSize, o.Capture.Queue, err)
+	a.RingSize = "2M"
+	_, err = a.FileOptions(usb.DefaultSysfsRoot, nil)
+	fmt.Println(errors.Is(err, usb.ErrSelection), err)
+	// Output:
+	// mmap 614400 0 <nil>
+	// true --ring-size 2097152: the kernel accepts 8192 (8K) to 1228800 (1200K) bytes
 }

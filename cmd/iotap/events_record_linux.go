@@ -69,17 +69,14 @@ when any were lost, unless --allow-loss.`,
 				}
 				opt.Events = append(opt.Events, t)
 			}
-			ro, rotating, err := rot.options(out)
+			ro, err := rot.options(out)
 			if err != nil {
 				return err
 			}
 			if opt.FS, err = tracefs.Find(); err != nil {
 				return err
 			}
-			fopt := userevents.RecordFileOptions{Path: out, Create: commitCreate(e)}
-			if rotating {
-				fopt.Rotate = &ro
-			}
+			fopt := userevents.RecordFileOptions{Path: out, Create: commitCreate(e), Rotate: ro}
 			ctx, cancel := e.ctx, func() {}
 			if duration > 0 {
 				ctx, cancel = context.WithTimeout(e.ctx, duration)
@@ -89,7 +86,7 @@ when any were lost, unless --allow-loss.`,
 			opt.OnStart = func() {
 				fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(opt.Events))
 			}
-			opt.Interval, opt.OnInterval = rot.interval, rot.onInterval(e)
+			opt.Interval, opt.OnInterval = rot.Interval, rot.onInterval(e)
 			fopt.Lines = opt
 			res, runErr := userevents.RecordToFile(ctx, fopt)
 			if runErr != nil {
@@ -98,7 +95,7 @@ when any were lost, unless --allow-loss.`,
 				}
 				return explain(runErr)
 			}
-			if rotating {
+			if ro != nil {
 				fmt.Fprintf(e.stderr, "iotap: files: %v\n", res.Files)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)

@@ -83,7 +83,7 @@ Examples:
 				BufferKB: bufferKB, Force: force, OfflineCPUs: offline, Marks: marks,
 				MarkerFIFO: fifo, MarkerSocket: sock, BindDriver: driver, Command: args,
 				CommandStdout: e.stderr, CommandStderr: e.stderr,
-				Interval: rot.interval,
+				Interval: rot.Interval,
 				Logf:     func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
 			}
 			if cmd.ArgsLenAtDash() > 0 {
@@ -102,11 +102,11 @@ Examples:
 			if tracefsDir != "" {
 				opt.FS = tracefs.New(tracefsDir)
 			}
-			ro, rotating, err := rot.options(out)
+			ro, err := rot.options(out)
 			if err != nil {
 				return err
 			}
-			if rotating && bundle != "" {
+			if ro != nil && bundle != "" {
 				return usageErrorf("--bundle needs the log in one file, not --file-size/--file-duration")
 			}
 			opt.OnInterval = rot.onInterval(e)
@@ -116,9 +116,7 @@ Examples:
 					w, closeOut, err := mmioCreateOutput(e, path, outfile.InPlace)
 					return writeCloser{w, closeOut}, err
 				}}
-			if rotating {
-				fopt.Rotate = &ro
-			}
+			fopt.Rotate = ro
 			res, err := mmiotrace.CaptureToFile(e.ctx, fopt)
 			if err != nil {
 				return err

@@ -12,28 +12,16 @@ import (
 
 	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/progress"
-	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
 
+// usbCaptureOptions are usb capture's flags: usb.CaptureArgs checks most.
 type usbCaptureOptions struct {
-	noInject   bool // --no-inject-descriptors
-	bus        int
-	ringSize   string
-	method     string
-	format     string
-	out        string
-	count      uint64
-	duration   time.Duration
-	allowLoss  bool
-	statsEvery time.Duration
-	rot        rotateFlags
-	nice       string
-	queue      string
-	snaplen    int
-	vidpid     string
-	dev        int
+	usb.CaptureArgs
+	duration  time.Duration
+	allowLoss bool
+	rot       rotateFlags
 }
 
 func newUSBCaptureCmd(e *env) *cobra.Command {
@@ -94,77 +82,29 @@ text method mount debugfs.`,
 		},
 	}
 	fl := c.Flags()
-	fl.IntVar(&o.bus, "bus", 0, "bus number (0 = all buses)")
-	fl.StringVar(&o.ringSize, "ring-size", "1200K", "binary ring size in bytes, K or M suffix (8K..1200K)")
-	fl.StringVar(&o.queue, "queue", "32M", "mmap: memory queue between the ring-draining thread and the writer, K or M suffix (0: read the ring in place)")
-	fl.StringVar(&o.method, "method", "mmap", "kernel interface: mmap, read (MON_IOCX_GETX) or text")
-	fl.StringVar(&o.format, "format", "pcapng", "output format: pcapng, pcap, 1u or 1t")
-	fl.BoolVar(&o.noInject, "no-inject-descriptors", false, "pcapng: do not write the present devices' descriptors (from sysfs) as synthesized GET_DESCRIPTOR transfers at the start")
-	fl.StringVarP(&o.out, "output", "o", "", "output file (created 0600), - for stdout")
-	fl.Uint64VarP(&o.count, "count", "c", 0, "stop after this many events (0: no limit)")
+	fl.IntVar(&o.Bus, "bus", 0, "bus number (0 = all buses)")
+	fl.StringVar(&o.RingSize, "ring-size", "1200K", "binary ring size in bytes, K or M suffix (8K..1200K)")
+	fl.StringVar(&o.Queue, "queue", "32M", "mmap: memory queue between the ring-draining thread and the writer, K or M suffix (0: read the ring in place)")
+	fl.StringVar(&o.Method, "method", "mmap", "kernel interface: mmap, read (MON_IOCX_GETX) or text")
+	fl.StringVar(&o.Format, "format", "pcapng", "output format: pcapng, pcap, 1u or 1t")
+	fl.BoolVar(&o.NoInject, "no-inject-descriptors", false, "pcapng: do not write the present devices' descriptors (from sysfs) as synthesized GET_DESCRIPTOR transfers at the start")
+	fl.StringVarP(&o.Path, "output", "o", "", "output file (created 0600), - for stdout")
+	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after this many events (0: no limit)")
 	fl.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
 	fl.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the kernel dropped events")
-	fl.IntVar(&o.snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
-	fl.StringVar(&o.nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
-	fl.StringVar(&o.vidpid, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
-	fl.IntVar(&o.dev, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
+	fl.IntVar(&o.Snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
+	fl.StringVar(&o.Nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
+	fl.StringVar(&o.VIDPID, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
+	fl.IntVar(&o.Device, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
 	o.rot.add(fl, ".pcapng", "events and bytes")
-	fl.DurationVar(&o.statsEvery, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
+	fl.DurationVar(&o.StatsInterval, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
 	return c
 }
 
 func runUSBCapture(e *env, o *usbCaptureOptions) error {
-	if o.out == "" {
-		return usageErrorf("-o FILE is required (- for stdout)")
-	}
-	method, err := usbmon.ParseMethod(o.method)
+	fopt, err := o.FileOptions(usb.DefaultSysfsRoot, func(err error) { e.warn(err.Error()) })
 	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	format, err := usbmon.ParseFormat(o.format)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	ring := 0
-	if o.ringSize != "" {
-		if ring, err = rotate.ParseSize(o.ringSize); err != nil {
-			return usageErrorf("--ring-size: %v", err)
-		}
-		if ring < usbmon.RingSizeMin || ring > usbmon.RingSizeMax {
-			return usageErrorf("--ring-size %d: the kernel accepts %d (%dK) to %d (%dK) bytes",
-				ring, usbmon.RingSizeMin, usbmon.RingSizeMin/1024, usbmon.RingSizeMax, usbmon.RingSizeMax/1024)
-		}
-	}
-	queue := 0
-	if o.queue != "0" {
-		if queue, err = rotate.ParseSize(o.queue); err != nil {
-			return usageErrorf("--queue: %v", err)
-		}
-		if method != usbmon.MethodMmap {
-			queue = 0 // the other methods copy each event out already
-		}
-	}
-	nice, niceAuto, err := usbmon.ParseNice(o.nice)
-	if err != nil {
-		return usageErrorf("--nice %q: want -20..19 or auto", o.nice)
-	}
-	if o.snaplen < 0 {
-		return usageErrorf("--snaplen %d: want 0 (all) or more", o.snaplen)
-	}
-	if o.bus < 0 || o.bus > 255 {
-		return usageErrorf("--bus %d: want 0 (all buses) to 255", o.bus)
-	}
-	if o.dev < 0 || o.dev > 127 {
-		return usageErrorf("--dev %d: want a device address, 1 to 127", o.dev)
-	}
-	if o.vidpid != "" {
-		if _, _, err := usb.ParseVIDPID(o.vidpid); err != nil {
-			return usageErrorf("--vidpid: %v", err)
-		}
-	}
-	keep, err := usb.LiveFilter(usb.DefaultSysfsRoot, o.vidpid, uint8(o.dev))
-	if err != nil {
-		return fmt.Errorf("--vidpid: %w", err)
+		return usbError(err)
 	}
 	ctx := e.ctx
 	if o.duration > 0 {
@@ -172,31 +112,17 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		ctx, cancel = context.WithTimeout(ctx, o.duration)
 		defer cancel()
 	}
-	fopt := usbmon.FileOptions{Format: format, Path: o.out, Nice: nice, NiceIfAllowed: niceAuto,
-		Capture: usbmon.CaptureOptions{Bus: o.bus, Method: method, RingSize: ring,
-			TextWallClock: format == usbmon.FormatPcap || format == usbmon.FormatPcapng, Queue: queue},
-		Record: usbmon.RecordOptions{Keep: keep, Snaplen: o.snaplen, Count: o.count, StatsInterval: o.statsEvery}}
-	if method == usbmon.MethodText {
-		fopt.Capture.RingSize = 0
-	}
 	if o.rot.onInterval(e) != nil {
-		fopt.Record.Interval = o.rot.interval
+		fopt.Record.Interval = o.rot.Interval
 		fopt.Record.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
 	}
-	ro, rotating, err := o.rot.options(o.out)
-	if err != nil {
+	if fopt.Rotate, err = o.rot.options(o.Path); err != nil {
 		return err
-	}
-	if rotating {
-		fopt.Rotate = &ro
 	}
 	if progress.IsTerminal(e.stderr) {
 		fopt.Record.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
 	}
 	fopt.Create = commitCreate(e)
-	if !o.noInject {
-		fopt.Prelude = usb.DescriptorPrelude(usb.DefaultSysfsRoot, o.bus, func(err error) { fmt.Fprintf(e.stderr, "iotap: warning: %v\n", err) })
-	}
 	fopt.Started = func(capt *usbmon.Capture, prelude int) {
 		if prelude >= 0 {
 			fmt.Fprintf(e.stderr, "iotap: %d synthesized descriptor events (from sysfs) written first; --no-inject-descriptors leaves them out\n", prelude)
@@ -221,7 +147,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		fmt.Fprintf(e.stderr, "iotap: %s\n", l)
 	}
 	if res.WriteErr != nil {
-		return fmt.Errorf("write %s: %w", o.out, res.WriteErr)
+		return fmt.Errorf("write %s: %w", o.Path, res.WriteErr)
 	}
 	if res.ReadErr != nil {
 		return res.ReadErr

@@ -59,3 +59,19 @@ func ExampleSet() {
 	// true
 	// true
 }
+
+// The files of a capture's ring, created through a Set: each is committed
+// when the capture closes it.
+func ExampleSet_Creator() {
+	dir, _ := os.MkdirTemp("", "outfile")
+	defer os.RemoveAll(dir)
+	var outputs outfile.Set
+	create := outputs.Creator(outfile.Options{Mode: outfile.InPlace})
+	w, _ := create(filepath.Join(dir, "x_00001.pcapng"))
+	fmt.Fprint(w, "events")
+	w.Close()
+	outputs.Abort() // nothing left to abort
+	b, _ := os.ReadFile(filepath.Join(dir, "x_00001.pcapng"))
+	fmt.Println(string(b))
+	// Output: events
+}

@@ -2,6 +2,7 @@ package outfile
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -53,3 +54,24 @@ func (s *Set) Wrote(others ...string) string {
 	}
 	return ""
 }
+
+// Creator returns a function creating files through s with opt, the
+// Create of the capture functions (usbmon.FileOptions, rotate.Options, ...):
+// the writer it returns commits its file on Close, and removes it on
+// Abort (a file with nothing recorded).
+func (s *Set) Creator(opt Options) func(path string) (io.WriteCloser, error) {
+	return func(path string) (io.WriteCloser, error) {
+		f, err := s.Create(path, opt)
+		if err != nil {
+			return nil, err
+		}
+		return committer{f}, nil
+	}
+}
+
+// committer is a File whose Close commits it.
+type committer struct{ f *File }
+
+func (c committer) Write(p []byte) (int, error) { return c.f.Write(p) }
+func (c committer) Close() error                { return c.f.Commit() }
+func (c committer) Abort() error                { return c.f.Abort() }

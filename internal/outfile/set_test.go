@@ -50,3 +50,34 @@ func TestSet(t *testing.T) {
 		t.Errorf("stdout: %q, %q", got, buf.String())
 	}
 }
+
+// Creator's writers commit their file on Close and remove it on Abort;
+// the set still aborts what was neither.
+func TestSetCreator(t *testing.T) {
+	dir := t.TempDir()
+	var s Set
+	create := s.Creator(Options{Mode: InPlace})
+	for _, n := range []string{"kept", "aborted", "left"} {
+		w, err := create(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(n))
+		switch n {
+		case "kept":
+			err = w.Close()
+		case "aborted":
+			err = w.(interface{ Abort() error }).Abort()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Abort()
+	if names := entries(t, dir); strings.Join(names, " ") != "kept" {
+		t.Errorf("the directory holds %v, want only kept", names)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "kept")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("kept: %v, %v", st, err)
+	}
+}
