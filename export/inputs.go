@@ -382,10 +382,10 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 		}
 		var t *ptTrace
 		t, err = x.readPT(in, f)
-		f.Close()
 		if err == nil {
 			err = x.exportPT(ctx, c, in.path, t, &row)
 		}
+		f.Close()
 	case detect.MMIO:
 		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
 		// count in the resident size, which must stay flat.

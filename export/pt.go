@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
+	"github.com/iotap/iotap/perfdata"
 )
 
 // ptTrace is an Intel PT input made ready for export: its streams with
@@ -23,21 +25,30 @@ type ptTrace struct {
 	cfg     intelpt.Config
 	calls   *calls.Input // its BuildIDDirs: a capture directory's binaries/
 	loss    []string
+	// raw reads a raw trace, its one stream (whose Data is nil): its
+	// statistics are computed as it is read, in constant memory.
+	raw io.Reader
 }
 
 // readPT reads a perf.data file or a raw trace (with the capture.json of
 // its capture directory, when it has one, for the timing parameters).
+// A raw trace is read by exportPT, from f: f stays open until then.
 func (x *Exporter) readPT(in inputFile, f *os.File) (*ptTrace, error) {
-	b, err := io.ReadAll(x.input(in, f))
-	if err != nil {
+	br := bufio.NewReaderSize(x.input(in, f), 1<<20)
+	head, err := br.Peek(len(perfdata.Magic))
+	if err != nil && err != io.EOF {
 		return nil, fmt.Errorf("export: %s: %w", in.path, err)
 	}
-	if !intelpt.IsPerfData(b) {
+	if !intelpt.IsPerfData(head) {
 		cfg := intelpt.Config{}
 		if ci, _, ok := intelpt.CaptureInfoOf(in.path); ok {
 			cfg = ci.DecoderConfig()
 		}
-		return &ptTrace{format: "raw", cfg: cfg, streams: []intelpt.PerfStream{{CPU: -1, TID: -1, Data: b}}, names: []string{in.path}}, nil
+		return &ptTrace{format: "raw", cfg: cfg, streams: []intelpt.PerfStream{{CPU: -1, TID: -1}}, names: []string{in.path}, raw: br}, nil
+	}
+	b, err := io.ReadAll(br)
+	if err != nil {
+		return nil, fmt.Errorf("export: %s: %w", in.path, err)
 	}
 	// A cut perf.data gives what it holds; the cut is loss.
 	cin, err := calls.ReadPerfData(b)
@@ -107,7 +118,16 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 			stats.abort()
 			return err
 		}
-		st := intelpt.ComputeStats(s.Data, t.cfg)
+		var st intelpt.Stats
+		if t.raw != nil {
+			var err error
+			if st, err = intelpt.ComputeStatsReader(intelpt.ContextReader(ctx, t.raw), t.cfg); err != nil {
+				stats.abort()
+				return fmt.Errorf("export: %s: %w", path, err)
+			}
+		} else {
+			st = intelpt.ComputeStats(s.Data, t.cfg)
+		}
 		r, err := stats.next()
 		if err != nil {
 			return err

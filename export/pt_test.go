@@ -53,3 +53,66 @@ func TestExportPTCaptureDir(t *testing.T) {
 		t.Errorf("pt_stats files %v, pt_calls files %v; want one and none", files, calls)
 	}
 }
+
+// TestExportRawPTStreamed: a raw trace is read as a stream by export (its
+// statistics computed as it is read, so that memory does not grow with
+// the trace); its pt_stats row equals intelpt.ComputeStats of the whole
+// file in memory. The trace is libipt's corpus streams end to end,
+// repeated past 3 MiB: decoding errors, overflows, timing packets, and
+// packets across the reader's 1 MiB buffer.
+func TestExportRawPTStreamed(t *testing.T) {
+	traces, _ := filepath.Glob("../../shared/testdata/intelpt-libipt/*.pt")
+	if len(traces) == 0 {
+		t.Skip("the libipt corpus is not in ../../shared/testdata/intelpt-libipt")
+	}
+	var data []byte
+	for len(data) < 3<<20 {
+		for _, p := range traces {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = append(data, b...)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "big.pt")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(Options{Dir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.ExportPath(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	var file string
+	for _, f := range x.Files() {
+		if strings.Contains(f, TablePTStats) {
+			file = f
+		}
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := readAll[PTStatsRow](t, b)
+	if len(rows) != 1 {
+		t.Fatalf("%d pt_stats rows", len(rows))
+	}
+	r, st := rows[0], intelpt.ComputeStats(data, intelpt.Config{})
+	if st.Errors == 0 || st.Overflows == 0 || !st.HaveTime {
+		t.Fatalf("the trace has %d errors, %d overflows, time %v: not the mix this test needs", st.Errors, st.Overflows, st.HaveTime)
+	}
+	if r.Bytes != st.Bytes || r.Packets != st.Packets || r.PSBs != st.PSBs || r.Overflows != st.Overflows ||
+		r.Errors != st.Errors || r.SkippedBytes != st.SkippedBytes || r.Truncated != st.Truncated ||
+		r.FirstTSC == nil || *r.FirstTSC != st.FirstTSC || *r.LastTSC != st.LastTSC ||
+		r.PSBGapMax == nil || *r.PSBGapMax != st.PSBGapMax || *r.PSBGapMin != st.PSBGapMin {
+		t.Fatalf("pt_stats %+v, want %+v", r, st)
+	}
+	for _, k := range intelpt.Kinds() {
+		if r.Kinds[k.String()] != st.Count(k) {
+			t.Errorf("%s: %d packets, want %d", k, r.Kinds[k.String()], st.Count(k))
+		}
+	}
+}
