@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/iotap/iotap/export"
 )
@@ -46,4 +47,17 @@ func Example() {
 	// usb_events
 	// usb_transfers
 	// captures
+}
+
+// DuckDBCommand is 'iotap query': the duckdb command line that runs SQL
+// over an export's tables, here one with the usb_transfers table only.
+func ExampleDuckDBCommand() {
+	dir, _ := os.MkdirTemp("", "query-example")
+	defer os.RemoveAll(dir)
+	os.Mkdir(filepath.Join(dir, "usb_transfers"), 0o700)
+	cmd, err := export.DuckDBCommand(dir, "SELECT count(*) FROM usb_transfers")
+	fmt.Println(strings.ReplaceAll(cmd, dir, "DIR"), err)
+	// Output:
+	// duckdb -c 'CREATE VIEW usb_transfers AS SELECT * FROM read_parquet('\''DIR/usb_transfers/**/*.parquet'\'', hive_partitioning = true, union_by_name = true);
+	// SELECT count(*) FROM usb_transfers' <nil>
 }

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,4 +27,19 @@ func ViewsSQL(dir string) string {
 // ShellQuote quotes s for a POSIX shell.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// DuckDBCommand returns the shell command line of 'iotap query': duckdb
+// running sql over the views of the export under dir (ViewsSQL), or
+// without sql ("") duckdb's shell with the views defined. Its error says
+// when dir holds no table of an export.
+func DuckDBCommand(dir, sql string) (string, error) {
+	views := ViewsSQL(dir)
+	if views == "" {
+		return "", fmt.Errorf("query: %s: no table of an iotap export (run iotap export --parquet %s INPUT...)", dir, dir)
+	}
+	if sql == "" {
+		return "duckdb -cmd " + ShellQuote(strings.TrimSpace(views)), nil
+	}
+	return "duckdb -c " + ShellQuote(views+sql), nil
 }

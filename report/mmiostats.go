@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 
 	"github.com/iotap/iotap/ksym"
@@ -20,6 +21,10 @@ type MMIOStatsOptions struct {
 	// Symbols, when not nil, adds the hot code: accesses by the function
 	// of their PC (mmiotrace.ByFunction).
 	Symbols *ksym.Table
+	// Warn, when not nil, is told with Symbols that accesses were
+	// recorded without a PC (a kernel not booted with
+	// mmiotrace.trace_pc=1): their code stays unnamed.
+	Warn func(string)
 }
 
 // WriteMMIOStats writes the summary of 'iotap mmio stats' of st (from
@@ -35,6 +40,9 @@ func WriteMMIOStats(w io.Writer, st *mmiotrace.Stats, o MMIOStatsOptions) error 
 	var funcs []mmiotrace.FuncStats
 	if o.Symbols != nil {
 		funcs = mmiotrace.ByFunction(st, o.Symbols.Name)
+		if st.ZeroPC > 0 && o.Warn != nil {
+			o.Warn(fmt.Sprintf("mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)", st.ZeroPC))
+		}
 	}
 	bw := bufio.NewWriter(w)
 	if o.JSON {

@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
 )
 
@@ -68,5 +71,46 @@ func TestWriteMMIOStats(t *testing.T) {
 	var text bytes.Buffer
 	if err := WriteMMIOStats(&text, st, MMIOStatsOptions{Top: 3}); err != nil || !strings.Contains(text.String(), "0000:00:03.0/0+0x8       STATUS") {
 		t.Errorf("text: %v\n%s", err, text.String())
+	}
+}
+
+// With symbols, accesses recorded without a PC are a warning whose count
+// is gawk's count of R and W lines whose PC field is 0x0; without symbols
+// there is none.
+func TestWriteMMIOStatsZeroPCWarning(t *testing.T) {
+	gawk, err := exec.LookPath("gawk")
+	if err != nil {
+		t.Skip("gawk (the oracle) not installed")
+	}
+	const log = "../testdata/mmiotrace/e1000-probe.log"
+	out, err := exec.Command(gawk, `($1 == "R" || $1 == "W") && $7 == "0x0" { n++ } END { print n }`, log).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := mmiotrace.Analyze(bytes.NewReader(raw), mmiotrace.StatsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ksym.Load(strings.NewReader("ffffffffc0000000 t e1000_probe\t[e1000]\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tab := range []*ksym.Table{syms, nil} {
+		var warned []string
+		opt := MMIOStatsOptions{Symbols: tab, Warn: func(s string) { warned = append(warned, s) }}
+		if err := WriteMMIOStats(io.Discard, st, opt); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"mmio stats: " + strings.TrimSpace(string(out)) + " accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)"}
+		if tab == nil {
+			want = nil
+		}
+		if strings.Join(warned, "|") != strings.Join(want, "|") {
+			t.Errorf("symbols %v: warnings %q, want %q", tab != nil, warned, want)
+		}
 	}
 }

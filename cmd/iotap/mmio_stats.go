@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/report"
 	"github.com/spf13/cobra"
@@ -36,12 +34,9 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			if err != nil {
 				return err
 			}
-			opt.File, opt.Format = args[0], in.Format()
+			opt.File, opt.Format, opt.Warn = args[0], in.Format(), e.warn
 			if opt.Symbols, err = syms.load(e.warn); err != nil {
 				return err
-			}
-			if opt.Symbols != nil && st.ZeroPC > 0 {
-				fmt.Fprintf(e.stderr, "iotap: warning: mmio stats: %d accesses have no PC (the kernel records PCs only when booted with mmiotrace.trace_pc=1)\n", st.ZeroPC)
 			}
 			if err := report.WriteMMIOStats(e.stdout, st, opt); err != nil {
 				return err

@@ -22,15 +22,10 @@ views defined. Run it, or paste it: duckdb is at duckdb.org.`,
   eval "$(iotap query out 'SELECT name, count(*) FROM user_events GROUP BY name')"`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			views := export.ViewsSQL(args[0])
-			if views == "" {
-				return fmt.Errorf("query: %s: no table of an iotap export (run iotap export --parquet %s INPUT...)", args[0], args[0])
+			line, err := export.DuckDBCommand(args[0], strings.Join(args[1:], "")) // SQL, if given
+			if err == nil {
+				_, err = fmt.Fprintln(e.stdout, line)
 			}
-			if len(args) == 1 {
-				_, err := fmt.Fprintf(e.stdout, "duckdb -cmd %s\n", export.ShellQuote(strings.TrimSpace(views)))
-				return err
-			}
-			_, err := fmt.Fprintf(e.stdout, "duckdb -c %s\n", export.ShellQuote(views+args[1]))
 			return err
 		},
 	}
