@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -168,4 +169,19 @@ R 4 1.1 1 0xfe000008 0x80080783 0x0 0
 	// MAP 1.0 1 0xfe000000 0xffffc90000080000 0x20000 0x0 0
 	// R 4 1.1 1 0xfe000008 0x80080783 0x0 0 ; STATUS = 0x80080783 {FD, LU, SPEED=1000, ASDV=1000, MTXCKOK, GIO_MASTER_EN, unk=0x80000000}
 	// --bar "0000:00:03.0/0=NOPE": no database has a domain "NOPE" true
+}
+
+// NameInput is 'iotap mmio names' of a log file: the log is read (plain
+// or compressed) and named; what it lost is returned.
+func ExampleNamer_NameInput() {
+	log := `PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+MAP 12.222895 1 0xfebc0000 0xff47c24040380000 0x20000 0x0 0
+R 4 12.225226 1 0xfebc0008 0x80080783 0x0 0
+MARK 12.3 Lost 2 events.
+`
+	n := regdb.NewNamer(regdb.Binder{})
+	loss, err := n.NameInput(context.Background(), strings.NewReader(log), io.Discard, regdb.LogInput{File: "e1000.log", KeepGoing: true}, false)
+	fmt.Println(n.Named, "named;", loss, err)
+	// Output:
+	// 1 named; [the log records 2 lost events (kernel "Lost N events." marks): the trace is incomplete] <nil>
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
 )
@@ -52,17 +51,11 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 				return err
 			}
 			defer in.Close()
-			rd := mmiotrace.NewReader(in)
-			defer rd.Close()
-			rd.SetKeepGoing(keepGoing)
 			// A log that cannot be read leaves no output (outputFlag.write).
-			err = out.write(e, true, args[:1], func(w io.Writer) error {
-				if asJSON {
-					if _, err := w.Write(mmiotrace.AppendNDJSONInput(nil, args[0], in.Format())); err != nil {
-						return err
-					}
-				}
-				return n.NameLog(e.ctx, rd, w, asJSON)
+			var lost []string
+			err = out.write(e, true, args[:1], func(w io.Writer) (err error) {
+				lost, err = n.NameInput(e.ctx, in, w, regdb.LogInput{File: args[0], Format: in.Format(), KeepGoing: keepGoing}, asJSON)
+				return err
 			})
 			if err != nil && e.ctx.Err() == nil {
 				return fmt.Errorf("mmio names: %s: %w", args[0], err)
@@ -70,7 +63,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 				return err
 			}
 			n.WriteSummary(e.stderr)
-			return loss.mmio(e, rd.Loss())
+			return loss.mmio(e, lost)
 		},
 	}
 	f := c.Flags()
