@@ -94,6 +94,7 @@ row() {
 	local label="iotap $*"
 	label=${label//@IN@/IN}
 	label=${label//@OUT@/OUT}
+	label=${label//$work\//WORK/}
 	awk -v l="$label" -v n="$name" -v s="$(mb "$small")" -v t="$(mb "$large")" -v a="$ra" -v b="$rb" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
 		printf "| `%s` | %s | %s | %s | %.1f MiB%s | %.1f MiB%s | x%.2f |\n", l, n, s, t,

@@ -51,3 +51,11 @@ func BenchmarkExportMMIO(b *testing.B) {
 func BenchmarkExportUSB(b *testing.B) {
 	benchExport(b, benchInput(b, "../testdata/usbmon/lab-capture.pcapng", 100))
 }
+
+// BenchmarkExportEvents: 200,000 user events (the capture's four
+// repeated), less than one sorted run (maxSortedEvents): every event is
+// held until the run is written, so B/op shows what an event costs while
+// it waits (docs/performance.md, memory table).
+func BenchmarkExportEvents(b *testing.B) {
+	benchExport(b, benchInput(b, "../testdata/capture/events.ndjson", 50_000))
+}
