@@ -20,68 +20,6 @@ import (
 	"github.com/iotap/iotap/tracefs"
 )
 
-// CaptureOptions configures Capture.
-type CaptureOptions struct {
-	FS          *tracefs.FS // nil: tracefs.Find()
-	Sysfs       Sysfs       // zero: DefaultSysfs
-	BufferKB    int         // per-CPU ring buffer size; 0 keeps the current one
-	Force       bool        // replace another active tracer
-	OfflineCPUs bool        // take all CPUs but the first offline while tracing
-	Marks       []string    // markers written once tracing runs
-	MarkerFIFO  string      // named pipe: each line written to it becomes a marker
-	// MarkerSocket is a unix stream socket created (mode 0600) for the
-	// capture and removed afterwards: each line a client writes becomes
-	// a marker; several clients may connect, one after another or at once.
-	MarkerSocket string
-	Bind         *PCIAddr // unbind before tracing, bind while tracing
-	BindDriver   string   // driver to bind to; "" the one it had, or drivers_probe
-	Command      []string // run while tracing (after Bind)
-	// CommandStdout and CommandStderr receive the command's output.
-	CommandStdout, CommandStderr io.Writer
-	// Logf receives progress and warnings (nil: discarded).
-	Logf func(format string, args ...any)
-	// Interval, if > 0, calls OnInterval every Interval with the records
-	// (lines but VERSION and PCIDEV) and their bytes written in it, as
-	// perf stat -I does, and once more at the end with the last, partial
-	// interval: the intervals add up to the log's records. OnInterval runs
-	// on a goroutine of its own, never concurrently.
-	Interval   time.Duration
-	OnInterval func(rotate.Stats)
-}
-
-// CaptureResult describes a finished capture.
-type CaptureResult struct {
-	Bytes      int64  // log bytes written
-	Lines      int64  // log lines written
-	LostMarks  uint64 // sum of the kernel's "Lost N events." marks
-	Overruns   uint64 // per-CPU ring buffer overruns and drops (per_cpu/cpuN/stats)
-	BufferKB   int    // per-CPU buffer size used
-	OnlineCPUs int    // CPUs online while tracing
-	CommandErr error  // the command's failure, if any
-}
-
-// Lost returns the number of events known to be lost.
-func (r CaptureResult) Lost() uint64 { return max(r.LostMarks, r.Overruns) }
-
-// SuggestBufferKB returns a buffer size to retry with after losses: room
-// for the lost events (about 64 bytes each in the ring buffer) on top of
-// the current size, doubled for margin, rounded up to a power of two.
-func (r CaptureResult) SuggestBufferKB() int {
-	kb := max(r.BufferKB, 1)
-	need := kb + int((r.Lost()*64+1023)/1024)
-	s := 1
-	for s < 2*need {
-		s *= 2
-	}
-	return max(s, 2*kb)
-}
-
-func (o *CaptureOptions) logf(format string, args ...any) {
-	if o.Logf != nil {
-		o.Logf(format, args...)
-	}
-}
-
 // Capture runs mmiotrace and streams trace_pipe to out until the command
 // and bind are done, or, when there are neither, until ctx is cancelled.
 // It restores the tracer (nop), tracing_on, the buffer size and the CPUs

@@ -5,41 +5,11 @@ package mmiotrace
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/iotap/iotap/rotate"
 )
-
-// FileCaptureOptions configure CaptureToFile: a Capture written to a log
-// file or a ring of log files, and optionally a bundle.
-type FileCaptureOptions struct {
-	Capture CaptureOptions
-	// Path is the log file ("-" is standard output when Create allows
-	// it). Create opens it (nil: CreateLog, mode 0600, compressed as its
-	// name says); its Close completes the file.
-	Path   string
-	Create func(path string) (io.WriteCloser, error)
-	// Rotate, if set, splits the log into a ring of files
-	// (NewRotatingLog; its Create, nil: CreateLog, opens each file).
-	// Path and Create above are then not used.
-	Rotate *rotate.Options
-	// Bundle, if set, is written once the log is complete: a tar.gz with
-	// the log and what names its accesses (WriteBundleWarn). It needs the
-	// log in one file (not standard output, not Rotate).
-	Bundle string
-	// Warn receives warnings about the bundle (nil: discarded).
-	Warn func(string)
-}
-
-// FileCaptureResult is what CaptureToFile did.
-type FileCaptureResult struct {
-	CaptureResult
-	// Files are the log files written: Path, or with Rotate the files of
-	// the ring kept, oldest first.
-	Files []string
-}
 
 // CaptureToFile is 'iotap mmio capture' behind its flags: it creates the
 // output, runs Capture into it and completes the output, then writes the
@@ -97,16 +67,4 @@ func CaptureToFile(ctx context.Context, opt FileCaptureOptions) (res FileCapture
 		opt.Capture.logf("bundle %s", opt.Bundle)
 	}
 	return res, nil
-}
-
-// LossText describes the events lost, or "" when none were: how many, by
-// which count, and the buffer size they were lost with (SuggestBufferKB
-// gives the size to retry with).
-func (r CaptureResult) LossText() string {
-	lost := r.Lost()
-	if lost == 0 {
-		return ""
-	}
-	return fmt.Sprintf("mmiotrace lost %d events (%d in \"Lost N events.\" marks, %d ring-buffer overruns) with %d KiB per CPU",
-		lost, r.LostMarks, r.Overruns, r.BufferKB)
 }

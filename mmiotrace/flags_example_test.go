@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/iotap/iotap/mmiotrace"
+	"github.com/iotap/iotap/rotate"
 )
 
 // FilterArgs parses 'iotap mmio filter' criteria as written; a bad value
@@ -19,4 +20,18 @@ func ExampleFilterArgs() {
 	// 1 true <nil>
 	// --width 3: want 1, 2, 4 or 8
 	// --pace fixed needs --delay
+}
+
+// The flags of 'iotap mmio capture' as a program gives them: FileOptions
+// checks them and returns what CaptureToFile needs.
+func ExampleCaptureArgs() {
+	a := mmiotrace.CaptureArgs{Path: "e1000.log.zst", Bind: "0000:00:03.0", Capture: mmiotrace.CaptureOptions{BufferKB: 8192}}
+	o, err := a.FileOptions(rotate.Args{FileSize: "64M", Ring: 4})
+	fmt.Println(o.Capture.Bind, o.Rotate.Size, o.Rotate.Files, err)
+	a.Bundle = "e1000.tar.gz"
+	_, err = a.FileOptions(rotate.Args{FileSize: "64M"})
+	fmt.Println(err)
+	// Output:
+	// 0000:00:03.0 67108864 4 <nil>
+	// --bundle needs the log in one file, not --file-size/--file-duration
 }

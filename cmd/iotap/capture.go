@@ -77,7 +77,7 @@ unless --allow-loss.`,
 	f.IntVar(&o.bufferKB, "buffer-kb", 0, "per-CPU ring buffer of the user events instance (0: kernel default)")
 	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when a source lost events")
 	f.StringVar(&o.parquet, "parquet", "", "when the capture ends, export it as Parquet tables under `DIR` (as iotap export, identity of this system)")
-	return c
+	return linuxOnly(c)
 }
 
 // runCapture checks the flags and runs the capture session (package

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/capture"
 )
 
 // captureFlagCases are command lines of the capture commands that are
@@ -47,6 +50,7 @@ var captureFlagCases = []struct {
 	{[]string{"mmio", "capture", "-o", "OUT", "--driver", "a/b"}, 2, "iotap: --driver \"a/b\": not a driver name\n"},
 	{[]string{"mmio", "capture", "-o", "OUT", "--ring", "2"}, 2, "iotap: --ring 2 needs --file-size or --file-duration\n"},
 	{[]string{"mmio", "capture", "-o", "OUT", "--file-size", "1M", "--bundle", "OUT.tar.gz"}, 2, "iotap: --bundle needs the log in one file, not --file-size/--file-duration\n"},
+	{[]string{"mmio", "capture", "-o", "OUT/x.log"}, 1, "iotap: mmio: open DIR/out/x.log: no such file or directory\n"},
 	// events record
 	{[]string{"events", "record", "x"}, 2, "iotap: events record: -o FILE is required (- for stdout)\n"},
 	{[]string{"events", "record", "-o", "OUT", "bad-name"}, 2, "iotap: events record: \"bad-name\": letters, digits and '_' only\n"},
@@ -91,5 +95,40 @@ func TestCaptureFlagMessages(t *testing.T) {
 		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
 			t.Errorf("%q: left %v", tc.args, ents)
 		}
+	}
+}
+
+// TestLinuxOnly: on another system the capture commands are listed,
+// marked Linux only, and fail with ErrNotSupported naming the command
+// before anything else (here before their flags are checked).
+func TestLinuxOnly(t *testing.T) {
+	defer func(g string) { goos = g }(goos)
+	goos = "darwin"
+	for _, args := range [][]string{
+		{"usb", "capture", "-o", "OUT"}, {"mmio", "capture"}, {"capture", "--usb", "-o", "OUT"},
+		{"events", "record", "x", "-o", "OUT"}, {"events", "write", "x"}, {"events", "register", "x u8 a"},
+		{"events", "delete", "x"}, {"events", "status"}, {"events", "list"},
+	} {
+		dir := t.TempDir()
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "OUT", filepath.Join(dir, "out"))
+		}
+		var stderr bytes.Buffer
+		err := run(context.Background(), args, &bytes.Buffer{}, &stderr)
+		want := "not supported: iotap " + strings.Join(args[:2], " ")
+		if args[0] == "capture" {
+			want = "not supported: iotap capture needs Linux"
+		}
+		if code := exitCode(err, &stderr); code != 1 || !errors.Is(err, capture.ErrNotSupported) || !strings.Contains(stderr.String(), want) {
+			t.Errorf("%q: exit %d, %q; want exit 1 and %q", args, code, stderr.String(), want)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+			t.Errorf("%q: left %v", args, ents)
+		}
+	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"events", "--help"}, &help, &help)
+	if n := strings.Count(help.String(), "(Linux only)"); n != 6 {
+		t.Errorf("events --help marks %d commands Linux only, want 6:\n%s", n, help.String())
 	}
 }

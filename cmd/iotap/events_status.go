@@ -27,7 +27,7 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
-	return c
+	return linuxOnly(c)
 }
 
 func newEventsListCmd(e *env) *cobra.Command {
@@ -51,5 +51,5 @@ func newEventsListCmd(e *env) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "one JSON object per event")
-	return c
+	return linuxOnly(c)
 }

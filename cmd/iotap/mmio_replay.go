@@ -10,12 +10,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// mmioBARTarget is a PCI device's BARs mapped for replay (Linux only).
-type mmioBARTarget interface {
-	mmiotrace.ReplayTarget
-	Close() error
-}
-
 func newMMIOReplayCmd(e *env) *cobra.Command {
 	var (
 		dryRun, force, checkReads, keepGoing bool
@@ -97,7 +91,7 @@ Examples:
 				opt.OnAccess = pr.Access
 				target = mmiotrace.DryRun(&opt)
 			} else {
-				t, err := mmioOpenBARTarget(*dev, force)
+				t, err := mmiotrace.OpenBARTarget(mmiotrace.Sysfs{}, *dev, force)
 				if err != nil {
 					return err
 				}

@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -54,7 +52,7 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 	}
 	c.Flags().BoolVar(&multi, "multi-format", false, "allow other formats under the same name (Linux 6.10+)")
 	c.Flags().BoolVar(&noPersist, "no-persist", false, "do not ask for persistence (the event vanishes when this command exits unless something else uses it)")
-	return c
+	return linuxOnly(c)
 }
 
 func newEventsWriteCmd(e *env) *cobra.Command {
@@ -127,7 +125,7 @@ anything else a string.`,
 	c.Flags().BoolVar(&eh, "eventheader", false, "write PROVIDER:EVENT as an EventHeader (LinuxTracepoints) event")
 	c.Flags().Uint8Var(&level, "level", 4, "EventHeader level (1 critical .. 5 verbose)")
 	c.Flags().Uint64Var(&keyword, "keyword", 1, "EventHeader keyword bits")
-	return c
+	return linuxOnly(c)
 }
 
 // writeEventHeader is 'events write --eventheader PROVIDER:EVENT field...'.
@@ -173,7 +171,7 @@ func writeResult(e *env, name string, requireEnabled bool, err error) error {
 }
 
 func newEventsDeleteCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	return linuxOnly(&cobra.Command{
 		Use:     "delete NAME",
 		Example: `  sudo iotap events delete myapp_req`,
 		Short:   "Delete a user event nothing uses any more (e.g. a persistent one)",
@@ -195,5 +193,5 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 			fmt.Fprintf(e.stdout, "deleted %s\n", args[0])
 			return nil
 		},
-	}
+	})
 }

@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -114,5 +112,5 @@ when any were lost, unless --allow-loss.`,
 	fl.Uint64Var(&opt.Count, "count", 0, "stop after this many events")
 	fl.BoolVar(&opt.Perf, "perf", false, "read through perf rings instead of an ftrace instance")
 	rot.add(fl, ".ndjson", "events and bytes")
-	return c
+	return linuxOnly(c)
 }

@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -7,20 +5,15 @@ import (
 	"io"
 
 	"github.com/iotap/iotap/capture"
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/mmiotrace"
-	"github.com/iotap/iotap/tracefs"
 	"github.com/spf13/cobra"
 )
 
 func newMMIOCaptureCmd(e *env) *cobra.Command {
 	var (
-		out, bind, driver, fifo, bundle, tracefsDir string
-		sock                                        string
-		marks                                       []string
-		bufferKB                                    int
-		force, offline, allowLoss                   bool
-		rot                                         rotateFlags
+		a         mmiotrace.CaptureArgs
+		allowLoss bool
+		rot       rotateFlags
 	)
 	c := &cobra.Command{
 		Use: "capture -o FILE [flags] [-- COMMAND...]",
@@ -70,53 +63,24 @@ Examples:
   iotap mmio capture --bind 0000:01:00.0 --bundle report.tar.gz -o dump.txt
   iotap mmio capture --file-size 64M --ring 4 --interval 1s -o mmio.log.zst`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return usageErrorf("capture needs -o FILE")
-			}
-			if bundle != "" && out == "-" {
-				return usageErrorf("--bundle needs the log in a file (-o FILE)")
-			}
-			if bufferKB < 0 {
-				return usageErrorf("--buffer-kb %d: must be positive", bufferKB)
-			}
-			opt := mmiotrace.CaptureOptions{
-				BufferKB: bufferKB, Force: force, OfflineCPUs: offline, Marks: marks,
-				MarkerFIFO: fifo, MarkerSocket: sock, BindDriver: driver, Command: args,
-				CommandStdout: e.stderr, CommandStderr: e.stderr,
-				Interval: rot.Interval,
-				Logf:     func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) },
-			}
 			if cmd.ArgsLenAtDash() > 0 {
 				return usageErrorf("unexpected arguments before --: %q", args[:cmd.ArgsLenAtDash()])
 			}
-			if bind != "" {
-				a, err := mmiotrace.ParsePCIAddr(bind)
-				if err != nil {
-					return usageErrorf("--bind: %v", err)
-				}
-				opt.Bind = &a
-			}
-			if driver != "" && !mmiotrace.ValidDriverName(driver) {
-				return usageErrorf("--driver %q: not a driver name", driver)
-			}
-			if tracefsDir != "" {
-				opt.FS = tracefs.New(tracefsDir)
-			}
-			ro, err := rot.options(out)
+			fopt, err := a.FileOptions(rot.Args)
 			if err != nil {
-				return err
+				return usageErrorf("%v", err)
 			}
-			if ro != nil && bundle != "" {
-				return usageErrorf("--bundle needs the log in one file, not --file-size/--file-duration")
-			}
-			opt.OnInterval = rot.onInterval(e)
-			fopt := mmiotrace.FileCaptureOptions{Capture: opt, Path: out, Bundle: bundle,
-				Warn: func(s string) { fmt.Fprintf(e.stderr, "iotap: warning: mmio capture: %s\n", s) },
-				Create: func(path string) (io.WriteCloser, error) {
-					w, closeOut, err := mmioCreateOutput(e, path, outfile.InPlace)
-					return writeCloser{w, closeOut}, err
-				}}
-			fopt.Rotate = ro
+			fopt.Capture.Command, fopt.Capture.CommandStdout, fopt.Capture.CommandStderr = args, e.stderr, e.stderr
+			fopt.Capture.OnInterval = rot.onInterval(e)
+			fopt.Capture.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) }
+			fopt.Warn = func(s string) { e.warn("mmio capture: " + s) }
+			fopt.Create = mmiotrace.Compressed(func(path string) (io.WriteCloser, error) {
+				w, err := commitCreate(e)(path)
+				if err != nil {
+					return nil, fmt.Errorf("mmio: %w", err)
+				}
+				return w, nil
+			})
 			res, err := mmiotrace.CaptureToFile(e.ctx, fopt)
 			if err != nil {
 				return err
@@ -131,26 +95,18 @@ Examples:
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&out, "output", "o", "", "log file (mode 0600; - for stdout; .gz/.xz/.zst compress)")
-	f.StringVar(&bind, "bind", "", "PCI device (0000:00:03.0) to unbind before and bind while tracing")
-	f.StringVar(&driver, "driver", "", "driver to bind --bind to (default: the one it had, else drivers_probe)")
-	f.StringArrayVar(&marks, "mark", nil, "marker written when tracing starts (repeatable)")
-	f.StringVar(&fifo, "marker-fifo", "", "named pipe (created 0600 if missing): each line becomes a marker")
-	f.StringVar(&sock, "marker-socket", "", "unix socket (created 0600, removed at the end): each line a client writes becomes a marker")
-	f.IntVar(&bufferKB, "buffer-kb", 0, "per-CPU ring buffer size in KiB (default: keep the current)")
-	f.BoolVar(&force, "force", false, "replace another active tracer")
-	f.BoolVar(&offline, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
-	f.StringVar(&bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg, the PCI device list, /proc/kallsyms and /proc/modules")
+	f.StringVarP(&a.Path, "output", "o", "", "log file (mode 0600; - for stdout; .gz/.xz/.zst compress)")
+	f.StringVar(&a.Bind, "bind", "", "PCI device (0000:00:03.0) to unbind before and bind while tracing")
+	f.StringVar(&a.Capture.BindDriver, "driver", "", "driver to bind --bind to (default: the one it had, else drivers_probe)")
+	f.StringArrayVar(&a.Capture.Marks, "mark", nil, "marker written when tracing starts (repeatable)")
+	f.StringVar(&a.Capture.MarkerFIFO, "marker-fifo", "", "named pipe (created 0600 if missing): each line becomes a marker")
+	f.StringVar(&a.Capture.MarkerSocket, "marker-socket", "", "unix socket (created 0600, removed at the end): each line a client writes becomes a marker")
+	f.IntVar(&a.Capture.BufferKB, "buffer-kb", 0, "per-CPU ring buffer size in KiB (default: keep the current)")
+	f.BoolVar(&a.Capture.Force, "force", false, "replace another active tracer")
+	f.BoolVar(&a.Capture.OfflineCPUs, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
+	f.StringVar(&a.Bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg, the PCI device list, /proc/kallsyms and /proc/modules")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
-	f.StringVar(&tracefsDir, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
+	f.StringVar(&a.TraceFS, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
 	rot.add(f, ".log", "records and bytes")
-	return c
+	return linuxOnly(c)
 }
-
-// writeCloser is a Writer completed by close.
-type writeCloser struct {
-	io.Writer
-	close func() error
-}
-
-func (w writeCloser) Close() error { return w.close() }

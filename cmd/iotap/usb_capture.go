@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -98,7 +96,7 @@ text method mount debugfs.`,
 	fl.IntVar(&o.Device, "dev", 0, "keep only the events of device address N (with --bus N: of that bus)")
 	o.rot.add(fl, ".pcapng", "events and bytes")
 	fl.DurationVar(&o.StatsInterval, "stats-interval", 10*time.Second, "how often drop statistics are written to a pcapng file")
-	return c
+	return linuxOnly(c)
 }
 
 func runUSBCapture(e *env, o *usbCaptureOptions) error {
