@@ -149,3 +149,15 @@ func (in *PTInput) Perf() *intelpt.PerfTrace {
 	}
 	return in.Loaded.Perf
 }
+
+// Config is the decoder configuration the input recorded: a perf.data's
+// (its AUXTRACE_INFO), else the capture.json of an 'iotap pt capture'
+// directory when Path is one of its buffers (intelpt.ConfigOf), else the
+// zero Config.
+func (in *PTInput) Config() intelpt.Config {
+	if p := in.Perf(); p != nil {
+		return p.Config
+	}
+	cfg, _ := intelpt.ConfigOf(in.Path)
+	return cfg
+}

@@ -89,3 +89,31 @@ func TestOpenPTPerfDataStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestPTInputConfig: the configuration an input recorded is a perf.data's
+// AUXTRACE_INFO, else the capture.json beside a buffer of 'iotap pt
+// capture' (streamed or loaded), else zero.
+func TestPTInputConfig(t *testing.T) {
+	const lib = "../intelpt/testdata/libipt/"
+	perf, _ := os.ReadFile(lib + "two-cpus.perf.data")
+	want, err := intelpt.ParseInput(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err := OpenPT(lib+"two-cpus.perf.data", true); err != nil || in.Config() != want.Config() {
+		t.Errorf("perf.data: %+v, want %+v (%v)", in.Config(), want.Config(), err)
+	}
+	if in, err := OpenPT(lib+"dump-all-packets.pt", true); err != nil || in.Config() != (intelpt.Config{}) {
+		t.Errorf("raw file: %+v, %v", in.Config(), err)
+	}
+	dir := t.TempDir()
+	raw, _ := os.ReadFile(lib + "dump-all-packets.pt")
+	os.WriteFile(dir+"/cpu0.pt", raw, 0o600)
+	os.WriteFile(dir+"/capture.json", []byte(`{"tool":"iotap","mtc_freq":3,"nom_freq":4,"cpuid_0x15_eax":1,"cpuid_0x15_ebx":2,"buffers":[{"file":"cpu0.pt"}]}`), 0o600)
+	cap := intelpt.Config{MTCFreq: 3, NomFreq: 4, CPUID15EAX: 1, CPUID15EBX: 2}
+	for _, stream := range []bool{true, false} {
+		if in, err := OpenPT(dir+"/cpu0.pt", stream); err != nil || in.Config() != cap {
+			t.Errorf("capture buffer (stream %v): %+v, want %+v (%v)", stream, in.Config(), cap, err)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package intelpt_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -143,4 +145,24 @@ func ExampleInputStats() {
 	items := intelpt.InputStats(in, "ovf.pt", in.Config())
 	fmt.Println(items[0].Stats.Packets, "packets;", intelpt.StatsLoss(items, in.Perf))
 	// Output: 3 packets; [ovf.pt: 1 overflow(s)]
+}
+
+// 'iotap pt dump' of a raw trace read as it comes (a pipe, a large file),
+// cut inside its last packet: the listing, then what it lacks.
+func ExampleDumpStream() {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: 0x1000})
+	b := e.Bytes()
+	sum, err := intelpt.DumpStream(context.Background(), os.Stdout, bytes.NewReader(b[:len(b)-2]), intelpt.Config{}, intelpt.DumpOptions{}, intelpt.DumpInputOptions{File: "-"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(sum.Loss())
+	// Output:
+	// 0000000000000000  psb
+	// 0000000000000010  psbend
+	// [trace ends inside a packet (last 6 bytes)]
 }

@@ -39,12 +39,26 @@ type DumpSummary struct {
 	Truncated []string
 	// PerfLoss is the loss a perf.data recorded (PerfTrace.LossSummary).
 	PerfLoss string
+	stream   *DumpResult // DumpStream's
 }
 
 // Loss lists what the listing lacks: bytes that decoding errors skipped,
 // streams that end inside a packet, the loss perf recorded. Empty when
 // nothing was lost.
 func (s *DumpSummary) Loss() []string {
+	if r := s.stream; r != nil {
+		var lost []string
+		if l := r.Loss(); l != "" {
+			if r.Errors > 0 {
+				l += ", resynchronised at the next PSB"
+			}
+			lost = append(lost, l+" (see the listing)")
+		}
+		if r.Truncated {
+			lost = append(lost, fmt.Sprintf("trace ends inside a packet (last %d bytes)", r.SkippedTail))
+		}
+		return lost
+	}
 	lost := append([]string(nil), s.Skipped...)
 	if len(s.Truncated) > 0 {
 		lost = append(lost, fmt.Sprintf("trace ends inside a packet (%v)", s.Truncated))
@@ -100,6 +114,32 @@ func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputO
 	}
 	sum.PerfLoss = in.Perf.LossSummary()
 	return sum, nil
+}
+
+// DumpStream lists a raw trace read as it comes from r, in constant
+// memory, as DumpInput lists a stream: ptdump's text, or with o.JSON an
+// NDJSON input record naming o.File, then the packets' records. Reading
+// stops with ctx's error once ctx is done. Unless opt.NoSync, a trace
+// without a PSB is an error wrapping ErrNoPSB (a file's head can be
+// checked before, standard input's only so); otherwise the error is for
+// read and write failures: what the decoding met is in the summary.
+func DumpStream(ctx context.Context, w io.Writer, r io.Reader, cfg Config, opt DumpOptions, o DumpInputOptions) (DumpSummary, error) {
+	r = ContextReader(ctx, r)
+	var res DumpResult
+	var err error
+	if o.JSON {
+		opt.StreamName, opt.StreamCPU = "", -1
+		if _, err = w.Write(AppendInputNDJSON(nil, o.File, FormatRaw, "")); err == nil {
+			res, err = DumpJSONReader(w, r, 0, cfg, opt)
+		}
+	} else {
+		res, err = DumpReader(w, r, 0, cfg, opt)
+	}
+	sum := DumpSummary{Streams: 1, Errors: res.Errors, stream: &res}
+	if err == nil && res.Packets == 0 && !opt.NoSync {
+		err = fmt.Errorf("%w: no PSB in %d bytes", ErrNoPSB, res.Skipped)
+	}
+	return sum, err
 }
 
 func (s *InputStream) nameOr(file string) string {

@@ -142,3 +142,55 @@ func must(r DumpResult, err error) DumpResult {
 	}
 	return r
 }
+
+// TestDumpStream: a raw trace read as it comes lists exactly what
+// DumpInput lists of it loaded (text and NDJSON); its losses are said
+// once each (decoding errors resynchronised, a cut tail with its bytes);
+// no PSB is ErrNoPSB unless NoSync; a cancelled ctx stops the reading.
+func TestDumpStream(t *testing.T) {
+	raw, err := os.ReadFile("testdata/libipt/dump-all-packets.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := ParseInput(raw)
+	for _, asJSON := range []bool{false, true} {
+		var a, b bytes.Buffer
+		o := DumpInputOptions{File: "t.pt", JSON: asJSON, CPU: -1}
+		sa, err := DumpStream(context.Background(), &a, bytes.NewReader(raw), Config{}, DumpOptions{LastIP: true}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, _ := DumpInput(&b, in, Config{}, DumpOptions{LastIP: true}, o)
+		if a.String() != b.String() || sa.Streams != 1 || len(sa.Loss()) != len(sb.Loss()) {
+			t.Errorf("json %v: streamed listing or loss differs from DumpInput's: %q / %q", asJSON, sa.Loss(), sb.Loss())
+		}
+	}
+	ovf, _ := os.ReadFile("testdata/libipt/ovf.pt")
+	sum, err := DumpStream(context.Background(), io.Discard, bytes.NewReader(ovf[:len(ovf)-1]), Config{}, DumpOptions{}, DumpInputOptions{})
+	if want := []string{"trace ends inside a packet (last 1 bytes)"}; err != nil || !slices.Equal(sum.Loss(), want) {
+		t.Errorf("cut tail: %q, %v; want %q", sum.Loss(), err, want)
+	}
+	// A PSB, an unknown opcode, a PSB: one decoding error, resynchronised.
+	var enc Encoder
+	enc.Encode(Packet{Kind: KindPSB})
+	enc.Encode(Packet{Kind: KindPSBEnd})
+	noisy := append(enc.Bytes(), 0x02, 0xff)
+	noisy = append(noisy, enc.Bytes()...)
+	sum, _ = DumpStream(context.Background(), io.Discard, bytes.NewReader(noisy), Config{}, DumpOptions{}, DumpInputOptions{})
+	var res DumpResult
+	res, _ = Dump(io.Discard, noisy, Config{}, DumpOptions{})
+	if l := sum.Loss(); len(l) == 0 || !strings.HasPrefix(l[0], res.Loss()) || !strings.Contains(l[0], "resynchronised at the next PSB (see the listing)") {
+		t.Errorf("errors: %q (Dump: %q)", l, res.Loss())
+	}
+	if _, err := DumpStream(context.Background(), io.Discard, strings.NewReader("not a trace"), Config{}, DumpOptions{}, DumpInputOptions{}); !errors.Is(err, ErrNoPSB) || !strings.HasSuffix(err.Error(), "no PSB in 11 bytes") {
+		t.Errorf("no PSB: %v", err)
+	}
+	if _, err := DumpStream(context.Background(), io.Discard, strings.NewReader("not a trace"), Config{}, DumpOptions{NoSync: true}, DumpInputOptions{}); err != nil {
+		t.Errorf("no PSB, NoSync: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := DumpStream(ctx, io.Discard, bytes.NewReader(raw), Config{}, DumpOptions{}, DumpInputOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}

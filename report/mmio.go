@@ -214,16 +214,3 @@ func WriteMMIOText(w io.Writer, st *mmiotrace.Stats, name func(mmiotrace.RegKey)
 		fmt.Fprintf(w, "  line %d: read %s %d times %s (%s..%s)\n", l.Line, reg, l.Count, l.Describe(), l.StartTime, l.EndTime)
 	}
 }
-
-// ctxReader stops reading when ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
-}

@@ -87,7 +87,7 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 		if o.Config != nil {
 			cfg, _ = o.Config(path)
 		}
-		s, err := intelpt.ComputeStatsReader(ctxReader{ctx, br}, cfg)
+		s, err := intelpt.ComputeStreamStats(ctx, br, nil, -1, cfg, 1)
 		if err != nil {
 			return nil, fmt.Errorf("pt stats: %s: %w", path, err)
 		}

@@ -60,3 +60,16 @@ func ptOpen(path string, stream bool) (*detect.PTInput, error) {
 	}
 	return in, err
 }
+
+// ptCPU is the --cpu of the command cmd: the CPU f/m[/s] whose errata
+// apply, nil for "" or none.
+func ptCPU(cmd, s string) (*intelpt.CPU, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	cpu, err := intelpt.ParseCPU(s)
+	if err != nil {
+		return nil, usageErrorf("%s: --cpu: %v", cmd, err)
+	}
+	return &cpu, nil
+}

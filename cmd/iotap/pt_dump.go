@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 )
 
@@ -94,12 +91,9 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 	if f.opt.Time && f.opt.TCal {
 		return usageErrorf("pt dump: specify either --time or --tcal")
 	}
-	if f.cpu != "" && f.cpu != "none" {
-		cpu, err := intelpt.ParseCPU(f.cpu)
-		if err != nil {
-			return usageErrorf("pt dump: --cpu: %v", err)
-		}
-		f.opt.CPU = &cpu
+	var err error
+	if f.opt.CPU, err = ptCPU("pt dump", f.cpu); err != nil {
+		return err
 	}
 	// Raw PT files are listed as they are read, in constant memory.
 	in, err := ptOpen(path, f.stream < 0)
@@ -107,65 +101,17 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		return err
 	}
 	defer in.Close()
-	base, _ := intelpt.ConfigOf(path)
+	cfg, o := f.timing.config(cmd, in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream}
+	var sum intelpt.DumpSummary
 	if in.Stream != nil {
-		cfg := f.timing.config(cmd, base)
-		var res intelpt.DumpResult
-		if f.json {
-			f.opt.StreamName, f.opt.StreamCPU = "", -1
-			if _, err = e.stdout.Write(intelpt.AppendInputNDJSON(nil, path, intelpt.FormatRaw, "")); err == nil {
-				res, err = intelpt.DumpJSONReader(e.stdout, e.ptReader("iotap: pt dump", in, true), 0, cfg, f.opt)
-			}
-		} else {
-			res, err = intelpt.DumpReader(e.stdout, e.ptReader("iotap: pt dump", in, true), 0, cfg, f.opt)
-		}
-		if err != nil {
+		r := e.meter("iotap: pt dump", in.Size(), true).Reader(in.Stream)
+		if sum, err = intelpt.DumpStream(e.ctx, e.stdout, r, cfg, f.opt, o); err != nil {
 			return fmt.Errorf("pt dump: %s: %w", path, err)
 		}
-		if res.Packets == 0 && !f.opt.NoSync { // standard input (a file's head was checked)
-			return fmt.Errorf("pt dump: %s: %w: no PSB in %d bytes", path, intelpt.ErrNoPSB, res.Skipped)
-		}
-		var lost []string
-		if l := res.Loss(); l != "" {
-			if res.Errors > 0 {
-				l += ", resynchronised at the next PSB"
-			}
-			lost = append(lost, l+" (see the listing)")
-		}
-		if res.Truncated {
-			lost = append(lost, fmt.Sprintf("trace ends inside a packet (last %d bytes)", res.SkippedTail))
-		}
-		if len(lost) > 0 {
-			if f.allowLoss {
-				fmt.Fprintf(e.stderr, "iotap: pt dump: %s\n", strings.Join(lost, "; "))
-				return nil
-			}
-			return dataLostError("pt dump: %s (--allow-loss to accept)", strings.Join(lost, "; "))
-		}
-		return nil
-	}
-	if in.Loaded.Perf != nil {
-		base = in.Loaded.Perf.Config
-	}
-	sum, err := intelpt.DumpInput(e.stdout, in.Loaded, f.timing.config(cmd, base), f.opt, intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream})
-	if err != nil {
+	} else if sum, err = intelpt.DumpInput(e.stdout, in.Loaded, cfg, f.opt, o); err != nil {
 		return err
-	}
-	if sum.Streams == 0 {
+	} else if sum.Streams == 0 {
 		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
 	}
-	if lost := sum.Loss(); len(lost) > 0 {
-		if f.allowLoss {
-			fmt.Fprintf(e.stderr, "iotap: pt dump: warning: %s\n", strings.Join(lost, "; "))
-			return nil
-		}
-		return dataLostError("pt dump: %s (--allow-loss to accept)", strings.Join(lost, "; "))
-	}
-	return nil
-}
-
-// ptReader returns the raw trace in being streamed, stopping on Ctrl-C
-// and counted by a progress meter of the job what.
-func (e *env) ptReader(what string, in *detect.PTInput, busy bool) io.Reader {
-	return intelpt.ContextReader(e.ctx, e.meter(what, in.Size(), busy).Reader(in.Stream))
+	return e.dataLoss(f.allowLoss, "pt dump: ", sum.Loss(), "--allow-loss to accept")
 }

@@ -191,12 +191,10 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	}
 	cfg := intelpt.FlowConfig{Image: im}
 	cfg.Config = f.timing.config(cmd, base)
-	if f.cpu != "" && f.cpu != "none" {
-		cpu, err := intelpt.ParseCPU(f.cpu)
-		if err != nil {
-			return usageErrorf("pt flow: --cpu: %v", err)
-		}
-		errata, ok := intelpt.ErrataFor(cpu)
+	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
+		return err
+	} else if cpu != nil {
+		errata, ok := intelpt.ErrataFor(*cpu)
 		if !ok && !f.opt.JSON {
 			fmt.Fprintln(e.stdout, "[0, 0: config error: unknown cpu]")
 		}

@@ -43,12 +43,11 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 			if in.Stream != nil {
 				// A raw file: summarised as it is read, in segments between
 				// PSBs on several cores when large enough (same result).
-				base, _ := intelpt.ConfigOf(args[0])
 				m, ra := e.meter("iotap: pt stats", in.Size(), false), io.ReaderAt(nil)
 				if in.File != os.Stdin {
 					ra = m.ReaderAt(in.File)
 				}
-				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.config(cmd, base), workers)
+				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.config(cmd, in.Config()), workers)
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
@@ -57,7 +56,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				}
 				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
 			} else {
-				items = intelpt.InputStats(in.Loaded, args[0], timing.config(cmd, in.Loaded.Config()))
+				items = intelpt.InputStats(in.Loaded, args[0], timing.config(cmd, in.Config()))
 			}
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err
