@@ -263,3 +263,21 @@ func (im *Image) NextIP(ip uint64, mode ExecMode, asid ASID) (next uint64, ok bo
 	next, st := x.nextIP()
 	return next, st == 0
 }
+
+// NewImageFiles returns the image of ptxed's --raw and --elf options:
+// each raw FILE[:OFFSET[-END]]:ADDRESS (AddRaw), then each ELF
+// FILE[:BASE] (AddELF); later files win where they overlap.
+func NewImageFiles(raw, elf []string) (*Image, error) {
+	im := NewImage()
+	for _, r := range raw {
+		if _, err := im.AddRaw(r); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range elf {
+		if _, err := im.AddELF(s); err != nil {
+			return nil, err
+		}
+	}
+	return im, nil
+}

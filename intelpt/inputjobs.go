@@ -313,3 +313,19 @@ func (c ctxReaderAt) ReadAt(b []byte, off int64) (int, error) {
 	}
 	return c.r.ReadAt(b, off)
 }
+
+// FlowLoss lists what an instruction listing of trace (FlowListing with
+// cfg) lacks: the bytes that decoding errors skipped (decoding resumed
+// at the next PSB) and the overflows (the CPU dropped trace data), each
+// seen in the listing. Empty when nothing was lost.
+func FlowLoss(trace []byte, cfg Config) []string {
+	st := ComputeStats(trace, cfg)
+	var lost []string
+	if l := st.Loss(); l != "" {
+		lost = append(lost, l+", decoding resumed at the next PSB (see the listing)")
+	}
+	if st.Overflows > 0 {
+		lost = append(lost, fmt.Sprintf("%d overflow(s) (see the listing)", st.Overflows))
+	}
+	return lost
+}

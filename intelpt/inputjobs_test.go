@@ -194,3 +194,49 @@ func TestDumpStream(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestFlowLoss: what pt flow says a listing lacks: ovf.pt's overflow;
+// a decoding error resynchronised at the next PSB, as ComputeStats
+// counts it; nothing for a clean trace.
+func TestFlowLoss(t *testing.T) {
+	ovf, _ := os.ReadFile("testdata/libipt/ovf.pt")
+	if got, want := FlowLoss(ovf, Config{}), []string{"1 overflow(s) (see the listing)"}; !slices.Equal(got, want) {
+		t.Errorf("ovf.pt: %q, want %q", got, want)
+	}
+	var enc Encoder
+	enc.Encode(Packet{Kind: KindPSB})
+	enc.Encode(Packet{Kind: KindPSBEnd})
+	clean := enc.Bytes()
+	if got := FlowLoss(clean, Config{}); len(got) != 0 {
+		t.Errorf("clean: %q", got)
+	}
+	noisy := append(append(append([]byte(nil), clean...), 0x02, 0xff), clean...)
+	st := ComputeStats(noisy, Config{})
+	if got, want := FlowLoss(noisy, Config{}), []string{st.Loss() + ", decoding resumed at the next PSB (see the listing)"}; st.Errors != 1 || !slices.Equal(got, want) {
+		t.Errorf("noisy: %q, want %q (%d errors)", got, want, st.Errors)
+	}
+}
+
+// TestNewImageFiles: raw code at its address, an ELF's loadable segments
+// at their addresses, both in one image; a raw file without an address
+// is an error.
+func TestNewImageFiles(t *testing.T) {
+	raw, err := os.ReadFile("testdata/libipt/call_direct-ret_compressed.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := NewImageFiles([]string{"testdata/libipt/call_direct-ret_compressed.bin:0x100000"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, len(raw))
+	if n := im.Read(b, 0x100000, ASID{AnyASID, AnyASID}); n != len(raw) || !bytes.Equal(b, raw) {
+		t.Errorf("raw at 0x100000: %d bytes", n)
+	}
+	if _, err := NewImageFiles([]string{"testdata/libipt/call_direct-ret_compressed.bin"}, nil); err == nil {
+		t.Errorf("raw without an address: no error")
+	}
+	if _, err := NewImageFiles(nil, []string{"testdata/libipt/nosuch.elf"}); err == nil {
+		t.Errorf("missing ELF: no error")
+	}
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -72,4 +74,39 @@ func ptCPU(cmd, s string) (*intelpt.CPU, error) {
 		return nil, usageErrorf("%s: --cpu: %v", cmd, err)
 	}
 	return &cpu, nil
+}
+
+// optional is a flag bound to a field that stays nil unless the flag is
+// given (intelpt.Options: the kernel's default applies then).
+type optional[T any] struct {
+	p     **T
+	typ   string // as pflag names it: bool, uint64
+	parse func(string) (T, error)
+}
+
+func (o optional[T]) String() string {
+	if *o.p == nil {
+		return ""
+	}
+	return fmt.Sprint(**o.p)
+}
+
+func (o optional[T]) Type() string { return o.typ }
+
+func (o optional[T]) Set(s string) error {
+	v, err := o.parse(s)
+	if err == nil {
+		*o.p = &v
+	}
+	return err
+}
+
+// optBool defines a boolean flag stored in *p when given.
+func optBool(fl *pflag.FlagSet, p **bool, name, usage string) {
+	fl.VarPF(optional[bool]{p, "bool", strconv.ParseBool}, name, "", usage).NoOptDefVal = "true"
+}
+
+// optUint defines a number flag stored in *p when given.
+func optUint(fl *pflag.FlagSet, p **uint64, name, usage string) {
+	fl.Var(optional[uint64]{p, "uint64", func(s string) (uint64, error) { return strconv.ParseUint(s, 0, 64) }}, name, usage)
 }

@@ -1,35 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
 )
 
 type ptCallsFlags struct {
-	sysroot      string
-	buildIDDirs  []string
-	json, folded bool
-	foldedTime   bool
-	resolution   time.Duration
-	pid          int
-	noDemangle   bool
-	allowLoss    bool
-	raw          []string
-	quiet        bool
-	maxDepth     int
-	kernel       string
-	kallsyms     string
+	job                      calls.Job
+	json, folded, foldedTime bool
+	quiet, allowLoss         bool
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
-	var f ptCallsFlags
+	f := ptCallsFlags{job: calls.Job{MaxDepth: calls.DefaultTreeDepth}}
 	c := &cobra.Command{
 		Use:   "calls [flags] perf.data|CAPTURE_DIR",
 		Short: "Function calls of the traced threads: call tree, NDJSON, collapsed stacks",
@@ -68,20 +56,20 @@ unless --allow-loss.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runPTCalls(e, &f, args[0]) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.sysroot, "sysroot", "", "look for the mapped files under `DIR`")
-	fl.StringArrayVar(&f.buildIDDirs, "buildid-dir", nil, "build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
+	fl.StringVar(&f.job.Sysroot, "sysroot", "", "look for the mapped files under `DIR`")
+	fl.StringArrayVar(&f.job.BuildIDDirs, "buildid-dir", nil, "build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per call")
 	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
 	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
-	fl.DurationVar(&f.resolution, "resolution", 0, "keep only calls at least this long (shorter ones count as their caller's own)")
-	fl.IntVar(&f.maxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
-	fl.IntVar(&f.pid, "pid", 0, "only the threads of process `PID`")
-	fl.BoolVar(&f.noDemangle, "no-demangle", false, "keep C++/Rust names mangled")
+	fl.DurationVar(&f.job.Resolution, "resolution", 0, "keep only calls at least this long (shorter ones count as their caller's own)")
+	fl.IntVar(&f.job.MaxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
+	fl.IntVar(&f.job.PID, "pid", 0, "only the threads of process `PID`")
+	fl.BoolVar(&f.job.NoDemangle, "no-demangle", false, "keep C++/Rust names mangled")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
 	fl.BoolVar(&f.quiet, "quiet", false, "no output but the summary on stderr (for timing)")
-	fl.StringVar(&f.kernel, "kernel", "", "the kernel's code: a vmlinux `FILE` or /proc/kcore (kernel-mode trace)")
-	fl.StringVar(&f.kallsyms, "kallsyms", "", "kernel function names and KASLR slide from `FILE` (/proc/kallsyms of the traced machine)")
-	fl.StringArrayVar(&f.raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
+	fl.StringVar(&f.job.Kernel, "kernel", "", "the kernel's code: a vmlinux `FILE` or /proc/kcore (kernel-mode trace)")
+	fl.StringVar(&f.job.Kallsyms, "kallsyms", "", "kernel function names and KASLR slide from `FILE` (/proc/kallsyms of the traced machine)")
+	fl.StringArrayVar(&f.job.Raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
 	return c
 }
 
@@ -93,39 +81,12 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	// image and its decode caches and the call tree, live until the end.
 	// Collect late, as pt flow does (a collection only burnt CPU: 5 %).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	if _, err := os.Stat(path); err != nil {
+	in, o, err := f.job.Open(path)
+	if re := (*calls.RawError)(nil); errors.As(err, &re) {
+		return usageErrorf("pt calls: --raw: %v", err)
+	} else if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}
-	var in *calls.Input
-	var err error
-	var rawImage *intelpt.Image
-	if len(f.raw) > 0 {
-		rawImage = intelpt.NewImage()
-		for _, r := range f.raw {
-			if _, err := rawImage.AddRaw(r); err != nil {
-				return usageErrorf("pt calls: --raw: %v", err)
-			}
-		}
-		var b []byte
-		if b, err = os.ReadFile(path); err == nil {
-			in = calls.RawInput(b, intelpt.Config{})
-		}
-	} else {
-		in, err = calls.Open(path)
-	}
-	if err != nil {
-		return fmt.Errorf("pt calls: %w", err)
-	}
-	o := calls.Options{Finder: in.Finder(f.sysroot, f.buildIDDirs), Demangle: !f.noDemangle, PID: int32(f.pid), Image: rawImage, TreeDepth: f.maxDepth}
-	if f.maxDepth <= 0 {
-		o.TreeDepth = -1
-	}
-	if f.kernel != "" || f.kallsyms != "" {
-		if o.Kernel, o.KernelSymbols, err = calls.LoadKernel(f.kernel, f.kallsyms); err != nil {
-			return fmt.Errorf("pt calls: %w", err)
-		}
-	}
-	o.Resolution = uint64(f.resolution.Nanoseconds())
 	if o.Resolution > 0 && in.ToNS == nil {
 		fmt.Fprintf(e.stderr, "pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
 	}
@@ -153,13 +114,8 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		fmt.Fprintf(e.stderr, "pt calls: %s\n", n)
 	}
 	fmt.Fprintf(e.stderr, "pt calls: %s\n", res)
-	if !f.allowLoss {
-		switch {
-		case in.Loss != "":
-			return dataLostError("pt calls: data lost: %s (--allow-loss to accept)", in.Loss)
-		case res.Gaps > 0:
-			return dataLostError("pt calls: %d gaps in the trace (--allow-loss to accept)", res.Gaps)
-		}
+	if l := res.Loss(in); l != "" && !f.allowLoss {
+		return dataLostError("pt calls: %s (--allow-loss to accept)", l)
 	}
 	return nil
 }

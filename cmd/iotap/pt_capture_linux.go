@@ -9,23 +9,17 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/tracefs"
 )
 
 type ptCaptureFlags struct {
-	cpus, out                             string
-	pid                                   int
-	duration                              time.Duration
-	chunks                                int
-	order                                 uint
-	circular, user, kernel, allowLoss     bool
-	copyBinaries                          bool
-	tsc, branch, mtc, cyc, noretcomp, ptw bool
-	pwrEvt                                bool
-	psbPeriod, mtcPeriod, cycThresh       uint64
-	filters                               []string
+	rec       intelpt.RecordOptions
+	out, cpus string
+	duration  time.Duration
+	allowLoss bool
 }
 
 func newPTCaptureCmd(e *env) *cobra.Command {
@@ -56,51 +50,36 @@ PT and root or CAP_PERFMON.`,
 			return runPTCapture(e, cmd, &f, args)
 		},
 	}
-	fl := c.Flags()
-	fl.StringVarP(&f.out, "output", "o", "", "output `DIR`")
-	fl.StringVar(&f.cpus, "cpu", "", "trace the CPUs in `LIST` (e.g. 0-3,6)")
-	fl.IntVar(&f.pid, "pid", 0, "trace the thread `PID` (per-thread mode)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C or COMMAND exits)")
-	fl.IntVar(&f.chunks, "chunks", 16, "chunks per buffer")
-	fl.UintVar(&f.order, "order", 4, "log2 of the pages per chunk")
-	fl.BoolVar(&f.circular, "circular", false, "circular (snapshot) buffers instead of stop-on-full")
-	fl.BoolVar(&f.user, "user", false, "trace user mode only")
-	fl.BoolVar(&f.kernel, "kernel", false, "trace kernel mode only")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when trace data was lost")
-	fl.BoolVar(&f.copyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
-	fl.BoolVar(&f.tsc, "tsc", true, "TSC packets")
-	fl.BoolVar(&f.branch, "branch", true, "branch tracing (control flow packets)")
-	fl.BoolVar(&f.mtc, "mtc", false, "MTC timing packets")
-	fl.BoolVar(&f.cyc, "cyc", false, "CYC cycle-accurate packets")
-	fl.BoolVar(&f.noretcomp, "noretcomp", false, "disable return compression")
-	fl.BoolVar(&f.ptw, "ptw", false, "PTWRITE packets")
-	fl.BoolVar(&f.pwrEvt, "pwr-evt", false, "power event packets")
-	fl.Uint64Var(&f.psbPeriod, "psb-period", 0, "PSB period (2^(n+11) bytes)")
-	fl.Uint64Var(&f.mtcPeriod, "mtc-period", 0, "MTC period (2^n crystal ticks)")
-	fl.Uint64Var(&f.cycThresh, "cyc-thresh", 0, "CYC threshold (2^(n-1) cycles)")
-	fl.StringArrayVar(&f.filters, "filter", nil, "perf address filter (repeatable), e.g. 'filter main @ /bin/prog'")
+	f.flags(c.Flags())
 	return c
 }
 
-func (f *ptCaptureFlags) options(cmd *cobra.Command) intelpt.Options {
-	var o intelpt.Options
-	ch := cmd.Flags().Changed
-	o.TSC, o.Branch = &f.tsc, &f.branch
-	b := func(name string, v *bool) *bool {
-		if ch(name) {
-			return v
-		}
-		return nil
-	}
-	n := func(name string, v *uint64) *uint64 {
-		if ch(name) {
-			return v
-		}
-		return nil
-	}
-	o.MTC, o.CYC, o.NoRetComp, o.PTW, o.PwrEvt = b("mtc", &f.mtc), b("cyc", &f.cyc), b("noretcomp", &f.noretcomp), b("ptw", &f.ptw), b("pwr-evt", &f.pwrEvt)
-	o.PSBPeriod, o.MTCPeriod, o.CycThresh = n("psb-period", &f.psbPeriod), n("mtc-period", &f.mtcPeriod), n("cyc-thresh", &f.cycThresh)
-	return o
+// flags defines the flags of pt capture, which fill f.rec.
+func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
+	t, o := &f.rec.Trace, &f.rec.Trace.Options
+	fl.StringVarP(&f.out, "output", "o", "", "output `DIR`")
+	fl.StringVar(&f.cpus, "cpu", "", "trace the CPUs in `LIST` (e.g. 0-3,6)")
+	fl.IntVar(&t.PID, "pid", 0, "trace the thread `PID` (per-thread mode)")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C or COMMAND exits)")
+	fl.IntVar(&t.Chunks, "chunks", 16, "chunks per buffer")
+	fl.UintVar(&t.Order, "order", 4, "log2 of the pages per chunk")
+	fl.BoolVar(&t.Circular, "circular", false, "circular (snapshot) buffers instead of stop-on-full")
+	fl.BoolVar(&t.User, "user", false, "trace user mode only")
+	fl.BoolVar(&t.Kernel, "kernel", false, "trace kernel mode only")
+	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when trace data was lost")
+	fl.BoolVar(&f.rec.CopyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
+	o.TSC, o.Branch = new(bool), new(bool)
+	fl.BoolVar(o.TSC, "tsc", true, "TSC packets")
+	fl.BoolVar(o.Branch, "branch", true, "branch tracing (control flow packets)")
+	optBool(fl, &o.MTC, "mtc", "MTC timing packets")
+	optBool(fl, &o.CYC, "cyc", "CYC cycle-accurate packets")
+	optBool(fl, &o.NoRetComp, "noretcomp", "disable return compression")
+	optBool(fl, &o.PTW, "ptw", "PTWRITE packets")
+	optBool(fl, &o.PwrEvt, "pwr-evt", "power event packets")
+	optUint(fl, &o.PSBPeriod, "psb-period", "PSB period (2^(n+11) bytes)")
+	optUint(fl, &o.MTCPeriod, "mtc-period", "MTC period (2^n crystal ticks)")
+	optUint(fl, &o.CycThresh, "cyc-thresh", "CYC threshold (2^(n-1) cycles)")
+	fl.StringArrayVar(&t.AddrFilters, "filter", nil, "perf address filter (repeatable), e.g. 'filter main @ /bin/prog'")
 }
 
 func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) error {
@@ -108,14 +87,10 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 		return usageErrorf("pt capture: -o DIR is required")
 	}
 	modes := 0
-	if f.cpus != "" {
-		modes++
-	}
-	if f.pid != 0 {
-		modes++
-	}
-	if len(args) > 0 {
-		modes++
+	for _, given := range []bool{f.cpus != "", f.rec.Trace.PID != 0, len(args) > 0} {
+		if given {
+			modes++
+		}
 	}
 	if modes > 1 {
 		return usageErrorf("pt capture: give one of --cpu, --pid or -- COMMAND")
@@ -127,29 +102,27 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 	if _, err := intelpt.Supported(); err != nil {
 		return fmt.Errorf("pt capture: %w", err)
 	}
-	cfg := intelpt.TraceConfig{Chunks: f.chunks, Order: f.order, Circular: f.circular, Options: f.options(cmd),
-		User: f.user, Kernel: f.kernel, AddrFilters: f.filters}
 	if f.cpus != "" {
 		cpus, err := tracefs.ParseCPUList(f.cpus)
 		if err != nil {
 			return usageErrorf("pt capture: --cpu: %v", err)
 		}
-		cfg.CPUs = cpus
+		f.rec.Trace.CPUs = cpus
 	}
-	ropt := intelpt.RecordOptions{Trace: cfg, Command: args, CopyBinaries: f.copyBinaries}
-	if f.pid != 0 {
-		ropt.Trace.Mode, ropt.Trace.PID = intelpt.PerThread, f.pid
+	if f.rec.Trace.PID != 0 {
+		f.rec.Trace.Mode = intelpt.PerThread
 	}
 	// A COMMAND is started held before its exec; tracing starts at the
 	// exec (enable_on_exec) and ends when it exits.
-	ropt.Run, ropt.Stdin, ropt.Stdout, ropt.Stderr = len(args) > 0, os.Stdin, e.stdout, e.stderr
+	f.rec.Command, f.rec.Run = args, len(args) > 0
+	f.rec.Stdin, f.rec.Stdout, f.rec.Stderr = os.Stdin, e.stdout, e.stderr
 	ctx := e.ctx
 	if f.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	res, err := intelpt.Record(ctx, f.out, ropt)
+	res, err := intelpt.Record(ctx, f.out, f.rec)
 	if err != nil {
 		return fmt.Errorf("pt capture: %w", err)
 	}

@@ -29,22 +29,18 @@ func (d *decoderFlag) Set(s string) error {
 }
 
 type ptFlowFlags struct {
-	opt                intelpt.FlowOptions
-	filter             intelpt.AddrFilter
-	filterCfg          [4]uint64
-	raw, elf           []string
-	pt, cpu            string
-	timing             ptTiming
-	eventTick, iflags  bool
-	endOnCall, endJump bool
-	allowLoss          bool
-	insnKeep, blkKeep  bool
-	noInst, check      bool
-	// sideband input (perf.data or a capture directory)
-	stream, pid      int
-	sysroot          string
-	buildIDDirs      []string
-	kernel, kallsyms string
+	opt       intelpt.FlowOptions
+	cfg       intelpt.FlowConfig // Filter's addresses, Flags' events
+	filterCfg [4]uint64
+	raw, elf  []string
+	pt, cpu   string
+	timing    ptTiming
+	allowLoss bool
+	// --block:keep-tcal-on-ovf, --insn:keep-tcal-on-ovf; no effect:
+	// --no-inst, --check
+	blkKeep, insnKeep, noInst, check bool
+	sb                               calls.FlowOptions // perf.data or capture directory
+	pid                              int
 }
 
 func newPTFlowCmd(e *env) *cobra.Command {
@@ -98,8 +94,8 @@ counted), unless --allow-loss.`,
 		fl.Lookup(n).NoOptDefVal = "true"
 	}
 	fl.BoolVar(&o.ShowBlocks, "block:show-blocks", false, "show blocks in the output")
-	fl.BoolVar(&f.endOnCall, "block:end-on-call", false, "end a block after a call")
-	fl.BoolVar(&f.endJump, "block:end-on-jump", false, "end a block after a jump")
+	fl.BoolVar(&f.cfg.Flags.EndOnCall, "block:end-on-call", false, "end a block after a call")
+	fl.BoolVar(&f.cfg.Flags.EndOnJump, "block:end-on-jump", false, "end a block after a jump")
 	fl.BoolVar(&f.blkKeep, "block:keep-tcal-on-ovf", false, "block decoder: keep the timing calibration across overflows")
 	fl.BoolVar(&f.insnKeep, "insn:keep-tcal-on-ovf", false, "instruction decoder: keep the timing calibration across overflows")
 	fl.StringArrayVar(&f.raw, "raw", nil, "load raw `file[:from[-to]]:address` into the image")
@@ -108,13 +104,13 @@ counted), unless --allow-loss.`,
 	fl.StringVar(&f.cpu, "cpu", "", "decode for CPU `f/m[/s]` (errata) or none")
 	fl.BoolVar(&o.EventIP, "event:ip", false, "print the IP of events")
 	fl.BoolVar(&o.EventTime, "event:time", false, "print the TSC of events")
-	fl.BoolVar(&f.eventTick, "event:tick", false, "report tick events (the time changed at a branch)")
-	fl.BoolVar(&f.iflags, "event:iflags", false, "report iflags events")
+	fl.BoolVar(&f.cfg.Flags.TickEvents, "event:tick", false, "report tick events (the time changed at a branch)")
+	fl.BoolVar(&f.cfg.Flags.IFlagsEvents, "event:iflags", false, "report iflags events")
 	fl.BoolVar(&o.ResyncOnError, "resync-on-error", false, "resync at the next event or PSB after an error")
 	for n := 0; n < 4; n++ {
 		fl.Uint64Var(&f.filterCfg[n], fmt.Sprintf("filter:addr%d_cfg", n), 0, fmt.Sprintf("IA32_RTIT_CTL.ADDR%d_CFG", n))
-		fl.Uint64Var(&f.filter.A[n], fmt.Sprintf("filter:addr%d_a", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_A", n))
-		fl.Uint64Var(&f.filter.B[n], fmt.Sprintf("filter:addr%d_b", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_B", n))
+		fl.Uint64Var(&f.cfg.Filter.A[n], fmt.Sprintf("filter:addr%d_a", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_A", n))
+		fl.Uint64Var(&f.cfg.Filter.B[n], fmt.Sprintf("filter:addr%d_b", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_B", n))
 	}
 	fl.BoolVar(&o.Stat, "stat", false, "print statistics (even when quiet)")
 	fl.BoolVar(&o.StatInsn, "stat:insn", false, "count instructions")
@@ -127,12 +123,12 @@ counted), unless --allow-loss.`,
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes or the trace overflowed")
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
-	fl.IntVar(&f.stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
+	fl.IntVar(&f.sb.Stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
 	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
-	fl.StringVar(&f.sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
-	fl.StringArrayVar(&f.buildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
-	fl.StringVar(&f.kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
-	fl.StringVar(&f.kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
+	fl.StringVar(&f.sb.Sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
+	fl.StringArrayVar(&f.sb.BuildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
+	fl.StringVar(&f.sb.Kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
+	fl.StringVar(&f.sb.Kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
 	return c
 }
 
@@ -140,12 +136,17 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 	if f.pt == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
-	var sb *calls.FlowInput
-	format := intelpt.FormatRaw
+	// The decoders do not allocate per instruction: the heap is the trace,
+	// the image and its decode caches, all live until the end. A collection
+	// would only burn CPU, so collect late (from before the trace is read).
+	defer debug.SetGCPercent(debug.SetGCPercent(1000))
+	var trace []byte
+	var base intelpt.Config
+	cfg, format := &f.cfg, intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
 		// A perf.data or capture directory: the image from its sideband.
-		var err error
-		sb, err = calls.OpenFlow(f.pt, calls.FlowOptions{Stream: f.stream, PID: int32(f.pid), Sysroot: f.sysroot, BuildIDDirs: f.buildIDDirs, Kernel: f.kernel, Kallsyms: f.kallsyms})
+		f.sb.PID = int32(f.pid)
+		sb, err := calls.OpenFlow(f.pt, f.sb)
 		var se *calls.StreamsError
 		switch {
 		case errors.Is(err, calls.ErrNoSideband):
@@ -158,29 +159,13 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 		for _, u := range sb.Unfound {
 			fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
 		}
-		format = sb.Format
-	}
-	// The decoders do not allocate per instruction: the heap is the trace,
-	// the image and its decode caches, all live until the end. A collection
-	// would only burn CPU, so collect late (from before the trace is read).
-	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	im := intelpt.NewImage()
-	for _, r := range f.raw {
-		if _, err := im.AddRaw(r); err != nil {
-			return err
-		}
-	}
-	for _, s := range f.elf {
-		if _, err := im.AddELF(s); err != nil {
-			return err
-		}
-	}
-	var trace []byte
-	base := intelpt.Config{}
-	if sb != nil {
-		trace, base, im = sb.Stream.Data, sb.Config, sb.Image
+		trace, base, cfg.Image, format = sb.Stream.Data, sb.Config, sb.Image, sb.Format
 		f.opt.StreamName, f.opt.StreamCPU = sb.Stream.Name(), sb.Stream.CPU
 	} else {
+		var err error
+		if cfg.Image, err = intelpt.NewImageFiles(f.raw, f.elf); err != nil {
+			return err
+		}
 		file, from, size, err := intelpt.SplitFileRange(f.pt)
 		if err != nil {
 			return usageErrorf("pt flow: --pt: %v", err)
@@ -189,7 +174,6 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 			return err
 		}
 	}
-	cfg := intelpt.FlowConfig{Image: im}
 	cfg.Config = f.timing.config(cmd, base)
 	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
 		return err
@@ -201,16 +185,12 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 		cfg.Errata = errata
 	}
 	for n, v := range f.filterCfg {
-		if err := f.filter.SetCfg(n, v); err != nil {
+		if err := cfg.Filter.SetCfg(n, v); err != nil {
 			return usageErrorf("pt flow: --filter:addr%d_cfg: %v", n, err)
 		}
 	}
-	cfg.Filter = f.filter
-	cfg.Flags = intelpt.FlowFlags{TickEvents: f.eventTick, IFlagsEvents: f.iflags}
-	if f.opt.BlockDecoder {
-		cfg.Flags.EndOnCall, cfg.Flags.EndOnJump, cfg.Flags.KeepTcalOnOVF = f.endOnCall, f.endJump, f.blkKeep
-	} else {
-		cfg.Flags.KeepTcalOnOVF = f.insnKeep
+	if cfg.Flags.KeepTcalOnOVF = f.blkKeep; !f.opt.BlockDecoder {
+		cfg.Flags.KeepTcalOnOVF = f.insnKeep // the insn decoder ignores the block flags
 	}
 	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
 		f.opt.Progress = func(off int64) { m.Update(off) }
@@ -220,21 +200,8 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 			return err
 		}
 	}
-	if _, err := intelpt.FlowListing(e.stdout, trace, cfg, f.opt); err != nil {
+	if _, err := intelpt.FlowListing(e.stdout, trace, *cfg, f.opt); err != nil {
 		return err
 	}
-	// Decoding errors skip the trace up to the next PSB: loss.
-	// OVF: the CPU dropped trace data.
-	st := intelpt.ComputeStats(trace, cfg.Config)
-	var lost []string
-	if st.Loss() != "" {
-		lost = append(lost, st.Loss()+", decoding resumed at the next PSB (see the listing)")
-	}
-	if st.Overflows > 0 {
-		lost = append(lost, fmt.Sprintf("%d overflow(s) (see the listing)", st.Overflows))
-	}
-	if len(lost) > 0 {
-		return e.dataLoss(f.allowLoss, "pt flow: ", lost, "--allow-loss to accept")
-	}
-	return nil
+	return e.dataLoss(f.allowLoss, "pt flow: ", intelpt.FlowLoss(trace, cfg.Config), "--allow-loss to accept")
 }

@@ -62,3 +62,20 @@ func ExampleRun() {
 	// thread_1;[unknown_0x100000];[unknown_0x100008] 1
 	// 1 threads, 3 instructions, 1 calls, 0 tail calls, 1 returns, 0 unwinds, 0 unmatched returns, 0 gaps
 }
+
+// 'iotap pt calls --raw FILE:0x200000 TRACE' through a Job: the code at a
+// wrong address, so the thread is a gap, the analysis's loss (exit 3).
+func ExampleJob() {
+	j := calls.Job{Raw: []string{"../testdata/libipt/call_direct-ret_compressed.bin:0x200000"}, MaxDepth: calls.DefaultTreeDepth}
+	in, o, err := j.Open("../testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	res, err := calls.Run(os.Stdout, in, "trace.pt", calls.OutputNone, o)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Loss(in))
+	// Output:
+	// 1 gaps in the trace
+}

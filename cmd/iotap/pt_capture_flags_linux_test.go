@@ -1,0 +1,34 @@
+//go:build linux
+
+package main
+
+import (
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// TestPTCaptureFlags: pt capture's flags fill intelpt.RecordOptions: the
+// options not given stay nil (the kernel's default), those given are
+// set, false too; TSC and branch are always set (default true).
+func TestPTCaptureFlags(t *testing.T) {
+	var f ptCaptureFlags
+	fl := pflag.NewFlagSet("capture", pflag.ContinueOnError)
+	f.flags(fl)
+	if err := fl.Parse([]string{"--mtc", "--noretcomp=false", "--mtc-period", "3", "--cyc-thresh", "0x2", "--tsc=false", "--pid", "42", "--chunks", "8", "--filter", "filter main"}); err != nil {
+		t.Fatal(err)
+	}
+	o, tr := f.rec.Trace.Options, f.rec.Trace
+	if o.MTC == nil || !*o.MTC || o.NoRetComp == nil || *o.NoRetComp || o.CYC != nil || o.PTW != nil || o.PwrEvt != nil {
+		t.Errorf("booleans: mtc %v noretcomp %v cyc %v ptw %v pwr-evt %v", o.MTC, o.NoRetComp, o.CYC, o.PTW, o.PwrEvt)
+	}
+	if o.MTCPeriod == nil || *o.MTCPeriod != 3 || o.CycThresh == nil || *o.CycThresh != 2 || o.PSBPeriod != nil {
+		t.Errorf("periods: mtc %v cyc %v psb %v", o.MTCPeriod, o.CycThresh, o.PSBPeriod)
+	}
+	if *o.TSC || !*o.Branch || tr.PID != 42 || tr.Chunks != 8 || tr.Order != 4 || len(tr.AddrFilters) != 1 {
+		t.Errorf("tsc %v branch %v pid %d chunks %d order %d filters %q", *o.TSC, *o.Branch, tr.PID, tr.Chunks, tr.Order, tr.AddrFilters)
+	}
+	if err := fl.Parse([]string{"--psb-period", "x"}); err == nil {
+		t.Errorf("--psb-period x: no error")
+	}
+}

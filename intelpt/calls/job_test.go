@@ -1,0 +1,54 @@
+package calls
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestJob: a raw trace over its code (libipt's call_direct-ret_compressed:
+// the 3 instructions ptxed lists, one call) opens with the job's options
+// and no loss; the code at the wrong address gives gaps, which are its
+// loss; a Raw that does not load is a *RawError; a missing input the
+// stat's error; MaxDepth 0 means no limit; Resolution is in ns.
+func TestJob(t *testing.T) {
+	const lib = "../testdata/libipt/"
+	j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}, PID: 7, MaxDepth: 3, Resolution: time.Microsecond, NoDemangle: true}
+	in, o, err := j.Open(lib + "call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Image == nil || o.PID != 7 || o.TreeDepth != 3 || o.Resolution != 1000 || o.Demangle {
+		t.Errorf("options %+v", o)
+	}
+	o.PID = 0 // the raw trace's one thread is TID 1 of no process
+	res, err := Run(io.Discard, in, "x.pt", OutputNone, o)
+	if err != nil || res.Stats.Insns != 3 || res.Loss(in) != "" {
+		t.Fatalf("raw: %+v, loss %q, %v", res, res.Loss(in), err)
+	}
+	j.Raw, j.MaxDepth = []string{lib + "call_direct-ret_compressed.bin:0x200000"}, 0
+	in, o, err = j.Open(lib + "call_direct-ret_compressed.pt")
+	if err != nil || o.TreeDepth != -1 {
+		t.Fatalf("depth 0: %d, %v", o.TreeDepth, err)
+	}
+	o.PID = 0
+	res, _ = Run(io.Discard, in, "x.pt", OutputNone, o)
+	if res == nil || res.Gaps == 0 || res.Loss(in) != fmt.Sprintf("%d gaps in the trace", res.Gaps) {
+		t.Errorf("code elsewhere: %+v", res)
+	}
+	in.Loss = "3 records lost"
+	if got := res.Loss(in); got != "data lost: 3 records lost" {
+		t.Errorf("input loss: %q", got)
+	}
+	j.Raw = []string{lib + "call_direct-ret_compressed.bin"}
+	var re *RawError
+	if _, _, err := j.Open(lib + "call_direct-ret_compressed.pt"); !errors.As(err, &re) {
+		t.Errorf("raw without address: %v", err)
+	}
+	if _, _, err := j.Open(lib + "nosuchfile.pt"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing input: %v", err)
+	}
+}
