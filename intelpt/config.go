@@ -92,3 +92,28 @@ type Config struct {
 	// BEP (PEBS via PT, event trace) as unknown opcodes, as libipt does.
 	IgnoreBlocks bool
 }
+
+// Timing are timing parameters given by hand, each overriding what the
+// trace recorded (perf.data's AUXTRACE_INFO, capture.json) when set:
+// ptdump's and ptxed's --mtc-freq, --nom-freq, --cpuid-0x15.eax/ebx.
+type Timing struct {
+	MTCFreq, NomFreq       *uint8
+	CPUID15EAX, CPUID15EBX *uint32
+}
+
+// Apply returns base with the parameters set in t.
+func (t *Timing) Apply(base Config) Config {
+	if t.MTCFreq != nil {
+		base.MTCFreq = *t.MTCFreq
+	}
+	if t.NomFreq != nil {
+		base.NomFreq = *t.NomFreq
+	}
+	if t.CPUID15EAX != nil {
+		base.CPUID15EAX = *t.CPUID15EAX
+	}
+	if t.CPUID15EBX != nil {
+		base.CPUID15EBX = *t.CPUID15EBX
+	}
+	return base
+}

@@ -47,3 +47,18 @@ func ExampleConfigOf() {
 	fmt.Println(ok, cfg.MTCFreq, cfg.CPUID15EAX, cfg.CPUID15EBX)
 	// Output: true 3 1 2
 }
+
+// TestTimingApply: each parameter given replaces the recorded one, zero
+// included; those not given keep it; errata and the rest are kept.
+func TestTimingApply(t *testing.T) {
+	base := intelpt.Config{MTCFreq: 3, NomFreq: 4, CPUID15EAX: 2, CPUID15EBX: 168, IgnoreBlocks: true, Errata: intelpt.Errata{BDM70: true}}
+	if got := (&intelpt.Timing{}).Apply(base); got != base {
+		t.Errorf("nothing given: %+v", got)
+	}
+	zero, nine, one := uint8(0), uint8(9), uint32(1)
+	got := (&intelpt.Timing{MTCFreq: &zero, NomFreq: &nine, CPUID15EBX: &one}).Apply(base)
+	want := intelpt.Config{MTCFreq: 0, NomFreq: 9, CPUID15EAX: 2, CPUID15EBX: 1, IgnoreBlocks: true, Errata: intelpt.Errata{BDM70: true}}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

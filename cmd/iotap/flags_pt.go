@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/detect"
@@ -14,10 +14,7 @@ import (
 
 // ptTiming are the timing flags of pt dump, stats and flow: the decoder
 // parameters perf.data and capture.json record, given or overridden.
-type ptTiming struct {
-	mtc, nom uint8
-	eax, ebx uint32
-}
+type ptTiming struct{ intelpt.Timing }
 
 // flags adds them to fl; detail 1 says where --nom-freq is read, 2 also
 // what the CPUID words are.
@@ -29,28 +26,10 @@ func (t *ptTiming) flags(fl *pflag.FlagSet, detail int) {
 	if detail > 1 {
 		eax, ebx = eax+" (crystal clock ratio denominator)", ebx+" (crystal clock ratio numerator)"
 	}
-	fl.Uint8Var(&t.mtc, "mtc-freq", 0, "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
-	fl.Uint8Var(&t.nom, "nom-freq", 0, nom)
-	fl.Uint32Var(&t.eax, "cpuid-0x15.eax", 0, eax)
-	fl.Uint32Var(&t.ebx, "cpuid-0x15.ebx", 0, ebx)
-}
-
-// config is base (what the input recorded) with the flags given.
-func (t *ptTiming) config(cmd *cobra.Command, base intelpt.Config) intelpt.Config {
-	ch := cmd.Flags().Changed
-	if ch("mtc-freq") {
-		base.MTCFreq = t.mtc
-	}
-	if ch("nom-freq") {
-		base.NomFreq = t.nom
-	}
-	if ch("cpuid-0x15.eax") {
-		base.CPUID15EAX = t.eax
-	}
-	if ch("cpuid-0x15.ebx") {
-		base.CPUID15EBX = t.ebx
-	}
-	return base
+	optUint(fl, &t.MTCFreq, "mtc-freq", "MTC frequency `n` (IA32_RTIT_CTL[17:14])")
+	optUint(fl, &t.NomFreq, "nom-freq", nom)
+	optUint(fl, &t.CPUID15EAX, "cpuid-0x15.eax", eax)
+	optUint(fl, &t.CPUID15EBX, "cpuid-0x15.ebx", ebx)
 }
 
 // ptOpen opens a pt dump or stats input (detect.OpenPT); a byte range
@@ -107,6 +86,12 @@ func optBool(fl *pflag.FlagSet, p **bool, name, usage string) {
 }
 
 // optUint defines a number flag stored in *p when given.
-func optUint(fl *pflag.FlagSet, p **uint64, name, usage string) {
-	fl.Var(optional[uint64]{p, "uint64", func(s string) (uint64, error) { return strconv.ParseUint(s, 0, 64) }}, name, usage)
+func optUint[T uint8 | uint32 | uint64](fl *pflag.FlagSet, p **T, name, usage string) {
+	typ := fmt.Sprintf("%T", *new(T))
+	bits, _ := strconv.Atoi(strings.TrimPrefix(typ, "uint"))
+	parse := func(s string) (T, error) {
+		v, err := strconv.ParseUint(s, 0, bits)
+		return T(v), err
+	}
+	fl.Var(optional[T]{p, typ, parse}, name, usage)
 }

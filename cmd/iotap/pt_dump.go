@@ -55,9 +55,9 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
   iotap pt dump --lastip --no-pad perf.data
   iotap pt dump --time --time-delta --mtc-freq 3 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 168 trace.pt`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			done := e.limitStdout(f.count)
-			return done(runPTDump(e, cmd, &f, args[0]))
+			return done(runPTDump(e, &f, args[0]))
 		},
 	}
 	fl := c.Flags()
@@ -87,7 +87,7 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
 	return c
 }
 
-func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
+func runPTDump(e *env, f *ptDumpFlags, path string) error {
 	if f.opt.Time && f.opt.TCal {
 		return usageErrorf("pt dump: specify either --time or --tcal")
 	}
@@ -101,7 +101,7 @@ func runPTDump(e *env, cmd *cobra.Command, f *ptDumpFlags, path string) error {
 		return err
 	}
 	defer in.Close()
-	cfg, o := f.timing.config(cmd, in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream}
+	cfg, o := f.timing.Apply(in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream}
 	var sum intelpt.DumpSummary
 	if in.Stream != nil {
 		r := e.meter("iotap: pt dump", in.Size(), true).Reader(in.Stream)

@@ -76,14 +76,14 @@ counted), unless --allow-loss.`,
   iotap pt flow --stream 1 --pid 4242 capture-dir
   iotap pt flow --insn-decoder --elf ./a.out --event:ip --event:time --pt trace.pt`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				if f.pt != "" {
 					return usageErrorf("pt flow: give the trace either as argument or with --pt")
 				}
 				f.pt = args[0]
 			}
-			return runPTFlow(e, cmd, &f)
+			return runPTFlow(e, &f)
 		},
 	}
 	fl := c.Flags()
@@ -132,7 +132,7 @@ counted), unless --allow-loss.`,
 	return c
 }
 
-func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
+func runPTFlow(e *env, f *ptFlowFlags) error {
 	if f.pt == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
@@ -174,7 +174,7 @@ func runPTFlow(e *env, cmd *cobra.Command, f *ptFlowFlags) error {
 			return err
 		}
 	}
-	cfg.Config = f.timing.config(cmd, base)
+	cfg.Config = f.timing.Apply(base)
 	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
 		return err
 	} else if cpu != nil {

@@ -33,7 +33,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 		Example: `  iotap pt stats trace.pt
   iotap pt stats --json perf.data`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(_ *cobra.Command, args []string) error {
 			in, err := ptOpen(args[0], true)
 			if err != nil {
 				return err
@@ -47,7 +47,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				if in.File != os.Stdin {
 					ra = m.ReaderAt(in.File)
 				}
-				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.config(cmd, in.Config()), workers)
+				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.Apply(in.Config()), workers)
 				if err != nil {
 					return fmt.Errorf("pt stats: %s: %w", args[0], err)
 				}
@@ -56,7 +56,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				}
 				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
 			} else {
-				items = intelpt.InputStats(in.Loaded, args[0], timing.config(cmd, in.Config()))
+				items = intelpt.InputStats(in.Loaded, args[0], timing.Apply(in.Config()))
 			}
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err

@@ -1,5 +1,3 @@
-//go:build linux
-
 package main
 
 import (
@@ -30,5 +28,22 @@ func TestPTCaptureFlags(t *testing.T) {
 	}
 	if err := fl.Parse([]string{"--psb-period", "x"}); err == nil {
 		t.Errorf("--psb-period x: no error")
+	}
+}
+
+// TestPTTimingFlags: the timing flags set only what is given (0 too),
+// with pflag's number syntax and range (uint8: 256 is refused).
+func TestPTTimingFlags(t *testing.T) {
+	var tm ptTiming
+	fl := pflag.NewFlagSet("dump", pflag.ContinueOnError)
+	tm.flags(fl, 2)
+	if err := fl.Parse([]string{"--mtc-freq", "0", "--cpuid-0x15.ebx", "0xa8"}); err != nil {
+		t.Fatal(err)
+	}
+	if tm.MTCFreq == nil || *tm.MTCFreq != 0 || tm.NomFreq != nil || tm.CPUID15EAX != nil || tm.CPUID15EBX == nil || *tm.CPUID15EBX != 168 {
+		t.Errorf("%+v", tm.Timing)
+	}
+	if err := fl.Parse([]string{"--nom-freq", "256"}); err == nil {
+		t.Errorf("--nom-freq 256: no error")
 	}
 }
