@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/timeline"
 )
 
@@ -176,4 +177,89 @@ func ByteProgress(update func(done int64, status string)) func(*Trace) {
 		n++
 		update(done, fmt.Sprintf("trace %d: %s", n, t.Name))
 	}
+}
+
+// FileOptions are how WriteFiles writes the report's files.
+type FileOptions struct {
+	// Create creates the file at path (written from inputs, which it must
+	// not overwrite); commit makes it complete. nil: a private file
+	// (0600, never through a link nor over an input, renamed into place
+	// by commit).
+	Create func(path string, inputs []string) (w io.Writer, commit func() error, err error)
+	// Timeline gives the Perfetto traces' options (Out is set per file);
+	// Export, when set, replaces its Export, with the file to write.
+	Timeline TimelineOptions
+	Export   func(ctx context.Context, out string, inputs []string, opt timeline.Options) (*timeline.FileResult, error)
+	// HTML gives the HTML pages' options (Timeline is set by WriteFiles).
+	HTML HTMLOptions
+}
+
+// WriteFiles writes each of paths as the report file of kinds[i]
+// (OutputKind): the Perfetto traces first (WriteTimeline), so that the
+// HTML pages link the timeline written with them, then the HTML pages and
+// NDJSON files (WriteOutput), each told on w ("== HTML report: PATH, N
+// bytes"). The files are written from the report's traces.
+func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []string, o FileOptions) error {
+	var inputs []string
+	for _, t := range r.Traces {
+		inputs = append(inputs, t.Path)
+	}
+	create := o.Create
+	if create == nil {
+		create = func(path string, inputs []string) (io.Writer, func() error, error) {
+			var in outfile.Inputs
+			in.Add(inputs...)
+			f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: outfile.Atomic})
+			if err != nil {
+				return nil, nil, err
+			}
+			return f, f.Commit, nil
+		}
+	}
+	var tl *timeline.FileResult
+	for i, path := range paths {
+		if kinds[i] == OutputPerfetto {
+			to := o.Timeline
+			to.Out = path
+			if o.Export != nil {
+				to.Export = func(ctx context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
+					return o.Export(ctx, path, inputs, opt)
+				}
+			}
+			var err error
+			if tl, err = r.WriteTimeline(ctx, w, to); err != nil {
+				return err
+			}
+		}
+	}
+	for i, path := range paths {
+		if kinds[i] == OutputPerfetto {
+			continue
+		}
+		f, commit, err := create(path, inputs)
+		if err != nil {
+			return err
+		}
+		cw := &countWriter{w: f}
+		if err = r.WriteOutput(cw, kinds[i], path, tl, o.HTML); err == nil {
+			err = commit()
+		}
+		if err != nil {
+			return fmt.Errorf("report: %s: %w", path, err)
+		}
+		fmt.Fprintf(w, "\n== %s: %s, %d bytes\n", OutputTitle(kinds[i]), path, cw.n)
+	}
+	return nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }

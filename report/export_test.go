@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/timeline"
 )
@@ -181,5 +184,51 @@ func TestWriteOutput(t *testing.T) {
 	}
 	if OutputTitle(OutputHTML) != "HTML report" || OutputTitle(OutputJSON) != "NDJSON report" {
 		t.Errorf("titles %q %q", OutputTitle(OutputHTML), OutputTitle(OutputJSON))
+	}
+}
+
+// TestWriteFiles: the Perfetto trace is written first and the HTML page
+// in another directory links it relative to itself; the NDJSON file is
+// WriteJSON's; each file is private (0600) and told with its size; a
+// file over one of the traces is refused and nothing is written over it.
+func TestWriteFiles(t *testing.T) {
+	r, err := Build(context.Background(), []string{"../testdata/capture"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "html"), 0o700)
+	paths := []string{filepath.Join(dir, "html", "r.html"), filepath.Join(dir, "r.json"), filepath.Join(dir, "t.pftrace")}
+	var w bytes.Buffer
+	if err := r.WriteFiles(context.Background(), &w, paths, []string{OutputHTML, OutputJSON, OutputPerfetto}, FileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(paths[0])
+	js, _ := os.ReadFile(paths[1])
+	var want bytes.Buffer
+	r.WriteJSON(&want)
+	if !bytes.Contains(page, []byte(`href="../t.pftrace"`)) || !bytes.Equal(js, want.Bytes()) {
+		t.Errorf("the page does not link ../t.pftrace, or the NDJSON differs")
+	}
+	text := w.String()
+	if i, j := strings.Index(text, "== timeline: "+paths[2]), strings.Index(text, "== HTML report: "); i < 0 || j < i {
+		t.Errorf("the timeline is not written first:\n%s", text)
+	}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v", p, fi, err)
+			continue
+		}
+		if !strings.HasSuffix(p, ".pftrace") && !strings.Contains(text, fmt.Sprintf(": %s, %d bytes\n", p, fi.Size())) {
+			t.Errorf("%s (%d bytes) not told:\n%s", p, fi.Size(), text)
+		}
+	}
+	before, _ := os.ReadFile("../testdata/capture/events.ndjson")
+	err = r.WriteFiles(context.Background(), io.Discard, []string{"../testdata/capture/events.ndjson"}, []string{OutputJSON}, FileOptions{})
+	after, _ := os.ReadFile("../testdata/capture/events.ndjson")
+	if !errors.Is(err, outfile.ErrSameFile) || !bytes.Equal(before, after) {
+		t.Errorf("over an input: %v", err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
@@ -142,40 +141,16 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 	if err != nil {
 		return err
 	}
-	var inputs []string
-	for _, t := range r.Traces {
-		inputs = append(inputs, t.Path)
-	}
-	// The timeline first: the HTML page links it.
-	var tl *timeline.FileResult
-	for i, out := range o.outs {
-		if kinds[i] == report.OutputPerfetto {
+	err = r.WriteFiles(e.ctx, text, o.outs, kinds, report.FileOptions{Create: e.createFile,
+		Timeline: report.TimelineOptions{ClocksFile: o.tl.Clocks, Verbose: o.verbose, Warn: e.warn},
+		Export: func(_ context.Context, out string, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
 			to := o.tl
 			to.file.Out = out
-			export := func(_ context.Context, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
-				return exportTimeline(e, &to, inputs, opt)
-			}
-			tl, err = r.WriteTimeline(e.ctx, text, report.TimelineOptions{Out: out, ClocksFile: o.tl.Clocks, Verbose: o.verbose, Warn: e.warn, Export: export})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	for i, out := range o.outs {
-		if kinds[i] == report.OutputPerfetto {
-			continue
-		}
-		f, err := e.createOutput(out, outfile.Atomic, inputs...)
-		if err != nil {
-			return err
-		}
-		if err = r.WriteOutput(f, kinds[i], out, tl, report.HTMLOptions{Unidentified: reportUnidentified}); err == nil {
-			err = f.Commit()
-		}
-		if err != nil {
-			return fmt.Errorf("report: %s: %w", out, err)
-		}
-		fmt.Fprintf(text, "\n== %s: %s, %d bytes\n", report.OutputTitle(kinds[i]), out, f.Written())
+			return exportTimeline(e, &to, inputs, opt)
+		},
+		HTML: report.HTMLOptions{Unidentified: reportUnidentified}})
+	if err != nil {
+		return err
 	}
 	if n := r.Lossy(); n > 0 && !o.allowLoss {
 		return dataLostError("%d of %d traces record lost data", n, len(r.Traces))

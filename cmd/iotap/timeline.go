@@ -141,13 +141,7 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string, opt timeline.Op
 	opt.Progress = func(read, total int64) { m.SetTotal(total); m.Update(read) }
 	fo := o.file
 	fo.Stdout, fo.UILimit = e.stdout, perfettoUILimit
-	fo.Create = func(path string, inputs []string) (io.Writer, func() error, error) {
-		f, err := e.createOutput(path, outfile.Atomic, inputs...)
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, f.Commit, nil
-	}
+	fo.Create = e.createFile
 	fo.SizeWarning = func(s string) { m.Done(); e.warn(s) }
 	res, err := timeline.ExportFile(e.ctx, inputs, opt, fo)
 	m.Done()
@@ -183,6 +177,16 @@ func runTimeline(e *env, o *timelineOptions, args []string, spec timerange.Spec)
 		e.warn(w)
 	}
 	return e.dataLoss(o.allowLoss, "timeline: ", res.Loss(), "use --allow-loss to accept")
+}
+
+// createFile creates an output written from inputs (env.createOutput),
+// as timeline.FileOptions.Create and report.FileOptions.Create take it.
+func (e *env) createFile(path string, inputs []string) (io.Writer, func() error, error) {
+	f, err := e.createOutput(path, outfile.Atomic, inputs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Commit, nil
 }
 
 // perfettoUILimit is the trace size above which the Perfetto UI is
