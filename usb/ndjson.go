@@ -144,13 +144,19 @@ func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, p
 			req, hasReq = s, true
 		}
 	}
+	// The three members below with their keys as constants too (a member
+	// precedes them: ndjson.Key would write the same comma).
 	if ev.HasData() {
-		b = ndjson.Hex(b, "data", ev.Data)
+		b = append(b, `,"data":"`...)
+		b = ndjson.AppendHex(b, ev.Data)
+		b = append(b, '"')
 	}
 	if ev.Type != usbmon.Submission {
 		if paired {
-			b = ndjson.Int1000(b, "latency_ns", p.Latency)
-			b = ndjson.Uint(b, "submit_seq", p.Submit.Seq+1)
+			b = append(b, `,"latency_ns":`...)
+			b = ndjson.AppendInt1000(b, p.Latency)
+			b = append(b, `,"submit_seq":`...)
+			b = ndjson.AppendUint(b, p.Submit.Seq+1)
 		} else {
 			b = ndjson.Null(b, "latency_ns")
 			b = ndjson.Null(b, "submit_seq")
@@ -184,6 +190,6 @@ func (e *EventEncoder) append(b []byte, seq uint64, ev *usbmon.Event, p *Pair, p
 
 func appendVIDPID(b []byte, v, p uint16) []byte {
 	const hx = "0123456789abcdef"
-	b = ndjson.Key(b, "vidpid")
-	return append(b, '"', hx[v>>12], hx[v>>8&15], hx[v>>4&15], hx[v&15], ':', hx[p>>12], hx[p>>8&15], hx[p>>4&15], hx[p&15], '"')
+	// A member always precedes it: the comma ndjson.Key would write.
+	return append(b, ',', '"', 'v', 'i', 'd', 'p', 'i', 'd', '"', ':', '"', hx[v>>12], hx[v>>8&15], hx[v>>4&15], hx[v&15], ':', hx[p>>12], hx[p>>8&15], hx[p>>4&15], hx[p&15], '"')
 }

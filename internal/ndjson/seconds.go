@@ -3,6 +3,7 @@ package ndjson
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // Seconds writes microsecond counts whose whole seconds repeat from one
@@ -19,20 +20,6 @@ type Seconds struct {
 	n   int       // how many; 0: none cached
 }
 
-// appendSec appends the decimal digits of s, from the cache when s is the
-// last whole seconds asked for: two word stores cut to their length.
-func (c *Seconds) appendSec(b []byte, s uint64) []byte {
-	if c.n == 0 || s != c.sec {
-		var d [24]byte
-		c.n = len(AppendUint(d[:0], s))
-		c.pre[0], c.pre[1] = binary.LittleEndian.Uint64(d[:]), binary.LittleEndian.Uint64(d[8:])
-		c.sec = s
-	}
-	b = binary.LittleEndian.AppendUint64(b, c.pre[0])
-	b = binary.LittleEndian.AppendUint64(b, c.pre[1])
-	return b[:len(b)-16+c.n]
-}
-
 // AppendInt1000 appends v*1000 in decimal: the bytes AppendInt1000
 // writes.
 func (c *Seconds) AppendInt1000(b []byte, v int64) []byte {
@@ -41,10 +28,24 @@ func (c *Seconds) AppendInt1000(b []byte, v int64) []byte {
 	}
 	u := uint64(v)
 	s := u / 1000000
-	b = c.appendSec(b, s)
-	// The six digits of the microseconds (Digits8's eight less two
-	// leading zeros) and "000" after them: nine bytes.
-	f := Digits8(uint32(u - s*1000000))
-	b = binary.LittleEndian.AppendUint64(b, f>>16|'0'<<48|'0'<<56)
-	return append(b, '0')
+	if c.n == 0 || s != c.sec {
+		var d [24]byte
+		c.n = len(AppendUint(d[:0], s))
+		c.pre[0], c.pre[1] = binary.LittleEndian.Uint64(d[:]), binary.LittleEndian.Uint64(d[8:])
+		c.sec = s
+	}
+	// One capacity check; then the seconds' digits (two words cut to
+	// their length), the six digits of the microseconds (Digits8's eight
+	// less two leading zeros) and "000": at most 16+9 bytes.
+	n := len(b)
+	if cap(b)-n < 32 {
+		b = slices.Grow(b, 32)
+	}
+	d := b[n : n+32]
+	binary.LittleEndian.PutUint64(d, c.pre[0])
+	binary.LittleEndian.PutUint64(d[8:], c.pre[1])
+	d = d[c.n&15:]
+	binary.LittleEndian.PutUint64(d, Digits8(uint32(u-s*1000000))>>16|'0'<<48|'0'<<56)
+	d[8] = '0'
+	return b[:n+c.n+9]
 }
