@@ -17,7 +17,8 @@ import (
 // number's length, so that the 19-digit nanosecond stamps of the NDJSON
 // records take three word stores instead of ten divisions.
 // One digit is written inline (most numbers of a record are small: bus,
-// device, endpoint, status).
+// device, endpoint, status); up to four digits are taken two at a time
+// from a table (lengths, latencies, seconds).
 func AppendUint(b []byte, v uint64) []byte {
 	if v < 10 {
 		return append(b, byte('0'+v))
@@ -28,6 +29,13 @@ func AppendUint(b []byte, v uint64) []byte {
 func appendUint(b []byte, v uint64) []byte {
 	if v < 100 { // endpoints, lengths, seconds: two digits, no word
 		return append(b, byte('0'+v/10), byte('0'+v%10))
+	}
+	if v < 10000 { // lengths, latencies, seconds: two digits at a time
+		hi, lo := v/100, v%100
+		if hi < 10 {
+			return append(b, byte('0'+hi), digitPairs[2*lo], digitPairs[2*lo+1])
+		}
+		return append(b, digitPairs[2*hi], digitPairs[2*hi+1], digitPairs[2*lo], digitPairs[2*lo+1])
 	}
 	if v >= 1e8 {
 		hi := v / 1e8
@@ -42,6 +50,9 @@ func appendUint(b []byte, v uint64) []byte {
 	b = binary.LittleEndian.AppendUint64(b, Digits8(uint32(v))>>(8*(8-n)))
 	return b[:len(b)-8+n]
 }
+
+// digitPairs holds the two digits of 00 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
 // Digits8 returns the eight decimal digits of x < 1e8, with leading
 // zeros, as the bytes of a little-endian word (the first digit in the low
