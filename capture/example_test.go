@@ -59,3 +59,14 @@ func ExampleEndLoss() {
 	// warning: capture: usb: 3 events dropped by the kernel
 	// <nil>
 }
+
+// The flags of 'iotap capture' as a program gives them.
+func ExampleArgs() {
+	o, err := capture.Args{Dir: "cap", USB: true, MMIO: true, Bind: "0000:00:03.0", Events: []string{"iotap_marker"}}.Options()
+	fmt.Println(o.Bind, o.Events[0].Name, err)
+	_, err = capture.Args{Dir: "cap", USB: true, Bind: "0000:00:03.0"}.Options()
+	fmt.Println(err)
+	// Output:
+	// 0000:00:03.0 iotap_marker <nil>
+	// --bind needs --mmio
+}
