@@ -12,9 +12,9 @@ import (
 type RegKey struct {
 	Dev    PCIAddr
 	HasBAR bool
+	Width  uint8 // here, in Dev's and HasBAR's word: a key is 24 bytes, not 32
 	BAR    int
 	Offset uint64 // BAR offset, or the physical address when !HasBAR
-	Width  uint8
 }
 
 // String formats the key as "0000:00:03.0/0+0x8" or "0xfebc0008".
