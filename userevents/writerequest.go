@@ -29,13 +29,37 @@ type WriteRequest struct {
 	Schema *Schema  // nil: the registered event's fields (ReadFormat)
 	Args   []string // field=value, as Schema.ParseValues takes them
 	Flags  Flags    // register flags (Persist)
-	vals   []any
+	// Register, if set, is the event's 'NAME FIELDS' (--register): Check
+	// parses it into Schema.
+	Register string
+	// EventHeader writes Name, PROVIDER:EVENT, as an EventHeader event at
+	// Level and Keyword (--eventheader, --level, --keyword;
+	// EventHeaderArgs lays it out), Args as name[:type]=value.
+	EventHeader bool
+	Level       uint8
+	Keyword     uint64
+	vals        []any
+	payload     []byte
 }
 
 // Check checks what it can without the kernel: the name, and with a
-// Schema, that it names the event and the values. Its errors are
-// *ArgError.
+// Schema, that it names the event and the values; with EventHeader, the
+// whole event. Its errors are *ArgError, those of Register and
+// EventHeader worded with the flags of 'iotap events write'.
 func (w *WriteRequest) Check() error {
+	if w.EventHeader {
+		return w.checkEventHeader()
+	}
+	if w.Register != "" && ValidName(w.Name) {
+		s, err := ParseCommand(w.Register)
+		if err != nil {
+			return &ArgError{"register", fmt.Errorf("--register: %w", err)}
+		}
+		if s.Name != w.Name {
+			return &ArgError{"register", fmt.Errorf("--register names %q, not %q", s.Name, w.Name)}
+		}
+		w.Schema = s
+	}
 	if !ValidName(w.Name) {
 		return &ArgError{"name", fmt.Errorf("bad event name %q", w.Name)}
 	}
@@ -61,6 +85,9 @@ func (w *WriteRequest) Write(fs *tracefs.FS) error {
 	if err := w.Check(); err != nil {
 		return err
 	}
+	if w.EventHeader {
+		return WriteOnceRaw(fs, w.Schema, w.Flags, w.payload)
+	}
 	s := w.Schema
 	if s == nil {
 		f, err := ReadFormat(fs, System, w.Name)
@@ -78,6 +105,32 @@ func (w *WriteRequest) Write(fs *tracefs.FS) error {
 		}
 	}
 	return WriteOnce(fs, s, w.Flags, w.vals...)
+}
+
+// checkEventHeader lays out the EventHeader event (EventHeaderArgs).
+func (w *WriteRequest) checkEventHeader() error {
+	s, payload, err := EventHeaderArgs(w.Name, w.Level, w.Keyword, w.Args)
+	var ae *ArgError
+	if errors.As(err, &ae) {
+		switch ae.Arg {
+		case "level":
+			return &ArgError{ae.Arg, fmt.Errorf("--%w", ae.Err)}
+		case "name":
+			return &ArgError{ae.Arg, fmt.Errorf("--eventheader: %w", ae.Err)}
+		}
+		return err
+	}
+	w.Schema, w.payload = s, payload
+	return nil
+}
+
+// Tracepoint is the name of the event's tracepoint: Name, or with
+// EventHeader (after Check) PROVIDER_L<level>K<keyword>.
+func (w *WriteRequest) Tracepoint() string {
+	if w.EventHeader && w.Schema != nil {
+		return w.Schema.Name
+	}
+	return w.Name
 }
 
 // EventHeaderArgs lays out an EventHeader event as 'iotap events write

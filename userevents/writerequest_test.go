@@ -2,6 +2,7 @@ package userevents
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -53,6 +54,35 @@ func TestWriteRequestArgs(t *testing.T) {
 		var ae *ArgError
 		if !errors.As(err, &ae) || ae.Arg != tc.arg || (tc.msg != "" && err.Error() != tc.msg) {
 			t.Errorf("EventHeaderArgs(%q, %d, %q): %v, want an ArgError of %s %q", tc.name, tc.level, tc.args, err, tc.arg, tc.msg)
+		}
+	}
+}
+
+// Register and EventHeader: the request is laid out by Check, and its
+// mistakes are worded with the flags of 'iotap events write'.
+func TestWriteRequestFlags(t *testing.T) {
+	r := WriteRequest{Name: "ev", Register: "ev u8 a", Args: []string{"a=7"}}
+	if err := r.Check(); err != nil || r.Schema == nil || r.Schema.Command() != "ev u8 a" || len(r.vals) != 1 || r.Tracepoint() != "ev" {
+		t.Errorf("--register: %v, %+v", err, r)
+	}
+	h := WriteRequest{Name: "P:Ev", EventHeader: true, Level: 4, Keyword: 1, Args: []string{"n:u8=5"}}
+	if err := h.Check(); err != nil || h.Tracepoint() != "P_L4K1" || len(h.payload) == 0 {
+		t.Errorf("--eventheader: %v, tracepoint %q, %d payload bytes", err, h.Tracepoint(), len(h.payload))
+	}
+	for _, tc := range []struct {
+		req      WriteRequest
+		arg, msg string
+	}{
+		{WriteRequest{Name: "x", Register: "x u99 y"}, "register", `--register: userevents: bad command at byte 2: field "u99 y": unknown type "u99"`},
+		{WriteRequest{Name: "x", Register: "y u32 a"}, "register", `--register names "y", not "x"`},
+		{WriteRequest{Name: "nocolon", EventHeader: true, Level: 4}, "name", `--eventheader: "nocolon" is not PROVIDER:EVENT`},
+		{WriteRequest{Name: "P:E", EventHeader: true}, "level", "--level 0 is not a level (1..255)"},
+		{WriteRequest{Name: "P:E", EventHeader: true, Level: 4, Args: []string{"n:u8=300"}}, "value", `eventheader: field "n": "300" is not a u8`},
+	} {
+		err := tc.req.Check()
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Arg != tc.arg || !strings.HasPrefix(err.Error(), tc.msg) {
+			t.Errorf("%+v: %v, want an ArgError of %s %q", tc.req, err, tc.arg, tc.msg)
 		}
 	}
 }

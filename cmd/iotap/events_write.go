@@ -56,10 +56,8 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 }
 
 func newEventsWriteCmd(e *env) *cobra.Command {
-	var register string
-	var persist, requireEnabled, eh bool
-	var level uint8
-	var keyword uint64
+	var req userevents.WriteRequest
+	var persist, requireEnabled bool
 	c := &cobra.Command{
 		Use: "write [--register 'NAME FIELDS'] NAME field=value...",
 		Example: `  iotap events write --register 'iotap_marker char[64] text' iotap_marker text=start
@@ -86,21 +84,9 @@ s8..s64, x32, x64, bool, errno, str, bin (hex bytes); untyped integers are s64,
 anything else a string.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if eh {
-				return writeEventHeader(e, args, level, keyword, persist, requireEnabled)
-			}
-			req := userevents.WriteRequest{Name: args[0], Args: args[1:]}
+			req.Name, req.Args = args[0], args[1:]
 			if persist {
 				req.Flags = userevents.Persist
-			}
-			if register != "" && userevents.ValidName(req.Name) {
-				var err error
-				if req.Schema, err = userevents.ParseCommand(register); err != nil {
-					return usageErrorf("--register: %v", err)
-				}
-				if req.Schema.Name != req.Name {
-					return usageErrorf("--register names %q, not %q", req.Schema.Name, req.Name)
-				}
 			}
 			if err := req.Check(); err != nil {
 				return usageErrorf("%v", err)
@@ -116,40 +102,16 @@ anything else a string.`,
 			} else if ae != nil {
 				return usageErrorf("%v", err)
 			}
-			return writeResult(e, req.Name, requireEnabled, err)
+			return writeResult(e, req.Tracepoint(), requireEnabled, err)
 		},
 	}
-	c.Flags().StringVar(&register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
+	c.Flags().StringVar(&req.Register, "register", "", "the event's fields, 'NAME FIELDS', registered if needed")
 	c.Flags().BoolVar(&persist, "persist", false, "register with the persist flag (needs CAP_PERFMON)")
 	c.Flags().BoolVar(&requireEnabled, "require-enabled", false, "fail when nothing records the event")
-	c.Flags().BoolVar(&eh, "eventheader", false, "write PROVIDER:EVENT as an EventHeader (LinuxTracepoints) event")
-	c.Flags().Uint8Var(&level, "level", 4, "EventHeader level (1 critical .. 5 verbose)")
-	c.Flags().Uint64Var(&keyword, "keyword", 1, "EventHeader keyword bits")
+	c.Flags().BoolVar(&req.EventHeader, "eventheader", false, "write PROVIDER:EVENT as an EventHeader (LinuxTracepoints) event")
+	c.Flags().Uint8Var(&req.Level, "level", 4, "EventHeader level (1 critical .. 5 verbose)")
+	c.Flags().Uint64Var(&req.Keyword, "keyword", 1, "EventHeader keyword bits")
 	return linuxOnly(c)
-}
-
-// writeEventHeader is 'events write --eventheader PROVIDER:EVENT field...'.
-func writeEventHeader(e *env, args []string, level uint8, keyword uint64, persist, requireEnabled bool) error {
-	s, payload, err := userevents.EventHeaderArgs(args[0], level, keyword, args[1:])
-	var ae *userevents.ArgError
-	if errors.As(err, &ae) {
-		switch ae.Arg {
-		case "level":
-			return usageErrorf("--%v", err)
-		case "value":
-			return usageErrorf("%v", err)
-		}
-		return usageErrorf("--eventheader: %v", err)
-	}
-	fs, err := tracefs.Find()
-	if err != nil {
-		return err
-	}
-	var flags userevents.Flags
-	if persist {
-		flags = userevents.Persist
-	}
-	return writeResult(e, s.Name, requireEnabled, userevents.WriteOnceRaw(fs, s, flags, payload))
 }
 
 // writeResult reports a write that nothing recorded: an error with
