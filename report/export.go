@@ -245,6 +245,9 @@ func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []str
 			err = commit()
 		}
 		if err != nil {
+			if a, ok := f.(interface{ Abort() error }); ok {
+				a.Abort() // neither the file nor its temporary is left
+			}
 			return fmt.Errorf("report: %s: %w", path, err)
 		}
 		fmt.Fprintf(w, "\n== %s: %s, %d bytes\n", OutputTitle(kinds[i]), path, cw.n)
