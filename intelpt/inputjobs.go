@@ -319,7 +319,11 @@ func (c ctxReaderAt) ReadAt(b []byte, off int64) (int, error) {
 // at the next PSB) and the overflows (the CPU dropped trace data), each
 // seen in the listing. Empty when nothing was lost.
 func FlowLoss(trace []byte, cfg Config) []string {
-	st := ComputeStats(trace, cfg)
+	return flowLoss(ComputeStats(trace, cfg))
+}
+
+// flowLoss is FlowLoss of the trace whose statistics are st.
+func flowLoss(st Stats) []string {
 	var lost []string
 	if l := st.Loss(); l != "" {
 		lost = append(lost, l+", decoding resumed at the next PSB (see the listing)")

@@ -87,6 +87,7 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	} else if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}
+	defer in.Close()
 	if o.Resolution > 0 && in.ToNS == nil {
 		fmt.Fprintf(e.stderr, "pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
 	}

@@ -141,6 +141,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	// would only burn CPU, so collect late (from before the trace is read).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	var trace []byte
+	var mapped *intelpt.MappedTrace // a raw trace file, its pages dropped behind the decoder
 	var base intelpt.Config
 	cfg, format := &f.cfg, intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
@@ -170,9 +171,11 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 		if err != nil {
 			return usageErrorf("pt flow: --pt: %v", err)
 		}
-		if trace, err = intelpt.ReadFileRange(file, from, size); err != nil {
+		if mapped, err = intelpt.MapFileRange(file, from, size); err != nil {
 			return err
 		}
+		defer mapped.Close()
+		trace = mapped.Data
 	}
 	cfg.Config = f.timing.Apply(base)
 	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
@@ -195,6 +198,14 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
 		f.opt.Progress = func(off int64) { m.Update(off) }
 	}
+	if show := f.opt.Progress; mapped != nil {
+		f.opt.Progress = func(off int64) {
+			mapped.DropBefore(off)
+			if show != nil {
+				show(off)
+			}
+		}
+	}
 	if f.opt.JSON {
 		if _, err := e.stdout.Write(intelpt.AppendInputNDJSON(nil, f.pt, format, "")); err != nil {
 			return err
@@ -203,5 +214,11 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	if _, err := intelpt.FlowListing(e.stdout, trace, *cfg, f.opt); err != nil {
 		return err
 	}
-	return e.dataLoss(f.allowLoss, "pt flow: ", intelpt.FlowLoss(trace, cfg.Config), "--allow-loss to accept")
+	var lost []string
+	if mapped != nil {
+		lost = mapped.FlowLoss(cfg.Config) // from the file: the dropped pages stay out
+	} else {
+		lost = intelpt.FlowLoss(trace, cfg.Config)
+	}
+	return e.dataLoss(f.allowLoss, "pt flow: ", lost, "--allow-loss to accept")
 }

@@ -63,6 +63,17 @@ type Input struct {
 	// BuildIDDirs are the input's own build-id directories (a capture
 	// directory's binaries/), searched first by Input.Finder.
 	BuildIDDirs []string
+
+	mapped *intelpt.MappedTrace // a raw trace file's mapping (Job.Open)
+}
+
+// Close releases the mapping of a raw trace file that Job.Open made; in's
+// streams must not be used after it.
+func (in *Input) Close() error {
+	if in.mapped == nil {
+		return nil
+	}
+	return in.mapped.Close()
 }
 
 // ReadPerfData reads the PT streams and sideband of a perf.data file.
@@ -236,6 +247,16 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			b := base
 			progress = func(off int64) { o.Progress(b + off) }
 			o.Progress(base)
+		}
+		if in.mapped != nil && len(in.Streams) == 1 {
+			// A mapped raw trace: drop the pages the decoder is past.
+			show := progress
+			progress = func(off int64) {
+				in.mapped.DropBefore(off)
+				if show != nil {
+					show(off)
+				}
+			}
 		}
 		base += int64(len(s.Data))
 		if o.Streams != nil && !containsInt(o.Streams, i) {

@@ -45,10 +45,13 @@ func (e *RawError) Unwrap() error { return e.Err }
 
 // Open reads the input at path as j says (a raw trace over j.Raw,
 // else Open) and returns it with the options of Run (Finder, demangling,
-// PID, tree depth, resolution, kernel image and symbols).
+// PID, tree depth, resolution, kernel image and symbols). A raw trace
+// in a regular file is mapped, not read (intelpt.MapFileRange), and Run
+// drops its pages behind the decoder: Close the input when done.
 func (j *Job) Open(path string) (*Input, Options, error) {
 	var o Options
-	if _, err := os.Stat(path); err != nil {
+	st, err := os.Stat(path)
+	if err != nil {
 		return nil, o, err
 	}
 	var in *Input
@@ -59,11 +62,21 @@ func (j *Job) Open(path string) (*Input, Options, error) {
 				return nil, o, &RawError{err}
 			}
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, o, err
+		if st.Mode().IsRegular() && st.Size() > 0 {
+			// Mapped, its pages dropped behind the decoder (Input.Close).
+			m, err := intelpt.MapFileRange(path, 0, 0)
+			if err != nil {
+				return nil, o, err
+			}
+			in = RawInput(m.Data, intelpt.Config{})
+			in.mapped = m
+		} else {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, o, err
+			}
+			in = RawInput(b, intelpt.Config{})
 		}
-		in = RawInput(b, intelpt.Config{})
 	} else {
 		var err error
 		if in, err = Open(path); err != nil {

@@ -115,6 +115,16 @@ func DropPages(b []byte) error {
 	return nil
 }
 
+// ProtectNone makes the page-aligned part b of a mapping unreadable
+// (mprotect PROT_NONE): tests use it to prove that a range dropped by
+// DropPages is never read again (a read then faults).
+func ProtectNone(b []byte) error {
+	if err := unix.Mprotect(b, unix.PROT_NONE); err != nil {
+		return os.NewSyscallError("mprotect", err)
+	}
+	return nil
+}
+
 // Munmap unmaps a mapping made by Mmap.
 func Munmap(b []byte) error {
 	if err := unix.Munmap(b); err != nil {

@@ -1,0 +1,105 @@
+package intelpt
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// MappedTrace is a range of a raw trace file given to the flow decoders
+// without reading it into memory: on Linux a regular file is mapped
+// read-only and DropBefore takes the pages the decoder has gone past out
+// of the process's resident set, so that decoding a trace of any size
+// keeps the memory flat; elsewhere, and for anything but a regular file,
+// the range is read (ReadFileRange) and DropBefore does nothing.
+type MappedTrace struct {
+	// Data is the trace: the range of the file. With a mapping, it stays
+	// valid until Close; a dropped page is read from the file again if
+	// touched.
+	Data []byte
+
+	file     *os.File // the open file, while mapped
+	off      int64    // Data's offset in the file
+	mem      []byte   // the whole mapping, page-aligned (nil: read)
+	skip     int      // Data's offset in mem
+	dropped  int      // mem[:dropped] has been dropped
+	lag      int64    // DropLag, less in tests
+	dropFunc func([]byte)
+}
+
+// DropLag is how far behind the offset given to DropBefore pages are
+// kept: the decoders look back no further than the packet they are in.
+const DropLag = 1 << 20
+
+// MapFileRange returns size bytes of file from off (to its end when size
+// is 0), as ReadFileRange does, mapped when it can be (see MappedTrace).
+// Close releases it.
+func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("intelpt: %v", err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.Mode().IsRegular() {
+		fsize := uint64(st.Size())
+		end := fsize
+		if size != 0 {
+			end = off + size
+		}
+		if off < fsize && end <= fsize && end > off {
+			if mem, ok := mapFile(f, int(fsize)); ok {
+				return &MappedTrace{Data: mem[off:end], file: f, off: int64(off), mem: mem, skip: int(off), lag: DropLag, dropFunc: dropPages}, nil
+			}
+		}
+	}
+	f.Close()
+	b, err := ReadFileRange(file, off, size)
+	if err != nil {
+		return nil, err
+	}
+	return &MappedTrace{Data: b}, nil
+}
+
+// Mapped reports whether m's Data is a mapping of the file.
+func (m *MappedTrace) Mapped() bool { return m.mem != nil }
+
+// DropBefore drops the whole pages of Data before off-DropLag from the
+// resident set (a mapping only; offsets must not go back by more than
+// DropLag). It is meant for FlowOptions.Progress.
+func (m *MappedTrace) DropBefore(off int64) {
+	if m.mem == nil || off < m.lag {
+		return
+	}
+	page := os.Getpagesize()
+	end := (m.skip + int(off-m.lag)) &^ (page - 1)
+	if end > len(m.mem) {
+		end = len(m.mem) &^ (page - 1)
+	}
+	if end > m.dropped {
+		m.dropFunc(m.mem[m.dropped:end])
+		m.dropped = end
+	}
+}
+
+// FlowLoss is FlowLoss(m.Data, cfg), of a mapping read from the file (in
+// constant memory: the dropped pages stay out of the resident set).
+func (m *MappedTrace) FlowLoss(cfg Config) []string {
+	if m.mem != nil {
+		st, err := ComputeStatsReader(io.NewSectionReader(m.file, m.off, int64(len(m.Data))), cfg)
+		if err == nil {
+			return flowLoss(st)
+		}
+	}
+	return FlowLoss(m.Data, cfg)
+}
+
+// Close unmaps the trace and closes the file; Data must not be used
+// after it.
+func (m *MappedTrace) Close() error {
+	if m.mem == nil {
+		return nil
+	}
+	unmapFile(m.mem)
+	m.mem, m.Data = nil, nil
+	return m.file.Close()
+}

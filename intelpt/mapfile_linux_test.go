@@ -1,0 +1,128 @@
+package intelpt_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+
+	. "github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/intelpt/internal/ptgen"
+	iunix "github.com/iotap/iotap/internal/unix"
+)
+
+// TestMappedTraceDropBehind: pt flow's path for a raw trace file (mapped,
+// its pages dropped behind the decoder's progress) lists exactly what
+// the in-memory path (ReadFileRange) lists, and never reads a dropped
+// page again: each dropped range is made unreadable (PROT_NONE), so a
+// later read would fault (a panic, with SetPanicOnFault). The range
+// starts off a page boundary inside the file.
+func TestMappedTraceDropBehind(t *testing.T) {
+	p, err := ptgen.Generate(ptgen.Config{Seed: 9, Insns: 1_500_000, Timing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := NewImage()
+	if _, err := im.Add(p.Code, p.Base, ASID{CR3: AnyASID, VMCS: AnyASID}, "code"); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = 1000 // junk before the range
+	small := writeTrace(t, "small.pt", prefix, p.Trace, 1)
+	// Several MiB: the trace repeated (each copy starts with a PSB).
+	large := writeTrace(t, "large.pt", prefix, p.Trace, (3<<20)/len(p.Trace)+1)
+	for _, c := range []struct {
+		name  string
+		file  string
+		size  int
+		quiet bool
+		block bool
+		lag   int64
+	}{
+		{"listing/insn", small, len(p.Trace), false, false, 16 << 10},
+		{"listing/block", small, len(p.Trace), false, true, 16 << 10},
+		{"several MiB/insn", large, 0, true, false, DropLag},
+		{"several MiB/block", large, 0, true, true, DropLag},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // a read of a dropped page
+			cfg := FlowConfig{Image: im}
+			o := FlowOptions{Quiet: c.quiet, BlockDecoder: c.block}
+			data, err := ReadFileRange(c.file, prefix, uint64(c.size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			wantSt, err := FlowListing(&want, data, cfg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantSt.Insns < 1_000_000 || !c.quiet && want.Len() < 1<<20 {
+				t.Fatalf("%d instructions, a %d-byte listing: the test needs more", wantSt.Insns, want.Len())
+			}
+			m, err := MapFileRange(c.file, prefix, uint64(c.size))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if !m.Mapped() || !bytes.Equal(m.Data, data) {
+				t.Fatalf("mapped %v, %d bytes: want the %d bytes of the range, mapped", m.Mapped(), len(m.Data), len(data))
+			}
+			var dropped [][2]int
+			SetDropHook(m, c.lag, func(b []byte, from, to int) {
+				dropped = append(dropped, [2]int{from, to})
+				if err := iunix.DropPages(b); err != nil {
+					t.Fatal(err)
+				}
+				if err := iunix.ProtectNone(b); err != nil {
+					t.Fatal(err)
+				}
+			})
+			var last int64
+			o.Progress = func(off int64) {
+				m.DropBefore(off)
+				last = off
+			}
+			got := sha256.New()
+			st, err := FlowListing(got, m.Data, cfg, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != wantSt || !bytes.Equal(got.Sum(nil), sum(want.Bytes())) {
+				t.Errorf("mapped listing differs: stats %+v, want %+v", st, wantSt)
+			}
+			if w, g := FlowLoss(data, cfg.Config), m.FlowLoss(cfg.Config); len(w) != len(g) || len(w) > 0 && w[0] != g[0] {
+				t.Errorf("FlowLoss %q, want %q", g, w)
+			}
+			page := os.Getpagesize()
+			if len(dropped) == 0 {
+				t.Fatalf("nothing dropped over %d bytes (last progress %d)", len(m.Data), last)
+			}
+			for i, d := range dropped {
+				if d[0]%page != 0 || d[1]%page != 0 || d[1] <= d[0] || i > 0 && d[0] != dropped[i-1][1] || i == 0 && d[0] != 0 {
+					t.Fatalf("dropped ranges %v: want page-aligned, adjacent, from the mapping's start", dropped)
+				}
+			}
+			if end := dropped[len(dropped)-1][1]; int64(end) > prefix+last-c.lag {
+				t.Errorf("dropped up to %d, beyond the progress %d less the lag %d", end, last, c.lag)
+			}
+		})
+	}
+}
+
+func sum(b []byte) []byte { s := sha256.Sum256(b); return s[:] }
+
+// writeTrace writes prefix junk bytes, then n copies of trace, to a
+// file in a temporary directory.
+func writeTrace(t *testing.T, name string, prefix int, trace []byte, n int) string {
+	b := bytes.Repeat([]byte{0xff}, prefix)
+	for range n {
+		b = append(b, trace...)
+	}
+	f := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
