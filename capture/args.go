@@ -3,7 +3,6 @@ package capture
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/mmiotrace"
@@ -45,12 +44,9 @@ func (a Args) Options() (Options, error) {
 		}
 		o.Bind = &addr
 	}
-	for _, arg := range a.Events {
-		ev, err := userevents.ParseTarget(arg)
-		if err != nil {
-			return o, fmt.Errorf("--events %q: %v", strings.TrimSpace(arg), err)
-		}
-		o.Events = append(o.Events, ev)
+	var err error
+	if o.Events, err = userevents.ParseTargets(a.Events); err != nil {
+		return o, fmt.Errorf("--events %w", err)
 	}
 	return o, nil
 }

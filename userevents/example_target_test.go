@@ -23,3 +23,15 @@ func ExampleParseTarget() {
 	// "req u32 id; char[16] tag": req, registered: true
 	// "bad-name": letters, digits and '_' only
 }
+
+// The arguments of 'iotap events record' at once: an error names the
+// argument.
+func ExampleParseTargets() {
+	ts, err := userevents.ParseTargets([]string{"iotap_marker", "req u32 id"})
+	fmt.Println(len(ts), ts[1].Name, err)
+	_, err = userevents.ParseTargets([]string{"iotap_marker", " bad-name "})
+	fmt.Println(err)
+	// Output:
+	// 2 req <nil>
+	// "bad-name": letters, digits and '_' only
+}

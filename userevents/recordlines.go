@@ -3,6 +3,7 @@ package userevents
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -62,6 +63,20 @@ func ParseTarget(arg string) (Target, error) {
 		return Target{}, errors.New("letters, digits and '_' only")
 	}
 	return Target{Name: arg}, nil
+}
+
+// ParseTargets is ParseTarget of each argument; an error names the
+// argument ("\"ARG\": ...").
+func ParseTargets(args []string) ([]Target, error) {
+	var ts []Target
+	for _, arg := range args {
+		t, err := ParseTarget(arg)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", strings.TrimSpace(arg), err)
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
 }
 
 // RecordLinesResult is what RecordLines recorded.

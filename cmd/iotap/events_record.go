@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,12 +59,9 @@ when any were lost, unless --allow-loss.`,
 			if out == "" {
 				return usageErrorf("events record: -o FILE is required (- for stdout)")
 			}
-			for _, a := range args {
-				t, err := userevents.ParseTarget(a)
-				if err != nil {
-					return usageErrorf("events record: %q: %v", strings.TrimSpace(a), err)
-				}
-				opt.Events = append(opt.Events, t)
+			var err error
+			if opt.Events, err = userevents.ParseTargets(args); err != nil {
+				return usageErrorf("events record: %v", err)
 			}
 			ro, err := rot.options(out)
 			if err != nil {
