@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"time"
 
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
@@ -12,13 +11,9 @@ import (
 
 func newMMIOReplayCmd(e *env) *cobra.Command {
 	var (
-		dryRun, force, checkReads, keepGoing bool
-		asJSON                               bool
-		device, pace, startMark, stopMark    string
-		logDevice                            string
-		delay                                time.Duration
-		addrs, bars                          []string
-		window                               func() (timerange.Spec, error)
+		a      mmiotrace.ReplayArgs
+		asJSON bool
+		window func() (timerange.Spec, error)
 	)
 	c := &cobra.Command{
 		Use: "replay [flags] FILE",
@@ -52,25 +47,9 @@ Examples:
   iotap mmio replay --device 0000:00:03.0 --bar 0000:00:03.0/0+0x0..0x100 --check-reads e1000.log`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opt := mmiotrace.ReplayOptions{StartMark: startMark, StopMark: stopMark, CheckReads: checkReads, KeepGoing: keepGoing}
-			var err error
-			if opt.Pacing, err = mmiotrace.ParsePacing(pace, delay); err != nil {
+			opt, err := a.Options()
+			if err != nil {
 				return usageErrorf("%v", err)
-			}
-			opt.Delay = delay
-			if opt.Ranges, opt.BARs, err = mmiotrace.ParseRanges(addrs, bars); err != nil {
-				return usageErrorf("%v", err)
-			}
-			var dev *mmiotrace.PCIAddr
-			if device != "" {
-				a, err := mmiotrace.ParsePCIAddr(device)
-				if err != nil {
-					return usageErrorf("--device: %v", err)
-				}
-				dev = &a
-			}
-			if !dryRun && dev == nil {
-				return usageErrorf("replay needs --device PCIADDR (the target) or --dry-run")
 			}
 			spec, err := window()
 			if err != nil {
@@ -85,32 +64,10 @@ Examples:
 			defer out.Flush()
 			pr := mmiotrace.NewReplayPrinter(out, asJSON)
 			pr.Input(args[0], format)
-			var target mmiotrace.ReplayTarget
-			opt.Device = dev
-			if dryRun {
-				opt.OnAccess = pr.Access
-				target = mmiotrace.DryRun(&opt)
-			} else {
-				t, err := mmiotrace.OpenBARTarget(mmiotrace.Sysfs{}, *dev, force)
-				if err != nil {
-					return err
-				}
-				defer t.Close()
-				target = t
-				if logDevice != "" {
-					a, err := mmiotrace.ParsePCIAddr(logDevice)
-					if err != nil {
-						return usageErrorf("--log-device: %v", err)
-					}
-					opt.Device = &a
-				}
-				opt.OnDivergence = pr.Divergence
-			}
-			st, err := mmiotrace.Replay(e.ctx, in, target, opt)
+			st, err := a.Replay(e.ctx, in, opt, pr)
 			if err != nil {
 				return err
 			}
-			pr.Summary(st, dryRun)
 			fmt.Fprintf(e.stderr, "mmio replay: %s\n", st)
 			if st.Divergences > 0 {
 				out.Flush()
@@ -120,18 +77,18 @@ Examples:
 		},
 	}
 	f := c.Flags()
-	f.BoolVar(&dryRun, "dry-run", false, "print the writes instead of executing them")
-	f.StringVar(&device, "device", "", "target PCI device (0000:00:03.0)")
-	f.StringVar(&logDevice, "log-device", "", "the device in the log whose accesses are replayed (default: --device)")
-	f.BoolVar(&force, "force", false, "write even though a driver is bound to the device")
-	f.StringVar(&pace, "pace", "fast", "fast, recorded (the log's timing) or fixed (--delay)")
-	f.DurationVar(&delay, "delay", 0, "delay between accesses with --pace fixed")
-	f.StringArrayVar(&addrs, "addr", nil, "only accesses in this physical range LO-HI")
-	f.StringArrayVar(&bars, "bar", nil, "only accesses in this BAR range PCIADDR/BAR+LO..HI")
-	f.StringVar(&startMark, "start-mark", "", "start after the MARK containing this text")
-	f.StringVar(&stopMark, "stop-mark", "", "stop at the MARK containing this text")
-	f.BoolVar(&checkReads, "check-reads", false, "also perform the recorded reads and report differing values")
-	f.BoolVar(&keepGoing, "keep-going", false, "skip lines that do not parse")
+	f.BoolVar(&a.DryRun, "dry-run", false, "print the writes instead of executing them")
+	f.StringVar(&a.Device, "device", "", "target PCI device (0000:00:03.0)")
+	f.StringVar(&a.LogDevice, "log-device", "", "the device in the log whose accesses are replayed (default: --device)")
+	f.BoolVar(&a.Force, "force", false, "write even though a driver is bound to the device")
+	f.StringVar(&a.Pace, "pace", "fast", "fast, recorded (the log's timing) or fixed (--delay)")
+	f.DurationVar(&a.Delay, "delay", 0, "delay between accesses with --pace fixed")
+	f.StringArrayVar(&a.Addrs, "addr", nil, "only accesses in this physical range LO-HI")
+	f.StringArrayVar(&a.BARs, "bar", nil, "only accesses in this BAR range PCIADDR/BAR+LO..HI")
+	f.StringVar(&a.StartMark, "start-mark", "", "start after the MARK containing this text")
+	f.StringVar(&a.StopMark, "stop-mark", "", "stop at the MARK containing this text")
+	f.BoolVar(&a.CheckReads, "check-reads", false, "also perform the recorded reads and report differing values")
+	f.BoolVar(&a.KeepGoing, "keep-going", false, "skip lines that do not parse")
 	window = windowFlags(c, "replay only the accesses at or after `TIME` (see 'iotap cut --help')")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
 	return c
