@@ -6,7 +6,6 @@ import (
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/outfile"
-	"github.com/iotap/iotap/internal/timerange"
 	"github.com/spf13/cobra"
 )
 
@@ -24,9 +23,9 @@ const timeWindowHelp = `Times (--from, --to; the window is [from, to)):
 
 func newCutCmd(e *env) *cobra.Command {
 	var (
-		from, to, out string
-		noIndex       bool
-		allowLoss     bool
+		window             windowFlags
+		out                string
+		noIndex, allowLoss bool
 	)
 	c := &cobra.Command{
 		Use:   "cut --from T --to T INPUT -o OUT",
@@ -53,9 +52,9 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if out == "" {
 				return usageErrorf("cut: give the output file with -o (- for standard output)")
 			}
-			spec, err := timerange.ParseSpec(from, to)
+			spec, err := window.spec("")
 			if err != nil {
-				return usageErrorf("%v", err)
+				return err
 			}
 			in, closer, err := cut.OpenFile(args[0], !noIndex, e.warn)
 			if err != nil {
@@ -91,8 +90,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&from, "from", "", "keep records at or after `TIME` (see Times)")
-	fl.StringVar(&to, "to", "", "keep records before `TIME`")
+	window.add(fl, "keep records at or after `TIME` (see Times)", "keep records before `TIME`", "")
 	fl.StringVarP(&out, "output", "o", "", "write the cut to `FILE` (- for standard output)")
 	fl.BoolVar(&noIndex, "no-index", false, "do not use INPUT.iotapidx: read the input from its start")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the window records lost events")

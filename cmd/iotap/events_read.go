@@ -11,7 +11,8 @@ import (
 // newEventsReadCmd is `iotap events read`: tracepoint samples of a
 // perf.data file, decoded with the formats the file stores.
 func newEventsReadCmd(e *env) *cobra.Command {
-	var out, expr, from, to string
+	var out, expr string
+	var window windowFlags
 	var jsonOut, allowLoss bool
 	c := &cobra.Command{
 		Use:   "read PERF.DATA",
@@ -38,7 +39,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 				}
 				keep = k
 			}
-			if keep, err = eventsWindow(e, from, to, args[0], keep); err != nil {
+			if keep, err = eventsWindow(e, window, args[0], keep); err != nil {
 				return err
 			}
 			r, err := userevents.OpenPerfData(args[0])
@@ -87,7 +88,6 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
 	fl.StringVarP(&expr, "filter", "Y", "", "print only the events matching the display-filter `EXPR` (event.name, event.FIELD, ...: docs/filters.md)")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
-	fl.StringVar(&from, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')")
-	fl.StringVar(&to, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
+	window.add(fl, "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')", "only events before `TIME` (same forms as --from; +D: D after --from)", "")
 	return c
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/export"
-	"github.com/iotap/iotap/internal/timerange"
 )
 
 func newExportCmd(e *env) *cobra.Command {
@@ -23,7 +22,7 @@ func newExportCmd(e *env) *cobra.Command {
 		allowLoss     bool
 		ptSysroot     string
 		ptBuildIDDirs []string
-		window        func() (timerange.Spec, error)
+		window        windowFlags
 	)
 	c := &cobra.Command{
 		Use:   "export --parquet DIR [flags] INPUT...",
@@ -65,7 +64,7 @@ is recorded in the captures table either way.`,
 			if dir == "" {
 				return usageErrorf("export: --parquet DIR is required")
 			}
-			spec, err := window()
+			spec, err := window.spec("export")
 			if err != nil {
 				return err
 			}
@@ -123,7 +122,7 @@ is recorded in the captures table either way.`,
 	f.BoolVar(&keepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when an input lost data")
 	f.StringVar(&ptSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
-	window = windowFlags(c, "export only the records at or after `TIME` (see 'iotap cut --help')")
+	window.add(f, "export only the records at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
 	f.StringArrayVar(&ptBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
 	return c
 }

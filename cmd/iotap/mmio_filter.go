@@ -13,8 +13,8 @@ import (
 
 func newMMIOFilterCmd(e *env) *cobra.Command {
 	var (
-		out, value, timeRange, until  string
-		from, to                      string
+		out, value, until             string
+		window                        windowFlags
 		kinds, addrs, bars            []string
 		widths                        []int
 		mapIDs                        []int32
@@ -56,9 +56,9 @@ Examples:
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			spec, err := timerange.ParseSpecFlags(from, to, timeRange)
+			spec, err := window.spec("mmio filter")
 			if err != nil {
-				return usageErrorf("mmio filter: %v", err)
+				return err
 			}
 			if spec.NeedsWall() {
 				return usageErrorf("mmiotrace timestamps are seconds of the kernel's clock, not wall-clock times: give @T (the log's stamps), seconds from its start or mark:NAME")
@@ -124,9 +124,8 @@ Examples:
 	fl.StringArrayVar(&addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
 	fl.StringArrayVar(&bars, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
 	fl.Int32SliceVar(&mapIDs, "map-id", nil, "map id of the accesses")
-	fl.StringVar(&from, "from", "", "only records at or after `TIME`: seconds from the log's first record (0.5, 500ms), @T as the log prints it (@12.5), or mark:NAME (see 'iotap cut --help')")
-	fl.StringVar(&to, "to", "", "only records before `TIME` (same forms as --from; +D: D after --from)")
-	fl.StringVar(&timeRange, "time", "", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
+	window.add(fl, "only records at or after `TIME`: seconds from the log's first record (0.5, 500ms), @T as the log prints it (@12.5), or mark:NAME (see 'iotap cut --help')",
+		"only records before `TIME` (same forms as --from; +D: D after --from)", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
 	fl.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores)")

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 
-	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -13,7 +12,7 @@ func newMMIOReplayCmd(e *env) *cobra.Command {
 	var (
 		a      mmiotrace.ReplayArgs
 		asJSON bool
-		window func() (timerange.Spec, error)
+		window windowFlags
 	)
 	c := &cobra.Command{
 		Use: "replay [flags] FILE",
@@ -51,7 +50,7 @@ Examples:
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			spec, err := window()
+			spec, err := window.spec("mmio replay")
 			if err != nil {
 				return err
 			}
@@ -89,7 +88,7 @@ Examples:
 	f.StringVar(&a.StopMark, "stop-mark", "", "stop at the MARK containing this text")
 	f.BoolVar(&a.CheckReads, "check-reads", false, "also perform the recorded reads and report differing values")
 	f.BoolVar(&a.KeepGoing, "keep-going", false, "skip lines that do not parse")
-	window = windowFlags(c, "replay only the accesses at or after `TIME` (see 'iotap cut --help')")
+	window.add(f, "replay only the accesses at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
 	return c
 }

@@ -20,8 +20,8 @@ type reportOptions struct {
 	format    string
 	json      bool
 	verbose   bool
-	tl        timelineOptions                // -o FILE.pftrace
-	window    func() (timerange.Spec, error) // --from/--to (window.go)
+	tl        timelineOptions // -o FILE.pftrace
+	window    windowFlags     // --from/--to (window.go)
 }
 
 func newReportCmd(e *env) *cobra.Command {
@@ -71,7 +71,7 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 			if o.tl.file.MaxSize != 0 && o.tl.file.MaxSize < timeline.MinMaxSize {
 				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", o.tl.file.MaxSize, timeline.MinMaxSize)
 			}
-			spec, err := o.window()
+			spec, err := o.window.spec("report")
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`
 	f.StringVar(&o.tl.Clocks, "clocks", "", "clock sidecar aligning the sources (default: a clocks.json among the inputs)")
 	o.tl.file.MaxSize = timeline.DefaultMaxSize
 	f.Var((*timeline.Size)(&o.tl.file.MaxSize), "max-size", "largest Perfetto file to write, as 'iotap timeline --max-size' (above it an overview plus detail windows in FILE.d/, linked from the HTML page); 0: one file")
-	o.window = windowFlags(c, "report only the records at or after `TIME` of each trace: seconds from its first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); each trace is cut as 'iotap cut' cuts it")
+	o.window.add(f, "report only the records at or after `TIME` of each trace: seconds from its first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); each trace is cut as 'iotap cut' cuts it", windowToHelp, "")
 	return c
 }
 

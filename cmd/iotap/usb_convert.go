@@ -16,9 +16,8 @@ import (
 
 func newUSBConvertCmd(e *env) *cobra.Command {
 	var (
-		to, out   string
-		from      string
-		timeRange string
+		window    windowFlags
+		out       string
 		linkType  int
 		keepGoing bool
 		allowLoss bool
@@ -57,13 +56,13 @@ a time) still means --format, with a deprecation note.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format := cmd.Flags().Lookup("format").Value.String()
-			if _, err := usbmon.ParseFormat(to); err == nil && format == "" {
-				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", to)
-				format, to = to, ""
+			if _, err := usbmon.ParseFormat(window.to); err == nil && format == "" {
+				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", window.to)
+				format, window.to = window.to, ""
 			}
-			spec, err := timerange.ParseSpecFlags(from, to, timeRange)
+			spec, err := window.spec("usb convert")
 			if err != nil {
-				return usageErrorf("usb convert: %v", err)
+				return err
 			}
 			if format == "" {
 				return usageErrorf("--format is required (1u, 1t, pcap or pcapng)")
@@ -92,11 +91,9 @@ a time) still means --format, with a deprecation note.`,
 	}
 	fl := c.Flags()
 	fl.StringP("format", "f", "", "target format: 1u, 1t, pcap or pcapng")
-	fl.StringVar(&from, "from", "", "convert only the events at or after `TIME` (see 'iotap cut --help')")
 	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
 	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
-	fl.StringVar(&to, "to", "", "convert only the events before `TIME` (+D: D after --from)")
-	fl.StringVar(&timeRange, "time", "", "the window as LO..HI (--from LO --to HI)")
+	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", "convert only the events before `TIME` (+D: D after --from)", "the window as LO..HI (--from LO --to HI)")
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
@@ -22,16 +23,15 @@ import (
 // --pt) are replaced by their cut of the window (cut.OpenWindow), which
 // the command then reads as it reads any trace.
 func withWindow(e *env, c *cobra.Command) *cobra.Command {
-	var from, to string
+	var w windowFlags
 	fl := c.Flags()
-	fl.StringVar(&from, "from", "", "read only the records at or after `TIME`: seconds from the trace's first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); the trace is cut with 'iotap cut' (seeking with its index) and the cut is read")
-	fl.StringVar(&to, "to", "", "read only the records before `TIME` (same forms as --from; +D: D after --from)")
+	w.add(fl, "read only the records at or after `TIME`: seconds from the trace's first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); the trace is cut with 'iotap cut' (seeking with its index) and the cut is read", "read only the records before `TIME` (same forms as --from; +D: D after --from)", "")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		name := strings.TrimPrefix(cmd.CommandPath(), "iotap ")
-		spec, err := timerange.ParseSpec(from, to)
+		spec, err := w.spec(name)
 		if err != nil {
-			return usageErrorf("%s: %v", name, err)
+			return err
 		}
 		if !spec.Set() {
 			return run(cmd, args)
@@ -133,10 +133,10 @@ func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadClos
 // warn prints a warning on stderr.
 func (e *env) warn(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 
-// eventsWindow adds --from/--to of events read to keep
+// eventsWindow adds the window of events read to keep
 // (userevents.KeepWindow).
-func eventsWindow(e *env, from, to, path string, keep func(*userevents.Recorded) bool) (func(*userevents.Recorded) bool, error) {
-	spec, err := timerange.ParseSpec(from, to)
+func eventsWindow(e *env, w windowFlags, path string, keep func(*userevents.Recorded) bool) (func(*userevents.Recorded) bool, error) {
+	spec, err := timerange.ParseSpec(w.from, w.to)
 	if err == nil {
 		keep, err = userevents.KeepWindow(e.ctx, path, spec, keep)
 	}
@@ -146,17 +146,30 @@ func eventsWindow(e *env, from, to, path string, keep func(*userevents.Recorded)
 	return keep, nil
 }
 
-// windowFlags adds --from (described by fromHelp) and --to to c; the
-// function returned parses them.
-func windowFlags(c *cobra.Command, fromHelp string) func() (timerange.Spec, error) {
-	var from, to string
-	c.Flags().StringVar(&from, "from", "", fromHelp)
-	c.Flags().StringVar(&to, "to", "", "only the records before `TIME` (same forms as --from; +D: D after --from)")
-	return func() (timerange.Spec, error) {
-		spec, err := timerange.ParseSpec(from, to)
-		if err != nil {
-			return spec, usageErrorf("%s: %v", strings.TrimPrefix(c.CommandPath(), "iotap "), err)
-		}
-		return spec, nil
+// windowToHelp is the usual help of --to.
+const windowToHelp = "only the records before `TIME` (same forms as --from; +D: D after --from)"
+
+// windowFlags are a command's --from/--to, and --time LO..HI.
+type windowFlags struct{ from, to, time string }
+
+// add registers --from and --to with their help texts, and --time when
+// timeHelp is set.
+func (w *windowFlags) add(fl *pflag.FlagSet, fromHelp, toHelp, timeHelp string) {
+	fl.StringVar(&w.from, "from", "", fromHelp)
+	fl.StringVar(&w.to, "to", "", toHelp)
+	if timeHelp != "" {
+		fl.StringVar(&w.time, "time", "", timeHelp)
 	}
+}
+
+// spec parses the window: an error is a usage error, after the command
+// name unless it is "".
+func (w *windowFlags) spec(name string) (timerange.Spec, error) {
+	spec, err := timerange.ParseSpecFlags(w.from, w.to, w.time)
+	if err != nil && name != "" {
+		return spec, usageErrorf("%s: %v", name, err)
+	} else if err != nil {
+		return spec, usageErrorf("%v", err)
+	}
+	return spec, nil
 }
