@@ -61,3 +61,28 @@ func ExampleDuckDBCommand() {
 	// duckdb -c 'CREATE VIEW usb_transfers AS SELECT * FROM read_parquet('\''DIR/usb_transfers/**/*.parquet'\'', hive_partitioning = true, union_by_name = true);
 	// SELECT count(*) FROM usb_transfers' <nil>
 }
+
+// Export several inputs, one line per input as it is exported, then the
+// captures table; what was lost is returned per input.
+func ExampleExporter_ExportAll() {
+	dir, _ := os.MkdirTemp("", "export-example")
+	defer os.RemoveAll(dir)
+	x, err := export.New(export.Options{Dir: dir, Identity: export.Identity{Host: "lab1"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	lost, err := x.ExportAll(context.Background(), []string{"../testdata/capture", "../mmiotrace/testdata/kinds.log"},
+		func(r export.CaptureRow) { fmt.Println(r) })
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(lost)
+	// Output:
+	// ../testdata/capture/events.ndjson: events ndjson, 4 records
+	// ../testdata/capture/mmio.log.zst: mmio mmiotrace, 12665 records
+	// ../testdata/capture/usb.pcapng: usb pcapng, 12 records
+	// ../mmiotrace/testdata/kinds.log: mmio mmiotrace, 14 records
+	// [../mmiotrace/testdata/kinds.log: the log records 42 events lost by the kernel]
+}

@@ -437,3 +437,32 @@ func Dir(ctx context.Context, path string, opt Options) ([]CaptureRow, error) {
 	}
 	return rows, err
 }
+
+// ExportAll exports each of paths in turn (ExportPath), calls row, when
+// set, with each captures row as its input is exported, and then writes
+// the captures table (Close). It returns what was lost, one "FILE: LOSS"
+// per input that lost data (the captures table records it too). It stops
+// at the first error, the captures table unwritten.
+func (x *Exporter) ExportAll(ctx context.Context, paths []string, row func(CaptureRow)) (lost []string, err error) {
+	for _, p := range paths {
+		rows, err := x.ExportPath(ctx, p)
+		for _, r := range rows {
+			if row != nil {
+				row(r)
+			}
+			if r.Loss != "" {
+				lost = append(lost, r.SourceFile+": "+r.Loss)
+			}
+		}
+		if err != nil {
+			return lost, err
+		}
+	}
+	return lost, x.Close()
+}
+
+// String says what the row's input was and how many records it gave:
+// "cap/usb.pcapng: usb pcapng, 12 records".
+func (r CaptureRow) String() string {
+	return fmt.Sprintf("%s: %s %s, %d records", r.SourceFile, r.Source, r.Format, r.Records)
+}

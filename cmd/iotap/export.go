@@ -14,15 +14,10 @@ import (
 
 func newExportCmd(e *env) *cobra.Command {
 	var (
-		dir           string
-		partition     string
-		id            export.Identity
-		rowGroup      int64
-		keepGoing     bool
-		allowLoss     bool
-		ptSysroot     string
-		ptBuildIDDirs []string
-		window        windowFlags
+		opt       export.Options
+		partition string
+		allowLoss bool
+		window    windowFlags
 	)
 	c := &cobra.Command{
 		Use:   "export --parquet DIR [flags] INPUT...",
@@ -61,68 +56,54 @@ is recorded in the captures table either way.`,
   duckdb -c "SELECT name, count(*) FROM 'out/user_events/**/*.parquet' GROUP BY name"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
+			if opt.Dir == "" {
 				return usageErrorf("export: --parquet DIR is required")
 			}
-			spec, err := window.spec("export")
-			if err != nil {
+			var err error
+			if opt.Window, err = window.spec("export"); err != nil {
 				return err
 			}
-			var parts []string
 			if partition != "" {
-				parts = strings.Split(partition, ",")
+				opt.Partition = strings.Split(partition, ",")
 			}
 			// One progress line for the whole export; each input adds its size.
 			m := e.meter("iotap: export", 0, false)
-			x, err := export.New(export.Options{Dir: dir, Partition: parts, Identity: id, RowGroupRows: rowGroup,
-				KeepGoing: keepGoing, IotapVersion: version, PTSysroot: ptSysroot, PTBuildIDDirs: ptBuildIDDirs,
-				Window: spec, Warn: e.warn,
-				Input: func(_ string, size int64, r io.Reader) io.Reader {
-					m.AddTotal(size)
-					return m.Reader(r)
-				}})
+			opt.IotapVersion, opt.Warn = version, e.warn
+			opt.Input = func(_ string, size int64, r io.Reader) io.Reader {
+				m.AddTotal(size)
+				return m.Reader(r)
+			}
+			x, err := export.New(opt)
 			if err != nil {
 				if strings.Contains(err.Error(), "partition") {
 					return usageErrorf("%v", err)
 				}
 				return err
 			}
-			if id.Host == "" && strings.Contains(partition, "host") {
+			if opt.Identity.Host == "" && strings.Contains(partition, "host") {
 				return usageErrorf("export: --partition host needs --host")
 			}
-			var lost []string
-			for _, in := range args {
-				rows, err := x.ExportPath(e.ctx, in)
-				for _, r := range rows {
-					fmt.Fprintf(e.stderr, "iotap: export: %s: %s %s, %d records\n", r.SourceFile, r.Source, r.Format, r.Records)
-					if r.Loss != "" {
-						lost = append(lost, r.SourceFile+": "+r.Loss)
-					}
-				}
-				if we := (*cut.WindowError)(nil); errors.As(err, &we) {
-					return usageErrorf("%v", err)
-				} else if err != nil {
-					return err
-				}
-			}
-			if err := x.Close(); err != nil {
+			lost, err := x.ExportAll(e.ctx, args, func(r export.CaptureRow) { fmt.Fprintf(e.stderr, "iotap: export: %s\n", r) })
+			if we := (*cut.WindowError)(nil); errors.As(err, &we) {
+				return usageErrorf("%v", err)
+			} else if err != nil {
 				return err
 			}
 			return e.dataLoss(allowLoss, "", lost, "recorded in the captures table; use --allow-loss to accept")
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&dir, "parquet", "", "write Parquet tables under `DIR`")
+	f.StringVar(&opt.Dir, "parquet", "", "write Parquet tables under `DIR`")
 	f.StringVar(&partition, "partition", "", "Hive-style partition keys: host, date or host,date")
-	f.StringVar(&id.Host, "host", "", "host name of the capture (identity column)")
-	f.StringVar(&id.BootID, "boot-id", "", "boot id of the captured system (/proc/sys/kernel/random/boot_id)")
-	f.StringVar(&id.KernelRelease, "kernel-release", "", "kernel release of the captured system (uname -r)")
-	f.StringVar(&id.CaptureID, "capture-id", "", "capture id (default: a hash of the input's names, sizes and first bytes, host and boot id)")
-	f.Int64Var(&rowGroup, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
-	f.BoolVar(&keepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
+	f.StringVar(&opt.Identity.Host, "host", "", "host name of the capture (identity column)")
+	f.StringVar(&opt.Identity.BootID, "boot-id", "", "boot id of the captured system (/proc/sys/kernel/random/boot_id)")
+	f.StringVar(&opt.Identity.KernelRelease, "kernel-release", "", "kernel release of the captured system (uname -r)")
+	f.StringVar(&opt.Identity.CaptureID, "capture-id", "", "capture id (default: a hash of the input's names, sizes and first bytes, host and boot id)")
+	f.Int64Var(&opt.RowGroupRows, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
+	f.BoolVar(&opt.KeepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
 	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when an input lost data")
-	f.StringVar(&ptSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
+	f.StringVar(&opt.PTSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
 	window.add(f, "export only the records at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
-	f.StringArrayVar(&ptBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
+	f.StringArrayVar(&opt.PTBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
 	return c
 }
