@@ -180,3 +180,19 @@ func directionName(s string) (filter.Int, bool) {
 	}
 	return filter.Int{}, false
 }
+
+// ParseLearningFilter compiles the display-filter expression expr
+// (ParseFilter) for a capture read from its start, in order: the device
+// identities it names are learnt from the enumeration in the capture
+// (Learning). An empty expr is nil: every event.
+func ParseLearningFilter(expr string) (Filter, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	ids := NewIdentities()
+	f, err := ParseFilter(expr, ids)
+	if err != nil {
+		return nil, err
+	}
+	return Learning(f, ids), nil
+}

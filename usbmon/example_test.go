@@ -106,3 +106,32 @@ func ExampleNewWriterLinkType() {
 	// 184 events from pcapng lost: 0 <nil>
 	// pcap 189 cannot hold: 140 events lost interval/start frame/ndesc
 }
+
+// Convert a '1u' text capture to '1t' ('iotap usb convert --format 1t'),
+// keeping the bulk IN endpoint's events; the summary says what '1t'
+// cannot hold.
+func ExampleConvert() {
+	text := `ff1fd9fc028359c0 7038475 S Bo:1:002:2 -115 31 = 55534243 0d000000 00400000 80000a28 00000000 00000020 00000000 000000
+ff1fd9fc028359c0 7042873 C Bo:1:002:2 0 31 >
+ff1fd9fc0286b240 7043132 S Bi:1:002:1 -115 16384 <
+ff1fd9fc0286b240 7044924 C Bi:1:002:1 0 16384 = 766d6c61 62206431 20736563 746f7220 30303030 30303030 0a766d6c 61622064
+`
+	var out bytes.Buffer
+	res, err := usbmon.Convert(context.Background(), strings.NewReader(text), &out, usbmon.ConvertOptions{
+		Format: usbmon.Format1t,
+		Keep:   func(ev *usbmon.Event) bool { return ev.In },
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(out.String())
+	for _, l := range res.Summary() {
+		fmt.Println(l)
+	}
+	// Output:
+	// ff1fd9fc0286b240 7043132 S Bi:002:01 -115 16384 <
+	// ff1fd9fc0286b240 7044924 C Bi:002:01 0 16384 = 766d6c61 62206431 20736563 746f7220 30303030 30303030 0a766d6c 61622064
+	// converted 2 of 4 events (1u to 1t)
+	// 1t cannot hold everything: 2 events lost bus numbers
+}

@@ -16,12 +16,10 @@ import (
 
 func newUSBConvertCmd(e *env) *cobra.Command {
 	var (
-		window    windowFlags
-		out       string
-		linkType  int
-		keepGoing bool
-		allowLoss bool
-		expr      string
+		opt               usbmon.ConvertOptions
+		window            windowFlags
+		format, out, expr string
+		allowLoss         bool
 	)
 	c := &cobra.Command{
 		Use:   "convert --format 1u|1t|pcap|pcapng [flags] FILE -o OUT",
@@ -55,7 +53,6 @@ a time) still means --format, with a deprecation note.`,
   iotap usb convert --format pcapng -Y 'usb.ep == 0x81 && usb.status != 0' capture.pcapng -o errors.pcapng`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format := cmd.Flags().Lookup("format").Value.String()
 			if _, err := usbmon.ParseFormat(window.to); err == nil && format == "" {
 				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", window.to)
 				format, window.to = window.to, ""
@@ -67,42 +64,35 @@ a time) still means --format, with a deprecation note.`,
 			if format == "" {
 				return usageErrorf("--format is required (1u, 1t, pcap or pcapng)")
 			}
-			f, err := usbmon.ParseFormat(format)
-			if err != nil {
+			if opt.Format, err = usbmon.ParseFormat(format); err != nil {
 				return usageErrorf("%v", err)
 			}
-			if linkType != usbmon.LinkTypeUSBLinux && linkType != usbmon.LinkTypeUSBLinuxMmapped {
-				return usageErrorf("--link-type %d: want 189 or 220", linkType)
+			if opt.LinkType != usbmon.LinkTypeUSBLinux && opt.LinkType != usbmon.LinkTypeUSBLinuxMmapped {
+				return usageErrorf("--link-type %d: want 189 or 220", opt.LinkType)
 			}
 			if out == "" {
 				return usageErrorf("-o OUT is required (- for stdout)")
 			}
-			var keep usb.Filter
-			if expr != "" {
-				ids := usb.NewIdentities()
-				f, err := usb.ParseFilter(expr, ids)
-				if err != nil {
-					return usageErrorf("-Y: %v", err)
-				}
-				keep = usb.Learning(f, ids)
+			if opt.Keep, err = usb.ParseLearningFilter(expr); err != nil {
+				return usageErrorf("-Y: %v", err)
 			}
-			return runUSBConvert(e, args[0], out, f, linkType, keepGoing, allowLoss, keep, spec)
+			return runUSBConvert(e, args[0], out, opt, allowLoss, spec)
 		},
 	}
 	fl := c.Flags()
-	fl.StringP("format", "f", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVarP(&format, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
 	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
 	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
 	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", "convert only the events before `TIME` (+D: D after --from)", "the window as LO..HI (--from LO --to HI)")
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
-	fl.IntVar(&linkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
+	fl.IntVar(&opt.LinkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
-	fl.BoolVar(&keepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
+	fl.BoolVar(&opt.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when input was truncated, dropped or skipped")
 	return c
 }
 
-func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepGoing, allowLoss bool, keep usb.Filter, spec timerange.Spec) error {
+func runUSBConvert(e *env, in, out string, opt usbmon.ConvertOptions, allowLoss bool, spec timerange.Spec) error {
 	var src io.Reader = os.Stdin
 	win, err := e.openWindowStream("usb convert", in, detect.USB, spec)
 	if err != nil {
@@ -124,12 +114,12 @@ func runUSBConvert(e *env, in, out string, to usbmon.Format, linkType int, keepG
 		return err
 	}
 	skipped := 0
-	res, err := usbmon.Convert(e.ctx, src, dst, usbmon.ConvertOptions{Format: to, LinkType: linkType, KeepGoing: keepGoing, Keep: keep,
-		OnSkip: func(err error) {
-			if skipped++; skipped <= 10 {
-				fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
-			}
-		}})
+	opt.OnSkip = func(err error) {
+		if skipped++; skipped <= 10 {
+			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
+		}
+	}
+	res, err := usbmon.Convert(e.ctx, src, dst, opt)
 	if res.From == usbmon.FormatUnknown && err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	} else if err != nil {
