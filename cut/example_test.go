@@ -104,3 +104,20 @@ func ExampleOpenStream() {
 	// 3 events
 	// true
 }
+
+// Cut a window of a log file as 'iotap cut' does (with its index when it
+// has one), and say what loss the window keeps.
+func ExampleCutFile() {
+	spec, _ := timerange.ParseSpec("@13", "")
+	var out bytes.Buffer
+	res, err := cut.CutFile(context.Background(), "../mmiotrace/testdata/kinds.log", &out, true, nil, cut.Options{Window: spec})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Summary("kinds.log", spec))
+	fmt.Println(res.LostInWindow())
+	// Output:
+	// mmiotrace log kinds.log: 3 events kept of [@13..), 2214 bytes read (read from the start)
+	// [the window records 42 lost events]
+}

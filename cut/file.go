@@ -151,6 +151,30 @@ func (r *Result) Summary(name string, spec timerange.Spec) string {
 	return fmt.Sprintf("%s %s: %d events kept of [%s), %d bytes read (%s)", r.Format, name, r.Events, spec, r.BytesRead, how)
 }
 
+// CutFile cuts the trace at path to w as 'iotap cut' does: the file is
+// opened with OpenFile (seeking with its index when useIndex), meter, when
+// set, wraps a plain file as it is read, and Cut writes the window of opt.
+func CutFile(ctx context.Context, path string, w io.Writer, useIndex bool, meter func(io.ReaderAt, int64) io.ReaderAt, opt Options) (*Result, error) {
+	in, closer, err := OpenFile(path, useIndex, opt.Warn)
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	if meter != nil && in.ReaderAt != nil { // a plain file (compressed inputs are not metered)
+		in.ReaderAt = meter(in.ReaderAt, in.Size)
+	}
+	return Cut(ctx, in, w, opt)
+}
+
+// LostInWindow says what loss the cut keeps inside the window (Lost):
+// none, or one message.
+func (r *Result) LostInWindow() []string {
+	if r.Lost == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the window records %d lost events", r.Lost)}
+}
+
 // IndexFile reads the trace at path once (BuildIndex, a checkpoint every
 // interval bytes; meter, when set, wraps the file as it is read) and
 // returns its index, encoded (what 'iotap index' writes to

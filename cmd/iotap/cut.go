@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -56,37 +57,23 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil {
 				return err
 			}
-			in, closer, err := cut.OpenFile(args[0], !noIndex, e.warn)
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
 			f, err := e.createOutput(out, outfile.Atomic, args[0], args[0]+cut.IndexSuffix)
 			if err != nil {
 				return err
 			}
-			if in.ReaderAt != nil { // a plain file (compressed inputs are not metered)
-				in.ReaderAt = e.meter("iotap: cut", in.Size, false).ReaderAt(in.ReaderAt)
-			}
-			res, err := cut.Cut(e.ctx, in, f, cut.Options{Window: spec, Warn: e.warn})
-			if err != nil {
-				if e.ctx.Err() != nil {
-					return e.interrupted(err)
-				}
+			res, err := cut.CutFile(e.ctx, args[0], f, !noIndex, e.meterAt("iotap: cut"), cut.Options{Window: spec, Warn: e.warn})
+			if err != nil && e.ctx.Err() != nil {
+				return e.interrupted(err)
+			} else if we := (*cut.WindowError)(nil); errors.As(err, &we) {
+				return usageErrorf("%v", err)
+			} else if err != nil {
 				return err
 			}
 			if err := f.Commit(); err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "iotap cut: %s\n", res.Summary(args[0], spec))
-			if res.Lost > 0 {
-				msg := fmt.Sprintf("the window records %d lost events", res.Lost)
-				if !allowLoss {
-					return dataLostError("%s (kept in %s; use --allow-loss to accept)", msg, out)
-				}
-				e.warn(msg)
-			}
-			return nil
+			fmt.Fprintf(e.stderr, "iotap: cut: %s\n", res.Summary(args[0], spec))
+			return e.dataLoss(allowLoss, "", res.LostInWindow(), "kept in "+out+"; use --allow-loss to accept")
 		},
 	}
 	fl := c.Flags()
@@ -115,9 +102,7 @@ Compressed inputs cannot be indexed (decompress them first).`,
 			if interval < 64<<10 {
 				return usageErrorf("--interval %d: at least 65536 bytes", interval)
 			}
-			b, summary, err := cut.IndexFile(e.ctx, args[0], interval, func(r io.ReaderAt, size int64) io.ReaderAt {
-				return e.meter("iotap: index", size, false).ReaderAt(r)
-			})
+			b, summary, err := cut.IndexFile(e.ctx, args[0], interval, e.meterAt("iotap: index"))
 			if err != nil {
 				if e.ctx.Err() != nil {
 					return e.interrupted(err)
@@ -141,4 +126,10 @@ Compressed inputs cannot be indexed (decompress them first).`,
 	}
 	c.Flags().Int64Var(&interval, "interval", cut.DefaultInterval, "bytes between checkpoints")
 	return c
+}
+
+// meterAt is a progress meter of the job what over a file read at
+// offsets (cut.CutFile, cut.IndexFile).
+func (e *env) meterAt(what string) func(io.ReaderAt, int64) io.ReaderAt {
+	return func(r io.ReaderAt, size int64) io.ReaderAt { return e.meter(what, size, false).ReaderAt(r) }
 }
