@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/iotap/iotap/cut"
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
@@ -13,15 +12,13 @@ import (
 
 func newMMIOFilterCmd(e *env) *cobra.Command {
 	var (
-		out, value, until             string
-		window                        windowFlags
-		kinds, addrs, bars            []string
-		widths                        []int
-		mapIDs                        []int32
-		read, write                   bool
-		workers                       int
-		keepGoing, allowLoss, verbose bool
-		between                       string
+		a              mmiotrace.FilterArgs
+		opt            mmiotrace.FilterOptions
+		window         windowFlags
+		out            outputFlag
+		allowLoss      lossFlag
+		between, until string
+		verbose        bool
 	)
 	c := &cobra.Command{
 		Use: "filter [flags] FILE",
@@ -51,8 +48,7 @@ Examples:
   iotap mmio filter --between "X is up" "X is down" log.txt`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := mmiotrace.FilterArgs{Kinds: kinds, Read: read, Write: write, Widths: widths,
-				Addrs: addrs, BARs: bars, MapIDs: mapIDs, Value: value}.Filter()
+			f, err := a.Filter()
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -88,19 +84,15 @@ Examples:
 				return err
 			}
 			defer in.Close()
-			w, closeOut, err := mmioCreateOutput(e, out, outfile.Atomic, args[0])
-			if err != nil {
+			var st mmiotrace.FilterStats
+			m := e.meter("iotap: mmio filter", -1, out.stdout())
+			opt.Progress = m.Progress()
+			// Interrupted, what was kept so far is a valid log: kept.
+			err = out.write(e, true, args[:1], func(w io.Writer) (err error) {
+				st, err = mmiotrace.FilterLog(e.ctx, in, w, f, opt)
 				return err
-			}
-			m := e.meter("iotap: mmio filter", -1, out == "" || out == "-")
-			st, err := mmiotrace.FilterLog(e.ctx, in, w, f, mmiotrace.FilterOptions{Workers: workers, KeepGoing: keepGoing, Progress: m.Progress()})
+			})
 			m.Done()
-			if err == nil || e.ctx.Err() != nil {
-				// Interrupted: what was kept so far is a valid log.
-				if cerr := closeOut(); err == nil {
-					err = cerr
-				}
-			}
 			if err != nil {
 				return err
 			}
@@ -111,26 +103,26 @@ Examples:
 			if s, ok := in.(*cut.Stream); ok {
 				lost = append(lost, s.Loss()...)
 			}
-			return lossFlag(allowLoss).mmio(e, lost)
+			return allowLoss.mmio(e, lost)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&out, "output", "o", "-", "output file (- for stdout; .gz/.xz/.zst compress)")
-	fl.StringSliceVar(&kinds, "kind", nil, "keep only these record kinds (R,W,UNKNOWN,MARK,other)")
-	fl.BoolVar(&read, "read", false, "keep reads (same as --kind R)")
-	fl.BoolVar(&write, "write", false, "keep writes (same as --kind W)")
-	fl.IntSliceVar(&widths, "width", nil, "access width in bytes (1, 2, 4, 8)")
-	fl.StringVar(&value, "value", "", "MASK=BITS: keep accesses whose value&MASK == BITS (MASK alone: all MASK bits set)")
-	fl.StringArrayVar(&addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
-	fl.StringArrayVar(&bars, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
-	fl.Int32SliceVar(&mapIDs, "map-id", nil, "map id of the accesses")
+	out.add(fl, "-", "output file (- for stdout; .gz/.xz/.zst compress)")
+	fl.StringSliceVar(&a.Kinds, "kind", nil, "keep only these record kinds (R,W,UNKNOWN,MARK,other)")
+	fl.BoolVar(&a.Read, "read", false, "keep reads (same as --kind R)")
+	fl.BoolVar(&a.Write, "write", false, "keep writes (same as --kind W)")
+	fl.IntSliceVar(&a.Widths, "width", nil, "access width in bytes (1, 2, 4, 8)")
+	fl.StringVar(&a.Value, "value", "", "MASK=BITS: keep accesses whose value&MASK == BITS (MASK alone: all MASK bits set)")
+	fl.StringArrayVar(&a.Addrs, "addr", nil, "physical address range LO-HI or LO..HI ([LO,HI)), or one address")
+	fl.StringArrayVar(&a.BARs, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
+	fl.Int32SliceVar(&a.MapIDs, "map-id", nil, "map id of the accesses")
 	window.add(fl, "only records at or after `TIME`: seconds from the log's first record (0.5, 500ms), @T as the log prints it (@12.5), or mark:NAME (see 'iotap cut --help')",
 		"only records before `TIME` (same forms as --from; +D: D after --from)", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
-	fl.IntVar(&workers, "workers", 0, "parsing goroutines (0: all cores)")
-	fl.BoolVar(&keepGoing, "keep-going", true, mmioKeepGoingHelp)
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost or lines skipped")
+	fl.IntVar(&opt.Workers, "workers", 0, "parsing goroutines (0: all cores)")
+	fl.BoolVar(&opt.KeepGoing, "keep-going", true, mmioKeepGoingHelp)
+	allowLoss.add(fl, "exit 0 even when events were lost or lines skipped")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "print how many lines were kept")
 	return c
 }
