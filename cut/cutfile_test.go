@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -91,5 +92,33 @@ func TestCutFile(t *testing.T) {
 	}
 	if _, err := cut.CutFile(context.Background(), "nosuchfile.log", io.Discard, true, nil, cut.Options{Window: spec}); err == nil {
 		t.Error("a missing file is not an error")
+	}
+}
+
+// TestOpenTraceStream: a trace of another kind is refused with detect's
+// word for what it is, before any cut; a trace of the kind wanted streams
+// its window, as CutFile writes it.
+func TestOpenTraceStream(t *testing.T) {
+	spec, _ := timerange.ParseSpec("0.18s", "0.19s")
+	_, err := cut.OpenTraceStream(context.Background(), "../testdata/usbmon/lab-capture.pcapng", detect.MMIO, spec, nil)
+	if err == nil || !strings.Contains(err.Error(), "pcapng") {
+		t.Errorf("a pcapng opened as an mmiotrace log: %v", err)
+	}
+	const bind = "../mmiotrace/testdata/e1000-bind.log"
+	s, err := cut.OpenTraceStream(context.Background(), bind, detect.MMIO, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := io.ReadAll(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := cut.CutFile(context.Background(), bind, &want, true, nil, cut.Options{Window: spec}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) || want.Len() == 0 {
+		t.Errorf("stream of %d bytes, the cut has %d", len(got), want.Len())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/cut"
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -120,4 +121,28 @@ func ExampleCutFile() {
 	// Output:
 	// mmiotrace log kinds.log: 3 events kept of [@13..), 2214 bytes read (read from the start)
 	// [the window records 42 lost events]
+}
+
+// Read the window of an mmiotrace log in-process, after checking that
+// the file is one.
+func ExampleOpenTraceStream() {
+	spec, _ := timerange.ParseSpec("@13", "")
+	s, err := cut.OpenTraceStream(context.Background(), "../mmiotrace/testdata/kinds.log", detect.MMIO, spec, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	b, _ := io.ReadAll(s)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "MARK") || strings.HasPrefix(l, "UNMAP") {
+			fmt.Println(l)
+		}
+	}
+	_, err = cut.OpenTraceStream(context.Background(), "../testdata/usbmon/lab-capture.pcapng", detect.MMIO, spec, nil)
+	fmt.Println(err != nil)
+	// Output:
+	// MARK 13.000000 Lost 42 events.
+	// UNMAP 13.100000 1 0xffffffff81931030 0
+	// true
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -53,6 +54,18 @@ func OpenStream(ctx context.Context, path string, spec timerange.Spec, warn func
 		}
 	}
 	return s, nil
+}
+
+// OpenTraceStream is OpenStream of a trace of kind want: a file of
+// another kind, or one that cannot be read, is refused first with
+// detect.OpenTrace's error, which says what the file is.
+func OpenTraceStream(ctx context.Context, path string, want detect.Kind, spec timerange.Spec, warn func(string)) (*Stream, error) {
+	t, err := detect.OpenTrace(path, want)
+	if err != nil {
+		return nil, err
+	}
+	t.Close()
+	return OpenStream(ctx, path, spec, warn)
 }
 
 // firstWrite signals its first Write.

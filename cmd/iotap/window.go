@@ -97,22 +97,14 @@ func windowError(name string, err error) error {
 }
 
 // openWindowStream opens the window spec of the trace at path, of kind
-// want, for the command name, read in-process (cut.OpenStream); nil when
-// spec is unset.
+// want, for the command name, read in-process (cut.OpenTraceStream); nil
+// when spec is unset.
 func (e *env) openWindowStream(name, path string, want detect.Kind, spec timerange.Spec) (*cut.Stream, error) {
 	if !spec.Set() {
 		return nil, nil
 	}
-	t, err := detect.OpenTrace(path, want)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	t.Close()
-	s, err := cut.OpenStream(e.ctx, path, spec, e.warn)
-	if err != nil {
-		return nil, windowError(name, err)
-	}
-	return s, nil
+	s, err := cut.OpenTraceStream(e.ctx, path, want, spec, e.warn)
+	return s, windowError(name, err)
 }
 
 // mmioOpenWindow opens the mmiotrace log at path for the command name:
