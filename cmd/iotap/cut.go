@@ -24,9 +24,10 @@ const timeWindowHelp = `Times (--from, --to; the window is [from, to)):
 
 func newCutCmd(e *env) *cobra.Command {
 	var (
-		window             windowFlags
-		out                string
-		noIndex, allowLoss bool
+		window    windowFlags
+		out       outputFlag
+		allowLoss lossFlag
+		noIndex   bool
 	)
 	c := &cobra.Command{
 		Use:   "cut --from T --to T INPUT -o OUT",
@@ -57,7 +58,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil {
 				return err
 			}
-			f, err := e.createOutput(out, outfile.Atomic, args[0], args[0]+cut.IndexSuffix)
+			f, err := out.create(e, outfile.Atomic, args[0], args[0]+cut.IndexSuffix)
 			if err != nil {
 				return err
 			}
@@ -73,14 +74,14 @@ index is ignored with a warning. Compressed inputs are read from the start.
 				return err
 			}
 			fmt.Fprintf(e.stderr, "iotap: cut: %s\n", res.Summary(args[0], spec))
-			return e.dataLoss(allowLoss, "", res.LostInWindow(), "kept in "+out+"; use --allow-loss to accept")
+			return allowLoss.check(e, "", res.LostInWindow(), "kept in "+string(out)+"; use --allow-loss to accept")
 		},
 	}
 	fl := c.Flags()
 	window.add(fl, "keep records at or after `TIME` (see Times)", "keep records before `TIME`", "")
-	fl.StringVarP(&out, "output", "o", "", "write the cut to `FILE` (- for standard output)")
+	out.add(fl, "", "write the cut to `FILE` (- for standard output)")
 	fl.BoolVar(&noIndex, "no-index", false, "do not use INPUT.iotapidx: read the input from its start")
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when the window records lost events")
+	allowLoss.add(fl, "exit 0 even when the window records lost events")
 	return c
 }
 

@@ -16,7 +16,7 @@ func newExportCmd(e *env) *cobra.Command {
 	var (
 		opt       export.Options
 		partition string
-		allowLoss bool
+		allowLoss lossFlag
 		window    windowFlags
 	)
 	c := &cobra.Command{
@@ -89,7 +89,7 @@ is recorded in the captures table either way.`,
 			} else if err != nil {
 				return err
 			}
-			return e.dataLoss(allowLoss, "", lost, "recorded in the captures table; use --allow-loss to accept")
+			return allowLoss.check(e, "", lost, "recorded in the captures table; use --allow-loss to accept")
 		},
 	}
 	f := c.Flags()
@@ -101,7 +101,7 @@ is recorded in the captures table either way.`,
 	f.StringVar(&opt.Identity.CaptureID, "capture-id", "", "capture id (default: a hash of the input's names, sizes and first bytes, host and boot id)")
 	f.Int64Var(&opt.RowGroupRows, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
 	f.BoolVar(&opt.KeepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
-	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when an input lost data")
+	allowLoss.add(f, "exit 0 even when an input lost data")
 	f.StringVar(&opt.PTSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
 	window.add(f, "export only the records at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
 	f.StringArrayVar(&opt.PTBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")

@@ -16,10 +16,11 @@ import (
 
 func newUSBConvertCmd(e *env) *cobra.Command {
 	var (
-		opt               usbmon.ConvertOptions
-		window            windowFlags
-		format, out, expr string
-		allowLoss         bool
+		opt          usbmon.ConvertOptions
+		window       windowFlags
+		format, expr string
+		out          outputFlag
+		allowLoss    lossFlag
 	)
 	c := &cobra.Command{
 		Use:   "convert --format 1u|1t|pcap|pcapng [flags] FILE -o OUT",
@@ -84,15 +85,15 @@ a time) still means --format, with a deprecation note.`,
 	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
 	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
 	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", "convert only the events before `TIME` (+D: D after --from)", "the window as LO..HI (--from LO --to HI)")
-	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
+	out.add(fl, "", "output file (created 0600), - for stdout")
 	fl.IntVar(&opt.LinkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
 	fl.BoolVar(&opt.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when input was truncated, dropped or skipped")
+	allowLoss.add(fl, "exit 0 even when input was truncated, dropped or skipped")
 	return c
 }
 
-func runUSBConvert(e *env, in, out string, opt usbmon.ConvertOptions, allowLoss bool, spec timerange.Spec) error {
+func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions, allowLoss lossFlag, spec timerange.Spec) error {
 	var src io.Reader = os.Stdin
 	win, err := e.openWindowStream("usb convert", in, detect.USB, spec)
 	if err != nil {
@@ -109,7 +110,7 @@ func runUSBConvert(e *env, in, out string, opt usbmon.ConvertOptions, allowLoss 
 		defer t.Close()
 		src = e.meter("iotap: usb convert", t.Size(), out == "-").Reader(t)
 	}
-	dst, err := e.createOutput(out, outfile.Atomic, in)
+	dst, err := out.create(e, outfile.Atomic, in)
 	if err != nil {
 		return err
 	}
@@ -136,5 +137,5 @@ func runUSBConvert(e *env, in, out string, opt usbmon.ConvertOptions, allowLoss 
 		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
 	lost = append(lost, win.Loss()...)
-	return e.dataLoss(allowLoss, "", lost, "use --allow-loss to accept")
+	return allowLoss.check(e, "", lost, "use --allow-loss to accept")
 }
