@@ -125,6 +125,10 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 				stats.abort()
 				return fmt.Errorf("export: %s: %w", path, err)
 			}
+			if st.PSBs == 0 && st.Bytes > 0 { // as pt stats: not a raw trace (e.g. a compressed one)
+				stats.abort()
+				return fmt.Errorf("export: %s: %w: no PSB in %d bytes", path, intelpt.ErrNoPSB, st.Bytes)
+			}
 		} else {
 			st = intelpt.ComputeStats(s.Data, t.cfg)
 		}
@@ -163,6 +167,9 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 		}
 		row.Records += st.Packets
 		row.LostEvents += st.Overflows
+		if l := st.Loss(); l != "" { // bytes skipped by decoding errors, as pt stats says
+			lost = append(lost, t.names[i]+": "+l)
+		}
 		if st.Overflows > 0 {
 			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", t.names[i], st.Overflows))
 		}

@@ -1,7 +1,11 @@
 package export
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,7 +87,8 @@ func TestExportRawPTStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.ExportPath(context.Background(), path); err != nil {
+	caps, err := x.ExportPath(context.Background(), path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var file string
@@ -113,6 +118,46 @@ func TestExportRawPTStreamed(t *testing.T) {
 	for _, k := range intelpt.Kinds() {
 		if r.Kinds[k.String()] != st.Count(k) {
 			t.Errorf("%s: %d packets, want %d", k, r.Kinds[k.String()], st.Count(k))
+		}
+	}
+	// The bytes the decoding errors skipped are loss, in pt stats' words.
+	if want := path + ": " + st.Loss(); len(caps) != 1 || !strings.Contains(caps[0].Loss, want) {
+		t.Errorf("captures rows %+v: want the loss %q", caps, want)
+	}
+}
+
+// TestExportRawPTNotATrace: a file taken for a raw trace that holds no PSB
+// (here a gzip'd trace: export does not decompress raw PT) is refused as
+// pt stats refuses it, instead of exported as a trace of 0 packets.
+func TestExportRawPTNotATrace(t *testing.T) {
+	traces, _ := filepath.Glob("../../shared/testdata/intelpt-libipt/*.pt")
+	if len(traces) == 0 {
+		t.Skip("the libipt corpus is not in ../../shared/testdata/intelpt-libipt")
+	}
+	b, err := os.ReadFile(traces[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(b)
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "t.pt.gz")
+	if err := os.WriteFile(path, gz.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	x, err := New(Options{Dir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = x.ExportPath(context.Background(), path)
+	if !errors.Is(err, intelpt.ErrNoPSB) || !strings.Contains(err.Error(), fmt.Sprintf("no PSB in %d bytes", gz.Len())) {
+		t.Fatalf("err = %v, want ErrNoPSB naming the %d bytes", err, gz.Len())
+	}
+	for _, f := range x.Files() {
+		if strings.Contains(f, TablePTStats) {
+			t.Errorf("%s written for a file that is not a trace", f)
 		}
 	}
 }
