@@ -85,14 +85,16 @@ type LossError struct {
 func (e *LossError) Error() string { return e.Loss + e.Remedy }
 
 // EndLoss ends a capture that lost what loss says ("": nothing). When the
-// loss is allowed it is still said, through warn, and EndLoss returns
-// nil; otherwise it returns a *LossError.
+// loss is allowed it is still said, through warn (nil: not said), and
+// EndLoss returns nil; otherwise it returns a *LossError.
 func EndLoss(loss, remedy string, allow bool, warn func(string)) error {
 	switch {
 	case loss == "":
 		return nil
 	case allow:
-		warn(loss)
+		if warn != nil {
+			warn(loss)
+		}
 		return nil
 	}
 	return &LossError{Loss: loss, Remedy: remedy}

@@ -61,4 +61,7 @@ func TestEndLoss(t *testing.T) {
 	if !errors.As(err, &le) || err.Error() != "usb: 3 lost (remedy)" || warned != nil {
 		t.Errorf("loss: %v (%T), warned %q", err, err, warned)
 	}
+	if err := EndLoss("usb: 3 lost", "", true, nil); err != nil { // nil warn: not said, no panic
+		t.Errorf("allowed loss, nil warn: %v", err)
+	}
 }

@@ -171,6 +171,7 @@ func ByteProgress(update func(done int64, status string)) func(*Trace) {
 	n := 0
 	return func(t *Trace) {
 		done += last
+		last = 0 // standard input, or a trace that cannot be stat'ed: its size is unknown
 		if fi, err := os.Stat(t.Path); err == nil {
 			last = fi.Size()
 		}
@@ -235,6 +236,9 @@ func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []str
 	for i, path := range paths {
 		if kinds[i] == OutputPerfetto {
 			continue
+		}
+		if kinds[i] != OutputHTML && kinds[i] != OutputJSON {
+			return fmt.Errorf("report: %s: cannot write a %q output here", path, kinds[i])
 		}
 		f, commit, err := create(path, inputs)
 		if err != nil {

@@ -160,6 +160,16 @@ func TestWriteOutput(t *testing.T) {
 	if len(done) != 3 || done[0] != 0 || done[1] != sizes[0] || done[2] != sizes[0]+sizes[1] || status[1] != "trace 2: "+r.Traces[1].Name {
 		t.Errorf("progress %v %q; sizes %v", done, status, sizes)
 	}
+	// Standard input's size is unknown: it adds nothing, not the size of
+	// the trace before it again.
+	done = nil
+	progress = ByteProgress(func(d int64, s string) { done = append(done, d) })
+	for _, tr := range []*Trace{r.Traces[0], {Path: "-", Name: "-"}, r.Traces[1]} {
+		progress(tr)
+	}
+	if len(done) != 3 || done[0] != 0 || done[1] != sizes[0] || done[2] != sizes[0] {
+		t.Errorf("progress with stdin %v; sizes %v", done, sizes)
+	}
 	var page, js, want bytes.Buffer
 	tl := &timeline.FileResult{Out: "out/t.pftrace"}
 	if err := r.WriteOutput(&page, OutputHTML, "out/sub/r.html", tl, HTMLOptions{}); err != nil {

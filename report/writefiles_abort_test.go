@@ -28,8 +28,8 @@ func TestWriteFilesFailureLeavesNothing(t *testing.T) {
 	defer r.Close()
 	dir := t.TempDir()
 	err = r.WriteFiles(context.Background(), io.Discard, []string{filepath.Join(dir, "r.html")}, []string{"no such kind"}, FileOptions{})
-	if err == nil {
-		t.Fatal("an unknown kind of output was written")
+	if want := `report: ` + filepath.Join(dir, "r.html") + `: cannot write a "no such kind" output here`; err == nil || err.Error() != want {
+		t.Fatalf("an unknown kind of output: %v, want %s", err, want)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("left after the error %v: %v", err, ents)
