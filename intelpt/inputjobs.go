@@ -325,6 +325,11 @@ func FlowLoss(trace []byte, cfg Config) []string {
 // flowLoss is FlowLoss of the trace whose statistics are st.
 func flowLoss(st Stats) []string {
 	var lost []string
+	if st.PSBs == 0 && st.Bytes > 0 {
+		// Decoding starts at a PSB: without one nothing was decoded and
+		// the listing is empty, as ptxed's, which says nothing about it.
+		lost = append(lost, fmt.Sprintf("%v: no PSB in %d bytes, nothing decoded", ErrNoPSB, st.Bytes))
+	}
 	if l := st.Loss(); l != "" {
 		lost = append(lost, l+", decoding resumed at the next PSB (see the listing)")
 	}

@@ -215,6 +215,15 @@ func TestFlowLoss(t *testing.T) {
 	if got, want := FlowLoss(noisy, Config{}), []string{st.Loss() + ", decoding resumed at the next PSB (see the listing)"}; st.Errors != 1 || !slices.Equal(got, want) {
 		t.Errorf("noisy: %q, want %q (%d errors)", got, want, st.Errors)
 	}
+	// Bytes without a PSB (random, or a compressed trace): nothing is
+	// decoded, which is said (the listing, as ptxed's, is empty).
+	junk := bytes.Repeat([]byte{0x5a, 0xa5, 0x13}, 1000)
+	if got, want := FlowLoss(junk, Config{}), []string{"not an Intel PT trace: no PSB in 3000 bytes, nothing decoded"}; !slices.Equal(got, want) {
+		t.Errorf("junk: %q, want %q", got, want)
+	}
+	if got := FlowLoss(nil, Config{}); len(got) != 0 {
+		t.Errorf("empty trace: %q", got)
+	}
 }
 
 // TestNewImageFiles: raw code at its address, an ELF's loadable segments
