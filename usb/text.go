@@ -123,17 +123,7 @@ func appendSeconds6(b []byte, rel float64) []byte {
 	if rel > -1e6 && rel < 1e6 {
 		m := int64(math.Round(rel * 1e6))
 		if float64(m)/1e6 == rel && (m != 0 || !math.Signbit(rel)) {
-			u := uint64(m)
-			if m < 0 {
-				b = append(b, '-')
-				u = uint64(-m)
-			}
-			s := u / 1000000
-			b = ndjson.AppendUint(b, s)
-			// '.' and the six digits of the microseconds (Digits8's
-			// eight less two leading zeros) in one word.
-			b = binary.LittleEndian.AppendUint64(b, '.'|ndjson.Digits8(uint32(u-s*1000000))>>16<<8)
-			return b[:len(b)-1]
+			return appendSecondsMicros(b, m) // |m| < 10^12: its integer path
 		}
 	}
 	return strconv.AppendFloat(b, rel, 'f', 6, 64)
@@ -154,6 +144,8 @@ func appendSecondsMicros(b []byte, us int64) []byte {
 	}
 	s := u / 1000000
 	b = ndjson.AppendUint(b, s)
+	// '.' and the six digits of the microseconds (Digits8's eight less
+	// two leading zeros) in one word.
 	b = binary.LittleEndian.AppendUint64(b, '.'|ndjson.Digits8(uint32(u-s*1000000))>>16<<8)
 	return b[:len(b)-1]
 }
