@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/iotap/iotap/internal/outfile"
@@ -30,17 +31,16 @@ stderr; the exit status is then 3 unless --allow-loss.`,
   iotap events read -Y 'event.name == "http_req" && event.status >= 500' req.data`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var keep func(*userevents.Recorded) bool
-			var err error
-			if expr != "" {
-				k, err := userevents.ParseFilter(expr)
-				if err != nil {
-					return usageErrorf("-Y: %v", err)
-				}
-				keep = k
-			}
-			if keep, err = eventsWindow(e, window, args[0], keep); err != nil {
+			spec, err := window.spec("events read")
+			if err != nil {
 				return err
+			}
+			job := userevents.ReadJob{Path: args[0], Filter: expr, Window: spec, JSON: jsonOut}
+			if err := job.Prepare(e.ctx); err != nil {
+				if ae := (*userevents.ArgError)(nil); errors.As(err, &ae) && ae.Arg == "window" {
+					return usageErrorf("events read: %v", err)
+				}
+				return usageErrorf("%v", err)
 			}
 			r, err := userevents.OpenPerfData(args[0])
 			if err != nil {
@@ -54,12 +54,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			if err != nil {
 				return err
 			}
-			if jsonOut {
-				if _, err := w.Write(userevents.AppendNDJSONInput(nil, args[0], userevents.FormatPerfData, userevents.ClockPerf)); err != nil {
-					return err
-				}
-			}
-			_, readErr := r.CopyTo(e.ctx, w, userevents.CopyOptions{JSON: jsonOut, Keep: keep})
+			_, readErr := job.Run(e.ctx, r, w)
 			if e.ctx.Err() != nil {
 				return e.interrupted(e.ctx.Err())
 			}
@@ -77,8 +72,8 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			}
 			st := r.Stats()
 			fmt.Fprintf(e.stderr, "iotap: %s\n", st)
-			if (st.Lost > 0 || st.Bad > 0) && !allowLoss {
-				return dataLostError("events read: %d event(s) lost, %d undecodable (--allow-loss to accept)", st.Lost, st.Bad)
+			if l := st.Loss(); l != "" && !allowLoss {
+				return dataLostError("events read: %s (--allow-loss to accept)", l)
 			}
 			return nil
 		},

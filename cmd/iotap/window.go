@@ -16,7 +16,6 @@ import (
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
-	"github.com/iotap/iotap/userevents"
 )
 
 // withWindow gives a reader command --from/--to: its trace arguments (and
@@ -124,19 +123,6 @@ func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadClos
 
 // warn prints a warning on stderr.
 func (e *env) warn(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
-
-// eventsWindow adds the window of events read to keep
-// (userevents.KeepWindow).
-func eventsWindow(e *env, w windowFlags, path string, keep func(*userevents.Recorded) bool) (func(*userevents.Recorded) bool, error) {
-	spec, err := timerange.ParseSpec(w.from, w.to)
-	if err == nil {
-		keep, err = userevents.KeepWindow(e.ctx, path, spec, keep)
-	}
-	if err != nil {
-		return nil, usageErrorf("events read: %v", err)
-	}
-	return keep, nil
-}
 
 // windowToHelp is the usual help of --to.
 const windowToHelp = "only the records before `TIME` (same forms as --from; +D: D after --from)"

@@ -1,0 +1,65 @@
+package userevents
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/iotap/iotap/internal/timerange"
+)
+
+// ReadJob is 'iotap events read': the tracepoint samples of one
+// perf.data file that a display filter and a time window keep, as text
+// or NDJSON.
+type ReadJob struct {
+	Path   string         // the perf.data file; "-" is standard input (OpenPerfData)
+	Filter string         // a display filter (ParseFilter, -Y); "" keeps every sample
+	Window timerange.Spec // the samples' window on their clock (KeepWindow); unset: all
+	JSON   bool           // NDJSON: the input record, then a record per sample
+	keep   func(*Recorded) bool
+}
+
+// Prepare checks Filter and places Window on the file, before anything
+// is opened for output. A bad Filter is an *ArgError with Arg "filter"
+// (its message says -Y), a window that does not resolve one with Arg
+// "window".
+func (j *ReadJob) Prepare(ctx context.Context) error {
+	var keep func(*Recorded) bool
+	if j.Filter != "" {
+		k, err := ParseFilter(j.Filter)
+		if err != nil {
+			return &ArgError{"filter", fmt.Errorf("-Y: %w", err)}
+		}
+		keep = k
+	}
+	keep, err := KeepWindow(ctx, j.Path, j.Window, keep)
+	if err != nil {
+		return &ArgError{"window", err}
+	}
+	j.keep = keep
+	return nil
+}
+
+// Run writes the samples of r (the file j.Path, opened with
+// OpenPerfData) that j keeps to w, after the input record when JSON, and
+// returns the number of samples written (PerfDataReader.CopyTo: r's
+// Stats, Warnings and Errors tell what was lost). Prepare must have
+// succeeded.
+func (j *ReadJob) Run(ctx context.Context, r *PerfDataReader, w io.Writer) (uint64, error) {
+	if j.JSON {
+		if _, err := w.Write(AppendNDJSONInput(nil, j.Path, FormatPerfData, ClockPerf)); err != nil {
+			return 0, err
+		}
+	}
+	return r.CopyTo(ctx, w, CopyOptions{JSON: j.JSON, Keep: j.keep})
+}
+
+// Loss says what the file lost, as 'iotap events read' reports it:
+// samples the kernel lost and samples that did not decode; "" when
+// nothing was.
+func (s PerfDataStats) Loss() string {
+	if s.Lost == 0 && s.Bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d event(s) lost, %d undecodable", s.Lost, s.Bad)
+}
