@@ -20,14 +20,22 @@ type PTInput struct {
 	Stream *bufio.Reader
 	// File is the file Stream reads (os.Stdin for "-"), nil when loaded.
 	File *os.File
-	// Loaded is the input read whole (intelpt.ParseInput): a perf.data,
-	// a byte range FILE:FROM[-TO] (intelpt.ReadFile), standard input when
-	// not streamed, a file whose head is not raw PT.
+	// Loaded is the input split into its streams: a perf.data file,
+	// whose streams are read from it as they are decoded
+	// (intelpt.OpenPerfDataFile: InputStream.Reader, in constant
+	// memory); or read whole (intelpt.ParseInput): a byte range
+	// FILE:FROM[-TO] (intelpt.ReadFile), standard input when not
+	// streamed, a file whose head is not raw PT.
 	Loaded *intelpt.Input
+
+	perf *intelpt.PerfDataFile // the perf.data file Loaded reads
 }
 
-// Close closes the file being streamed (never standard input).
+// Close closes the file being streamed or read (never standard input).
 func (in *PTInput) Close() error {
+	if in.perf != nil {
+		return in.perf.Close()
+	}
 	if in.File == nil || in.File == os.Stdin {
 		return nil
 	}
@@ -62,6 +70,9 @@ func OpenPT(path string, stream bool) (*PTInput, error) {
 			return in, err
 		}
 	}
+	if in, err := openPerfData(path); in != nil || err != nil {
+		return in, err
+	}
 	var b []byte
 	var err error
 	if path == "-" {
@@ -79,6 +90,37 @@ func OpenPT(path string, stream bool) (*PTInput, error) {
 		return nil, ReadError(path, err)
 	}
 	return loadPT(path, b)
+}
+
+// openPerfData opens path for its streams when it is a perf.data file
+// (nil, with no error, when it is not one), reading none of them.
+func openPerfData(path string) (*PTInput, error) {
+	if path == "-" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil // FILE:RANGE, or said by the reading
+	}
+	head := make([]byte, len(intelpt.PerfMagic))
+	_, err = io.ReadFull(f, head)
+	st, serr := f.Stat()
+	f.Close()
+	if err != nil || serr != nil || !st.Mode().IsRegular() || !intelpt.IsPerfData(head) {
+		return nil, nil
+	}
+	pf, err := intelpt.OpenPerfDataFile(path)
+	if errors.Is(err, intelpt.ErrPerfData) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	} else if err != nil {
+		return nil, ReadError(path, err)
+	}
+	tr, err := intelpt.PerfInput(pf.PerfTrace)
+	in := &PTInput{Path: path, Loaded: tr, perf: pf}
+	if err != nil {
+		return in, fmt.Errorf("%s: %w", path, err)
+	}
+	return in, nil
 }
 
 // loadPT splits b, the whole input path, into its streams.

@@ -94,12 +94,20 @@ func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputO
 		var err error
 		if o.JSON {
 			opt.StreamName, opt.StreamCPU = s.Name, s.CPU
-			r, err = DumpJSON(w, s.Data, cfg, opt)
+			if s.perf != nil {
+				r, err = DumpJSONReader(w, s.Reader(), 0, cfg, opt)
+			} else {
+				r, err = DumpJSON(w, s.Data, cfg, opt)
+			}
 		} else {
 			if s.Name != "" {
-				fmt.Fprintf(w, "# %s: %d bytes\n", s.Name, len(s.Data))
+				fmt.Fprintf(w, "# %s: %d bytes\n", s.Name, s.Len())
 			}
-			r, err = Dump(w, s.Data, cfg, opt)
+			if s.perf != nil {
+				r, err = DumpReader(w, s.Reader(), 0, cfg, opt)
+			} else {
+				r, err = Dump(w, s.Data, cfg, opt)
+			}
 		}
 		if err != nil {
 			return sum, err
@@ -157,13 +165,41 @@ type StreamStats struct {
 }
 
 // InputStats computes the statistics of every stream of in (ComputeStats);
-// file names a raw trace's stream.
+// file names a raw trace's stream. A stream read from its file
+// (OpenPerfDataPT) that cannot be read to its end is marked Truncated
+// (ReadInputStats returns the error instead).
 func InputStats(in *Input, file string, cfg Config) []StreamStats {
-	var out []StreamStats
-	for _, s := range in.Streams {
-		out = append(out, StreamStats{Name: s.nameOr(file), CPU: s.CPU, Stats: ComputeStats(s.Data, cfg)})
-	}
+	out, _ := readInputStats(context.Background(), in, file, cfg, true)
 	return out
+}
+
+// ReadInputStats is InputStats, its streams read as they come when they
+// are read from their file (a perf.data opened by OpenPerfDataPT, in
+// constant memory), stopping with ctx's error once ctx is done. The
+// error is for reading.
+func ReadInputStats(ctx context.Context, in *Input, file string, cfg Config) ([]StreamStats, error) {
+	return readInputStats(ctx, in, file, cfg, false)
+}
+
+func readInputStats(ctx context.Context, in *Input, file string, cfg Config, mark bool) ([]StreamStats, error) {
+	var out []StreamStats
+	for i := range in.Streams {
+		s := &in.Streams[i]
+		st := StreamStats{Name: s.nameOr(file), CPU: s.CPU}
+		if s.perf != nil {
+			var err error
+			if st.Stats, err = ComputeStatsReader(ContextReader(ctx, s.Reader()), cfg); err != nil {
+				if !mark {
+					return out, fmt.Errorf("%s: %w", st.Name, err)
+				}
+				st.Stats.Truncated = true
+			}
+		} else {
+			st.Stats = ComputeStats(s.Data, cfg)
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // StatsWorkers is the number of decoders StreamStats runs on a raw trace

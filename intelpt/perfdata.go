@@ -65,10 +65,17 @@ const (
 
 // PerfStream is the PT data of one CPU (or one thread in per-thread mode).
 type PerfStream struct {
-	CPU  int32 // -1 in per-thread mode
-	TID  int32
-	Idx  uint32 // perf's mmap index
+	CPU int32 // -1 in per-thread mode
+	TID int32
+	Idx uint32 // perf's mmap index
+	// Data is the stream, the concatenation of its AUXTRACE records'
+	// data (PerfDataPT); nil for a stream of OpenPerfDataPT, read by
+	// Reader.
 	Data []byte
+	// Size is the stream's length in bytes.
+	Size int64
+
+	src *perfSource // OpenPerfDataPT's file
 }
 
 // PerfTrace is what PerfDataPT extracts from a perf.data file.
@@ -167,15 +174,62 @@ func perfDataPT(b []byte, tolerant bool) (*PerfTrace, error) {
 	if err != nil {
 		return nil, fromPerfdata(err)
 	}
+	parts := map[perfStreamKey][][]byte{}
+	t, keys, err := scanPerfPT(f, tolerant, func(k perfStreamKey, from, n int64) {
+		parts[k] = append(parts[k], b[from:from+n])
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		s := &t.Streams[i]
+		if ps := parts[k]; len(ps) == 1 {
+			s.Data = ps[0]
+		} else {
+			s.Data = bytes.Join(ps, nil)
+		}
+	}
+	return t, nil
+}
+
+// perfStreamKey names a PT stream of a perf.data: its CPU, and its thread
+// in per-thread mode (-1 per CPU).
+type perfStreamKey struct{ cpu, tid int32 }
+
+// auxtraceKey is the stream of an AUXTRACE record (rec with its header).
+func auxtraceKey(rec []byte) perfStreamKey {
+	le := binary.LittleEndian
+	k := perfStreamKey{int32(le.Uint32(rec[40:])), int32(le.Uint32(rec[36:]))}
+	if k.cpu != -1 {
+		k.tid = -1 // per-CPU: one stream per CPU whatever the thread
+	}
+	return k
+}
+
+// auxtracePayload is the part of an AUXTRACE record's payload that the
+// file holds: its offset and size, cut at dataEnd (cut true) when the
+// file ends inside it.
+func auxtracePayload(r *perfdata.Record, dataEnd int64) (from, n int64, cut bool) {
+	from, n = r.PayloadOffset, r.PayloadSize
+	if n > dataEnd-from {
+		return from, dataEnd - from, true
+	}
+	return from, n, false
+}
+
+// scanPerfPT reads the records of f as PerfDataPT does, giving aux each
+// AUXTRACE payload (as much of it as the file holds) without reading it.
+// The trace's Streams are sorted and have their Size set, not their
+// Data; keys gives each stream's key.
+func scanPerfPT(f *perfdata.File, tolerant bool, aux func(k perfStreamKey, from, n int64)) (*PerfTrace, []perfStreamKey, error) {
 	truncated := f.Truncated
 	if truncated != "" && !tolerant {
-		return nil, perfErr(int(f.Data.Offset), "%s", truncated)
+		return nil, nil, perfErr(int(f.Data.Offset), "%s", truncated)
 	}
 	attrs := f.Attrs
 	t := &PerfTrace{}
-	type key struct{ cpu, tid int32 }
-	parts := map[key][][]byte{}
-	idx := map[key]uint32{}
+	sizes := map[perfStreamKey]int64{}
+	idx := map[perfStreamKey]uint32{}
 	le := binary.LittleEndian
 	dataEnd := f.Data.Offset + f.Data.Size
 	rd := f.Records()
@@ -192,7 +246,7 @@ records:
 				truncated = fmt.Sprintf("offset %#x: %s", pe.Offset, pe.Msg)
 				break
 			}
-			return nil, fromPerfdata(err)
+			return nil, nil, fromPerfdata(err)
 		}
 		rec, off := r.Data, int(r.Offset)
 		switch r.Type {
@@ -202,7 +256,7 @@ records:
 			}
 		case perfRecordAuxtraceInfo:
 			if len(rec) < perfAuxtraceInfoSize {
-				return nil, perfErr(off, "short AUXTRACE_INFO")
+				return nil, nil, perfErr(off, "short AUXTRACE_INFO")
 			}
 			if le.Uint32(rec[8:]) == ptInfoAuxtraceType {
 				t.HasInfo = true
@@ -213,23 +267,19 @@ records:
 			}
 		case perfRecordAuxtrace:
 			if len(rec) < perfAuxtraceRecSize {
-				return nil, perfErr(off, "short AUXTRACE record")
+				return nil, nil, perfErr(off, "short AUXTRACE record")
 			}
-			from, n := r.PayloadOffset, r.PayloadSize
-			cut := n > dataEnd-from
+			from, n, cut := auxtracePayload(r, dataEnd)
 			if cut {
 				if !tolerant {
-					return nil, perfErr(off, "AUXTRACE data of %d bytes runs past the data section", n)
+					return nil, nil, perfErr(off, "AUXTRACE data of %d bytes runs past the data section", r.PayloadSize)
 				}
-				truncated = fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes cut after %d bytes (file truncated)", off, n, dataEnd-from)
-				n = dataEnd - from
+				truncated = fmt.Sprintf("offset %#x: AUXTRACE data of %d bytes cut after %d bytes (file truncated)", off, r.PayloadSize, n)
 			}
-			k := key{int32(le.Uint32(rec[40:])), int32(le.Uint32(rec[36:]))}
-			if k.cpu != -1 {
-				k.tid = -1 // per-CPU: one stream per CPU whatever the thread
-			}
+			k := auxtraceKey(rec)
 			idx[k] = le.Uint32(rec[32:])
-			parts[k] = append(parts[k], b[from:from+n])
+			sizes[k] += n
+			aux(k, from, n)
 			if cut {
 				break records
 			}
@@ -252,7 +302,7 @@ records:
 		case perfRecordTimeConv:
 			c, err := parseTimeConv(rec, off)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			t.TimeConv = c
 		case perfRecordLost:
@@ -263,27 +313,24 @@ records:
 			t.AuxtraceErrors++
 		}
 	}
-	for k, ps := range parts {
-		s := PerfStream{CPU: k.cpu, TID: k.tid, Idx: idx[k]}
-		if len(ps) == 1 {
-			s.Data = ps[0]
-		} else {
-			s.Data = bytes.Join(ps, nil)
-		}
-		t.Streams = append(t.Streams, s)
+	keys := make([]perfStreamKey, 0, len(sizes))
+	for k := range sizes {
+		keys = append(keys, k)
 	}
-	sort.Slice(t.Streams, func(i, j int) bool {
-		a, c := t.Streams[i], t.Streams[j]
-		if a.CPU != c.CPU {
-			return a.CPU < c.CPU
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].cpu != keys[j].cpu {
+			return keys[i].cpu < keys[j].cpu
 		}
-		return a.TID < c.TID
+		return keys[i].tid < keys[j].tid
 	})
+	for _, k := range keys {
+		t.Streams = append(t.Streams, PerfStream{CPU: k.cpu, TID: k.tid, Idx: idx[k], Size: sizes[k]})
+	}
 	if t.HasInfo {
 		t.Config = configFromInfo(t.Info, attrs)
 	}
 	t.Truncated = truncated
-	return t, nil
+	return t, keys, nil
 }
 
 // fromPerfdata makes a perfdata error this package's (ErrPerfData, with

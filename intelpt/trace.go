@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -25,7 +26,28 @@ var psbPattern = bytes.Repeat([]byte{0x02, 0x82}, psbSize/2)
 type InputStream struct {
 	Name string // "" for a raw trace; "cpu N" or "tid N" (PerfStream.Name)
 	CPU  int32  // -1 for a raw trace and in per-thread mode
+	// Data is the stream; nil for a stream read from its file (Perf
+	// opened by OpenPerfDataPT): Reader reads it.
 	Data []byte
+
+	perf *PerfStream // the perf.data stream read from its file
+}
+
+// Len is the stream's length in bytes.
+func (s *InputStream) Len() int64 {
+	if s.perf != nil {
+		return s.perf.Len()
+	}
+	return int64(len(s.Data))
+}
+
+// Reader reads the stream from its first byte (PerfStream.Reader for a
+// stream read from its file).
+func (s *InputStream) Reader() io.Reader {
+	if s.perf != nil {
+		return s.perf.Reader()
+	}
+	return bytes.NewReader(s.Data)
 }
 
 // Input is the PT data of one input (a file), as ParseInput splits it.
@@ -54,13 +76,26 @@ func ParseInput(b []byte) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	return perfInput(pt)
+}
+
+// PerfInput is ParseInput of a perf.data opened by OpenPerfDataPT (or
+// parsed by PerfDataPT): the streams of pt, read from its file when pt
+// does not hold them.
+func PerfInput(pt *PerfTrace) (*Input, error) { return perfInput(pt) }
+
+func perfInput(pt *PerfTrace) (*Input, error) {
 	t := &Input{Perf: pt}
 	if len(pt.Streams) == 0 {
 		return t, fmt.Errorf("%w (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", ErrNoPTData)
 	}
 	for i := range pt.Streams {
 		s := &pt.Streams[i]
-		t.Streams = append(t.Streams, InputStream{Name: s.Name(), CPU: s.CPU, Data: s.Data})
+		in := InputStream{Name: s.Name(), CPU: s.CPU, Data: s.Data}
+		if s.src != nil {
+			in.perf = s
+		}
+		t.Streams = append(t.Streams, in)
 	}
 	return t, nil
 }

@@ -56,7 +56,10 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				}
 				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
 			} else {
-				items = intelpt.InputStats(in.Loaded, args[0], timing.Apply(in.Config()))
+				// A perf.data's streams are read from the file as they come.
+				if items, err = intelpt.ReadInputStats(e.ctx, in.Loaded, args[0], timing.Apply(in.Config())); err != nil {
+					return fmt.Errorf("pt stats: %s: %w", args[0], err)
+				}
 			}
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err

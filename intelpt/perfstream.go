@@ -1,0 +1,185 @@
+package intelpt
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/iotap/iotap/perfdata"
+)
+
+// A perf.data's PT streams without reading them into memory.
+//
+// perf record writes the AUX area of each CPU (each thread in per-thread
+// mode) as PERF_RECORD_AUXTRACE records among the others: a 48-byte record
+// (size, offset in the AUX area, reference, mmap index, thread, CPU) whose
+// trace data follows it in the file and is not counted in its header's
+// size. A stream is the concatenation of its records' data in file order,
+// and a packet may continue from one record into the next of the same
+// stream. perf's own reader (tools/perf/util/auxtrace.c) notes each
+// record's file offset and size when it walks the file and maps the data
+// only when its decoder needs it; OpenPerfDataPT does the same in two
+// passes: it walks the records once for the streams, their sizes, the
+// configuration and the loss, and each stream's Reader walks them again,
+// reading its own records' data and skipping everything else.
+
+// perfSource is the file a stream of OpenPerfDataPT is read from.
+type perfSource struct {
+	f   *perfdata.File
+	ra  io.ReaderAt
+	key perfStreamKey
+}
+
+// OpenPerfDataPT reads the perf.data that ra holds (size bytes, file or
+// pipe mode) as PerfDataPTTruncated reads it, without reading the PT
+// data: the streams have Size and no Data, and each is read as it comes
+// from ra by PerfStream.Reader, in constant memory. ra must stay readable
+// (and unchanged) while the streams are read.
+func OpenPerfDataPT(ra io.ReaderAt, size int64) (*PerfTrace, error) {
+	head := make([]byte, perfPipeHeaderSize)
+	if n, _ := ra.ReadAt(head, 0); n < len(head) || !IsPerfData(head) {
+		return nil, perfErr(0, "missing PERFILE2 magic")
+	}
+	f, err := perfdata.Open(ra, size)
+	if err != nil {
+		return nil, fromPerfdata(err)
+	}
+	t, keys, err := scanPerfPT(f, true, func(perfStreamKey, int64, int64) {})
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range keys {
+		t.Streams[i].src = &perfSource{f: f, ra: ra, key: k}
+	}
+	return t, nil
+}
+
+// Len is the stream's length in bytes.
+func (s *PerfStream) Len() int64 {
+	if s.src != nil {
+		return s.Size
+	}
+	return int64(len(s.Data))
+}
+
+// Reader reads the stream from its first byte: Data, or for a stream of
+// OpenPerfDataPT its AUXTRACE records' data from the file, one record
+// after the other. A read error names the file offset; a file that no
+// longer holds what OpenPerfDataPT found (changed since) is an error
+// wrapping ErrPerfData, never a silently shorter stream.
+func (s *PerfStream) Reader() io.Reader {
+	if s.src == nil {
+		return bytes.NewReader(s.Data)
+	}
+	return &perfStreamReader{src: s.src, want: s.Size, rd: s.src.f.Records(), dataEnd: s.src.f.Data.Offset + s.src.f.Data.Size}
+}
+
+// perfStreamReader reads one stream of a perf.data file.
+type perfStreamReader struct {
+	src      *perfSource
+	rd       *perfdata.Reader
+	dataEnd  int64
+	pos, end int64 // the file range of the current record's data left
+	last     bool  // the current record is the last to read
+	done     bool
+	got      int64 // bytes read so far
+	want     int64 // the stream's size
+}
+
+func (r *perfStreamReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for r.pos == r.end {
+		if r.done || r.last {
+			r.done = true
+			if r.got != r.want {
+				return 0, perfErr(int(r.rd.Offset()), "stream of cpu %d, tid %d: %d bytes found where the first reading found %d (the file changed?)", r.src.key.cpu, r.src.key.tid, r.got, r.want)
+			}
+			return 0, io.EOF
+		}
+		if err := r.nextRecord(); err != nil {
+			return 0, err
+		}
+	}
+	n := int(min(int64(len(p)), r.end-r.pos))
+	m, err := r.src.ra.ReadAt(p[:n], r.pos)
+	r.pos += int64(m)
+	r.got += int64(m)
+	if m < n {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return m, perfErr(int(r.pos), "AUXTRACE data: %v", err)
+	}
+	return m, nil
+}
+
+// nextRecord finds the next AUXTRACE record of the stream (or the end:
+// done), as scanPerfPT walks the records.
+func (r *perfStreamReader) nextRecord() error {
+	for {
+		rec, err := r.rd.Next()
+		if err == io.EOF {
+			r.done = true
+			return nil
+		}
+		if err != nil {
+			var pe *perfdata.Error
+			if errors.As(err, &pe) && pe.Truncated {
+				r.done = true // where scanPerfPT stopped too
+				return nil
+			}
+			return fromPerfdata(err)
+		}
+		if rec.Type != perfRecordAuxtrace || len(rec.Data) < perfAuxtraceRecSize {
+			continue
+		}
+		from, n, cut := auxtracePayload(rec, r.dataEnd)
+		if auxtraceKey(rec.Data) != r.src.key {
+			if cut {
+				r.done = true
+				return nil
+			}
+			continue
+		}
+		r.pos, r.end, r.last = from, from+n, cut
+		return nil
+	}
+}
+
+// PerfDataFile is a perf.data file opened by OpenPerfDataFile: its PT
+// streams are read from the file as they are decoded.
+type PerfDataFile struct {
+	*PerfTrace
+	file *os.File
+}
+
+// Close closes the file; the streams cannot be read after it.
+func (p *PerfDataFile) Close() error { return p.file.Close() }
+
+// OpenPerfDataFile opens the perf.data file path for its PT streams
+// (OpenPerfDataPT): the streams are read from the file, not held.
+func OpenPerfDataFile(path string) (*PerfDataFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("intelpt: %s is not a regular file (a perf.data is read by offsets)", path)
+	}
+	t, err := OpenPerfDataPT(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &PerfDataFile{PerfTrace: t, file: f}, nil
+}
