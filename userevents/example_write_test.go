@@ -87,3 +87,24 @@ func ExampleRegisterFS() {
 		fmt.Println(err)
 	}
 }
+
+// 'iotap events register NAME FIELDS' and 'iotap events delete NAME' as
+// library calls: Check and CheckName find bad arguments before the
+// kernel; Register and Delete need root.
+func ExampleRegisterRequest() {
+	req := userevents.RegisterRequest{Command: "myapp_req u32 id; char[16] tag"}
+	if err := req.Check(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(userevents.CheckName("myapp/req"))
+	fs, err := tracefs.Find()
+	if err != nil {
+		return
+	}
+	// reg.String(): registered myapp_req u32 id; char[16] tag as user_events/myapp_req
+	if reg, err := req.Register(fs); err == nil && reg.Flags&userevents.Persist != 0 {
+		userevents.Delete(fs, "myapp_req")
+	}
+	// Output: bad event name "myapp/req"
+}

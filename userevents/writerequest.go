@@ -60,8 +60,8 @@ func (w *WriteRequest) Check() error {
 		}
 		w.Schema = s
 	}
-	if !ValidName(w.Name) {
-		return &ArgError{"name", fmt.Errorf("bad event name %q", w.Name)}
+	if err := CheckName(w.Name); err != nil {
+		return err
 	}
 	if w.Schema == nil {
 		return nil

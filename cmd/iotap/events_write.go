@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
@@ -23,30 +22,19 @@ The event is registered with the persist flag, so it outlives this command (this
 needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			s, err := userevents.ParseCommand(args[0])
-			if err != nil {
+			req := userevents.RegisterRequest{Command: args[0], NoPersist: noPersist, MultiFormat: multi}
+			if err := req.Check(); err != nil {
 				return usageErrorf("%v", err)
 			}
 			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}
-			var flags userevents.Flags
-			if !noPersist {
-				flags |= userevents.Persist
-			}
-			if multi {
-				flags |= userevents.MultiFormat
-			}
-			sys, name, got, err := userevents.RegisterFS(fs, s, flags)
+			reg, err := req.Register(fs)
 			if err != nil {
 				return explain(err)
 			}
-			fmt.Fprintf(e.stdout, "registered %s as %s/%s", s.Command(), sys, name)
-			if got&userevents.Persist == 0 {
-				fmt.Fprint(e.stdout, " (not persistent: gone when nothing uses it)")
-			}
-			fmt.Fprintln(e.stdout)
+			fmt.Fprintln(e.stdout, reg)
 			return nil
 		},
 	}
@@ -139,17 +127,14 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 		Short:   "Delete a user event nothing uses any more (e.g. a persistent one)",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if !userevents.ValidName(args[0]) {
-				return usageErrorf("bad event name %q", args[0])
+			if err := userevents.CheckName(args[0]); err != nil {
+				return usageErrorf("%v", err)
 			}
 			fs, err := tracefs.Find()
 			if err != nil {
 				return err
 			}
-			// A process that just exited or exec'd releases its
-			// registrations after an RCU grace period.
-			err = userevents.DeleteWait(fs, args[0], time.Second)
-			if err != nil {
+			if err := userevents.Delete(fs, args[0]); err != nil {
 				return explain(err)
 			}
 			fmt.Fprintf(e.stdout, "deleted %s\n", args[0])
