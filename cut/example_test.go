@@ -146,3 +146,28 @@ func ExampleOpenTraceStream() {
 	// UNMAP 13.100000 1 0xffffffff81931030 0
 	// true
 }
+
+// Read a USB capture as 'iotap usb convert' reads its input: whole, or
+// with a window its cut; an input of another kind is refused the same
+// way either way.
+func ExampleOpenReader() {
+	ctx := context.Background()
+	spec, _ := timerange.ParseSpec("@13", "")
+	for _, s := range []timerange.Spec{{}, spec} {
+		r, err := cut.OpenReader(ctx, "../mmiotrace/testdata/kinds.log", detect.USB, s, nil)
+		fmt.Println(r == nil, err)
+	}
+	r, err := cut.OpenReader(ctx, "../testdata/usbmon/lab-0u.txt", detect.USB, timerange.Spec{}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer r.Close()
+	size := r.Size()
+	b, _ := io.ReadAll(r)
+	fmt.Println(r.Stream == nil, size == int64(len(b)), r.Loss())
+	// Output:
+	// true ../mmiotrace/testdata/kinds.log: not a usbmon capture: it is mmiotrace log (use 'iotap mmio ...')
+	// true ../mmiotrace/testdata/kinds.log: not a usbmon capture: it is mmiotrace log (use 'iotap mmio ...')
+	// true true []
+}

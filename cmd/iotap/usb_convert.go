@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
@@ -94,21 +94,16 @@ a time) still means --format, with a deprecation note.`,
 }
 
 func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions, allowLoss lossFlag, spec timerange.Spec) error {
-	var src io.Reader = os.Stdin
-	win, err := e.openWindowStream("usb convert", in, detect.USB, spec)
-	if err != nil {
+	r, err := cut.OpenReader(e.ctx, in, detect.USB, spec, e.warn)
+	if err != nil && spec.Set() {
+		return windowError("usb convert", err)
+	} else if err != nil {
 		return err
 	}
-	if win != nil {
-		defer win.Close()
-		src = win
-	} else if in != "-" {
-		t, err := detect.OpenTrace(in, detect.USB)
-		if err != nil {
-			return err
-		}
-		defer t.Close()
-		src = e.meter("iotap: usb convert", t.Size(), out == "-").Reader(t)
+	defer r.Close()
+	var src io.Reader = r
+	if r.Stream == nil && in != "-" {
+		src = e.meter("iotap: usb convert", r.Size(), out == "-").Reader(r)
 	}
 	dst, err := out.create(e, outfile.Atomic, in)
 	if err != nil {
@@ -136,6 +131,6 @@ func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions,
 	if err != nil {
 		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
-	lost = append(lost, win.Loss()...)
+	lost = append(lost, r.Loss()...)
 	return allowLoss.check(e, "", lost, "use --allow-loss to accept")
 }
