@@ -95,10 +95,8 @@ a time) still means --format, with a deprecation note.`,
 
 func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions, allowLoss lossFlag, spec timerange.Spec) error {
 	r, err := cut.OpenReader(e.ctx, in, detect.USB, spec, e.warn)
-	if err != nil && spec.Set() {
-		return windowError("usb convert", err)
-	} else if err != nil {
-		return err
+	if err != nil {
+		return windowUsage("usb convert", err)
 	}
 	defer r.Close()
 	var src io.Reader = r

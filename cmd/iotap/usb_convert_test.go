@@ -152,3 +152,24 @@ func TestUSBConvertStdin(t *testing.T) {
 		t.Fatalf("1t output: %.200q", out)
 	}
 }
+
+// A file that is no USB capture is refused with one message, with or
+// without a window (the window once added "usb convert: " before it).
+func TestUSBConvertNotUSBOneMessage(t *testing.T) {
+	log := filepath.Join("..", "..", "testdata", "mmiotrace", "e1000-probe.log")
+	out := filepath.Join(t.TempDir(), "x.txt")
+	_, whole, code := runUSB(t, "usb", "convert", "--format", "1u", log, "-o", out)
+	want := "iotap: " + log + ": not a usbmon capture: it is mmiotrace log (use 'iotap mmio ...')\n"
+	if code != 1 || whole != want {
+		t.Errorf("without a window: exit %d, %q, want %q", code, whole, want)
+	}
+	for _, w := range [][]string{{"--from", "0"}, {"--time", "1..2"}} {
+		_, errs, code := runUSB(t, append([]string{"usb", "convert", "--format", "1u", log, "-o", out}, w...)...)
+		if code != 1 || errs != whole {
+			t.Errorf("%v: exit %d, %q, want %q", w, code, errs, whole)
+		}
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Error("output left behind")
+	}
+}

@@ -200,7 +200,8 @@ func TestWindowMMIOFilterReplay(t *testing.T) {
 
 // TestWindowNamesInput: with --from/--to a reader's "file" fields and
 // messages name the user's input, not the temporary cut, and an input
-// that is no trace is refused in the command's name, not cut's.
+// that is no trace is refused in the command's name (usb convert: as
+// without a window), not cut's.
 func TestWindowNamesInput(t *testing.T) {
 	dir := t.TempDir()
 	src, err := os.ReadFile("../../testdata/mmiotrace/e1000-probe.log")
@@ -221,12 +222,17 @@ func TestWindowNamesInput(t *testing.T) {
 	if err := os.WriteFile(junk, []byte(strings.Repeat("\x00\xff binary \x01", 100)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range [][]string{{"mmio", "read"}, {"pt", "dump", "--json"}, {"mmio", "filter"}, {"usb", "convert", "-f", "1u", "-o", "-"}} {
+	for _, cmd := range [][]string{{"mmio", "read"}, {"pt", "dump", "--json"}, {"mmio", "filter"}} {
 		name := strings.Join(cmd[:2], " ")
 		_, errs, code := runMMIO(t, append(cmd, "--from", "1", junk)...)
 		if code != 1 || !strings.HasPrefix(errs, "iotap: "+name+": ") || !strings.Contains(errs, junk) || strings.Contains(errs, "cut:") || strings.Contains(errs, "iotap-window-") {
 			t.Errorf("%v of no trace: exit %d: %s", cmd, code, errs)
 		}
+	}
+	// usb convert says it as without a window (and as usb read does).
+	want := "iotap: " + junk + ": not a usbmon capture: binary data (no trace format recognised)\n"
+	if _, errs, code := runMMIO(t, "usb", "convert", "-f", "1u", "-o", "-", "--from", "1", junk); code != 1 || errs != want {
+		t.Errorf("usb convert of no trace: exit %d: %q, want %q", code, errs, want)
 	}
 }
 
