@@ -62,6 +62,14 @@ func (d *Decoder) decode(ev *usbmon.Event, p *Pair, paired bool) Decoded {
 	return Decoded{}
 }
 
+// quiet reports that decode has nothing to say about ev, cheaply: a bulk
+// event without data, or whose data is neither a CBW nor a CSW while no
+// mass storage command awaits its data stage (bulk). Most events of a
+// capture are such bulk transfers; a false answer says nothing.
+func (d *Decoder) quiet(ev *usbmon.Event) bool {
+	return ev.Transfer == usbmon.Bulk && (!ev.HasData() || len(d.msc) == 0 && !IsCBW(ev.Data) && !IsCSW(ev.Data))
+}
+
 // interrupt decodes HID reports on the interrupt endpoints of interfaces
 // whose report descriptor was captured.
 func (d *Decoder) interrupt(ev *usbmon.Event) Decoded {

@@ -122,9 +122,13 @@ func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error 
 	// buffer copied into a bufio.Writer).
 	nw := ndjson.NewWriter(w)
 	nw.Live = pl.Live
+	var lw lineWriter
 	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
-		d := dec.decode(ev, p, paired)
-		nw.B = appendEventText(nw.B, seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
+		var d Decoded
+		if !dec.quiet(ev) {
+			d = dec.decode(ev, p, paired)
+		}
+		nw.B = lw.append(nw.B, seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
 		if hex && ev.HasData() {
 			nw.B = AppendHexDump(nw.B, ev.Data)
 		}

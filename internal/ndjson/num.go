@@ -51,6 +51,44 @@ func appendUint(b []byte, v uint64) []byte {
 	return b[:len(b)-8+n]
 }
 
+// PutUint writes v in decimal at w[i:], the digits AppendUint appends,
+// and returns the index after them: for a caller that bounded a line's
+// length first and writes it in place. It may write up to 8 bytes past
+// the digits' end (word stores): w must have room for 20 digits and 8
+// bytes after w[i].
+func PutUint(w []byte, i int, v uint64) int {
+	if v < 10 { // inlined: bus, endpoint, seconds
+		w[i] = byte('0' + v)
+		return i + 1
+	}
+	return putUint(w, i, v)
+}
+
+func putUint(w []byte, i int, v uint64) int {
+	if v < 100 {
+		w[i], w[i+1] = digitPairs[2*v], digitPairs[2*v+1]
+		return i + 2
+	}
+	if v < 10000 {
+		hi, lo := v/100, v%100
+		if hi < 10 {
+			w[i], w[i+1], w[i+2] = byte('0'+hi), digitPairs[2*lo], digitPairs[2*lo+1]
+			return i + 3
+		}
+		w[i], w[i+1], w[i+2], w[i+3] = digitPairs[2*hi], digitPairs[2*hi+1], digitPairs[2*lo], digitPairs[2*lo+1]
+		return i + 4
+	}
+	if v >= 1e8 {
+		hi := v / 1e8
+		i = PutUint(w, i, hi)
+		binary.LittleEndian.PutUint64(w[i:], Digits8(uint32(v-hi*1e8)))
+		return i + 8
+	}
+	n := DecLen(v)
+	binary.LittleEndian.PutUint64(w[i:], Digits8(uint32(v))>>(8*(8-n)))
+	return i + n
+}
+
 // digitPairs holds the two digits of 00 to 99.
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
@@ -158,4 +196,33 @@ func AppendHexUint64(b []byte, v uint64) []byte {
 	}
 	b = binary.BigEndian.AppendUint64(b, ascii(spread(uint32(v)))<<(8*(8-n)))
 	return b[:len(b)-8+n]
+}
+
+// PutHex16 writes the lower-case hex of the 16 bytes p to dst, the 32
+// bytes AppendHex(nil, p[:]) returns, into a fixed place (a caller
+// writing a line whose length it bounded first).
+func PutHex16(dst *[32]byte, p *[16]byte) {
+	if haveHexBlocks {
+		hexBlocks(&dst[0], &p[0], 1)
+		return
+	}
+	h0, l0 := HexWords(binary.BigEndian.Uint64(p[:8]))
+	h1, l1 := HexWords(binary.BigEndian.Uint64(p[8:]))
+	binary.BigEndian.PutUint64(dst[0:], h0)
+	binary.BigEndian.PutUint64(dst[8:], l0)
+	binary.BigEndian.PutUint64(dst[16:], h1)
+	binary.BigEndian.PutUint64(dst[24:], l1)
+}
+
+// HexWords returns the 16 lower-case hex digits of x as two big-endian
+// words (the digits of x's high half, then of its low half): the bytes of
+// AppendHex of x's eight big-endian bytes.
+func HexWords(x uint64) (hi, lo uint64) {
+	return ascii(spread(uint32(x >> 32))), ascii(spread(uint32(x)))
+}
+
+// DigitPair returns the two decimal digits of v < 100 as a little-endian
+// 16-bit word (the tens digit in the low byte).
+func DigitPair(v uint32) uint16 {
+	return uint16(digitPairs[2*v]) | uint16(digitPairs[2*v+1])<<8
 }

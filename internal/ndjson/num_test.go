@@ -1,7 +1,9 @@
 package ndjson
 
 import (
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand"
 	"strconv"
@@ -29,10 +31,40 @@ func checkNumbers(t *testing.T, u uint64, data []byte) {
 	if got, want := string(AppendHex(pre, data)), string(hex.AppendEncode(pre, data)); got != want {
 		t.Fatalf("AppendHex(% x) = %q, encoding/hex %q", data, got, want)
 	}
+	// PutUint writes in place after a prefix, and leaves what precedes.
+	var w [40]byte
+	w[0] = 'x'
+	if n := PutUint(w[:], 1, u); string(w[:n]) != string(strconv.AppendUint(pre, u, 10)) {
+		t.Fatalf("PutUint(%d) = %q, strconv %q", u, w[:n], strconv.AppendUint(pre, u, 10))
+	}
+	var b8 [8]byte
+	binary.BigEndian.PutUint64(b8[:], u)
+	hi, lo := HexWords(u)
+	var h16 [16]byte
+	binary.BigEndian.PutUint64(h16[:], hi)
+	binary.BigEndian.PutUint64(h16[8:], lo)
+	if got, want := string(h16[:]), hex.EncodeToString(b8[:]); got != want {
+		t.Fatalf("HexWords(%#x) = %q, encoding/hex %q", u, got, want)
+	}
+	if len(data) >= 16 {
+		var h32 [32]byte
+		PutHex16(&h32, (*[16]byte)(data))
+		if got, want := string(h32[:]), hex.EncodeToString(data[:16]); got != want {
+			t.Fatalf("PutHex16(% x) = %q, encoding/hex %q", data[:16], got, want)
+		}
+	}
+	if u < 100 {
+		var p [2]byte
+		binary.LittleEndian.PutUint16(p[:], DigitPair(uint32(u)))
+		if got, want := string(p[:]), fmt.Sprintf("%02d", u); got != want {
+			t.Fatalf("DigitPair(%d) = %q, want %q", u, got, want)
+		}
+	}
 }
 
-// TestAppendNumbersMatchStrconv compares the appenders with strconv and
-// encoding/hex: every value below 100,000, every power of two and ten with
+// TestAppendNumbersMatchStrconv compares the appenders and the in-place
+// writers (PutUint, HexWords, PutHex16, DigitPair) with strconv,
+// encoding/hex and fmt: every value below 100,000, every power of two and ten with
 // its neighbours, the extremes, random values, and hex of every byte value
 // at every length and alignment up to 100 bytes (several
 // 16-byte blocks of the SSE2 path and every tail).

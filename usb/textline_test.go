@@ -1,0 +1,176 @@
+package usb
+
+import (
+	"context"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/iotap/iotap/usbmon"
+)
+
+// checkLine appends the line of an event with lw and with
+// appendEventText, the reference (whose fields are checked against the
+// kernel's text, strconv and time.Duration: TestAppendAddressKernel,
+// TestAppendSecondsMicrosMatchesStrconv, TestAppendMicrosMatchesDuration),
+// after the same prefix, and fails on the first difference.
+func checkLine(t testing.TB, lw *lineWriter, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) {
+	t.Helper()
+	pre := []byte("prev line\n")
+	got := string(lw.append(pre[:len(pre):len(pre)], seq, relUS, ev, latency, paired, d))
+	want := string(appendEventText(pre, seq, relUS, ev, latency, paired, d))
+	if got != want {
+		t.Fatalf("seq %d rel %d µs lat %d (paired %v) summary %q, event %+v:\n got %q\nwant %q", seq, relUS, latency, paired, d.Summary, ev, got, want)
+	}
+}
+
+// TestLineWriterMatchesText compares the lines of 'iotap usb read'
+// (lineWriter, Pipeline.WriteText) with appendEventText's for every event
+// of the repository's captures (pcapng, usbmon text '1u' and '1t',
+// binary) and the shared KM003C capture, and for random events: every
+// transfer type and direction, S/C/E and other type bytes, status 0 and
+// not, with and without bus, setup and data (0 to 40 bytes), latencies
+// around 0, 1 ms and 1 s, times around whole seconds, negative and beyond
+// 10^6 s, event numbers counting up across 9…9 (a digit more) and
+// jumping (a filter), a decoding with and without an error.
+func TestLineWriterMatchesText(t *testing.T) {
+	files, _ := filepath.Glob("../testdata/usbmon/*")
+	more, _ := filepath.Glob("testdata/*.pcapng")
+	files = append(files, more...)
+	files = append(files, "../testdata/capture/usb.pcapng", filepath.Join(sharedUSB, "km003c-adc-1000hz.pcapng"), filepath.Join(sharedUSB, "km003c-pd-capture.pcapng"))
+	read := 0
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		pl, err := OpenPipeline(f, path, -1, false, ReadOptions{Selection: AnySelection(), KeepGoing: true})
+		if err != nil {
+			f.Close()
+			continue // README.md
+		}
+		dec := NewDecoder(pl.Identities)
+		var lw lineWriter
+		n := 0
+		err = pl.each(context.Background(), func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
+			var d Decoded
+			if !dec.quiet(ev) {
+				d = dec.decode(ev, p, paired)
+			}
+			checkLine(t, &lw, seq, Elapsed(pl.First, Micros(ev), ev), ev, p.Latency, paired, &d)
+			n++
+			return nil
+		})
+		f.Close()
+		if err != nil && n == 0 {
+			t.Fatalf("%s: %v", path, err)
+		}
+		t.Logf("%s: %d lines", path, n)
+		read += n
+	}
+	if read < 1000 {
+		t.Fatalf("only %d lines compared", read)
+	}
+
+	rng := rand.New(rand.NewSource(7))
+	var lw lineWriter
+	seq := uint64(1)
+	for i := 0; i < 100000; i++ {
+		ev, relUS, latency, paired, d := randomLine(rng)
+		switch rng.Intn(50) {
+		case 0:
+			seq = uint64(rng.Int63n(1e17)) // a jump, also beyond the fast path
+		case 1:
+			seq = uint64(math.Pow10(rng.Intn(16))) - uint64(rng.Intn(3)) // just below a digit more
+		case 2:
+			seq += uint64(rng.Intn(100)) // filtered
+		}
+		checkLine(t, &lw, seq, relUS, ev, latency, paired, d)
+		seq++
+	}
+}
+
+// randomLine returns the fields of a random line, most of them on the
+// fast path.
+func randomLine(rng *rand.Rand) (*usbmon.Event, int64, int64, bool, *Decoded) {
+	ev := &usbmon.Event{
+		ID: rng.Uint64(), Type: usbmon.EventType("SCCEx"[rng.Intn(5)]), Transfer: usbmon.TransferType(rng.Intn(5)),
+		In: rng.Intn(2) == 0, Bus: uint16(rng.Intn(4)), Device: uint8(rng.Intn(256)), Endpoint: uint8(rng.Intn(16)),
+		Length: uint32(rng.Intn(5000)), SetupFlag: usbmon.SetupNone, DataFlag: 'x', Fields: usbmon.HasBus,
+	}
+	switch rng.Intn(20) {
+	case 0:
+		ev.Bus, ev.Device, ev.Endpoint, ev.Length = uint16(rng.Intn(65536)), uint8(rng.Intn(256)), uint8(rng.Intn(256)), rng.Uint32()
+	case 1:
+		ev.Fields = 0 // '1t' text: no bus
+	case 2:
+		ev.Status = int32(rng.Intn(200)) - 150
+	case 3:
+		ev.Status = rng.Int31() - rng.Int31()
+	}
+	if rng.Intn(4) == 0 {
+		ev.SetupFlag = byte("\x00\x00-Z"[rng.Intn(4)])
+		rng.Read(ev.Setup[:])
+	}
+	if rng.Intn(2) == 0 {
+		ev.DataFlag = byte("\x00\x00\x00<"[rng.Intn(4)])
+		ev.Data = make([]byte, rng.Intn(41))
+		rng.Read(ev.Data)
+	}
+	var relUS int64
+	switch rng.Intn(6) {
+	case 0:
+		relUS = int64(rng.Intn(10)) * 1e6 // whole seconds
+	case 1:
+		relUS = int64(rng.Intn(1e6))*1e6 - int64(rng.Intn(3)) // just below
+	case 2:
+		relUS = rng.Int63n(2e13) - 1e13 // negative, beyond 10^6 s
+	default:
+		relUS = rng.Int63n(1e9)
+	}
+	var latency int64
+	switch rng.Intn(5) {
+	case 0:
+		latency = int64(rng.Intn(2001)) - 1000
+	case 1:
+		latency = 1e6 + int64(rng.Intn(5)) - 2
+	case 2:
+		latency = rng.Int63() - rng.Int63()
+	default:
+		latency = int64(rng.Intn(1e6))
+	}
+	d := &Decoded{}
+	switch rng.Intn(10) {
+	case 0:
+		d.Summary = "GET_DESCRIPTOR DEVICE index=0"
+	case 1:
+		d.Summary, d.Err = "CBW tag=1", ErrShort
+	}
+	return ev, relUS, latency, rng.Intn(3) > 0, d
+}
+
+// FuzzLineWriter compares two consecutive lines of lineWriter (event
+// numbers seq and seq+1) with appendEventText's for arbitrary fields.
+func FuzzLineWriter(f *testing.F) {
+	f.Add(uint64(1), int64(0), int64(186), byte('C'), byte(2), byte(0x80), uint16(3), uint8(6), uint32(18), int32(0), []byte{0x12, 0x01})
+	f.Add(uint64(99999), int64(7281381), int64(42356), byte('C'), byte(3), byte(0x81), uint16(3), uint8(6), uint32(788), int32(0), make([]byte, 33))
+	f.Add(uint64(9), int64(-1), int64(0), byte('S'), byte(2), byte(0x40), uint16(65535), uint8(255), uint32(1<<31), int32(-32), []byte{})
+	f.Fuzz(func(t *testing.T, seq uint64, relUS, latency int64, typ, xfer, flags byte, bus uint16, dev uint8, length uint32, status int32, data []byte) {
+		ev := &usbmon.Event{Type: usbmon.EventType(typ), Transfer: usbmon.TransferType(xfer & 7), In: flags&0x80 != 0,
+			Bus: bus, Device: dev, Endpoint: flags & 0x1f, Status: status, Length: length,
+			SetupFlag: usbmon.SetupNone, DataFlag: 'x', Data: data, Fields: usbmon.Fields(flags>>5&1) * usbmon.HasBus}
+		if flags&0x40 != 0 {
+			ev.SetupFlag = usbmon.SetupPresent
+			copy(ev.Setup[:], data)
+		}
+		if flags&0x20 != 0 {
+			ev.DataFlag = usbmon.DataPresent
+		}
+		var lw lineWriter
+		for i := uint64(0); i < 2; i++ {
+			checkLine(t, &lw, seq+i, relUS, ev, latency, flags&1 != 0, &Decoded{})
+		}
+	})
+}
