@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // MappedTrace is a range of a raw trace file given to the flow decoders
@@ -18,12 +20,13 @@ type MappedTrace struct {
 	// touched.
 	Data []byte
 
-	file     *os.File // the open file, while mapped
-	off      int64    // Data's offset in the file
-	mem      []byte   // the whole mapping, page-aligned (nil: read)
-	skip     int      // Data's offset in mem
-	dropped  int      // mem[:dropped] has been dropped
-	lag      int64    // DropLag, less in tests
+	file     *os.File         // the open file, while mapped
+	off      int64            // Data's offset in the file
+	mapping  *mapfile.Mapping // the mapping of the whole file
+	mem      []byte           // mapping.Data, page-aligned (nil: read)
+	skip     int              // Data's offset in mem
+	dropped  int              // mem[:dropped] has been dropped
+	lag      int64            // DropLag, less in tests
 	dropFunc func([]byte)
 }
 
@@ -47,8 +50,9 @@ func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 			end = off + size
 		}
 		if off < fsize && end <= fsize && end > off {
-			if mem, ok := mapFile(f, int(fsize)); ok {
-				return &MappedTrace{Data: mem[off:end], file: f, off: int64(off), mem: mem, skip: int(off), lag: DropLag, dropFunc: dropPages}, nil
+			if mp, ok := mapFile(f, int(fsize)); ok {
+				mem := mp.Data
+				return &MappedTrace{Data: mem[off:end], file: f, off: int64(off), mapping: mp, mem: mem, skip: int(off), lag: DropLag, dropFunc: dropPages}, nil
 			}
 		}
 	}
@@ -82,16 +86,38 @@ func (m *MappedTrace) DropBefore(off int64) {
 }
 
 // FlowLoss is FlowLoss(m.Data, cfg), of a mapping read from the file (in
-// constant memory: the dropped pages stay out of the resident set).
-func (m *MappedTrace) FlowLoss(cfg Config) []string {
+// constant memory: the dropped pages stay out of the resident set). A
+// file cut shorter while mapped is one more loss, "FILE: truncated while
+// reading at offset N".
+func (m *MappedTrace) FlowLoss(cfg Config) (loss []string) {
 	if m.mem != nil {
-		st, err := ComputeStatsReader(io.NewSectionReader(m.file, m.off, int64(len(m.Data))), cfg)
+		r := &countingReader{r: io.NewSectionReader(m.file, m.off, int64(len(m.Data)))}
+		st, err := ComputeStatsReader(r, cfg)
 		if err == nil {
-			return flowLoss(st)
+			loss = flowLoss(st)
+			if r.n < int64(len(m.Data)) {
+				loss = append(loss, (&mapfile.FaultError{File: m.file.Name(), Offset: m.off + r.n}).Error())
+			}
+			return loss
 		}
 	}
-	return FlowLoss(m.Data, cfg)
+	err := m.Do(func() error {
+		loss = FlowLoss(m.Data, cfg)
+		return nil
+	})
+	if err != nil {
+		loss = append(loss, err.Error())
+	}
+	return loss
 }
+
+// Do runs fn, which reads m.Data on the calling goroutine, and returns
+// its error. A read of a mapping whose file was cut shorter meanwhile (a
+// trace still being written, copied or rotated) faults; Do returns that
+// as a *mapfile.FaultError, "FILE: truncated while reading at offset N",
+// instead of letting the fault (SIGBUS) kill the process. Code reading
+// m.Data on other goroutines needs runtime/debug.SetPanicOnFault there.
+func (m *MappedTrace) Do(fn func() error) error { return mapfile.Do(fn) }
 
 // Close unmaps the trace and closes the file; Data must not be used
 // after it.
@@ -99,7 +125,19 @@ func (m *MappedTrace) Close() error {
 	if m.mem == nil {
 		return nil
 	}
-	unmapFile(m.mem)
+	m.mapping.Close()
 	m.mem, m.Data = nil, nil
 	return m.file.Close()
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }

@@ -5,16 +5,15 @@ package intelpt
 import (
 	"os"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // mapFile maps the size bytes of f read-only.
-func mapFile(f *os.File, size int) ([]byte, bool) {
-	b, err := iunix.MmapFile(f.Fd(), size)
-	return b, err == nil
+func mapFile(f *os.File, size int) (*mapfile.Mapping, bool) {
+	m, err := mapfile.Map(f, size)
+	return m, err == nil
 }
-
-func unmapFile(b []byte) { iunix.Munmap(b) }
 
 // dropPages takes the page-aligned part b of a mapping out of the
 // resident set (it stays readable).

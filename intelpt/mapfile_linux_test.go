@@ -3,13 +3,17 @@ package intelpt_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	. "github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/internal/ptgen"
+	"github.com/iotap/iotap/internal/mapfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 )
 
@@ -125,4 +129,71 @@ func writeTrace(t *testing.T, name string, prefix int, trace []byte, n int) stri
 		t.Fatal(err)
 	}
 	return f
+}
+
+// cutOnWrite cuts the file at path to size bytes at its first Write
+// (another process truncating a trace while pt flow reads it) and
+// counts what is written.
+type cutOnWrite struct {
+	t       *testing.T
+	path    string
+	size    int64
+	written int
+}
+
+func (w *cutOnWrite) Write(b []byte) (int, error) {
+	if w.written == 0 {
+		if err := os.Truncate(w.path, w.size); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	w.written += len(b)
+	return len(b), nil
+}
+
+// TestMappedTraceTruncated: pt flow's mapped trace cut shorter while it
+// is decoded (a trace still being written, copied or rotated): the read
+// past the new end is an error naming the file and the offset (MappedTrace.Do),
+// not SIGBUS, and FlowLoss reports it as loss.
+func TestMappedTraceTruncated(t *testing.T) {
+	p, err := ptgen.Generate(ptgen.Config{Seed: 3, Insns: 300_000, Timing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := NewImage()
+	if _, err := im.Add(p.Code, p.Base, ASID{CR3: AnyASID, VMCS: AnyASID}, "code"); err != nil {
+		t.Fatal(err)
+	}
+	const prefix = 1000
+	file := writeTrace(t, "growing.pt", prefix, p.Trace, (2<<20)/len(p.Trace)+1)
+	m, err := MapFileRange(file, prefix, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if !m.Mapped() {
+		t.Fatal("not mapped")
+	}
+	const cut = 64 << 10
+	w := &cutOnWrite{t: t, path: file, size: cut}
+	cfg := FlowConfig{Image: im}
+	err = m.Do(func() error {
+		_, err := FlowListing(w, m.Data, cfg, FlowOptions{})
+		return err
+	})
+	page := int64(os.Getpagesize())
+	var fe *mapfile.FaultError
+	if !errors.As(err, &fe) || fe.File != file || fe.Offset < (cut+page-1)/page*page || fe.Offset >= prefix+int64(len(m.Data)) {
+		t.Fatalf("FlowListing of a trace cut to %d bytes: %v, want a fault of %s past the cut", cut, err, file)
+	}
+	if want := fmt.Sprintf("%s: truncated while reading at offset %d", file, fe.Offset); err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if w.written == 0 {
+		t.Error("nothing listed before the cut")
+	}
+	loss := m.FlowLoss(cfg.Config)
+	if len(loss) == 0 || !strings.Contains(loss[len(loss)-1], file+": truncated while reading at offset ") {
+		t.Errorf("FlowLoss %q: want the cut reported", loss)
+	}
 }

@@ -2,8 +2,11 @@
 
 package intelpt
 
-import "os"
+import (
+	"os"
 
-func mapFile(*os.File, int) ([]byte, bool) { return nil, false }
-func unmapFile([]byte)                     {}
-func dropPages([]byte)                     {}
+	"github.com/iotap/iotap/internal/mapfile"
+)
+
+func mapFile(*os.File, int) (*mapfile.Mapping, bool) { return nil, false }
+func dropPages([]byte)                               {}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 	"sync"
+
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // AppendFunc appends the output form of one record (a line of text, an
@@ -83,14 +85,18 @@ func ConvertLog(ctx context.Context, in io.Reader, out io.Writer, format AppendF
 			data = d
 		}
 	}
-	if data != nil && DetectCompression(data) == None {
-		if opt.Workers <= 0 {
-			opt.Workers = defaultMappedWorkers(int64(len(data)))
+	if data != nil {
+		if plain, err := isPlain(data); err != nil {
+			return ConvertStats{}, err
+		} else if plain {
+			if opt.Workers <= 0 {
+				opt.Workers = defaultMappedWorkers(int64(len(data)))
+			}
+			if opt.ChunkSize <= 0 {
+				opt.ChunkSize = mappedChunk
+			}
+			return convertMapped(ctx, data, out, format, opt, opt.mapped == nil)
 		}
-		if opt.ChunkSize <= 0 {
-			opt.ChunkSize = mappedChunk
-		}
-		return convertMapped(ctx, data, out, format, opt, opt.mapped == nil)
 	}
 	src, _, closeDec, err := Decompress(in)
 	if err != nil {
@@ -494,9 +500,24 @@ func convertMapped(ctx context.Context, data []byte, out io.Writer, format Appen
 		}
 		return p + k
 	}
-	job := func(i int, ob []byte) *convertJob {
+	// job converts chunk i into ob. A read past the end of a file cut
+	// shorter meanwhile (mapfile) is the job's error: the output holds
+	// the records before it.
+	job := func(i int, ob []byte) (j *convertJob) {
+		var fault error
+		defer func() {
+			if fault != nil {
+				if j == nil {
+					j = &convertJob{out: ob[:0]}
+				}
+				j.err = fault
+			}
+		}()
+		defer mapfile.Catch(&fault, mapfile.Protect())
 		s, e := start(i), start(i+1)
-		return &convertJob{data: data[s:e], out: ob, last: e == len(data)}
+		j = &convertJob{data: data[s:e], out: ob, last: e == len(data)}
+		j.run(format, opt.KeepGoing, opt.AccessNDJSON)
+		return j
 	}
 	outCap := 5*size/2 + 64<<10
 	n := min(opt.Workers, chunks)
@@ -507,7 +528,6 @@ func convertMapped(ctx context.Context, data []byte, out io.Writer, format Appen
 				return st, err
 			}
 			j := job(i, ob)
-			j.run(format, opt.KeepGoing, opt.AccessNDJSON)
 			ob = j.out[:0]
 			if err := st.add(j, out); err != nil {
 				return st, err
@@ -543,7 +563,6 @@ func convertMapped(ctx context.Context, data []byte, out io.Writer, format Appen
 					return
 				}
 				j := job(i, ob)
-				j.run(format, opt.KeepGoing, opt.AccessNDJSON)
 				done[w] <- j // never blocks: at most perWorker buffers
 			}
 		}()

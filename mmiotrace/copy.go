@@ -29,36 +29,53 @@ type CopyOptions struct {
 // whole log on several cores.
 func CopyRecords(ctx context.Context, r *Reader, w io.Writer, format AppendFunc, opt CopyOptions) (uint64, error) {
 	bw := bufio.NewWriterSize(w, 256<<10)
-	var (
-		rec  Record
-		line []byte
-		n    uint64
-		err  error
-	)
-	for i := 0; opt.Count == 0 || n < opt.Count; i++ {
-		if i&0xffff == 0 && ctx.Err() != nil {
-			err = ctx.Err()
-			break
-		}
-		if err = r.ReadInto(&rec); err != nil {
-			if err == io.EOF {
-				err = nil
-			}
-			break
-		}
-		if opt.Keep != nil && !opt.Keep(&rec) {
-			continue
-		}
-		if line, err = format(line[:0], &rec); err != nil {
-			break
-		}
-		if _, err = bw.Write(line); err != nil {
-			return n, err
-		}
-		n++
+	var n uint64
+	err := r.Do(func() (err error) {
+		n, err = copyRecords(ctx, r, bw, format, opt)
+		return err
+	})
+	if we, ok := err.(*writeError); ok {
+		return n, we.err
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	return n, err
+}
+
+// writeError is an error of the output, returned without a flush.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
+
+// copyRecords is CopyRecords' loop, inside Reader.Do: on a mapped log
+// (Open) the records' slices alias the mapping, and a file cut shorter
+// while they are read or formatted is an error, not a crash.
+func copyRecords(ctx context.Context, r *Reader, bw *bufio.Writer, format AppendFunc, opt CopyOptions) (n uint64, err error) {
+	var (
+		rec  Record
+		line []byte
+	)
+	for i := 0; opt.Count == 0 || n < opt.Count; i++ {
+		if i&0xffff == 0 && ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		if err = r.ReadInto(&rec); err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return n, err
+		}
+		if opt.Keep != nil && !opt.Keep(&rec) {
+			continue
+		}
+		if line, err = format(line[:0], &rec); err != nil {
+			return n, err
+		}
+		if _, err = bw.Write(line); err != nil {
+			return n, &writeError{err}
+		}
+		n++
+	}
+	return n, nil
 }

@@ -6,11 +6,14 @@ import (
 	"os"
 	"unsafe"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	iunix "github.com/iotap/iotap/internal/unix"
 )
 
 // mapFile maps a regular file for zero-copy filtering; ok is false when
-// the input is not a regular file of a useful size.
+// the input is not a regular file of a useful size. A read of the mapping
+// faults when the file is cut shorter meanwhile: read it under
+// mapfile.Protect/Catch.
 func mapFile(in any) (data []byte, unmap func(), ok bool) {
 	f, isFile := in.(*os.File)
 	if !isFile {
@@ -24,11 +27,11 @@ func mapFile(in any) (data []byte, unmap func(), ok bool) {
 	if err != nil || off != 0 {
 		return nil, nil, false
 	}
-	b, err := iunix.MmapFile(f.Fd(), int(fi.Size()))
+	m, err := mapfile.Map(f, int(fi.Size()))
 	if err != nil {
 		return nil, nil, false
 	}
-	return b, func() { iunix.Munmap(b) }, true
+	return m.Data, func() { m.Close() }, true
 }
 
 // mapFileFromStart maps all of the regular file f, whatever its offset
@@ -39,11 +42,11 @@ func mapFileFromStart(f *os.File) (data []byte, unmap func(), ok bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < 1<<20 || fi.Size() > 1<<40 {
 		return nil, nil, false
 	}
-	b, err := iunix.MmapFile(f.Fd(), int(fi.Size()))
+	m, err := mapfile.Map(f, int(fi.Size()))
 	if err != nil {
 		return nil, nil, false
 	}
-	return b, func() { iunix.Munmap(b) }, true
+	return m.Data, func() { m.Close() }, true
 }
 
 // dropMapped takes the pages of b (from a mapFileFromStart mapping) that

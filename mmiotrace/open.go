@@ -14,9 +14,15 @@ func Open(path string) (*Reader, error) {
 		return nil, fmt.Errorf("mmiotrace: %w", err)
 	}
 	if data, unmap, ok := mapFile(f); ok {
-		if DetectCompression(data) == None {
+		plain, err := isPlain(data)
+		if err != nil {
+			unmap()
 			f.Close()
-			return &Reader{buf: data, w: len(data), eof: true, started: true, maxLine: DefaultMaxLine, closeDec: unmap}, nil
+			return nil, err
+		}
+		if plain {
+			f.Close()
+			return &Reader{buf: data, w: len(data), eof: true, started: true, maxLine: DefaultMaxLine, closeDec: unmap, mapped: true}, nil
 		}
 		unmap()
 	}

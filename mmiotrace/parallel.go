@@ -8,6 +8,8 @@ import (
 	"io"
 	"runtime"
 	"sync"
+
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // FilterStats summarises a FilterLog run.
@@ -40,7 +42,9 @@ func FilterLog(ctx context.Context, in io.Reader, out io.Writer, f *Filter, opt 
 		// A plain regular file is mapped and cut in place: no copy.
 		if data, unmap, ok := mapFile(in); ok {
 			defer unmap()
-			if DetectCompression(data) == None {
+			if plain, err := isPlain(data); err != nil {
+				return FilterStats{}, err
+			} else if plain {
 				if opt.Workers <= 0 {
 					opt.Workers = runtime.GOMAXPROCS(0)
 				}
@@ -111,7 +115,15 @@ type chunkJob struct {
 	firstSkip *ParseError
 	lost      uint64
 	err       *ParseError
+	fault     error // a mapped input cut shorter (mapfile.FaultError)
 	done      chan struct{}
+}
+
+// runMapped is run on a chunk of a mapped input: a read past the end of
+// a file cut shorter meanwhile is j.fault, not a crash.
+func (j *chunkJob) runMapped(f *Filter, keepGoing bool) {
+	defer mapfile.Catch(&j.fault, mapfile.Protect())
+	j.run(f, keepGoing)
 }
 
 // run filters the chunk's lines; line numbers in errors are chunk-relative.
@@ -274,6 +286,7 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 	jobs := make(chan *chunkJob, nbuf)
 	order := make(chan *chunkJob, nbuf)
 	var readErr error
+	var splitErr error // a fault reading a mapped input
 	var truncated bool
 	first := true
 
@@ -283,7 +296,11 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.run(f, opt.KeepGoing)
+				if mapped != nil {
+					j.runMapped(f, opt.KeepGoing)
+				} else {
+					j.run(f, opt.KeepGoing)
+				}
 				close(j.done)
 			}
 		}()
@@ -294,6 +311,7 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 		defer close(order)
 		defer close(jobs)
 		if mapped != nil {
+			defer mapfile.Catch(&splitErr, mapfile.Protect())
 			for off := 0; off < len(mapped); {
 				if ctx.Err() != nil {
 					return
@@ -372,7 +390,10 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 	for j := range order {
 		<-j.done
 		if err == nil {
-			if j.err != nil {
+			if j.fault != nil {
+				err = j.fault
+				cancel()
+			} else if j.err != nil {
 				j.err.Line += st.Lines
 				err = j.err
 				cancel()
@@ -401,6 +422,9 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 		freeOut <- j.out[:0]
 	}
 	wg.Wait()
+	if err == nil {
+		err = splitErr
+	}
 	if err != nil {
 		return st, err
 	}
@@ -465,4 +489,11 @@ func fillLines(src io.Reader, buf, carry []byte) (b, data, rest []byte, eof bool
 		return buf, nil, append(rest, data...), false, nil
 	}
 	return buf, data[:k+1], append(rest, data[k+1:]...), false, nil
+}
+
+// isPlain reports whether a mapped log is plain text (not compressed);
+// the error is a fault reading it (mapfile).
+func isPlain(data []byte) (plain bool, err error) {
+	defer mapfile.Catch(&err, mapfile.Protect())
+	return DetectCompression(data) == None, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // DefaultMaxLine is the longest line a Reader accepts by default.
@@ -32,6 +34,7 @@ type Reader struct {
 	truncated bool
 	firstBad  error
 	file      *os.File // opened by Open
+	mapped    bool     // buf is a mapping of a file (Open)
 	// dropAt is where the next dropBehind is due (0: never; see
 	// DropBehind).
 	dropAt, dropped int
@@ -145,6 +148,13 @@ func (r *Reader) nextLine() ([]byte, error) {
 // rec alias the reader's buffer until the next call. It returns io.EOF at
 // the end of the input and a *ParseError (with the line number) for a bad
 // line unless keep-going is set.
+//
+// The buffer of a Reader from Open of a plain log is a mapping of the
+// file: when the file is cut shorter while it is read (a log still being
+// written, copied or rotated), a read past its new end faults (SIGBUS).
+// Read such a Reader inside Do, which returns that as an error naming the
+// file and the offset ("FILE: truncated while reading at offset N"), as
+// this package's loops over a Reader (CopyRecords, CountKinds) do.
 func (r *Reader) ReadInto(rec *Record) error {
 	if r.dropAt != 0 && r.r >= r.dropAt {
 		r.dropBehind()
@@ -203,6 +213,18 @@ func (r *Reader) ReadInto(rec *Record) error {
 		}
 		return nil
 	}
+}
+
+// Do runs fn, which reads r (ReadInto and the records' slices) on the
+// calling goroutine, and returns its error; a read of a mapped file cut
+// shorter meanwhile is a *mapfile.FaultError, "FILE: truncated while
+// reading at offset N", instead of a crash. The guard costs once per
+// call, not per record.
+func (r *Reader) Do(fn func() error) error {
+	if !r.mapped {
+		return fn()
+	}
+	return mapfile.Do(fn)
 }
 
 // Read returns the next record as a new Record that owns its memory.

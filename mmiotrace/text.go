@@ -39,16 +39,21 @@ func CountKinds(r *Reader) (map[Kind]int64, error) {
 	// An array, not a map: hashing a key per record cost a fifth of the
 	// parse.
 	var perKind [256]int64
-	var rec Record
-	for {
-		err := r.ReadInto(&rec)
-		if err == io.EOF {
-			break
+	err := r.Do(func() error {
+		var rec Record
+		for {
+			err := r.ReadInto(&rec)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			perKind[rec.Kind]++
 		}
-		if err != nil {
-			return nil, err
-		}
-		perKind[rec.Kind]++
+	})
+	if err != nil {
+		return nil, err
 	}
 	counts := map[Kind]int64{}
 	for k, n := range perKind {

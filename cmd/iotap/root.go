@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/progress"
 	"github.com/spf13/cobra"
@@ -43,7 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	// A mapped input cut shorter while read is an error, not SIGBUS.
+	err := mapfile.Do(func() error { return root.ExecuteContext(ctx) })
 	e.endMeters()
 	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		err = e.interrupted(err)
