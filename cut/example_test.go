@@ -171,3 +171,24 @@ func ExampleOpenReader() {
 	// true ../mmiotrace/testdata/kinds.log: not a usbmon capture: it is mmiotrace log (use 'iotap mmio ...')
 	// true true []
 }
+
+// 'iotap index FILE' as a library call: the sidecar index written next
+// to the trace (a private file; cut then seeks with it).
+func ExampleWriteIndexFile() {
+	dir, _ := os.MkdirTemp("", "index")
+	defer os.RemoveAll(dir)
+	src, _ := os.ReadFile("../testdata/usbmon/lab-0u.txt")
+	path := dir + "/usb.txt"
+	os.WriteFile(path, src, 0o600)
+	summary, err := cut.WriteIndexFile(context.Background(), path, cut.DefaultInterval, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(strings.ReplaceAll(summary, dir+"/", ""))
+	ix, err := cut.LoadIndex(path + cut.IndexSuffix)
+	fmt.Println(ix.Records, err)
+	// Output:
+	// usb.txt: usbmon text, 138 records, 1 checkpoints, 0 markers, 7 sources; wrote usb.txt.iotapidx (133 bytes)
+	// 138 <nil>
+}

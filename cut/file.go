@@ -11,6 +11,7 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -198,4 +199,48 @@ func IndexFile(ctx context.Context, path string, interval int64, meter func(io.R
 	}
 	return b, fmt.Sprintf("%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)",
 		path, ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), path+IndexSuffix, len(b)), nil
+}
+
+// WriteIndexFile is 'iotap index' on the trace at path: IndexFile, then
+// the index written to path+IndexSuffix through create (called with the
+// sidecar's path and the trace as the input it must not replace; it
+// returns the writer and the commit that makes the file complete; nil
+// creates a private file with internal/outfile, 0600, through a temporary
+// file, never through a link). It returns the line that describes the
+// index.
+func WriteIndexFile(ctx context.Context, path string, interval int64, meter func(io.ReaderAt, int64) io.ReaderAt, create func(path string, inputs []string) (io.Writer, func() error, error)) (string, error) {
+	b, summary, err := IndexFile(ctx, path, interval, meter)
+	if err != nil {
+		return "", err
+	}
+	own := create == nil
+	if own {
+		create = createPrivate
+	}
+	w, commit, err := create(path+IndexSuffix, []string{path})
+	if err != nil {
+		return "", err
+	}
+	if _, err = w.Write(b); err == nil {
+		err = commit()
+	}
+	if a, ok := w.(interface{ Abort() error }); ok && own && err != nil {
+		a.Abort()
+	}
+	if err != nil {
+		return "", err
+	}
+	return summary, nil
+}
+
+// createPrivate creates path with internal/outfile (0600, temporary file
+// and rename, never over one of inputs).
+func createPrivate(path string, inputs []string) (io.Writer, func() error, error) {
+	var in outfile.Inputs
+	in.Add(inputs...)
+	f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: outfile.Atomic})
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Commit, nil
 }

@@ -103,22 +103,10 @@ Compressed inputs cannot be indexed (decompress them first).`,
 			if interval < 64<<10 {
 				return usageErrorf("--interval %d: at least 65536 bytes", interval)
 			}
-			b, summary, err := cut.IndexFile(e.ctx, args[0], interval, e.meterAt("iotap: index"))
-			if err != nil {
-				if e.ctx.Err() != nil {
-					return e.interrupted(err)
-				}
-				return err
-			}
-			name := args[0] + cut.IndexSuffix
-			f, err := e.createOutput(name, outfile.Atomic, args[0])
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(b); err != nil {
-				return err
-			}
-			if err := f.Commit(); err != nil {
+			summary, err := cut.WriteIndexFile(e.ctx, args[0], interval, e.meterAt("iotap: index"), e.createFile)
+			if err != nil && e.ctx.Err() != nil {
+				return e.interrupted(err)
+			} else if err != nil {
 				return err
 			}
 			fmt.Fprintln(e.stdout, summary)
@@ -130,7 +118,7 @@ Compressed inputs cannot be indexed (decompress them first).`,
 }
 
 // meterAt is a progress meter of the job what over a file read at
-// offsets (cut.CutFile, cut.IndexFile).
+// offsets (cut.CutFile, cut.WriteIndexFile).
 func (e *env) meterAt(what string) func(io.ReaderAt, int64) io.ReaderAt {
 	return func(r io.ReaderAt, size int64) io.ReaderAt { return e.meter(what, size, false).ReaderAt(r) }
 }
