@@ -191,7 +191,7 @@ func IndexFile(ctx context.Context, path string, interval int64, meter func(io.R
 	}
 	ix, err := BuildIndex(ctx, in, interval)
 	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, "", inputError(path, err)
 	}
 	b, err := ix.MarshalBinary()
 	if err != nil {

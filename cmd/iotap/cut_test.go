@@ -122,3 +122,21 @@ func TestMMIOFilterWindowSyntax(t *testing.T) {
 		}
 	}
 }
+
+// 'iotap index FILE' of a file that is no trace names the file and says
+// what it is, as the readers do, without the package's name ("cut: ").
+func TestIndexNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(path, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errs, code := runUSB(t, "index", path)
+	want := "iotap: " + path + ": not a trace iotap reads: text (line 1 is not an mmiotrace record: \"hello\")\n"
+	if code != 1 || errs != want {
+		t.Errorf("exit %d, %q, want %q", code, errs, want)
+	}
+	if _, err := os.Lstat(path + ".iotapidx"); err == nil {
+		t.Error("an index was written")
+	}
+}
