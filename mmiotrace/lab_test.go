@@ -254,7 +254,7 @@ echo $rc > /out/z.rc
 	checkBundle(t, res.ReadOut(t, "bundle.tar.gz"), []byte(log))
 	// The progress lines, pinned: the log's lines and bytes as counted
 	// here, then the bundle, in that order.
-	wantDone := fmt.Sprintf("mmio capture: %d lines (%d bytes) to /out/opts.log\nmmio capture: bundle /out/bundle.tar.gz\n", strings.Count(log, "\n"), len(log))
+	wantDone := fmt.Sprintf("iotap: mmio capture: %d lines (%d bytes) to /out/opts.log\niotap: mmio capture: bundle /out/bundle.tar.gz\n", strings.Count(log, "\n"), len(log))
 	if e := string(res.ReadOut(t, "opts.err")); !strings.HasSuffix(e, wantDone) {
 		t.Errorf("capture stderr does not end with\n%s\ngot:\n%s", wantDone, e)
 	}

@@ -72,7 +72,7 @@ Examples:
 			}
 			fopt.Capture.Command, fopt.Capture.CommandStdout, fopt.Capture.CommandStderr = args, e.stderr, e.stderr
 			fopt.Capture.OnInterval = rot.onInterval(e)
-			fopt.Capture.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "mmio capture: "+f+"\n", a...) }
+			fopt.Capture.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "iotap: mmio capture: "+f+"\n", a...) }
 			fopt.Warn = func(s string) { e.warn("mmio capture: " + s) }
 			fopt.Create = mmiotrace.Compressed(func(path string) (io.WriteCloser, error) {
 				w, err := commitCreate(e)(path)

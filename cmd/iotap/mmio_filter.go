@@ -97,7 +97,7 @@ Examples:
 				return err
 			}
 			if verbose {
-				fmt.Fprintf(e.stderr, "mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
+				fmt.Fprintf(e.stderr, "iotap: mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
 			}
 			lost := mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines)
 			if s, ok := in.(*cut.Stream); ok {

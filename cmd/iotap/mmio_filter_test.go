@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,5 +54,20 @@ func TestMMIOFilterBadInput(t *testing.T) {
 		if !strings.HasPrefix(out, "VERSION 20070824\n") {
 			t.Errorf("%v --keep-going: output %.40q", tc.args, out)
 		}
+	}
+}
+
+// mmio filter -v says how many lines it kept as every message is said,
+// after "iotap: "; the counts are the output's lines and the input's.
+func TestMMIOFilterVerbose(t *testing.T) {
+	log := filepath.Join("..", "..", "testdata", "mmiotrace", "e1000-probe.log")
+	src, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runMMIO(t, "mmio", "filter", "-v", "--write", log)
+	want := fmt.Sprintf("iotap: mmio filter: kept %d of %d lines\n", strings.Count(out, "\n"), bytes.Count(src, []byte("\n")))
+	if code != 0 || errs != want || strings.Count(out, "\n") == 0 {
+		t.Errorf("exit %d, %q, want %q", code, errs, want)
 	}
 }

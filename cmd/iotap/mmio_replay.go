@@ -67,7 +67,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(e.stderr, "mmio replay: %s\n", st)
+			fmt.Fprintf(e.stderr, "iotap: mmio replay: %s\n", st)
 			if st.Divergences > 0 {
 				out.Flush()
 				return fmt.Errorf("mmio replay: %d reads differ from the recording", st.Divergences)
