@@ -215,7 +215,7 @@ func WriteIndexFile(ctx context.Context, path string, interval int64, meter func
 	}
 	own := create == nil
 	if own {
-		create = createPrivate
+		create = outfile.Creator(nil)
 	}
 	w, commit, err := create(path+IndexSuffix, []string{path})
 	if err != nil {
@@ -231,16 +231,4 @@ func WriteIndexFile(ctx context.Context, path string, interval int64, meter func
 		return "", err
 	}
 	return summary, nil
-}
-
-// createPrivate creates path with internal/outfile (0600, temporary file
-// and rename, never over one of inputs).
-func createPrivate(path string, inputs []string) (io.Writer, func() error, error) {
-	var in outfile.Inputs
-	in.Add(inputs...)
-	f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: outfile.Atomic})
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, f.Commit, nil
 }

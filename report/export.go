@@ -207,15 +207,7 @@ func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []str
 	}
 	create := o.Create
 	if create == nil {
-		create = func(path string, inputs []string) (io.Writer, func() error, error) {
-			var in outfile.Inputs
-			in.Add(inputs...)
-			f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: outfile.Atomic})
-			if err != nil {
-				return nil, nil, err
-			}
-			return f, f.Commit, nil
-		}
+		create = outfile.Creator(nil)
 	}
 	var tl *timeline.FileResult
 	for i, path := range paths {
@@ -244,7 +236,7 @@ func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []str
 		if err != nil {
 			return err
 		}
-		cw := &countWriter{w: f}
+		cw := &outfile.Counter{W: f}
 		if err = r.WriteOutput(cw, kinds[i], path, tl, o.HTML); err == nil {
 			err = commit()
 		}
@@ -254,19 +246,7 @@ func (r *Report) WriteFiles(ctx context.Context, w io.Writer, paths, kinds []str
 			}
 			return fmt.Errorf("report: %s: %w", path, err)
 		}
-		fmt.Fprintf(w, "\n== %s: %s, %d bytes\n", OutputTitle(kinds[i]), path, cw.n)
+		fmt.Fprintf(w, "\n== %s: %s, %d bytes\n", OutputTitle(kinds[i]), path, cw.N)
 	}
 	return nil
-}
-
-// countWriter counts the bytes written through it.
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }

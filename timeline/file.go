@@ -121,34 +121,20 @@ func ExportFile(ctx context.Context, inputs []string, opt Options, fo FileOption
 	}
 	create := fo.Create
 	if create == nil {
-		create = func(path string, inputs []string) (io.Writer, func() error, error) {
-			var in outfile.Inputs
-			in.Add(inputs...)
-			f, err := outfile.Create(path, outfile.Options{Inputs: &in, Mode: outfile.Atomic, Stdout: fo.Stdout})
-			if err != nil {
-				return nil, nil, err
-			}
-			return f, func() error {
-				if err := f.Commit(); err != nil {
-					f.Abort()
-					return err
-				}
-				return nil
-			}, nil
-		}
+		create = outfile.Creator(fo.Stdout)
 	}
 	w, commit, err := create(fo.Out, inputs)
 	if err != nil {
 		return nil, err
 	}
-	out := &countingWriter{w: w}
+	out := &outfile.Counter{W: w}
 	if progress := opt.Progress; fo.Out != "-" {
 		opt.Progress = func(read, total int64) {
 			if progress != nil {
 				progress(read, total)
 			}
 			if !res.Warned {
-				if est, ok := EstimateSize(read, total, out.n); ok && est > limit {
+				if est, ok := EstimateSize(read, total, out.N); ok && est > limit {
 					res.Warned = true
 					if fo.SizeWarning != nil {
 						fo.SizeWarning(SizeWarning(fo.Out, est, limit, true))
@@ -180,17 +166,6 @@ func ExportFile(ctx context.Context, inputs []string, opt Options, fo FileOption
 		return res, fmt.Errorf("timeline: %w", err)
 	}
 	return res, nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // SizeWarning is the warning about the size of the one file written
