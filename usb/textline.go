@@ -8,12 +8,15 @@ import (
 	"github.com/iotap/iotap/usbmon"
 )
 
-// lineRoom bounds the bytes appendEventLine writes in place: the event
-// number (at most 16 digits; 16 bytes are copied), the seconds (6 digits, '.', 6), " S ", the
-// address (at most 17), " OK", " len=" and 10 digits, " lat=" and
+// lineBuf is the room appendEventLine reserves for a line and writes
+// in place: indexed by a uint8 (at most 255), every store of up to 8
+// bytes is within it by its type, with no bounds check. Its common lines
+// are at most 146 bytes: the event number (at most 16 digits; 16 bytes
+// are copied), the seconds (6 digits, '.', 6), " S ", the address (at
+// most 14 on the fast path), " OK", " len=" and 10 digits, " lat=" and
 // "999.999ms", " setup=" and 16 hex digits, " data=", 32 hex digits and
-// "...", '\n': 146, plus the slack of its word stores.
-const lineRoom = 192
+// "...", '\n'.
+type lineBuf = [256 + 8]byte
 
 // lineWriter appends the lines of Pipeline.WriteText, the bytes
 // appendEventText appends: the lines most events have (nothing decoded,
@@ -25,29 +28,31 @@ const lineRoom = 192
 type lineWriter struct {
 	seq    uint64   // the next event number seqDig holds, 0: none
 	seqDig [24]byte // its digits, left-aligned (16 are copied)
-	seqLen int
+	seqLen uint8
 	sec    uint64 // the whole seconds secDig holds, when secLen > 0
 	secDig uint64 // their digits as a little-endian word
-	secLen int
+	secLen uint8
 }
 
 // append appends the line of the event ev, numbered seq, relUS
 // microseconds after the first event, with the latency of its pair
-// (paired) and its decoding d.
+// (paired) and its decoding d. Its common path calls no function: Go
+// keeps no register across a call, and the reloads of every live value
+// after each one cost as much as the formatting.
 func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
 	if d.Summary != "" || ev.Type != usbmon.Submission && ev.Status != 0 || uint64(relUS) >= 1e12 ||
-		paired && uint64(latency-1) >= 1e6-1 || seq >= 1e16-1 {
+		paired && uint64(latency-1) >= 1e6-1 || seq >= 1e16-1 || ev.Bus >= 10000 || ev.Endpoint >= 100 {
 		return appendEventText(b, seq, relUS, ev, latency, paired, d)
 	}
 	n := len(b)
-	if cap(b)-n < lineRoom {
-		b = slices.Grow(b, lineRoom)
+	if cap(b)-n < len(lineBuf{}) {
+		b = slices.Grow(b, len(lineBuf{}))
 	}
-	w := b[n : n+lineRoom]
+	w := (*lineBuf)(b[n : n+len(lineBuf{})])
 	if seq != lw.seq || lw.seqLen == 0 {
-		lw.seqLen = ndjson.PutUint(lw.seqDig[:], 0, seq)
+		lw.renumber(seq)
 	}
-	binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(lw.seqDig[:8]))
+	binary.LittleEndian.PutUint64(w[0:], binary.LittleEndian.Uint64(lw.seqDig[:8]))
 	binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(lw.seqDig[8:16]))
 	i := lw.seqLen
 	if c := &lw.seqDig[(i-1)&15]; *c != '9' { // the next number: the last digit + 1
@@ -61,9 +66,7 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 	us := uint64(relUS)
 	s := us / 1e6
 	if s != lw.sec || lw.secLen == 0 {
-		var t [24]byte
-		lw.sec, lw.secLen = s, ndjson.PutUint(t[:], 0, s)
-		lw.secDig = binary.LittleEndian.Uint64(t[:8])
+		lw.resecond(s)
 	}
 	binary.LittleEndian.PutUint64(w[i:], lw.secDig)
 	i += lw.secLen
@@ -74,70 +77,158 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 
 	// " S Bi:" then the bus, the device's three digits and the endpoint
 	// (AppendAddress).
-	a := (*[6]byte)(w[i:])
-	a[0], a[1], a[2], a[3], a[4], a[5] = ' ', byte(ev.Type), ' ', ev.Transfer.Letter(), 'o', ':'
+	in := byte('o')
 	if ev.In {
-		a[4] = 'i'
+		in = 'i'
 	}
+	*(*[6]byte)(w[i:]) = [6]byte{' ', byte(ev.Type), ' ', ev.Transfer.Letter(), in, ':'}
 	i += 6
 	if ev.Fields&usbmon.HasBus != 0 {
-		i = ndjson.PutUint(w, i, uint64(ev.Bus))
-		w[i] = ':'
-		i++
+		x, k := dec4(uint32(ev.Bus))
+		binary.LittleEndian.PutUint32(w[i:], x)
+		w[i+k] = ':'
+		i += k + 1
 	}
-	dev := a3(ev.Device)
-	binary.LittleEndian.PutUint32(w[i:], dev)
-	i = ndjson.PutUint(w, i+4, uint64(ev.Endpoint))
+	binary.LittleEndian.PutUint32(w[i:], a3(ev.Device))
+	x, k := dec4(uint32(ev.Endpoint))
+	binary.LittleEndian.PutUint32(w[i+4:], x)
+	i += 4 + k
 
 	if ev.Type != usbmon.Submission {
 		*(*[3]byte)(w[i:]) = [3]byte{' ', 'O', 'K'} // status 0 (StatusName)
 		i += 3
 	}
 	*(*[5]byte)(w[i:]) = [5]byte{' ', 'l', 'e', 'n', '='}
-	i = ndjson.PutUint(w, i+5, uint64(ev.Length))
+	if ev.Length < 1e4 {
+		x, k := dec4(ev.Length)
+		binary.LittleEndian.PutUint32(w[i+5:], x)
+		i += 5 + k
+	} else {
+		i = uint8(ndjson.PutUint(w[:], int(i)+5, uint64(ev.Length)))
+	}
 	if paired {
+		// The latency as appendMicros writes it: "186µs", "42.356ms",
+		// "42.3ms", "42ms".
 		*(*[5]byte)(w[i:]) = [5]byte{' ', 'l', 'a', 't', '='}
-		i = putMicros(w, i+5, uint64(latency))
+		i += 5
+		us := uint32(latency)
+		if us < 1000 {
+			x, k := dec4(us)
+			binary.LittleEndian.PutUint32(w[i:], x)
+			i += k
+			*(*[3]byte)(w[i:]) = [3]byte{0xc2, 0xb5, 's'} // "µs"
+			i += 3
+		} else {
+			ms := us / 1000
+			f := us - ms*1000
+			x, k := dec4(ms)
+			binary.LittleEndian.PutUint32(w[i:], x)
+			i += k
+			// '.' and three digits, less the trailing zeros.
+			h := f / 100
+			r := f - h*100
+			binary.LittleEndian.PutUint32(w[i:], '.'|('0'+h)<<8|uint32(ndjson.DigitPair(r))<<16)
+			switch {
+			case f == 0:
+			case r == 0:
+				i += 2
+			case r%10 == 0:
+				i += 3
+			default:
+				i += 4
+			}
+			w[i], w[i+1] = 'm', 's'
+			i += 2
+		}
 	}
 	if ev.Type == usbmon.Submission && ev.HasSetup() {
 		*(*[7]byte)(w[i:]) = [7]byte{' ', 's', 'e', 't', 'u', 'p', '='}
-		hi, lo := ndjson.HexWords(binary.BigEndian.Uint64(ev.Setup[:]))
-		binary.BigEndian.PutUint64(w[i+7:], hi)
-		binary.BigEndian.PutUint64(w[i+15:], lo)
+		x := binary.BigEndian.Uint64(ev.Setup[:])
+		binary.BigEndian.PutUint64(w[i+7:], ndjson.Hex4(uint32(x>>32)))
+		binary.BigEndian.PutUint64(w[i+15:], ndjson.Hex4(uint32(x)))
 		i += 23
 	}
 	if ev.HasData() {
+		// The first 16 bytes in hex, then "..." when there are more.
 		*(*[6]byte)(w[i:]) = [6]byte{' ', 'd', 'a', 't', 'a', '='}
-		h := (*[32]byte)(w[i+6:])
-		if len(ev.Data) >= 16 {
-			ndjson.PutHex16(h, (*[16]byte)(ev.Data))
-			i += 6 + 32
-			if len(ev.Data) > 16 {
-				*(*[3]byte)(w[i:]) = [3]byte{'.', '.', '.'}
-				i += 3
-			}
-		} else {
-			var t [16]byte
-			copy(t[:], ev.Data)
-			ndjson.PutHex16(h, &t)
-			i += 6 + 2*len(ev.Data)
+		i += 6
+		data := ev.Data
+		var x0, x1 uint64
+		switch {
+		case len(data) >= 16:
+			x0, x1 = binary.BigEndian.Uint64(data), binary.BigEndian.Uint64(data[8:])
+		case len(data) >= 8:
+			x0, x1 = binary.BigEndian.Uint64(data), bigEndianShort(data[8:])
+		default:
+			x0 = bigEndianShort(data)
 		}
+		binary.BigEndian.PutUint64(w[i:], ndjson.Hex4(uint32(x0>>32)))
+		binary.BigEndian.PutUint64(w[i+8:], ndjson.Hex4(uint32(x0)))
+		binary.BigEndian.PutUint64(w[i+16:], ndjson.Hex4(uint32(x1>>32)))
+		binary.BigEndian.PutUint64(w[i+24:], ndjson.Hex4(uint32(x1)))
+		if len(data) > 16 {
+			*(*[3]byte)(w[i+32:]) = [3]byte{'.', '.', '.'}
+			i += 3
+		}
+		i += 2 * uint8(min(len(data), 16))
 	}
 	w[i] = '\n'
-	return b[:n+i+1]
+	return b[:n+int(i)+1]
+}
+
+// dec4 returns the decimal digits of v < 10^4 as a little-endian word
+// (the first digit in the low byte) and their count: a caller writes
+// the word at its place and moves on by the count, with no call.
+func dec4(v uint32) (uint32, uint8) {
+	n := 4 - (v-1000)>>31 - (v-100)>>31 - (v-10)>>31 // 4 less one for each of 1000, 100, 10 that v is below
+	return digits4(v) >> (32 - 8*n), uint8(n)
+}
+
+// digits4 returns the four decimal digits of v < 10^4, with leading
+// zeros, as a little-endian word (the first digit in the low byte): v
+// split into two pairs of digits in 16-bit lanes, each into digits in
+// bytes, with multiplications that stay inside their lane (as
+// ndjson.Digits8).
+func digits4(v uint32) uint32 {
+	q := v * 5243 >> 19 // v/100 for v < 10^4
+	x := q | (v-q*100)<<16
+	t := x * 103 >> 10 & 0x000f000f // x/10 in each lane
+	return (t | (x-t*10)<<8) + 0x30303030
+}
+
+// bigEndianShort returns the bytes of p (fewer than 8) as the high bytes
+// of a big-endian word.
+func bigEndianShort(p []byte) uint64 {
+	var x uint64
+	for _, c := range p {
+		x = x<<8 | uint64(c)
+	}
+	return x << (8 * (8 - len(p)) & 63)
+}
+
+// renumber makes seqDig hold seq.
+func (lw *lineWriter) renumber(seq uint64) {
+	lw.seq, lw.seqLen = seq, uint8(ndjson.PutUint(lw.seqDig[:], 0, seq))
+}
+
+// resecond makes secDig hold s < 10^6.
+func (lw *lineWriter) resecond(s uint64) {
+	var t [24]byte
+	lw.sec, lw.secLen = s, uint8(ndjson.PutUint(t[:], 0, s))
+	lw.secDig = binary.LittleEndian.Uint64(t[:8])
 }
 
 // next makes seqDig hold seq+1 (seq < 10^16 - 1: at most 16 digits),
 // carrying.
 func (lw *lineWriter) next(seq uint64) {
-	j := lw.seqLen - 1
+	j := int(lw.seqLen) - 1
 	for j >= 0 && lw.seqDig[j] == '9' {
 		lw.seqDig[j] = '0'
 		j--
 	}
 	if j < 0 {
 		// 9...9 + 1: a digit more.
-		lw.seqLen = ndjson.PutUint(lw.seqDig[:], 0, seq+1)
+		lw.seqLen = uint8(ndjson.PutUint(lw.seqDig[:], 0, seq+1))
 	} else {
 		lw.seqDig[j]++
 	}
@@ -150,34 +241,4 @@ func a3(d uint8) uint32 {
 	h := uint32(d) / 100
 	t := uint32(d) - h*100
 	return '0' + h | uint32(ndjson.DigitPair(t))<<8 | ':'<<24
-}
-
-// putMicros writes us microseconds, 0 < us < 10^6, at w[i:] as
-// appendMicros appends them ("186µs", "42.356ms", "42.3ms", "42ms") and
-// returns the index after them.
-func putMicros(w []byte, i int, us uint64) int {
-	if us < 1000 {
-		i = ndjson.PutUint(w, i, us)
-		*(*[3]byte)(w[i:]) = [3]byte{0xc2, 0xb5, 's'} // "µs"
-		return i + 3
-	}
-	ms := us / 1000
-	f := us - ms*1000
-	i = ndjson.PutUint(w, i, ms)
-	if f != 0 {
-		// '.' and up to three digits, without trailing zeros.
-		h := f / 100
-		r := f - h*100
-		binary.LittleEndian.PutUint32(w[i:], '.'|uint32('0'+h)<<8|uint32(ndjson.DigitPair(uint32(r)))<<16)
-		switch {
-		case r == 0:
-			i += 2
-		case r%10 == 0:
-			i += 3
-		default:
-			i += 4
-		}
-	}
-	w[i], w[i+1] = 'm', 's'
-	return i + 2
 }

@@ -1,11 +1,14 @@
 package usb
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/usbmon"
@@ -173,4 +176,89 @@ func FuzzLineWriter(f *testing.F) {
 			checkLine(t, &lw, seq+i, relUS, ev, latency, flags&1 != 0, &Decoded{})
 		}
 	})
+}
+
+// TestWriteTextMatchesEach compares 'iotap usb read' (WriteText, its own
+// loop) with the lines of the public API over Pipeline.Each (Decoder,
+// AppendEventText, AppendHexDump), on the repository's captures and the
+// shared KM003C one: all events, with -x, with filters (an endpoint, a
+// status, -Y, a time window) and with -c, so that the loop hands on,
+// numbers and stops at the same events.
+func TestWriteTextMatchesEach(t *testing.T) {
+	files := []string{"../testdata/usbmon/lab-capture.pcapng", "../testdata/usbmon/lab-0u.txt", "../testdata/usbmon/lab-hidbus-t.txt",
+		"testdata/lab-decode.pcapng", filepath.Join(sharedUSB, "km003c-adc-1000hz.pcapng")}
+	type variant struct {
+		name  string
+		hex   bool
+		opt   func(*ReadOptions)
+		lines int // at least
+	}
+	variants := []variant{
+		{"all", false, func(*ReadOptions) {}, 90},
+		{"hex", true, func(*ReadOptions) {}, 90},
+		{"ep1", false, func(o *ReadOptions) { o.Selection.Endpoint = 1 }, 1},
+		{"stall", false, func(o *ReadOptions) { o.Selection.Status = "stall" }, 0},
+		{"filter", false, func(o *ReadOptions) { o.Selection.Expr = "usb.transfer_type == 2 || usb.urb_len > 8" }, 10},
+		{"window", false, func(o *ReadOptions) { o.Selection.From, o.Selection.To = "0.5", "2" }, 0},
+		{"count", true, func(o *ReadOptions) { o.Limit = 7 }, 7},
+	}
+	for _, path := range files {
+		if _, err := os.Stat(path); err != nil {
+			t.Logf("%s: %v", path, err)
+			continue
+		}
+		for _, v := range variants {
+			open := func() (*Pipeline, func()) {
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt := ReadOptions{Selection: AnySelection()}
+				v.opt(&opt)
+				pl, err := OpenPipeline(f, path, -1, false, opt)
+				if err != nil {
+					t.Fatalf("%s %s: %v", path, v.name, err)
+				}
+				return pl, func() { f.Close() }
+			}
+			pl, done := open()
+			var got bytes.Buffer
+			gotErr := pl.WriteText(context.Background(), &got, v.hex)
+			done()
+
+			pl, done = open()
+			dec := NewDecoder(pl.Identities)
+			var want []byte
+			n := 0
+			wantErr := pl.Each(context.Background(), func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+				want = AppendEventText(want, seq, float64(Elapsed(pl.First, Micros(ev), ev))/1e6, ev, p, paired, dec.Decode(ev, p, paired))
+				if v.hex && ev.HasData() {
+					want = AppendHexDump(want, ev.Data)
+				}
+				n++
+				return nil
+			})
+			done()
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("%s %s: error %v, Each %v", path, v.name, gotErr, wantErr)
+			}
+			if got.String() != string(want) {
+				t.Fatalf("%s %s: WriteText differs from Each:\n%s", path, v.name, firstDiff(got.String(), string(want)))
+			}
+			if n < v.lines {
+				t.Fatalf("%s %s: %d lines, want at least %d", path, v.name, n, v.lines)
+			}
+		}
+	}
+}
+
+// firstDiff shows the first line where a and b differ.
+func firstDiff(a, b string) string {
+	la, lb := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(la) && i < len(lb); i++ {
+		if la[i] != lb[i] {
+			return fmt.Sprintf("line %d:\n got %q\nwant %q", i+1, la[i], lb[i])
+		}
+	}
+	return fmt.Sprintf("%d lines, want %d", len(la), len(lb))
 }

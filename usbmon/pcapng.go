@@ -253,13 +253,15 @@ func (r *pcapngReader) fastEPB(ev *Event) bool {
 	r.off += int64(length)
 	r.n++
 	r.lt = int(lt)
-	decodeHeaderLE((*[HeaderLen48]byte)(data), hl == HeaderLen64, data, ev)
 	ev.ISO, ev.Data = r.iso[:0], data[hl:]
 	ev.Format = FormatPcapng
 	ev.Synthesized = false
 	if o := 28 + (caplen+3)&^3; o+4 <= length-4 {
 		ev.Synthesized = r.synthesized(h[o : length-4])
 	}
+	// Last: nothing is live across the call (Go keeps no register
+	// across one).
+	decodeHeaderLE((*[HeaderLen48]byte)(data), hl == HeaderLen64, data, ev)
 	return true
 }
 

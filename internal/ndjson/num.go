@@ -226,3 +226,7 @@ func HexWords(x uint64) (hi, lo uint64) {
 func DigitPair(v uint32) uint16 {
 	return uint16(digitPairs[2*v]) | uint16(digitPairs[2*v+1])<<8
 }
+
+// Hex4 returns the eight lower-case hex digits of x as a big-endian word
+// (the bytes AppendHex writes for x's four big-endian bytes).
+func Hex4(x uint32) uint64 { return ascii(spread(x)) }
