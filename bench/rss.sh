@@ -26,7 +26,9 @@
 #   mmio    testdata/mmiotrace/e1000-probe.log's timed records repeated,
 #           each copy after the previous (bench/bigcap -mmio): 32 and
 #           128 MB; the same registers, PCs and values, 4 times as many
-#           records
+#           records; and for mmio diff a copy of each with edits spread
+#           through it (gawk: records dropped, values changed, writes
+#           inserted)
 #   keys    mmiogen's synthetic log (mmiotrace/internal/mmiogen): 32 and
 #           128 MB, random values and 64 Ki PCs, so its distinct keys grow
 #           with its size too
@@ -78,15 +80,18 @@ rss() {
 }
 
 # row INPUTNAME SMALL LARGE ARGS...: one table row; @IN@ in ARGS stands for
-# the input, @OUT@ for an output file in the work directory.
+# the input, @OUT@ for an output file in the work directory, @EDIT@ for the
+# input's edited copy (IN without .log, then -edit.log; the mmio group's).
 row() {
 	local name=$1 small=$2 large=$3
 	shift 3
 	local a=() b=() x
 	for x in "$@"; do
 		x=${x//@OUT@/$out}
-		a+=("${x//@IN@/$small}")
-		b+=("${x//@IN@/$large}")
+		y=${x//@EDIT@/${small%.log}-edit.log}
+		a+=("${y//@IN@/$small}")
+		y=${x//@EDIT@/${large%.log}-edit.log}
+		b+=("${y//@IN@/$large}")
 	done
 	local ra rb
 	ra=$(rss "${a[@]}")
@@ -94,6 +99,7 @@ row() {
 	local label="iotap $*"
 	label=${label//@IN@/IN}
 	label=${label//@OUT@/OUT}
+	label=${label//@EDIT@/EDIT}
 	label=${label//$work\//WORK/}
 	awk -v l="$label" -v n="$name" -v s="$(mb "$small")" -v t="$(mb "$large")" -v a="$ra" -v b="$rb" 'BEGIN {
 		split(a, x, " "); split(b, y, " ")
@@ -141,6 +147,13 @@ for g in "${groups[@]}"; do
 		row "$n" "$s" "$l" mmio names @IN@
 		row "$n" "$s" "$l" mmio replay --dry-run @IN@
 		row "$n" "$s" "$l" mmio diff --allow-loss @IN@ @IN@
+		# A copy with edits spread through it: every 100,003rd R/W record
+		# dropped, every 77,773rd given another value, after every
+		# 150,001st a write to another register (0xfebc1ff0) inserted.
+		for x in "$s" "$l"; do
+			[ -s "${x%.log}-edit.log" ] || gawk '/^[RW] / { n++; if (n % 100003 == 0) next; if (n % 77773 == 0) $6 = "0x5a5a5a5a"; if (n % 150001 == 0) { print; $5 = "0xfebc1ff0" } } { print }' "$x" >"${x%.log}-edit.log"
+		done
+		row "$n, edited copy" "$s" "$l" mmio diff --allow-loss @IN@ @EDIT@
 		row "$n" "$s" "$l" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
 		row "$n" "$s" "$l" index @IN@
 		row "$n" "$s" "$l" timeline --allow-loss @IN@ -o @OUT@.pftrace

@@ -36,30 +36,77 @@ func Accesses(in io.Reader) ([]Access, error) {
 // ReadAccesses is Accesses from a Reader, whose Truncated, Skipped and
 // Lost then describe what the sequence misses.
 func ReadAccesses(rd *Reader) ([]Access, error) {
-	bars := NewBARMap()
+	src := newAccessStream(rd)
 	var out []Access
-	var rec Record
 	for {
-		err := rd.ReadInto(&rec)
-		if err == io.EOF {
-			return out, nil
-		}
+		var a Access
+		ok, err := src.next(&a)
 		if err != nil {
 			return nil, err
 		}
-		bars.Observe(&rec)
+		if !ok {
+			return out, nil
+		}
+		out = append(out, a)
+	}
+}
+
+// accessStream yields the accesses of a Reader one at a time, runs of
+// identical reads collapsed as ReadAccesses collapses them: an access is
+// yielded when the record after it differs (or at the end).
+type accessStream struct {
+	rd      *Reader
+	bars    *BARMap
+	rec     Record
+	pending Access
+	have    bool // pending holds an access
+	done    bool
+	name    string // prefixes read errors when not ""
+}
+
+func newAccessStream(rd *Reader) *accessStream {
+	return &accessStream{rd: rd, bars: NewBARMap()}
+}
+
+// next stores the next access in a; false at the end of the log.
+func (s *accessStream) next(a *Access) (bool, error) {
+	for !s.done {
+		err := s.rd.ReadInto(&s.rec)
+		if err == io.EOF {
+			s.done = true
+			break
+		}
+		if err != nil {
+			if s.name != "" {
+				err = fmt.Errorf("%s: %w", s.name, err)
+			}
+			return false, err
+		}
+		rec := &s.rec
+		s.bars.Observe(rec)
 		if rec.Kind != KindRead && rec.Kind != KindWrite {
 			continue
 		}
-		a := Access{Kind: rec.Kind, Key: KeyOf(bars, &rec), Value: rec.Value, Count: 1, Line: rd.Line()}
-		if n := len(out); n > 0 && a.Kind == KindRead {
-			if p := &out[n-1]; p.Kind == KindRead && p.Key == a.Key && p.Value == a.Value {
+		key := KeyOf(s.bars, rec)
+		if s.have && rec.Kind == KindRead {
+			if p := &s.pending; p.Kind == KindRead && p.Key == key && p.Value == rec.Value {
 				p.Count++
 				continue
 			}
 		}
-		out = append(out, a)
+		next := Access{Kind: rec.Kind, Key: key, Value: rec.Value, Count: 1, Line: s.rd.Line()}
+		if s.have {
+			*a = s.pending
+			s.pending = next
+			return true, nil
+		}
+		s.pending, s.have = next, true
 	}
+	if s.have {
+		*a, s.have = s.pending, false
+		return true, nil
+	}
+	return false, nil
 }
 
 // DiffOp is one step of an alignment.
@@ -72,14 +119,27 @@ type DiffOp struct {
 // the diff is allowed to explore.
 var ErrTooDifferent = errors.New("traces too different")
 
-// Diff aligns two access sequences by register (kind, width, location),
-// ignoring timestamps, with Myers' algorithm on the part between their
-// common prefix and suffix. maxEdits bounds the work (0: 4000).
-func Diff(a, b []Access, maxEdits int) ([]DiffOp, error) {
+// sameReg tells whether two accesses are aligned by a diff: the same kind
+// and register.
+func sameReg(x, y *Access) bool { return x.Kind == y.Kind && x.Key == y.Key }
+
+// fullDiff aligns two whole access sequences with Myers' algorithm on the
+// part between their common prefix and suffix: a shortest edit script,
+// giving up beyond maxEdits insertions and deletions unless the part
+// between prefix and suffix is empty on one side (then it is all
+// insertions or all deletions, of any number). It was Diff before the
+// windowed alignment (diffwindow.go), which uses it where both logs' ends
+// are in its window, and the tests use it as the oracle.
+func fullDiff(a, b []Access, maxEdits int) ([]DiffOp, error) {
 	if maxEdits <= 0 {
 		maxEdits = 4000
 	}
-	same := func(x, y *Access) bool { return x.Kind == y.Kind && x.Key == y.Key }
+	return alignWhole(a, b, maxEdits)
+}
+
+// alignWhole is fullDiff with maxEdits taken as it is (0: no edit).
+func alignWhole(a, b []Access, maxEdits int) ([]DiffOp, error) {
+	same := sameReg
 	var ops []DiffOp
 	emit := func(x, y *Access) {
 		op := byte(' ')
@@ -161,42 +221,6 @@ func myers(a, b []Access, same func(x, y *Access) bool, maxD int) ([]DiffOp, err
 	if found < 0 {
 		return nil, fmt.Errorf("mmiotrace: diff: %w (more than %d insertions and deletions)", ErrTooDifferent, maxD)
 	}
-	// Backtrack. trace[d] holds v[-d-1 .. d+1] as it was before step d.
-	get := func(d, k int) int { return int(trace[d][k+d+1]) }
-	var rev []DiffOp
-	x, y := n, m
-	for d := found; d > 0; d-- {
-		k := x - y
-		pk := k - 1
-		if k == -d || (k != d && get(d, k-1) < get(d, k+1)) {
-			pk = k + 1
-		}
-		px := get(d, pk)
-		py := px - pk
-		mx, my := px+1, py // deletion
-		if pk == k+1 {
-			mx, my = px, py+1 // insertion
-		}
-		for x > mx && y > my {
-			rev = append(rev, DiffOp{Op: ' ', A: &a[x-1], B: &b[y-1]})
-			x--
-			y--
-		}
-		if pk == k+1 {
-			rev = append(rev, DiffOp{Op: '+', B: &b[py]})
-		} else {
-			rev = append(rev, DiffOp{Op: '-', A: &a[px]})
-		}
-		x, y = px, py
-	}
-	for x > 0 && y > 0 {
-		rev = append(rev, DiffOp{Op: ' ', A: &a[x-1], B: &b[y-1]})
-		x--
-		y--
-	}
-	ops := make([]DiffOp, len(rev))
-	for i := range rev {
-		ops[i] = rev[len(rev)-1-i]
-	}
-	return ops, nil
+	// trace[d] holds v[-d-1 .. d+1] as it was before step d.
+	return backtrack(a, b, n, m, found, func(d, k int) int { return int(trace[d][k+d+1]) }), nil
 }

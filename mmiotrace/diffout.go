@@ -22,47 +22,69 @@ type DiffFormat struct {
 // record (docs/ndjson.md); the input records naming the logs are the
 // caller's to write first.
 func WriteDiff(w io.Writer, a, b []Access, ops []DiffOp, f DiffFormat) error {
-	bw := bufio.NewWriter(w)
-	c := DiffCounts{AAccesses: len(a), BAccesses: len(b)}
-	if f.JSON {
-		var buf []byte
-		for i := range ops {
-			c.Add(&ops[i])
-			if ops[i].Op != ' ' || f.All {
-				buf = AppendDiffNDJSON(buf, &ops[i])
-			}
-			if len(buf) >= 64<<10 {
-				bw.Write(buf)
-				buf = buf[:0]
-			}
-		}
-		bw.Write(c.AppendNDJSON(buf))
-		return bw.Flush()
+	dw := newDiffWriter(w, f)
+	for i := range ops {
+		dw.op(&ops[i])
 	}
-	for _, op := range ops {
-		c.Add(&op)
-		switch op.Op {
-		case ' ':
-			if f.All {
-				fmt.Fprintf(bw, "  A:%d B:%d %s\n", op.A.Line, op.B.Line, op.A)
-			}
-		case '~':
-			fmt.Fprintf(bw, "~ A:%d B:%d %s %s 0x%x", op.A.Line, op.B.Line, op.A.Kind, op.A.Key, op.A.Value)
-			if op.A.Count > 1 {
-				fmt.Fprintf(bw, " (x%d)", op.A.Count)
-			}
-			fmt.Fprintf(bw, " -> 0x%x", op.B.Value)
-			if op.B.Count > 1 {
-				fmt.Fprintf(bw, " (x%d)", op.B.Count)
-			}
-			fmt.Fprintln(bw)
-		case '-':
-			fmt.Fprintf(bw, "- A:%d %s\n", op.A.Line, op.A)
-		case '+':
-			fmt.Fprintf(bw, "+ B:%d %s\n", op.B.Line, op.B)
-		}
+	return dw.finish(len(a), len(b))
+}
+
+// diffWriter writes the steps of an alignment one at a time, as WriteDiff
+// writes them, and the summary at the end.
+type diffWriter struct {
+	bw  *bufio.Writer
+	f   DiffFormat
+	c   DiffCounts
+	buf []byte
+}
+
+func newDiffWriter(w io.Writer, f DiffFormat) *diffWriter {
+	return &diffWriter{bw: bufio.NewWriterSize(w, 64<<10), f: f}
+}
+
+// op counts op and writes it (an identical access only with f.All).
+// Write errors surface in finish.
+func (dw *diffWriter) op(op *DiffOp) {
+	dw.c.Add(op)
+	if op.Op == ' ' && !dw.f.All {
+		return
 	}
-	fmt.Fprintf(bw, "A %d accesses, B %d: %d identical, %d same register with other value, %d only in A, %d only in B\n",
-		c.AAccesses, c.BAccesses, c.Same, c.Changed, c.OnlyA, c.OnlyB)
-	return bw.Flush()
+	bw := dw.bw
+	if dw.f.JSON {
+		dw.buf = AppendDiffNDJSON(dw.buf[:0], op)
+		bw.Write(dw.buf)
+		return
+	}
+	switch op.Op {
+	case ' ':
+		fmt.Fprintf(bw, "  A:%d B:%d %s\n", op.A.Line, op.B.Line, op.A)
+	case '~':
+		fmt.Fprintf(bw, "~ A:%d B:%d %s %s 0x%x", op.A.Line, op.B.Line, op.A.Kind, op.A.Key, op.A.Value)
+		if op.A.Count > 1 {
+			fmt.Fprintf(bw, " (x%d)", op.A.Count)
+		}
+		fmt.Fprintf(bw, " -> 0x%x", op.B.Value)
+		if op.B.Count > 1 {
+			fmt.Fprintf(bw, " (x%d)", op.B.Count)
+		}
+		fmt.Fprintln(bw)
+	case '-':
+		fmt.Fprintf(bw, "- A:%d %s\n", op.A.Line, op.A)
+	case '+':
+		fmt.Fprintf(bw, "+ B:%d %s\n", op.B.Line, op.B)
+	}
+}
+
+// finish writes the summary, na and nb the accesses of A and B, and
+// flushes.
+func (dw *diffWriter) finish(na, nb int) error {
+	c := &dw.c
+	c.AAccesses, c.BAccesses = na, nb
+	if dw.f.JSON {
+		dw.bw.Write(c.AppendNDJSON(dw.buf[:0]))
+	} else {
+		fmt.Fprintf(dw.bw, "A %d accesses, B %d: %d identical, %d same register with other value, %d only in A, %d only in B\n",
+			c.AAccesses, c.BAccesses, c.Same, c.Changed, c.OnlyA, c.OnlyB)
+	}
+	return dw.bw.Flush()
 }

@@ -127,20 +127,12 @@ func ExampleWriteDiff() {
 	// A 2 accesses, B 2: 1 identical, 1 same register with other value, 0 only in A, 0 only in B
 }
 
-// DiffLogs is 'iotap mmio diff': each log read with ReadDiffLog (a bad
-// line is skipped and counted in its Loss), then aligned and written.
+// DiffLogs is 'iotap mmio diff': both logs read side by side (a bad line
+// is skipped and counted in its Loss), aligned and written.
 func ExampleDiffLogs() {
 	other := strings.Replace(exampleLog, "0xfebc00d8 0xffffffff", "0xfebc00d8 0x0", 1) + "W 4 oops\n"
-	a, err := mmiotrace.ReadDiffLog(strings.NewReader(exampleLog), "good.log", "")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	b, err := mmiotrace.ReadDiffLog(strings.NewReader(other), "bad.log", "")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	a := mmiotrace.NewDiffLog(strings.NewReader(exampleLog), "good.log", "")
+	b := mmiotrace.NewDiffLog(strings.NewReader(other), "bad.log", "")
 	if err := mmiotrace.DiffLogs(os.Stdout, a, b, 4000, mmiotrace.DiffFormat{}); err != nil {
 		fmt.Println(err)
 	}

@@ -27,7 +27,20 @@ by register (kind, width, location) with Myers' algorithm; the output shows
   + B:LINE ...        only in B
   ~ A:LINE B:LINE ... same register, other value or repeat count
 
-and, with --all, the identical accesses too. A summary ends the output.
+and, with --all, the identical accesses too. A summary ends the output,
+counting every access of both logs.
+
+The logs are read side by side and only a window of each is held (memory
+does not grow with the logs): where they differ, Myers' algorithm runs on
+the next 32,768 accesses of each (up to 262,144) until 64 accesses agree
+again. Differences separated by such runs, and those within the last
+window, are aligned as Myers' algorithm aligns the whole logs. Elsewhere
+(differences wider than the window, or runs that agree by chance, as in
+periodic polling) the alignment is still correct (applied to A it gives B)
+but may have more insertions and deletions than the shortest or put equal
+ones elsewhere. --max-edits gives up beyond N insertions and deletions;
+nothing is printed then (the output is held until the end, beyond 4 MiB
+in a temporary file).
 
 --json writes NDJSON: an "input" record per log, one "mmio_diff" record per
 line above ("op" is "same", "changed", "only_a" or "only_b") and a final
@@ -35,22 +48,22 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var logs [2]*mmiotrace.DiffLog
-			var lossErr error // reported after the diff of what was read
 			for i, p := range args {
 				in, err := mmioOpenMetered(e, "mmio diff", p, false)
 				if err != nil {
 					return err
 				}
-				logs[i], err = mmiotrace.ReadDiffLog(in, p, in.Format())
-				in.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
+				defer in.Close()
+				logs[i] = mmiotrace.NewDiffLog(in, p, in.Format())
+			}
+			err := mmiotrace.DiffLogs(e.stdout, logs[0], logs[1], maxEdits, format)
+			var lossErr error // reported after the diff of what was read
+			for i, p := range args {
 				if lerr := loss.mmio(e, logs[i].Loss); lerr != nil && lossErr == nil {
 					lossErr = fmt.Errorf("%s: %w", p, lerr)
 				}
 			}
-			if err := mmiotrace.DiffLogs(e.stdout, logs[0], logs[1], maxEdits, format); err != nil {
+			if err != nil {
 				return err
 			}
 			return lossErr
