@@ -201,6 +201,7 @@ func (x *Exporter) exportPTDir(ctx context.Context, dir string) ([]CaptureRow, e
 	if err != nil {
 		return nil, err
 	}
+	defer t.Close()
 	in := inputFile{path: dir, kind: detect.PT, mod: st.ModTime()}
 	var files []inputFile
 	for _, name := range t.names {
@@ -384,6 +385,7 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 		t, err = x.readPT(in, f)
 		if err == nil {
 			err = x.exportPT(ctx, c, in.path, t, &row)
+			t.Close()
 		}
 		f.Close()
 	case detect.MMIO:

@@ -28,6 +28,18 @@ type ptTrace struct {
 	// raw reads a raw trace, its one stream (whose Data is nil): its
 	// statistics are computed as it is read, in constant memory.
 	raw io.Reader
+	// closer closes the perf.data the streams are read from.
+	closer io.Closer
+}
+
+// Close closes the files the trace's streams are read from.
+func (t *ptTrace) Close() {
+	if t.closer != nil {
+		t.closer.Close()
+	}
+	if t.calls != nil {
+		t.calls.Close()
+	}
 }
 
 // readPT reads a perf.data file or a raw trace (with the capture.json of
@@ -46,23 +58,24 @@ func (x *Exporter) readPT(in inputFile, f *os.File) (*ptTrace, error) {
 		}
 		return &ptTrace{format: "raw", cfg: cfg, streams: []intelpt.PerfStream{{CPU: -1, TID: -1}}, names: []string{in.path}, raw: br}, nil
 	}
-	b, err := io.ReadAll(br)
+	// A cut perf.data gives what it holds; the cut is loss. Its streams
+	// are read from the file as they are decoded, never held.
+	cin, err := calls.ReadPerfDataFile(in.path)
 	if err != nil {
 		return nil, fmt.Errorf("export: %s: %w", in.path, err)
 	}
-	// A cut perf.data gives what it holds; the cut is loss.
-	cin, err := calls.ReadPerfData(b)
+	pf, err := intelpt.OpenPerfDataFile(in.path)
 	if err != nil {
+		cin.Close()
 		return nil, fmt.Errorf("export: %s: %w", in.path, err)
 	}
-	tr, err := intelpt.PerfDataPTTruncated(b)
-	if err != nil {
-		return nil, fmt.Errorf("export: %s: %w", in.path, err)
-	}
+	tr := pf.PerfTrace
 	if len(tr.Streams) == 0 {
+		cin.Close()
+		pf.Close()
 		return nil, fmt.Errorf("export: %s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", in.path)
 	}
-	t := &ptTrace{format: "perf.data", streams: tr.Streams, cfg: tr.Config, calls: cin}
+	t := &ptTrace{format: "perf.data", streams: tr.Streams, cfg: tr.Config, calls: cin, closer: pf}
 	for _, s := range tr.Streams {
 		t.names = append(t.names, s.Name())
 	}
@@ -84,6 +97,7 @@ func readPTDir(dir string) (*ptTrace, error) {
 	}
 	ci, err := intelpt.ReadCaptureInfo(dir)
 	if err != nil {
+		cin.Close()
 		return nil, fmt.Errorf("export: %s: %w", dir, err)
 	}
 	cin.BuildIDDirs = []string{filepath.Join(dir, intelpt.BinariesDir)}
@@ -130,7 +144,13 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 				return fmt.Errorf("export: %s: %w: no PSB in %d bytes", path, intelpt.ErrNoPSB, st.Bytes)
 			}
 		} else {
-			st = intelpt.ComputeStats(s.Data, t.cfg)
+			// read from the file as it is decoded (a perf.data's
+			// AUXTRACE records, a capture directory's cpuN.pt)
+			var err error
+			if st, err = intelpt.ComputeStatsReader(intelpt.ContextReader(ctx, s.Reader()), t.cfg); err != nil {
+				stats.abort()
+				return fmt.Errorf("export: %s: %s: %w", path, t.names[i], err)
+			}
 		}
 		r, err := stats.next()
 		if err != nil {

@@ -42,19 +42,8 @@ func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("intelpt: %v", err)
 	}
-	st, err := f.Stat()
-	if err == nil && st.Mode().IsRegular() {
-		fsize := uint64(st.Size())
-		end := fsize
-		if size != 0 {
-			end = off + size
-		}
-		if off < fsize && end <= fsize && end > off {
-			if mp, ok := mapFile(f, int(fsize)); ok {
-				mem := mp.Data
-				return &MappedTrace{Data: mem[off:end], file: f, off: int64(off), mapping: mp, mem: mem, skip: int(off), lag: DropLag, dropFunc: dropPages}, nil
-			}
-		}
+	if m := mapRange(f, off, size); m != nil {
+		return m, nil
 	}
 	f.Close()
 	b, err := ReadFileRange(file, off, size)
@@ -62,6 +51,29 @@ func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 		return nil, err
 	}
 	return &MappedTrace{Data: b}, nil
+}
+
+// mapRange maps size bytes of f from off (to its end when size is 0):
+// nil when it cannot, else the mapping, which closes f with Close.
+func mapRange(f *os.File, off, size uint64) *MappedTrace {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	fsize := uint64(st.Size())
+	end := fsize
+	if size != 0 {
+		end = off + size
+	}
+	if off >= fsize || end > fsize || end <= off {
+		return nil
+	}
+	mp, ok := mapFile(f, int(fsize))
+	if !ok {
+		return nil
+	}
+	mem := mp.Data
+	return &MappedTrace{Data: mem[off:end], file: f, off: int64(off), mapping: mp, mem: mem, skip: int(off), lag: DropLag, dropFunc: dropPages}
 }
 
 // Mapped reports whether m's Data is a mapping of the file.

@@ -236,6 +236,24 @@ func PerfSideband(b []byte) (*Sideband, error) {
 	if err != nil {
 		return nil, fromPerfdata(err)
 	}
+	return perfSideband(f)
+}
+
+// PerfSidebandReaderAt is PerfSideband of the perf.data that ra holds
+// (size bytes), read as it comes: the PT data is skipped, not read.
+func PerfSidebandReaderAt(ra io.ReaderAt, size int64) (*Sideband, error) {
+	head := make([]byte, perfPipeHeaderSize)
+	if n, _ := ra.ReadAt(head, 0); n < len(head) || !IsPerfData(head) {
+		return nil, perfErr(0, "missing PERFILE2 magic")
+	}
+	f, err := perfdata.Open(ra, size)
+	if err != nil {
+		return nil, fromPerfdata(err)
+	}
+	return perfSideband(f)
+}
+
+func perfSideband(f *perfdata.File) (*Sideband, error) {
 	s := &Sideband{ByType: map[string]int{}, Unknown: map[uint32]int{}, Truncated: f.Truncated}
 	for _, a := range f.Attrs {
 		s.Attrs = append(s.Attrs, perfAttr(a))
@@ -303,8 +321,11 @@ func PerfSideband(b []byte) (*Sideband, error) {
 		}
 	}
 	if sec, ok := f.Sections[perfFeatBuildID]; ok {
-		var err error
-		if s.BuildIDs, err = parseBuildIDs(b[sec.Offset:sec.Offset+sec.Size], sec.Offset, s.BuildIDs); err != nil {
+		b, _, err := f.Section(perfFeatBuildID)
+		if err == nil {
+			s.BuildIDs, err = parseBuildIDs(b, sec.Offset, s.BuildIDs)
+		}
+		if err != nil {
 			s.Bad = append(s.Bad, err)
 		}
 	}

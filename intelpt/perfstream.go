@@ -1,6 +1,7 @@
 package intelpt
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -25,11 +26,19 @@ import (
 // configuration and the loss, and each stream's Reader walks them again,
 // reading its own records' data and skipping everything else.
 
-// perfSource is the file a stream of OpenPerfDataPT is read from.
+// perfSource is the file a stream of OpenPerfDataPT (or RawFileStream)
+// is read from.
 type perfSource struct {
-	f   *perfdata.File
+	f   *perfdata.File // nil: a raw trace file, the whole stream
 	ra  io.ReaderAt
 	key perfStreamKey
+	// path names the file (for Map), "" when unknown; records counts
+	// the stream's AUXTRACE records, first is the file offset of the
+	// first one's data.
+	path    string
+	records int
+	first   int64
+	own     *os.File // a raw trace file, closed by PerfStream.Close
 }
 
 // OpenPerfDataPT reads the perf.data that ra holds (size bytes, file or
@@ -46,14 +55,107 @@ func OpenPerfDataPT(ra io.ReaderAt, size int64) (*PerfTrace, error) {
 	if err != nil {
 		return nil, fromPerfdata(err)
 	}
-	t, keys, err := scanPerfPT(f, true, func(perfStreamKey, int64, int64) {})
+	type where struct {
+		records int
+		first   int64
+	}
+	at := map[perfStreamKey]*where{}
+	t, keys, err := scanPerfPT(f, true, func(k perfStreamKey, from, _ int64) {
+		w := at[k]
+		if w == nil {
+			w = &where{first: from}
+			at[k] = w
+		}
+		w.records++
+	})
 	if err != nil {
 		return nil, err
 	}
 	for i, k := range keys {
-		t.Streams[i].src = &perfSource{f: f, ra: ra, key: k}
+		t.Streams[i].src = &perfSource{f: f, ra: ra, key: k, records: at[k].records, first: at[k].first}
 	}
 	return t, nil
+}
+
+// RawFileStream is the raw trace file path as the stream of one CPU (-1
+// per thread) and thread: read from the file by Reader, mapped by Map,
+// never held. Close closes the file.
+func RawFileStream(path string, cpu, tid int32) (PerfStream, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return PerfStream{}, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return PerfStream{}, err
+	}
+	return PerfStream{CPU: cpu, TID: tid, Size: st.Size(),
+		src: &perfSource{ra: f, path: path, records: 1, own: f}}, nil
+}
+
+// Close closes the file of a stream of RawFileStream (the file of a
+// perf.data's streams is closed by PerfDataFile.Close).
+func (s *PerfStream) Close() error {
+	if s.src == nil || s.src.own == nil {
+		return nil
+	}
+	return s.src.own.Close()
+}
+
+// Map gives the stream to the flow decoders (FlowListing, BlockDecoder),
+// which take it as one slice, without reading it into memory where it
+// can (Linux): a stream whose data is one range of its file (a raw
+// trace file; a perf.data stream of one AUXTRACE record) is that range
+// mapped (MapFileRange); a stream of several AUXTRACE records is copied,
+// as it is read, to a temporary file in os.TempDir (removed at once: it
+// lives until Close), which is mapped. The mapping's pages are dropped
+// behind the decoder with DropBefore, so the resident memory stays flat
+// whatever the stream's size (the copy costs the stream's size on disk
+// while it is decoded). Elsewhere, and for a stream held in memory, Data
+// is the stream read whole. Close releases it.
+func (s *PerfStream) Map() (*MappedTrace, error) {
+	if s.src == nil {
+		return &MappedTrace{Data: s.Data}, nil
+	}
+	if s.Size == 0 {
+		return &MappedTrace{Data: []byte{}}, nil
+	}
+	if canMap && s.src.records == 1 && s.src.path != "" {
+		f, err := os.Open(s.src.path)
+		if err != nil {
+			return nil, err
+		}
+		if m := mapRange(f, uint64(s.src.first), uint64(s.Size)); m != nil {
+			return m, nil
+		}
+		f.Close()
+	}
+	if canMap {
+		tmp, err := os.CreateTemp("", "iotap-pt-stream-*")
+		if err != nil {
+			return nil, fmt.Errorf("intelpt: a temporary copy of the stream: %w", err)
+		}
+		os.Remove(tmp.Name()) // the open file stays until Close
+		bw := bufio.NewWriterSize(tmp, 1<<20)
+		n, err := io.Copy(bw, s.Reader())
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("intelpt: a temporary copy of the stream (%d of %d bytes written to %s): %w", n, s.Size, os.TempDir(), err)
+		}
+		if m := mapRange(tmp, 0, uint64(s.Size)); m != nil {
+			return m, nil
+		}
+		tmp.Close()
+	}
+	b, err := io.ReadAll(s.Reader())
+	if err != nil {
+		return nil, err
+	}
+	return &MappedTrace{Data: b}, nil
 }
 
 // Len is the stream's length in bytes.
@@ -72,6 +174,9 @@ func (s *PerfStream) Len() int64 {
 func (s *PerfStream) Reader() io.Reader {
 	if s.src == nil {
 		return bytes.NewReader(s.Data)
+	}
+	if s.src.f == nil { // a raw trace file
+		return io.NewSectionReader(s.src.ra, 0, s.Size)
 	}
 	return &perfStreamReader{src: s.src, want: s.Size, rd: s.src.f.Records(), dataEnd: s.src.f.Data.Offset + s.src.f.Data.Size}
 }
@@ -180,6 +285,9 @@ func OpenPerfDataFile(path string) (*PerfDataFile, error) {
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	for i := range t.Streams {
+		t.Streams[i].src.path = path
 	}
 	return &PerfDataFile{PerfTrace: t, file: f}, nil
 }

@@ -189,3 +189,58 @@ func FuzzOpenPerfDataPT(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) { samePerfTrace(t, b) })
 }
+
+// TestPerfStreamMap: Map gives the flow decoders the stream's bytes: a
+// stream of one AUXTRACE record mapped from the perf.data itself, one of
+// several records mapped from a temporary copy that is already gone from
+// the temporary directory; a raw trace file mapped whole.
+func TestPerfStreamMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	tr, err := os.ReadFile(filepath.Join(corpusDir, "apl11.pt"))
+	if err != nil {
+		t.Skip("libipt corpus not available")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	for _, max := range []int{len(tr), 100} {
+		b := chunkedPerfData(rng, [][]byte{tr}, max)
+		p := filepath.Join(t.TempDir(), "perf.data")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pf, err := OpenPerfDataFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &pf.Streams[0]
+		m, err := s.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(m.Data, tr) || m.Mapped() != canMap {
+			t.Fatalf("records of %d bytes: %d bytes mapped (%v), want %d", max, len(m.Data), m.Mapped(), len(tr))
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("records of %d bytes: %d temporary files left", max, len(left))
+		}
+		m.DropBefore(int64(len(tr))) // dropped pages read again from the file
+		if !bytes.Equal(m.Data, tr) {
+			t.Fatal("dropped pages differ")
+		}
+		m.Close()
+		pf.Close()
+	}
+	rs, err := RawFileStream(filepath.Join(corpusDir, "apl11.pt"), 2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	m, err := rs.Map()
+	if err != nil || !bytes.Equal(m.Data, tr) || rs.Len() != int64(len(tr)) {
+		t.Fatalf("raw file: %v, %d bytes", err, len(m.Data))
+	}
+	m.Close()
+	if got, err := io.ReadAll(rs.Reader()); err != nil || !bytes.Equal(got, tr) {
+		t.Fatalf("raw file reader: %v", err)
+	}
+}

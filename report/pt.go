@@ -71,8 +71,9 @@ type PTOptions struct {
 	Calls *calls.Options
 }
 
-// AnalyzePT summarises the PT trace at path, raw (streamed in constant
-// memory) or perf.data (read whole).
+// AnalyzePT summarises the PT trace at path, raw or perf.data, streamed
+// in constant memory (a perf.data's streams read from the file as they
+// are decoded).
 func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,25 +94,28 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 		}
 		p.Streams = []PTStream{{Name: path, CPU: -1, Stats: s}}
 	} else {
-		b, err := io.ReadAll(br)
-		if err != nil {
-			return nil, err
-		}
-		// a cut file gives what it holds; the cut is in PerfLoss
-		tr, err := intelpt.PerfDataPTTruncated(b)
+		// a cut file gives what it holds; the cut is in PerfLoss. The
+		// streams are read from the file as they are decoded.
+		pf, err := intelpt.OpenPerfDataFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
+		defer pf.Close()
+		tr := pf.PerfTrace
 		if len(tr.Streams) == 0 {
 			return nil, fmt.Errorf("%s: perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path)
 		}
 		for i := range tr.Streams {
 			s := &tr.Streams[i]
-			p.Streams = append(p.Streams, PTStream{Name: s.Name(), CPU: s.CPU, Stats: intelpt.ComputeStats(s.Data, tr.Config)})
+			st, err := intelpt.ComputeStatsReader(intelpt.ContextReader(ctx, s.Reader()), tr.Config)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", path, s.Name(), err)
+			}
+			p.Streams = append(p.Streams, PTStream{Name: s.Name(), CPU: s.CPU, Stats: st})
 		}
 		p.PerfLoss = tr.LossSummary()
 		if !o.NoCalls {
-			p.analyzeCalls(b, o.Calls)
+			p.analyzeCalls(path, o.Calls)
 		}
 	}
 	items := make([]intelpt.StreamStats, len(p.Streams))
@@ -134,12 +138,13 @@ func WritePTText(out io.Writer, name string, s *intelpt.Stats) { s.WriteText(out
 
 // analyzeCalls fills the call tree and the time per function of a
 // perf.data file, as `iotap pt calls` computes them.
-func (p *PT) analyzeCalls(perf []byte, co *calls.Options) {
-	in, err := calls.ReadPerfData(perf)
+func (p *PT) analyzeCalls(path string, co *calls.Options) {
+	in, err := calls.ReadPerfDataFile(path)
 	if err != nil {
 		p.CallErr = err
 		return
 	}
+	defer in.Close()
 	var o calls.Options
 	if co != nil {
 		o = *co

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 // ptChunk is how much of a raw PT stream is decoded at a time.
 const ptChunk = 4 << 20
 
-// maxPerfData bounds the perf.data files read (they are read whole).
+// maxPerfData bounds a perf.data read from standard input (read whole).
 const maxPerfData = 1 << 30
 
 // ptSource draws an Intel PT packet stream on its TSC clock: at every TSC
@@ -83,13 +84,19 @@ func NewPerfDataSources(name string, data []byte, conv *TSCConversion) ([]Source
 }
 
 func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source, error) {
-	in.Format = "perf.data (Intel PT)"
 	// A cut file (perf killed, disk full) gives what it holds; the cut is
 	// loss (exit 3 unless --allow-loss).
 	t, err := intelpt.PerfDataPTTruncated(b)
 	if err != nil {
 		return nil, err
 	}
+	return perfDataSources(t, in, conv)
+}
+
+// perfDataSources are the sources of the streams of t: held (PerfDataPT),
+// or read from the file in chunks as raw streams are (OpenPerfDataPT).
+func perfDataSources(t *intelpt.PerfTrace, in *InputStats, conv *TSCConversion) ([]Source, error) {
+	in.Format = "perf.data (Intel PT)"
 	if tc := t.TimeConv; conv == nil && tc != nil && tc.Mult <= math.MaxUint32 {
 		conv = &TSCConversion{Zero: tc.Zero, Mult: uint32(tc.Mult), Shift: uint16(tc.Shift),
 			Cycles: tc.Cycles, Mask: tc.Mask, Short: tc.UserTimeShort}
@@ -111,6 +118,9 @@ func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source
 			sin.Stream = fmt.Sprintf("tid %d", ps.TID)
 		}
 		s := &ptSource{in: sin, conv: conv, buf: ps.Data, eof: true, dec: intelpt.NewDecoder(ps.Data, t.Config)}
+		if ps.Data == nil {
+			s.br, s.buf, s.eof = ps.Reader(), make([]byte, 0, ptChunk+64), false
+		}
 		srcs = append(srcs, s)
 	}
 	// perf's loss counters are for the whole file: on the first stream
@@ -122,7 +132,8 @@ func newPerfDataSources(b []byte, in *InputStats, conv *TSCConversion) ([]Source
 }
 
 // openPT opens a raw PT stream (one source, decoded in chunks) or a
-// perf.data file (read whole; one source per CPU or thread stream). The
+// perf.data (one source per CPU or thread stream, each read from the
+// file in chunks; standard input is read whole). The
 // TSC conversion comes from the clocks file, else from the perf.data
 // file's TIME_CONV.
 func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
@@ -156,6 +167,30 @@ func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Sour
 				return nil, err
 			}
 			srcs = append(srcs, cs...)
+		}
+	} else if st, err := os.Stat(in.Path); in.Path != "-" && err == nil && st.Mode().IsRegular() {
+		// A perf.data file: its streams are read from it as they are
+		// decoded, never held.
+		f.Close()
+		pf, err := intelpt.OpenPerfDataFile(in.Path)
+		if err != nil {
+			return nil, err
+		}
+		in.BytesRead = st.Size() // the file, as a whole
+		if srcs, err = perfDataSources(pf.PerfTrace, in, conv); err != nil {
+			pf.Close()
+			return nil, err
+		}
+		srcs[0].(*ptSource).closer = pf
+		if opt.PTCalls != nil {
+			cin, err := calls.ReadPerfDataFile(in.Path)
+			if err != nil {
+				return nil, err
+			}
+			if conv != nil {
+				cin.ToNS = conv.ToNS
+			}
+			srcs = append(srcs, NewPTCallsSources(in.Path, cin, *opt.PTCalls)...)
 		}
 	} else {
 		b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))

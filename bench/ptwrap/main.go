@@ -2,11 +2,12 @@
 // ran (the ground-truth generator's PREFIX.pt and PREFIX.bin) into a
 // perf.data file, as `perf record -e intel_pt//u --per-thread` would
 // write it (intelpt/ptsynth: COMM, an MMAP2 of the code file at its
-// address, ITRACE_START, the trace in one AUXTRACE record, AUX, EXIT), so
+// address, ITRACE_START, the trace in one AUXTRACE record, AUX, EXIT; or
+// with -chunk in records of at most N bytes, each followed by its AUX), so
 // that commands reading perf.data (`iotap timeline --pt-calls`, `iotap
 // pt calls`) run on generated traces of any length.
 //
-//	go run ./bench/ptwrap -code run.bin -base 0x7f0060cb2000 -pt run.pt -o perf.data
+//	go run ./bench/ptwrap -code run.bin -base 0x7f0060cb2000 -pt run.pt -o perf.data [-chunk 65536]
 package main
 
 import (
@@ -24,6 +25,7 @@ func main() {
 	baseS := flag.String("base", "", "its address (0x...)")
 	pt := flag.String("pt", "", "raw PT trace of one thread")
 	out := flag.String("o", "", "perf.data to write")
+	chunk := flag.Int("chunk", 0, "write the trace in AUXTRACE records of at most `N` bytes, each followed by its AUX record, as perf record writes a long trace (0: one record)")
 	flag.Parse()
 	base, err := strconv.ParseUint(*baseS, 0, 64)
 	if err != nil || *code == "" || *pt == "" || *out == "" {
@@ -44,7 +46,7 @@ func main() {
 	run := &ptsynth.Run{PID: 1000, Comm: "ptgen", Maps: []ptsynth.Map{{Start: base, End: base + uint64(st.Size()), Perm: "r-xp", Path: abs}}}
 	// the sideband's times bracket any TSC the trace holds
 	enc := &ptsynth.Encoded{PT: trace, TSC: []uint64{10, 1 << 56}}
-	if err := os.WriteFile(*out, ptsynth.PerfData(run, enc, ptsynth.PerfOptions{PerThread: true}), 0o600); err != nil {
+	if err := os.WriteFile(*out, ptsynth.PerfData(run, enc, ptsynth.PerfOptions{PerThread: true, Chunk: *chunk}), 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -157,10 +157,17 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 		case err != nil:
 			return fmt.Errorf("pt flow: %w", err)
 		}
+		defer sb.Close()
 		for _, u := range sb.Unfound {
 			fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
 		}
-		trace, base, cfg.Image, format = sb.Stream.Data, sb.Config, sb.Image, sb.Format
+		// Mapped from the file, or from a temporary copy of its
+		// AUXTRACE records' data, its pages dropped behind the decoder.
+		if mapped, err = sb.Stream.Map(); err != nil {
+			return fmt.Errorf("pt flow: %s: %w", f.pt, err)
+		}
+		defer mapped.Close()
+		trace, base, cfg.Image, format = mapped.Data, sb.Config, sb.Image, sb.Format
 		f.opt.StreamName, f.opt.StreamCPU = sb.Stream.Name(), sb.Stream.CPU
 	} else {
 		var err error

@@ -64,16 +64,30 @@ type Input struct {
 	// directory's binaries/), searched first by Input.Finder.
 	BuildIDDirs []string
 
-	mapped *intelpt.MappedTrace // a raw trace file's mapping (Job.Open)
+	mapped *intelpt.MappedTrace  // a raw trace file's mapping (Job.Open)
+	perf   *intelpt.PerfDataFile // the perf.data the streams are read from (ReadPerfDataFile)
 }
 
-// Close releases the mapping of a raw trace file that Job.Open made; in's
-// streams must not be used after it.
+// Close releases what the input's streams are read from: the mapping of
+// a raw trace file that Job.Open made, the perf.data file of
+// ReadPerfDataFile, the trace files of ReadCaptureDir; in's streams must
+// not be used after it.
 func (in *Input) Close() error {
-	if in.mapped == nil {
-		return nil
+	var err error
+	if in.mapped != nil {
+		err = in.mapped.Close()
 	}
-	return in.mapped.Close()
+	if in.perf != nil {
+		if e := in.perf.Close(); err == nil {
+			err = e
+		}
+	}
+	for i := range in.Streams {
+		if e := in.Streams[i].Close(); err == nil {
+			err = e
+		}
+	}
+	return err
 }
 
 // ReadPerfData reads the PT streams and sideband of a perf.data file.
@@ -93,8 +107,43 @@ func ReadPerfData(b []byte) (*Input, error) {
 	return in, nil
 }
 
-// ReadCaptureDir reads the trace files and sideband of an `iotap pt
-// capture` directory (capture.json, cpuN.pt, cpuN.sideband).
+// ReadPerfDataFile is ReadPerfData of the perf.data file path, whose PT
+// streams are not read: Analyze reads each from the file as it decodes
+// it (intelpt.OpenPerfDataFile, PerfStream.Map), so that its memory does
+// not grow with the trace. Close the input when done.
+func ReadPerfDataFile(path string) (*Input, error) {
+	pf, err := intelpt.OpenPerfDataFile(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	sb, err := intelpt.PerfSidebandReaderAt(f, st.Size())
+	f.Close()
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	pt := pf.PerfTrace
+	in := &Input{Streams: pt.Streams, Sideband: sb, Config: pt.Config, Loss: sb.LossSummary(), perf: pf}
+	if pt.TimeConv != nil {
+		in.ToNS = pt.TimeConv.ToNS
+	}
+	return in, nil
+}
+
+// ReadCaptureDir reads the sideband of an `iotap pt capture` directory
+// (capture.json, cpuN.sideband) and opens its trace files (cpuN.pt),
+// which Analyze reads as it decodes them (intelpt.RawFileStream): Close
+// the input when done.
 func ReadCaptureDir(dir string) (*Input, error) {
 	ci, err := intelpt.ReadCaptureInfo(dir)
 	if err != nil {
@@ -105,18 +154,20 @@ func ReadCaptureDir(dir string) (*Input, error) {
 		in.ToNS = ci.TSC.ToNS
 	}
 	for _, b := range ci.Buffers {
-		data, err := os.ReadFile(filepath.Join(dir, b.File))
-		if err != nil {
-			return nil, err
-		}
-		s := intelpt.PerfStream{CPU: int32(b.CPU), TID: -1, Data: data}
+		tid := int32(-1)
 		if b.CPU < 0 {
-			s.TID = int32(ci.PID)
+			tid = int32(ci.PID)
+		}
+		s, err := intelpt.RawFileStream(filepath.Join(dir, b.File), int32(b.CPU), tid)
+		if err != nil {
+			in.Close()
+			return nil, err
 		}
 		in.Streams = append(in.Streams, s)
 		if b.Sideband != "" {
 			raw, err := os.ReadFile(filepath.Join(dir, b.Sideband))
 			if err != nil {
+				in.Close()
 				return nil, err
 			}
 			// capture sets sample_id_all with TID|TIME|CPU (SampleType)
@@ -125,6 +176,7 @@ func ReadCaptureDir(dir string) (*Input, error) {
 	}
 	files, err := intelpt.ReadMappedFiles(dir)
 	if err != nil {
+		in.Close()
 		return nil, err
 	}
 	in.Sideband.BuildIDs = append(in.Sideband.BuildIDs, intelpt.BuildIDTable(files)...)
@@ -240,7 +292,13 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			pidOf[r.TID] = r.PID
 		}
 	}
-	var base int64 // bytes of the streams before this one
+	var base int64               // bytes of the streams before this one
+	var cur *intelpt.MappedTrace // the stream being decoded, mapped by Analyze
+	defer func() {
+		if cur != nil {
+			cur.Close()
+		}
+	}()
 	for i, s := range in.Streams {
 		var progress func(off int64)
 		if o.Progress != nil {
@@ -248,19 +306,38 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			progress = func(off int64) { o.Progress(b + off) }
 			o.Progress(base)
 		}
-		if in.mapped != nil && len(in.Streams) == 1 {
-			// A mapped raw trace: drop the pages the decoder is past.
-			show := progress
-			progress = func(off int64) {
-				in.mapped.DropBefore(off)
-				if show != nil {
-					show(off)
-				}
-			}
+		mapped := in.mapped
+		if mapped == nil || len(in.Streams) != 1 {
+			mapped = nil
 		}
-		base += int64(len(s.Data))
+		base += s.Len()
 		if o.Streams != nil && !containsInt(o.Streams, i) {
 			continue
+		}
+		if cur != nil {
+			cur.Close()
+			cur = nil
+		}
+		// traceOf gives the stream to decode, mapped when it is read
+		// from its file (or copied to a temporary file and mapped), its
+		// pages dropped behind the decoder; never held.
+		traceOf := func() ([]byte, error) {
+			if mapped == nil {
+				m, err := s.Map()
+				if err != nil {
+					return nil, fmt.Errorf("calls: %s: %w", s.Name(), err)
+				}
+				cur, mapped = m, m
+			}
+			if show := progress; mapped.Mapped() {
+				progress = func(off int64) {
+					mapped.DropBefore(off)
+					if show != nil {
+						show(off)
+					}
+				}
+			}
+			return mapped.Data, nil
 		}
 		if s.CPU < 0 || s.TID > 0 { // per-thread stream
 			tid := s.TID
@@ -273,7 +350,11 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			}
 			pi := image(pid)
 			startThread(pid, tid)
-			if err := decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress); err != nil {
+			trace, err := traceOf()
+			if err != nil {
+				return nil, err
+			}
+			if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress); err != nil {
 				return nil, err
 			}
 			continue
@@ -340,7 +421,11 @@ func Analyze(in *Input, o Options) (*Result, error) {
 		pid0 := sw.pid[0]
 		cfgImage := image(pid0).im
 		curImage = cfgImage
-		if err := decode(s.Data, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
+		trace, err := traceOf()
+		if err != nil {
+			return nil, err
+		}
+		if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
 			return nil, err
 		}
 	}

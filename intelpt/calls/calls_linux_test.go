@@ -156,14 +156,40 @@ func byBegin(c []Call) {
 
 // TestAnalyzePerThreadAndPerCPU: Analyze gives the same calls from the
 // perf.data written as a per-thread trace and as a per-CPU trace (whose
-// thread comes from the sideband's ITRACE_START), with no gap.
+// thread comes from the sideband's ITRACE_START), with no gap; and the
+// same again from the perf.data file read as it is decoded
+// (ReadPerfDataFile), its trace in one AUXTRACE record (mapped from the
+// file) or in records of 97 bytes with AUX records between them (copied
+// to a temporary file and mapped).
 func TestAnalyzePerThreadAndPerCPU(t *testing.T) {
 	s := synthesize(t)
 	direct, _, _ := decodeCalls(t, s)
 	byBegin(direct)
-	for _, perThread := range []bool{true, false} {
-		b := ptsynth.PerfData(s.Run, s.Enc, ptsynth.PerfOptions{CPU: 1, PerThread: perThread})
-		in, err := ReadPerfData(b)
+	type variant struct {
+		perThread bool
+		chunk     int
+		file      bool
+	}
+	for _, v := range []variant{{true, 0, false}, {false, 0, false}, {true, 0, true}, {true, 97, true}, {false, 97, true}} {
+		perThread := v.perThread
+		b := ptsynth.PerfData(s.Run, s.Enc, ptsynth.PerfOptions{CPU: 1, PerThread: perThread, Chunk: v.chunk})
+		var in *Input
+		var err error
+		if v.file {
+			p := filepath.Join(t.TempDir(), "perf.data")
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			in, err = ReadPerfDataFile(p)
+			if err == nil && (in.Streams[0].Data != nil || in.TraceBytes() != int64(len(s.Enc.PT))) {
+				t.Fatalf("%+v: the stream is held (%d bytes) or its size is wrong (%d)", v, len(in.Streams[0].Data), in.TraceBytes())
+			}
+			if err == nil {
+				defer in.Close()
+			}
+		} else {
+			in, err = ReadPerfData(b)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

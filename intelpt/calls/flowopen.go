@@ -51,11 +51,17 @@ type FlowInput struct {
 	// Unfound are the mappings whose files were not found (their code is
 	// missing from the image).
 	Unfound []intelpt.Unfound
+
+	in *Input
 }
+
+// Close closes the file the stream is read from (Stream.Map, Reader).
+func (f *FlowInput) Close() error { return f.in.Close() }
 
 // OpenFlow opens path, a perf.data file or an 'iotap pt capture'
 // directory (Open), and builds the image of one of its streams from the
-// files its sideband maps (FlowImage).
+// files its sideband maps (FlowImage). The stream is read from its file
+// (Stream.Map): Close the input when done.
 func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -78,6 +84,7 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	i := o.Stream
 	if i < 0 {
 		if len(in.Streams) != 1 {
+			in.Close()
 			return nil, &StreamsError{Path: path, Streams: len(in.Streams)}
 		}
 		i = 0
@@ -85,12 +92,14 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	co := Options{Finder: in.Finder(o.Sysroot, o.BuildIDDirs)}
 	if o.Kernel != "" || o.Kallsyms != "" {
 		if co.Kernel, _, err = LoadKernel(o.Kernel, o.Kallsyms); err != nil {
+			in.Close()
 			return nil, err
 		}
 	}
 	im, unfound, err := FlowImage(in, i, o.PID, co)
 	if err != nil {
+		in.Close()
 		return nil, err
 	}
-	return &FlowInput{Stream: in.Streams[i], Config: in.Config, Image: im, Format: in.Format, Unfound: unfound}, nil
+	return &FlowInput{Stream: in.Streams[i], Config: in.Config, Image: im, Format: in.Format, Unfound: unfound, in: in}, nil
 }

@@ -10,8 +10,10 @@ import (
 	"github.com/iotap/iotap/intelpt/symtab"
 )
 
-// Open reads the trace and sideband at path: an 'iotap pt capture'
-// directory (ReadCaptureDir), else a perf.data file (ReadPerfData). The
+// Open reads the sideband at path and opens its trace: an 'iotap pt
+// capture' directory (ReadCaptureDir), else a perf.data file
+// (ReadPerfDataFile); the streams are read as they are decoded: Close
+// the input when done. The
 // Input says which (Format) and where a capture keeps its own binaries
 // (BuildIDDirs).
 func Open(path string) (*Input, error) {
@@ -28,11 +30,7 @@ func Open(path string) (*Input, error) {
 		in.BuildIDDirs = []string{filepath.Join(path, intelpt.BinariesDir)}
 		return in, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	in, err := ReadPerfData(b)
+	in, err := ReadPerfDataFile(path)
 	if err != nil {
 		return nil, err
 	}

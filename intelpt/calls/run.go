@@ -62,7 +62,7 @@ func Run(w io.Writer, in *Input, file string, out Output, o Options) (*Result, e
 func (in *Input) TraceBytes() int64 {
 	var n int64
 	for _, s := range in.Streams {
-		n += int64(len(s.Data))
+		n += s.Len()
 	}
 	return n
 }

@@ -15,6 +15,12 @@ type PerfOptions struct {
 	// PerThread writes the trace as perf record --per-thread does (AUXTRACE
 	// of cpu -1); otherwise as a per-CPU trace of CPU.
 	PerThread bool
+	// Chunk, when set, writes the trace in AUXTRACE records of at most
+	// Chunk bytes, each followed by the AUX record of its part, as perf
+	// record writes a trace longer than what it reads of the AUX area at
+	// a time (packets then continue from one record into the next);
+	// 0: the whole trace in one record.
+	Chunk int
 }
 
 const (
@@ -81,23 +87,34 @@ func PerfData(run *Run, enc *Encoded, o PerfOptions) []byte {
 	w.auxtraceInfo(o.PMUType)
 	ids := w.startRecords(run, t0)
 	w.rec(12, 0, t0-1, w.pidtid(nil))
-	// AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; data.
-	a := le.AppendUint64(nil, uint64(len(enc.PT)))
-	a = le.AppendUint64(a, 0)
-	a = le.AppendUint64(a, 0)
-	a = le.AppendUint32(a, 0)
-	a = le.AppendUint32(a, uint32(w.pid))
-	if o.PerThread {
-		a = le.AppendUint32(a, ^uint32(0))
-	} else { // perf's per-CPU buffers: tid -1
-		a = le.AppendUint32(a[:len(a)-4], ^uint32(0))
-		a = le.AppendUint32(a, uint32(o.CPU))
-	}
-	a = le.AppendUint32(a, 0)
-	w.user(71, a)
-	w.b = append(w.b, enc.PT...)
 	tEnd := enc.TSC[len(enc.TSC)-1] + 1
-	w.rec(11, 0, tEnd, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), uint64(len(enc.PT))), 0))
+	chunk := len(enc.PT)
+	if o.Chunk > 0 && o.Chunk < chunk {
+		chunk = o.Chunk
+	}
+	for off := 0; off == 0 || off < len(enc.PT); off += chunk {
+		part := enc.PT[off:min(off+chunk, len(enc.PT))]
+		// AUXTRACE: size, offset, reference, idx, tid, cpu, reserved; data.
+		a := le.AppendUint64(nil, uint64(len(part)))
+		a = le.AppendUint64(a, uint64(off))
+		a = le.AppendUint64(a, 0)
+		a = le.AppendUint32(a, 0)
+		a = le.AppendUint32(a, uint32(w.pid))
+		if o.PerThread {
+			a = le.AppendUint32(a, ^uint32(0))
+		} else { // perf's per-CPU buffers: tid -1
+			a = le.AppendUint32(a[:len(a)-4], ^uint32(0))
+			a = le.AppendUint32(a, uint32(o.CPU))
+		}
+		a = le.AppendUint32(a, 0)
+		w.user(71, a)
+		w.b = append(w.b, part...)
+		// AUX: offset, size, flags
+		w.rec(11, 0, tEnd, le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, uint64(off)), uint64(len(part))), 0))
+		if len(part) == 0 {
+			break
+		}
+	}
 	ex := w.pidtid(nil)
 	ex = le.AppendUint32(ex[:0], uint32(w.pid))
 	ex = le.AppendUint32(ex, 1) // parent

@@ -41,6 +41,14 @@ type Config struct {
 	// then OVF and FUP say where tracing resumes. 0: none.
 	Overflows int
 
+	// MaxDepth bounds the program's call depth, as a real program's stack
+	// is bounded: beyond it, every indirect jump or call goes to a return
+	// instruction (a jump returns from one call; a call is at once
+	// returned from). 0: the random code's depth drifts deeper with the
+	// run's length (indirect jumps return from a call only half of the
+	// time beyond 512 calls).
+	MaxDepth int
+
 	// Events per million instructions: syscalls are written into the code
 	// at this rate (of blocks), interrupts happen at this rate. 0: 200.
 	// Negative: none.
@@ -94,6 +102,7 @@ type Stats struct {
 	CompRet      int // returns compressed into a TNT bit
 	UncompRet    int // returns written as TIP
 	RetOverflow  int // calls that pushed the oldest entry off the 64-entry return stack
+	DeepestCall  int // the program's deepest call stack (in user code)
 	Executed     [numKinds]int
 	ExecClass    [numClasses]int
 	Instructions int // instructions in the image
@@ -867,6 +876,7 @@ func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 			stack = append(stack, next)
 			c.push(next)
 			ip = in.target
+			p.Stats.DeepestCall = max(p.Stats.DeepestCall, len(stack))
 		case KindRet:
 			var t uint64
 			if len(stack) > 0 {
@@ -892,10 +902,13 @@ func run(r *rand.Rand, p *Program, k *kernel, cfg Config) error {
 			t := in.targets[r.IntN(len(in.targets))]
 			if !inKernel && len(stack) > 512 && len(rets) > 0 && r.IntN(2) == 0 {
 				t = rets[r.IntN(len(rets))] // keep the call depth bounded
+			} else if !inKernel && cfg.MaxDepth > 0 && len(stack) > cfg.MaxDepth && len(rets) > 0 {
+				t = rets[r.IntN(len(rets))] // to a ret: one frame fewer (a call: as many)
 			}
 			if in.kind == KindCallInd {
 				stack = append(stack, next)
 				c.push(next)
+				p.Stats.DeepestCall = max(p.Stats.DeepestCall, len(stack))
 			}
 			c.ipPacket(intelpt.KindTIP, t)
 			ip = t
@@ -988,7 +1001,7 @@ func (s *Stats) String() string {
 			b = fmt.Appendf(b, "ipc %s %d\n", ipcNames[i], n)
 		}
 	}
-	b = fmt.Appendf(b, "overflows %d\ntnt-bits %d\nret compressed %d\nret uncompressed %d\nret-stack overflows %d\n", s.Packets[intelpt.KindOVF], s.TNTBits, s.CompRet, s.UncompRet, s.RetOverflow)
+	b = fmt.Appendf(b, "overflows %d\ntnt-bits %d\nret compressed %d\nret uncompressed %d\nret-stack overflows %d\ndeepest call %d\n", s.Packets[intelpt.KindOVF], s.TNTBits, s.CompRet, s.UncompRet, s.RetOverflow, s.DeepestCall)
 	for k, n := range s.Executed {
 		b = fmt.Appendf(b, "executed %v %d\n", Kind(k), n)
 	}

@@ -30,6 +30,7 @@ func main() {
 	kernel := flag.Bool("kernel", false, "trace kernel code too (written to PREFIX.kernel.bin)")
 	fupPTW := flag.Bool("fup-on-ptw", false, "a FUP follows each PTW packet")
 	ovf := flag.Int("overflows", 0, "internal buffer overflows per million instructions")
+	depth := flag.Int("max-depth", 0, "bound the call depth to `N` calls, as a real program's stack (0: the random code's depth grows with the run)")
 	ips := flag.Bool("ips", false, "also write PREFIX.ips (the instructions a decoder can see)")
 	out := flag.String("o", "", "output prefix (required)")
 	flag.Parse()
@@ -38,7 +39,7 @@ func main() {
 		os.Exit(2)
 	}
 	p, err := ptgen.Generate(ptgen.Config{Seed: *seed, Insns: *insns, CodeSize: *code, PSBPeriod: *psb,
-		Timing: *timing, CYC: *cyc, Kernel: *kernel, FUPOnPTW: *fupPTW, Overflows: *ovf, NoIPs: !*ips})
+		Timing: *timing, CYC: *cyc, Kernel: *kernel, FUPOnPTW: *fupPTW, Overflows: *ovf, NoIPs: !*ips, MaxDepth: *depth})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
