@@ -3,7 +3,9 @@
 package intelpt
 
 import (
+	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/internal/unix"
@@ -46,5 +48,22 @@ func TestTraceAttr(t *testing.T) {
 	}
 	if got := pmu.MTCFreq(words[0]); got != 6 {
 		t.Errorf("mtc freq %d", got)
+	}
+}
+
+// TestCaptureNotSupportedHere runs the real probe: on a machine without the
+// intel_pt PMU (this project's AMD machine, the QEMU lab) capture must fail
+// with ErrNotSupported naming the CPU.
+func TestCaptureNotSupportedHere(t *testing.T) {
+	if _, err := os.Stat(PMUDir); err == nil {
+		t.Skip("this machine has the intel_pt PMU")
+	}
+	_, err := NewTrace(TraceConfig{Chunks: 4, Order: 0})
+	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "Intel PT needs an Intel CPU with the intel_pt PMU") {
+		t.Fatalf("NewTrace: %v", err)
+	}
+	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
+	if _, desc := CPUDescription(cpuinfo); !strings.Contains(err.Error(), desc) {
+		t.Fatalf("error %q does not name the CPU %q", err, desc)
 	}
 }

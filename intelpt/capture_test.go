@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -140,26 +139,6 @@ func TestCheckSupport(t *testing.T) {
 	}
 	if _, err := checkSupport(noTopa, intel); !errors.Is(err, ErrNotSupported) {
 		t.Fatalf("no output scheme: %v", err)
-	}
-}
-
-// TestCaptureNotSupportedHere runs the real probe: on a machine without the
-// intel_pt PMU (this project's AMD machine, the QEMU lab) capture must fail
-// with ErrNotSupported naming the CPU.
-func TestCaptureNotSupportedHere(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("linux only")
-	}
-	if _, err := os.Stat(PMUDir); err == nil {
-		t.Skip("this machine has the intel_pt PMU")
-	}
-	_, err := NewTrace(TraceConfig{Chunks: 4, Order: 0})
-	if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), "Intel PT needs an Intel CPU with the intel_pt PMU") {
-		t.Fatalf("NewTrace: %v", err)
-	}
-	cpuinfo, _ := os.ReadFile("/proc/cpuinfo")
-	if _, desc := CPUDescription(cpuinfo); !strings.Contains(err.Error(), desc) {
-		t.Fatalf("error %q does not name the CPU %q", err, desc)
 	}
 }
 
