@@ -190,7 +190,10 @@ func (pl *Pipeline) WriteNDJSON(ctx context.Context, w io.Writer, file string) e
 	nw.B = AppendInput(nw.B, file, pl.Reader.Format())
 	enc := EventEncoder{Identities: pl.Identities}
 	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
-		d := dec.decode(ev, p, paired)
+		var d Decoded
+		if !dec.quiet(ev) {
+			d = dec.decode(ev, p, paired)
+		}
 		nw.B = enc.append(nw.B, seq, ev, p, paired, &d)
 		return nw.Flushed()
 	})

@@ -32,6 +32,45 @@ type lineWriter struct {
 	sec    uint64 // the whole seconds secDig holds, when secLen > 0
 	secDig uint64 // their digits as a little-endian word
 	secLen uint8
+	addr   [64]addrSlot // by a hash of their key
+}
+
+// addrSlot holds the bytes of a line from the event type to the status
+// for one key (lineWriter.append).
+type addrSlot struct {
+	key uint64    // 0: none
+	b   [3]uint64 // the bytes, as little-endian words
+	n   uint8
+}
+
+// set makes sl hold the bytes of ev's type, address and status 0 (at
+// most 20: the bus below 10^4 and the endpoint below 100), for key.
+func (sl *addrSlot) set(key uint64, ev *usbmon.Event) {
+	var w lineBuf
+	in := byte('o')
+	if ev.In {
+		in = 'i'
+	}
+	*(*[6]byte)(w[0:]) = [6]byte{' ', byte(ev.Type), ' ', ev.Transfer.Letter(), in, ':'}
+	i := uint8(6)
+	if ev.Fields&usbmon.HasBus != 0 {
+		x, k := dec4(uint32(ev.Bus))
+		binary.LittleEndian.PutUint32(w[i:], x)
+		w[i+k] = ':'
+		i += k + 1
+	}
+	binary.LittleEndian.PutUint32(w[i:], a3(ev.Device))
+	x, k := dec4(uint32(ev.Endpoint))
+	binary.LittleEndian.PutUint32(w[i+4:], x)
+	i += 4 + k
+	if ev.Type != usbmon.Submission {
+		*(*[3]byte)(w[i:]) = [3]byte{' ', 'O', 'K'}
+		i += 3
+	}
+	sl.key, sl.n = key, i
+	for j := range sl.b {
+		sl.b[j] = binary.LittleEndian.Uint64(w[8*j:])
+	}
 }
 
 // append appends the line of the event ev, numbered seq, relUS
@@ -75,29 +114,25 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 	binary.LittleEndian.PutUint64(w[i:], '.'|ndjson.Digits8(uint32(us-s*1e6))>>16<<8)
 	i += 7
 
-	// " S Bi:" then the bus, the device's three digits and the endpoint
-	// (AppendAddress).
-	in := byte('o')
+	// " S Bi:3:006:1" or " C Bi:3:006:1 OK": the type, the address
+	// (AppendAddress) and a completion's status 0 (StatusName), kept for
+	// the last addresses seen: a capture goes back and forth between a
+	// few endpoints.
+	in := uint64(0)
 	if ev.In {
-		in = 'i'
+		in = 1
 	}
-	*(*[6]byte)(w[i:]) = [6]byte{' ', byte(ev.Type), ' ', ev.Transfer.Letter(), in, ':'}
-	i += 6
-	if ev.Fields&usbmon.HasBus != 0 {
-		x, k := dec4(uint32(ev.Bus))
-		binary.LittleEndian.PutUint32(w[i:], x)
-		w[i+k] = ':'
-		i += k + 1
+	key := 1<<63 | in<<56 | uint64(ev.Fields&usbmon.HasBus)<<48 | uint64(ev.Bus)<<32 |
+		uint64(ev.Device)<<24 | uint64(ev.Endpoint)<<16 | uint64(ev.Transfer)<<8 | uint64(ev.Type)
+	sl := &lw.addr[key*0x9e3779b97f4a7c15>>58]
+	if sl.key != key {
+		sl.set(key, ev)
 	}
-	binary.LittleEndian.PutUint32(w[i:], a3(ev.Device))
-	x, k := dec4(uint32(ev.Endpoint))
-	binary.LittleEndian.PutUint32(w[i+4:], x)
-	i += 4 + k
+	binary.LittleEndian.PutUint64(w[i:], sl.b[0])
+	binary.LittleEndian.PutUint64(w[i+8:], sl.b[1])
+	binary.LittleEndian.PutUint64(w[i+16:], sl.b[2])
+	i += sl.n
 
-	if ev.Type != usbmon.Submission {
-		*(*[3]byte)(w[i:]) = [3]byte{' ', 'O', 'K'} // status 0 (StatusName)
-		i += 3
-	}
 	*(*[5]byte)(w[i:]) = [5]byte{' ', 'l', 'e', 'n', '='}
 	if ev.Length < 1e4 {
 		x, k := dec4(ev.Length)

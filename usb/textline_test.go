@@ -34,7 +34,7 @@ func checkLine(t testing.TB, lw *lineWriter, seq uint64, relUS int64, ev *usbmon
 // of the repository's captures (pcapng, usbmon text '1u' and '1t',
 // binary) and the shared KM003C capture, and for random events: every
 // transfer type and direction, S/C/E and other type bytes, status 0 and
-// not, with and without bus, setup and data (0 to 40 bytes), latencies
+// not, with and without bus (few addresses, and any), setup and data (0 to 40 bytes), latencies
 // around 0, 1 ms and 1 s, times around whole seconds, negative and beyond
 // 10^6 s, event numbers counting up across 9…9 (a digit more) and
 // jumping (a filter), a decoding with and without an error.
@@ -100,12 +100,18 @@ func TestLineWriterMatchesText(t *testing.T) {
 func randomLine(rng *rand.Rand) (*usbmon.Event, int64, int64, bool, *Decoded) {
 	ev := &usbmon.Event{
 		ID: rng.Uint64(), Type: usbmon.EventType("SCCEx"[rng.Intn(5)]), Transfer: usbmon.TransferType(rng.Intn(5)),
-		In: rng.Intn(2) == 0, Bus: uint16(rng.Intn(4)), Device: uint8(rng.Intn(256)), Endpoint: uint8(rng.Intn(16)),
+		In: rng.Intn(2) == 0, Bus: uint16(rng.Intn(3)), Device: uint8(rng.Intn(3)), Endpoint: uint8(rng.Intn(3)),
 		Length: uint32(rng.Intn(5000)), SetupFlag: usbmon.SetupNone, DataFlag: 'x', Fields: usbmon.HasBus,
 	}
+	// Few addresses, as in a capture (lineWriter keeps the last ones),
+	// and now and then any.
 	switch rng.Intn(20) {
 	case 0:
 		ev.Bus, ev.Device, ev.Endpoint, ev.Length = uint16(rng.Intn(65536)), uint8(rng.Intn(256)), uint8(rng.Intn(256)), rng.Uint32()
+	case 4:
+		ev.Bus, ev.Device, ev.Endpoint = uint16(rng.Intn(20000)), uint8(rng.Intn(256)), uint8(rng.Intn(128))
+	case 5:
+		ev.Bus += 256 * uint16(rng.Intn(3)) // the same low byte
 	case 1:
 		ev.Fields = 0 // '1t' text: no bus
 	case 2:
