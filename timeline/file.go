@@ -109,6 +109,12 @@ func ExportFile(ctx context.Context, inputs []string, opt Options, fo FileOption
 	}
 	res := &FileResult{Out: fo.Out, limit: limit, one: fo.MaxSize == 0}
 	if fo.Out != "-" && fo.MaxSize != 0 {
+		// refused as the one file's create refuses it, before reading
+		var ins outfile.Inputs
+		ins.Add(inputs...)
+		if err := outfile.Check(fo.Out, outfile.Options{Inputs: &ins}); err != nil {
+			return nil, err
+		}
 		sst, err := ExportSplit(ctx, fo.Out, inputs, opt, SplitOptions{MaxSize: fo.MaxSize})
 		if sst == nil {
 			return nil, fmt.Errorf("timeline: %w", err)

@@ -179,6 +179,9 @@ func ExportSplit(ctx context.Context, out string, paths []string, opt Options, s
 		}
 		return &SplitStats{Stats: st}, err
 	}
+	if err := outfile.Check(out, outfile.Options{Inputs: &ins}); err != nil {
+		return nil, err // refused before anything is read
+	}
 	dir := DetailDir(out)
 	own, exists, err := ownDir(dir)
 	if err != nil {
@@ -232,7 +235,7 @@ func ExportSplit(ctx context.Context, out string, paths []string, opt Options, s
 	}
 	if len(sp.wins) == 1 {
 		// It all fit: the one window is the trace.
-		if err := os.Rename(filepath.Join(stage, sp.wins[0].File), out); err != nil {
+		if err := outfile.Move(filepath.Join(stage, sp.wins[0].File), out, outfile.Options{Inputs: &ins}); err != nil {
 			return res, err
 		}
 		if exists {

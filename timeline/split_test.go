@@ -509,3 +509,28 @@ func TestSplitFits(t *testing.T) {
 		t.Error("t.d/notes.txt changed")
 	}
 }
+
+// A symbolic link named as the output is refused as every iotap output
+// refuses it (internal/outfile), whether the trace fits one file or not:
+// the link and its target stay as they were and nothing is left.
+func TestSplitRefusesLink(t *testing.T) {
+	in := "../testdata/mmiotrace/e1000-probe.log"
+	for _, max := range []int64{64 << 20, MinMaxSize, 0} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "t.pftrace")
+		target := filepath.Join(dir, "target")
+		if err := os.Symlink(target, out); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ExportSplit(context.Background(), out, []string{in}, Options{}, SplitOptions{MaxSize: max})
+		if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("max %d: %v", max, err)
+		}
+		if fi, err := os.Lstat(out); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("max %d: the link was replaced", max)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("max %d: left %v", max, ents)
+		}
+	}
+}

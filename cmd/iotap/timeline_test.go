@@ -314,3 +314,43 @@ func TestTimelineMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// timeline -o LINK refuses the link as report -o LINK does (and every
+// output: internal/outfile), with one message and exit code, leaving the
+// link as it was.
+func TestTimelineReportRefuseLink(t *testing.T) {
+	dir := t.TempDir()
+	var msgs []string
+	for _, c := range [][]string{
+		{"timeline", "../../testdata/capture", "-o"},
+		{"timeline", "--max-size", "0", "../../testdata/capture", "-o"},
+		{"report", "../../testdata/capture", "-o"},
+	} {
+		for _, name := range []string{"t.pftrace", "t.html"} {
+			if c[0] == "timeline" && name == "t.html" {
+				continue
+			}
+			link := filepath.Join(dir, name)
+			os.Remove(link)
+			if err := os.Symlink(filepath.Join(dir, "target"), link); err != nil {
+				t.Fatal(err)
+			}
+			_, errs, code := runUSB(t, append(c, link)...)
+			if code != 1 || !strings.Contains(errs, "\niotap: "+link+" is a symbolic link: ") && !strings.HasPrefix(errs, "iotap: "+link+" is a symbolic link: ") {
+				t.Errorf("%v %s: exit %d: %s", c, name, code, errs)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("%v %s: the link was replaced", c, name)
+			}
+			msgs = append(msgs, errs[strings.LastIndex(errs, "iotap: "):])
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("left: %v", ents)
+	}
+	for _, m := range msgs[1:] {
+		if strings.ReplaceAll(m, "t.html", "t.pftrace") != msgs[0] {
+			t.Errorf("%q, not %q", m, msgs[0])
+		}
+	}
+}

@@ -71,3 +71,50 @@ func TestCreator(t *testing.T) {
 		t.Errorf("left: %v", entries)
 	}
 }
+
+// Move replaces a regular file, refuses what Create refuses (leaving it
+// as it was) and never leaves src behind.
+func TestMoveAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	src := func() string {
+		p := filepath.Join(dir, ".stage")
+		os.WriteFile(p, []byte("new"), 0o600)
+		return p
+	}
+	out := filepath.Join(dir, "out")
+	os.WriteFile(out, []byte("old"), 0o600)
+	if err := Check(out, Options{}); err != nil {
+		t.Errorf("Check of a regular file: %v", err)
+	}
+	if err := Move(src(), out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "new" {
+		t.Errorf("out holds %q", b)
+	}
+	link := filepath.Join(dir, "link")
+	os.Symlink(filepath.Join(dir, "target"), link)
+	var in Inputs
+	in.Add(out)
+	for _, c := range []struct {
+		path string
+		opt  Options
+	}{{link, Options{}}, {dir, Options{}}, {out, Options{Inputs: &in}}} {
+		cerr := Check(c.path, c.opt)
+		merr := Move(src(), c.path, c.opt)
+		if cerr == nil || merr == nil || cerr.Error() != merr.Error() {
+			t.Errorf("%s: Check %v, Move %v", c.path, cerr, merr)
+		}
+		_, cerr = Create(c.path, c.opt)
+		if cerr == nil || cerr.Error() != merr.Error() {
+			t.Errorf("%s: Create %v, Move %v", c.path, cerr, merr)
+		}
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("left: %v", entries)
+	}
+}

@@ -139,11 +139,10 @@ func Create(path string, opt Options) (*File, error) {
 		return nil, err
 	}
 	fi, err := os.Lstat(path)
+	if err := refuse(path, fi, err); err != nil {
+		return nil, err
+	}
 	switch {
-	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		return nil, fmt.Errorf("%s is a symbolic link: iotap does not write through links (name the target itself, or - for standard output)", path)
-	case err == nil && fi.IsDir():
-		return nil, fmt.Errorf("%s is a directory (name a file to write)", path)
 	case err == nil && fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
 		if opt.Mode == Exclusive {
 			return nil, fmt.Errorf("create %s: %w", path, fs.ErrExist)
@@ -153,10 +152,6 @@ func Create(path string, opt Options) (*File, error) {
 			return nil, explain(path, err)
 		}
 		return &File{w: f, f: f, name: path}, nil
-	case err == nil && !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, explain(path, err)
 	}
 	switch opt.Mode {
 	case Exclusive, InPlace:
@@ -187,6 +182,40 @@ func Create(path string, opt Options) (*File, error) {
 		return nil, explain(path, err)
 	}
 	return &File{w: f, f: f, name: path, tmp: f.Name()}, nil
+}
+
+// Check reports whether Create would refuse path (one of opt.Inputs, a
+// symbolic link, a directory, a file neither regular nor a device or
+// pipe), without creating anything: a job that writes its output last
+// checks it first.
+func Check(path string, opt Options) error {
+	if path == "-" {
+		return nil
+	}
+	if err := opt.Inputs.Check(path); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	return refuse(path, fi, err)
+}
+
+// refuse is Create's refusal of what Lstat(path) found: fi, err.
+func refuse(path string, fi fs.FileInfo, err error) error {
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return explain(path, err)
+	case err != nil:
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link: iotap does not write through links (name the target itself, or - for standard output)", path)
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory (name a file to write)", path)
+	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+		return nil
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	return nil
 }
 
 // Write writes p to the file.
@@ -298,4 +327,42 @@ func WriteFile(path string, data []byte, opt Options) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Commit()
+}
+
+// Move puts the complete file src (written by the caller, e.g. in a
+// staging directory beside path) in place under path as Commit does: a
+// regular file there is replaced; path is refused as Create refuses it (a
+// symbolic link, a directory, one of opt.Inputs); a device or pipe at path
+// receives a copy. src is gone afterwards, moved or removed.
+func Move(src, path string, opt Options) error {
+	defer os.Remove(src) // nothing left after a rename
+	if err := opt.Inputs.Check(path); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		opt.Mode = Atomic
+		f, err := Create(path, opt) // refuses a link or a directory
+		if err != nil {
+			return err
+		}
+		in, err := os.Open(src)
+		if err == nil {
+			_, err = io.Copy(f, in)
+			in.Close()
+		}
+		if err != nil {
+			f.Abort()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return f.Commit()
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return explain(path, err)
+	}
+	if err := os.Rename(src, path); err != nil {
+		return explain(path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
 }
