@@ -81,7 +81,8 @@ type Exporter struct {
 	closed   bool
 }
 
-// New checks opt and returns an Exporter writing under opt.Dir.
+// New checks opt and returns an Exporter writing under opt.Dir, which is
+// created (0755) when the first file is written.
 func New(opt Options) (*Exporter, error) {
 	if opt.Dir == "" {
 		return nil, errors.New("export: no output directory")
@@ -102,8 +103,10 @@ func New(opt Options) (*Exporter, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("export: %w", err)
+	// Dir is created with the first file written: a refused input leaves
+	// nothing behind.
+	if fi, err := os.Stat(opt.Dir); err == nil && !fi.IsDir() {
+		return nil, fmt.Errorf("export: %s is not a directory", opt.Dir)
 	}
 	return &Exporter{opt: opt}, nil
 }

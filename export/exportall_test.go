@@ -60,3 +60,35 @@ func TestExportAll(t *testing.T) {
 		t.Errorf("captures table written after a failed input: %v", got)
 	}
 }
+
+// An input that is refused (no trace, missing) leaves no output
+// directory behind; a file where the directory should be is refused.
+func TestExportRefusedCreatesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	notes := filepath.Join(tmp, "notes.txt")
+	os.WriteFile(notes, []byte("hello\n"), 0o600)
+	for _, in := range []string{notes, filepath.Join(tmp, "missing.log")} {
+		dir := filepath.Join(tmp, "out", "pq")
+		x, err := export.New(export.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.ExportAll(context.Background(), []string{in}, nil); err == nil {
+			t.Errorf("%s: exported", in)
+		}
+		if _, err := os.Lstat(filepath.Join(tmp, "out")); err == nil {
+			t.Errorf("%s: the output directory was created", in)
+		}
+	}
+	if _, err := export.New(export.Options{Dir: notes}); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("a file as the directory: %v", err)
+	}
+	dir := filepath.Join(tmp, "new", "pq")
+	x, _ := export.New(export.Options{Dir: dir})
+	if _, err := x.ExportAll(context.Background(), []string{"../mmiotrace/testdata/kinds.log"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("the directory was not created with the first file: %v", err)
+	}
+}
