@@ -146,7 +146,8 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 
 var errStaleCheckpoint = errors.New("the input changed where the index points")
 
-// maxPerfData bounds a perf.data file Cut reads (whole, into memory).
+// maxPerfData bounds a perf.data Cut reads whole, into memory (one
+// without ReaderAt: a compressed one); a file is read as it is cut.
 const maxPerfData = 1 << 30
 
 // perfData says whether the input is a perf.data file.
@@ -163,8 +164,18 @@ func (c *cutter) perfData() bool {
 
 // cutPerfData cuts the Intel PT of a perf.data input (CutPerfDataPT).
 func (c *cutter) cutPerfData(ctx context.Context, spec timerange.Spec, w io.Writer) (*Result, error) {
-	if c.in.ReaderAt != nil && c.in.Size > maxPerfData {
-		return c.res, fmt.Errorf("cut: %s: a perf.data file is cut in memory, up to %d bytes: this one has %d", c.in.Name, maxPerfData, c.in.Size)
+	if c.in.ReaderAt != nil {
+		// Read as it is cut, never held (the file counts once in
+		// BytesRead, as when it was read whole).
+		read := c.res.BytesRead + c.in.Size
+		res, err := CutPerfDataPTReaderAt(ctx, c.in.ReaderAt, c.in.Size, spec, w)
+		if res != nil {
+			res.BytesRead = read
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", c.in.Name, err)
+		}
+		return res, err
 	}
 	r, closeFn, err := c.open(0, -1)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cut
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -41,11 +42,21 @@ const (
 // counts the packets kept (Events) and the overflows in them (Lost), over
 // all streams.
 func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writer) (*Result, error) {
+	return CutPerfDataPTReaderAt(ctx, bytes.NewReader(b), int64(len(b)), spec, w)
+}
+
+// CutPerfDataPTReaderAt is CutPerfDataPT of the perf.data that ra holds
+// (size bytes), read as it is cut: the PT streams are read from ra as
+// they are scanned (intelpt.OpenPerfDataPT), the records are walked
+// twice (once for the size of the new data section, which the header
+// gives first, once to write them) and each kept AUXTRACE record's data
+// is copied from ra, so that memory does not grow with the file.
+func CutPerfDataPTReaderAt(ctx context.Context, ra io.ReaderAt, size int64, spec timerange.Spec, w io.Writer) (*Result, error) {
 	res := &Result{Format: FormatPerfPT}
 	if len(spec.Marks()) > 0 {
 		return res, &WindowError{errors.New("cut: an Intel PT trace has no markers (mark:NAME)")}
 	}
-	f, err := perfdata.OpenBytes(b)
+	f, err := perfdata.Open(ra, size)
 	if err != nil {
 		return res, err
 	}
@@ -55,7 +66,7 @@ func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writ
 	case f.Truncated != "":
 		return res, fmt.Errorf("cut: perf.data: %s", f.Truncated)
 	}
-	tr, err := intelpt.PerfDataPT(b)
+	tr, err := intelpt.OpenPerfDataPTComplete(ra, size)
 	if err != nil {
 		return res, err
 	}
@@ -68,8 +79,8 @@ func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writ
 	}
 	// the clock: the earliest timed packet of any stream
 	clock := timerange.Clock{}
-	for _, s := range tr.Streams {
-		sp, err := scanPT(ctx, bytes.NewReader(s.Data), timing, timerange.Window{}, true)
+	for i := range tr.Streams {
+		sp, err := scanPT(ctx, tr.Streams[i].Reader(), timing, timerange.Window{}, true)
 		if err != nil {
 			return res, err
 		}
@@ -83,81 +94,40 @@ func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writ
 		return res, &WindowError{err}
 	}
 	res.Window = win
-	type key struct{ cpu, tid int32 }
-	ranges := map[key][2]int64{}
-	for _, s := range tr.Streams {
-		sp, err := scanPT(ctx, bytes.NewReader(s.Data), timing, win, false)
+	ranges := map[perfKey][2]int64{}
+	for i := range tr.Streams {
+		s := &tr.Streams[i]
+		sp, err := scanPT(ctx, s.Reader(), timing, win, false)
 		if err != nil {
 			return res, err
 		}
 		end := sp.end
 		if end < 0 {
-			end = int64(len(s.Data))
+			end = s.Len()
 		}
 		rg := [2]int64{sp.start, end}
 		if end <= sp.start {
 			rg = [2]int64{-1, -1} // no packet in the window: PSB, PSBEND
 		}
-		ranges[key{s.CPU, s.TID}] = rg
+		ranges[perfKey{s.CPU, s.TID}] = rg
 		res.Events += sp.kept
 		res.Lost += sp.ovf
 	}
 
+	// The records, walked once for the data section's size, then again
+	// to write them.
 	le := binary.LittleEndian
 	dOff := f.Data.Offset
-	hdr := bytes.Clone(b[:dOff]) // header, attributes, their ids
-	var data bytes.Buffer
-	pos := map[key]int64{}
-	rd := f.Records()
-	defer rd.Close()
-	for {
-		if ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		r, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return res, err
-		}
-		if r.Inflated {
-			return res, errors.New("cut: a compressed perf.data (perf record -z) is not cut: 'perf inject' can write it uncompressed")
-		}
-		if r.Type != perfRecordAuxtrace {
-			data.Write(r.Data)
-			continue
-		}
-		if len(r.Data) < perfAuxtraceSize {
-			return res, fmt.Errorf("cut: perf.data offset %#x: short AUXTRACE record", r.Offset)
-		}
-		k := key{int32(le.Uint32(r.Data[40:])), int32(le.Uint32(r.Data[36:]))}
-		if k.cpu != -1 {
-			k.tid = -1 // per CPU: one stream whatever the thread (as intelpt.PerfDataPT)
-		}
-		p, n := pos[k], r.PayloadSize
-		pos[k] = p + n
-		rg := ranges[k]
-		var payload []byte
-		off := le.Uint64(r.Data[16:])
-		switch {
-		case rg[0] < 0 && p == 0:
-			payload, off = EmptyPT, 0 // the stream's first record: an empty stream
-		case rg[0] < 0:
-		default:
-			if lo, hi := max(p, rg[0]), min(p+n, rg[1]); lo < hi {
-				payload = b[r.PayloadOffset+lo-p : r.PayloadOffset+hi-p]
-				off += uint64(lo - p)
-			}
-		}
-		if payload == nil {
-			continue
-		}
-		rec := bytes.Clone(r.Data[:perfAuxtraceSize])
-		le.PutUint64(rec[8:], uint64(len(payload)))
-		le.PutUint64(rec[16:], off)
-		data.Write(rec)
-		data.Write(payload)
+	var dataLen int64
+	if err := cutRecords(ctx, f, ranges, func(rec []byte, from, n int64, payload []byte) error {
+		dataLen += int64(len(rec)) + n + int64(len(payload))
+		return nil
+	}); err != nil {
+		return res, err
+	}
+	hdr := make([]byte, dOff) // header, attributes, their ids
+	if _, err := ra.ReadAt(hdr, 0); err != nil {
+		return res, fmt.Errorf("cut: perf.data header: %w", err)
 	}
 	// the feature sections, HEADER_AUXTRACE left out
 	var bits []int
@@ -171,25 +141,119 @@ func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writ
 	for _, bit := range bits {
 		feats[bit/64] |= 1 << (bit % 64)
 	}
-	dEnd := dOff + int64(data.Len())
+	dEnd := dOff + dataLen
 	table := make([]byte, 0, 16*len(bits))
-	var secs bytes.Buffer
 	at := dEnd + int64(16*len(bits))
+	var secsLen int64
 	for _, bit := range bits {
 		s := f.Sections[bit]
-		table = le.AppendUint64(table, uint64(at+int64(secs.Len())))
+		table = le.AppendUint64(table, uint64(at+secsLen))
 		table = le.AppendUint64(table, uint64(s.Size))
-		secs.Write(b[s.Offset : s.Offset+s.Size])
+		secsLen += s.Size
 	}
-	le.PutUint64(hdr[48:], uint64(data.Len()))
+	le.PutUint64(hdr[48:], uint64(dataLen))
 	for i, v := range feats {
 		le.PutUint64(hdr[72+8*i:], v)
 	}
-	for _, part := range [][]byte{hdr, data.Bytes(), table, secs.Bytes()} {
-		if _, err := w.Write(part); err != nil {
-			return res, err
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(hdr)
+	var written int64
+	err = cutRecords(ctx, f, ranges, func(rec []byte, from, n int64, payload []byte) error {
+		bw.Write(rec)
+		bw.Write(payload)
+		written += int64(len(rec)) + n + int64(len(payload))
+		if n > 0 {
+			if _, err := io.Copy(bw, io.NewSectionReader(ra, from, n)); err != nil {
+				return fmt.Errorf("cut: perf.data offset %#x: %w", from, err)
+			}
+		}
+		return nil
+	})
+	if err == nil && written != dataLen {
+		err = fmt.Errorf("cut: perf.data changed while it was cut (%d bytes of records, then %d)", dataLen, written)
+	}
+	if err != nil {
+		return res, err
+	}
+	bw.Write(table)
+	for _, bit := range bits {
+		s := f.Sections[bit]
+		if _, err := io.Copy(bw, io.NewSectionReader(ra, s.Offset, s.Size)); err != nil {
+			return res, fmt.Errorf("cut: perf.data feature %d: %w", bit, err)
 		}
 	}
-	res.BytesRead = int64(len(b))
+	if err := bw.Flush(); err != nil {
+		return res, err
+	}
+	res.BytesRead = size
 	return res, nil
+}
+
+// perfKey is a PT stream of a perf.data: its CPU and, per thread, its
+// thread (-1 per CPU, as intelpt.PerfDataPT keys them).
+type perfKey struct{ cpu, tid int32 }
+
+// cutRecords walks the records of f and gives emit what the cut keeps of
+// each: a record as it is (rec, n 0); an AUXTRACE record of a stream
+// whose data the window touches, rewritten (rec), with n bytes of its
+// data from file offset from, or with payload (EmptyPT: the stream's
+// first record when none of its packets is in the window).
+func cutRecords(ctx context.Context, f *perfdata.File, ranges map[perfKey][2]int64, emit func(rec []byte, from, n int64, payload []byte) error) error {
+	le := binary.LittleEndian
+	pos := map[perfKey]int64{}
+	rd := f.Records()
+	defer rd.Close()
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, err := rd.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Inflated {
+			return errors.New("cut: a compressed perf.data (perf record -z) is not cut: 'perf inject' can write it uncompressed")
+		}
+		if r.Type != perfRecordAuxtrace {
+			if err := emit(r.Data, 0, 0, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(r.Data) < perfAuxtraceSize {
+			return fmt.Errorf("cut: perf.data offset %#x: short AUXTRACE record", r.Offset)
+		}
+		k := perfKey{int32(le.Uint32(r.Data[40:])), int32(le.Uint32(r.Data[36:]))}
+		if k.cpu != -1 {
+			k.tid = -1 // per CPU: one stream whatever the thread (as intelpt.PerfDataPT)
+		}
+		p, n := pos[k], r.PayloadSize
+		pos[k] = p + n
+		rg := ranges[k]
+		var payload []byte
+		var from, keep int64
+		off := le.Uint64(r.Data[16:])
+		switch {
+		case rg[0] < 0 && p == 0:
+			payload, off = EmptyPT, 0 // the stream's first record: an empty stream
+		case rg[0] < 0:
+		default:
+			if lo, hi := max(p, rg[0]), min(p+n, rg[1]); lo < hi {
+				from, keep = r.PayloadOffset+lo-p, hi-lo
+				off += uint64(lo - p)
+			}
+		}
+		if payload == nil && keep == 0 {
+			continue
+		}
+		rec := bytes.Clone(r.Data[:perfAuxtraceSize])
+		le.PutUint64(rec[8:], uint64(len(payload))+uint64(keep))
+		le.PutUint64(rec[16:], off)
+		if err := emit(rec, from, keep, payload); err != nil {
+			return err
+		}
+	}
 }

@@ -89,6 +89,7 @@ func flowLines(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer in.Close()
 	o := calls.Options{Finder: calls.Finder(t.TempDir(), []string{filepath.Join(dir, intelpt.BinariesDir)})}
 	im, _, err := calls.FlowImage(in, 0, 0, o)
 	if err != nil {
@@ -96,7 +97,12 @@ func flowLines(t *testing.T, dir string) []string {
 	}
 	var b bytes.Buffer
 	cfg := intelpt.FlowConfig{Config: in.Config, Image: im}
-	if _, err := intelpt.FlowListing(&b, in.Streams[0].Data, cfg, intelpt.FlowOptions{Offset: true}); err != nil {
+	m, err := in.Streams[0].Map() // cpuN.pt, read from the file
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := intelpt.FlowListing(&b, m.Data, cfg, intelpt.FlowOptions{Offset: true}); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
@@ -110,6 +116,7 @@ func callsOf(t *testing.T, dir string) []calls.Call {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer in.Close()
 	var cs []calls.Call
 	o := calls.Options{Finder: calls.Finder(t.TempDir(), []string{filepath.Join(dir, intelpt.BinariesDir)}),
 		OnCall: func(c *calls.Call) { cs = append(cs, *c) }}

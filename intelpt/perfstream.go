@@ -47,6 +47,16 @@ type perfSource struct {
 // from ra by PerfStream.Reader, in constant memory. ra must stay readable
 // (and unchanged) while the streams are read.
 func OpenPerfDataPT(ra io.ReaderAt, size int64) (*PerfTrace, error) {
+	return openPerfDataPT(ra, size, true)
+}
+
+// OpenPerfDataPTComplete is OpenPerfDataPT as PerfDataPT reads: a file
+// cut short is an error.
+func OpenPerfDataPTComplete(ra io.ReaderAt, size int64) (*PerfTrace, error) {
+	return openPerfDataPT(ra, size, false)
+}
+
+func openPerfDataPT(ra io.ReaderAt, size int64, tolerant bool) (*PerfTrace, error) {
 	head := make([]byte, perfPipeHeaderSize)
 	if n, _ := ra.ReadAt(head, 0); n < len(head) || !IsPerfData(head) {
 		return nil, perfErr(0, "missing PERFILE2 magic")
@@ -60,7 +70,7 @@ func OpenPerfDataPT(ra io.ReaderAt, size int64) (*PerfTrace, error) {
 		first   int64
 	}
 	at := map[perfStreamKey]*where{}
-	t, keys, err := scanPerfPT(f, true, func(k perfStreamKey, from, _ int64) {
+	t, keys, err := scanPerfPT(f, tolerant, func(k perfStreamKey, from, _ int64) {
 		w := at[k]
 		if w == nil {
 			w = &where{first: from}
