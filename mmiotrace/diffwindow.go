@@ -1,6 +1,9 @@
 package mmiotrace
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // The windowed alignment of 'iotap mmio diff': the two logs are read side
 // by side and only a bounded stretch of each is held.
@@ -178,6 +181,9 @@ func (al *aligner) run() error {
 		if err := b.fill(diffChunk); err != nil {
 			return err
 		}
+		if a.ended() && b.ended() {
+			return al.flush(a.head - a.hold)
+		}
 		if a.ended() || b.ended() {
 			return al.tail()
 		}
@@ -252,8 +258,19 @@ func (al *aligner) tail() error {
 	return nil
 }
 
-// region aligns a difference: the logs' next accesses differ.
+// region aligns a difference: the logs' next accesses differ. The first
+// difference, when it is beyond maxEdits, may still be a block only in
+// one log (oneSided).
 func (al *aligner) region() error {
+	err := al.window1()
+	if errors.Is(err, ErrTooDifferent) && al.edits == 0 {
+		return al.oneSided()
+	}
+	return err
+}
+
+// window1 aligns a difference window by window.
+func (al *aligner) window1() error {
 	a, b := al.a, al.b
 	budget := al.maxEdits - al.edits
 	for w := diffWindow; ; w *= 2 {

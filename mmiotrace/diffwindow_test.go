@@ -325,3 +325,53 @@ func FuzzDiff(f *testing.F) {
 		checkScript(t, a, b, ops)
 	})
 }
+
+// TestDiffOneSidedBlock: a log of 20,000 accesses to random registers
+// against itself with a block of 5,000 records cut out (wider than
+// maxEdits): the whole-log diff takes it, all deletions (or, swapped, all
+// insertions), whatever maxEdits, and so does the windowed one, byte for
+// byte, the block in the middle or at the start, read from streams (the
+// rests spooled to temporary files) or slices; with one more edit after
+// the block both give up. (In a periodic log the window may first find a
+// shorter path through the block and then give up: mmio.md.)
+func TestDiffOneSidedBlock(t *testing.T) {
+	setDiffWindow(t, 64, 8192, 16384, 64)
+	data, err := os.ReadFile("testdata/e1000-bind.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.HasPrefix(l, "R ") || strings.HasPrefix(l, "W ") {
+			break
+		}
+		long = append(long, l)
+	}
+	head := len(long)
+	rnd := rand.New(rand.NewSource(3))
+	for i := 0; i < 20000; i++ {
+		long = append(long, fmt.Sprintf("%c 4 1.%06d 1 0x%x 0x%x 0x0 0\n", "RW"[rnd.Intn(2)], i, 0xfebc0000+4*rnd.Intn(1<<15), rnd.Intn(1<<20)))
+	}
+	a := []byte(strings.Join(long, ""))
+	b := []byte(strings.Join(long[:9000], "") + strings.Join(long[14000:], ""))
+	want, err := oracleOutput(t, a, b, 100, DiffFormat{})
+	if err != nil || !strings.HasSuffix(want, "5000 only in A, 0 only in B\n") {
+		t.Fatalf("the whole-log diff did not take the block: %v\n%s", err, want[max(len(want)-300, 0):])
+	}
+	sameAsOracle(t, "block only in A", a, b, 100, DiffFormat{}, DiffFormat{JSON: true})
+	sameAsOracle(t, "block only in B", b, a, 100, DiffFormat{})
+	sameAsOracle(t, "block at the start", a, []byte(strings.Join(long[:head], "")+strings.Join(long[head+5000:], "")), 100, DiffFormat{})
+	accA, _ := Accesses(bytes.NewReader(a))
+	accB, _ := Accesses(bytes.NewReader(b))
+	ops, err := Diff(accA, accB, 100)
+	full, ferr := fullDiff(accA, accB, 100)
+	if err != nil || ferr != nil || !opsEqual(ops, full) {
+		t.Errorf("slices: %d steps, error %v; whole-log: %d steps, error %v", len(ops), err, len(full), ferr)
+	}
+	// Another edit after the block: no longer one-sided.
+	edited := strings.Join(long[:9000], "") + strings.Join(long[14000:17000], "") + "W 4 1.0 1 0xfebc1ff2 0x1 0x0 0\n" + strings.Join(long[17000:], "")
+	if out, err := oracleOutput(t, a, []byte(edited), 100, DiffFormat{}); !errors.Is(err, ErrTooDifferent) {
+		t.Fatalf("the whole-log diff took a block and another edit beyond maxEdits:\n%s", out)
+	}
+	sameAsOracle(t, "block and another edit", a, []byte(edited), 100, DiffFormat{})
+}

@@ -40,7 +40,9 @@ periodic polling) the alignment is still correct (applied to A it gives B)
 but may have more insertions and deletions than the shortest or put equal
 ones elsewhere. --max-edits gives up beyond N insertions and deletions;
 nothing is printed then (the output is held until the end, beyond 4 MiB
-in a temporary file).
+in a temporary file). As before, a block only in one log, when it is the
+only difference, is taken whatever its length (docs/mmio.md says when the
+window may miss it).
 
 --json writes NDJSON: an "input" record per log, one "mmio_diff" record per
 line above ("op" is "same", "changed", "only_a" or "only_b") and a final
