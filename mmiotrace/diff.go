@@ -176,6 +176,17 @@ func alignWhole(a, b []Access, maxEdits int) ([]DiffOp, error) {
 	return ops, nil
 }
 
+// myersMove is where diagonal k starts at step d of Myers' algorithm,
+// v[off+k] the furthest x on diagonal k so far: one down from diagonal k+1
+// (an insertion) or one right from k-1 (a deletion), whichever is further
+// (ties: the deletion).
+func myersMove(v []int32, off, k, d int) int {
+	if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+		return int(v[off+k+1])
+	}
+	return int(v[off+k-1]) + 1
+}
+
 // myers returns the shortest edit script between a and b.
 func myers(a, b []Access, same func(x, y *Access) bool, maxD int) ([]DiffOp, error) {
 	n, m := len(a), len(b)
@@ -197,12 +208,7 @@ func myers(a, b []Access, same func(x, y *Access) bool, maxD int) ([]DiffOp, err
 	for d := 0; d <= max && d <= maxD; d++ {
 		trace = append(trace, append([]int32(nil), v[off-d-1:off+d+2]...))
 		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = int(v[off+k+1])
-			} else {
-				x = int(v[off+k-1]) + 1
-			}
+			x := myersMove(v, off, k, d)
 			y := x - k
 			for x < n && y < m && same(&a[x], &b[y]) {
 				x++

@@ -375,12 +375,7 @@ func (al *aligner) window(n, m, maxD int) (bool, error) {
 		trace = append(trace, v[off-d-1:off+d+2]...)
 		short := false
 		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = int(v[off+k+1])
-			} else {
-				x = int(v[off+k-1]) + 1
-			}
+			x := myersMove(v, off, k, d)
 			y := x - k
 			x0 := x
 			for x < n && y < m && x-x0 < diffSyncLen && sameReg(a.at(x), b.at(y)) {
