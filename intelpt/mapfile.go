@@ -37,7 +37,14 @@ const DropLag = 1 << 20
 // MapFileRange returns size bytes of file from off (to its end when size
 // is 0), as ReadFileRange does, mapped when it can be (see MappedTrace).
 // Close releases it.
+//
+// A pipe, a FIFO or a character device (anything but a regular file or a
+// directory), and "-" for standard input, cannot be mapped: the range is
+// read from it as a stream, into memory.
 func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
+	if file == "-" {
+		return readStreamRange("standard input", os.Stdin, off, size)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("intelpt: %v", err)
@@ -45,10 +52,40 @@ func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 	if m := mapRange(f, off, size); m != nil {
 		return m, nil
 	}
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		defer f.Close()
+		return readStreamRange(file, f, off, size)
+	}
 	f.Close()
 	b, err := ReadFileRange(file, off, size)
 	if err != nil {
 		return nil, err
+	}
+	return &MappedTrace{Data: b}, nil
+}
+
+// readStreamRange reads size bytes (to the end when size is 0) from off
+// of a stream named name.
+func readStreamRange(name string, r io.Reader, off, size uint64) (*MappedTrace, error) {
+	if n, err := io.CopyN(io.Discard, r, int64(off)); err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("intelpt: %s: offset %#x is beyond its %d bytes", name, off, n)
+		}
+		return nil, fmt.Errorf("intelpt: %s: %w", name, err)
+	}
+	if size == 0 {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("intelpt: %s: %w", name, err)
+		}
+		return &MappedTrace{Data: b}, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(size)))
+	if err != nil {
+		return nil, fmt.Errorf("intelpt: %s: %w", name, err)
+	}
+	if uint64(len(b)) < size {
+		return nil, fmt.Errorf("intelpt: %s: range %#x-%#x is beyond its %d bytes", name, off, off+size, off+uint64(len(b)))
 	}
 	return &MappedTrace{Data: b}, nil
 }

@@ -89,7 +89,7 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	}
 	defer in.Close()
 	if o.Resolution > 0 && in.ToNS == nil {
-		fmt.Fprintf(e.stderr, "pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
+		fmt.Fprintf(e.stderr, "iotap: pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
 	}
 	out := calls.OutputTree
 	switch {
@@ -112,9 +112,9 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		return err
 	}
 	for _, n := range res.Notes(in) {
-		fmt.Fprintf(e.stderr, "pt calls: %s\n", n)
+		fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", n)
 	}
-	fmt.Fprintf(e.stderr, "pt calls: %s\n", res)
+	fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", res)
 	if l := res.Loss(in); l != "" && !f.allowLoss {
 		return dataLostError("pt calls: %s (--allow-loss to accept)", l)
 	}

@@ -117,7 +117,7 @@ func TestPTCallsBadInputStderr(t *testing.T) {
 	}
 	const missing = "/nonexistent/iotap-missing.so"
 	progMap := fmt.Sprintf("%x-%x", prog.Addr, prog.Addr+prog.Len)
-	summary := regexp.MustCompile(`(?m)^pt calls: 1 threads, (\d+) instructions, .* (\d+) gaps$`)
+	summary := regexp.MustCompile(`(?m)^iotap: pt calls: 1 threads, (\d+) instructions, .* (\d+) gaps$`)
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -131,21 +131,21 @@ func TestPTCallsBadInputStderr(t *testing.T) {
 		{"good", good, 0, nil, true},
 		{"unknown record types", appendPerfRecords(t, good,
 			perfRecord(0x7001, 0, make([]byte, 8)), perfRecord(0x7001, 0, make([]byte, 16)), perfRecord(0x7002, 0, nil)), 0,
-			[]string{`pt calls: sideband: 2 record\(s\) of unknown type 28673 skipped`,
-				`pt calls: sideband: 1 record\(s\) of unknown type 28674 skipped`}, true},
+			[]string{`iotap: pt calls: sideband: 2 record\(s\) of unknown type 28673 skipped`,
+				`iotap: pt calls: sideband: 1 record\(s\) of unknown type 28674 skipped`}, true},
 		{"mapping of a missing file", appendPerfRecords(t, good,
 			mmap2Record(prog.PID, prog.TID, 0x100000000, 0x2000, missing, prog.Time)), 0,
-			[]string{`pt calls: mapping 100000000-100002000 00000000 ` + missing + ` not decoded: symtab: ` + missing + `: file not found \(tried ` + missing + `\)`}, true},
+			[]string{`iotap: pt calls: mapping 100000000-100002000 00000000 ` + missing + ` not decoded: symtab: ` + missing + `: file not found \(tried ` + missing + `\)`}, true},
 		{"overlapping mapping of a missing file", appendPerfRecords(t, good,
 			mmap2Record(prog.PID, prog.TID, prog.Addr, prog.Len, missing, prog.Time)), 3,
-			[]string{`pt calls: overlapping mapping: pid \d+: ` + progMap + ` 00000000 ` + missing + ` replaces part of ` + progMap + ` [0-9a-f]{8} .*/prog \(the later one is used\)`,
-				`pt calls: mapping ` + progMap + ` 00000000 ` + missing + ` not decoded: .*`,
-				`pt calls: gap: thread \d+ at instruction \d+: .*`,
+			[]string{`iotap: pt calls: overlapping mapping: pid \d+: ` + progMap + ` 00000000 ` + missing + ` replaces part of ` + progMap + ` [0-9a-f]{8} .*/prog \(the later one is used\)`,
+				`iotap: pt calls: mapping ` + progMap + ` 00000000 ` + missing + ` not decoded: .*`,
+				`iotap: pt calls: gap: thread \d+ at instruction \d+: .*`,
 				`iotap: pt calls: \d+ gaps in the trace \(--allow-loss to accept\)`}, false},
 		{"truncated", good[:len(good)*2/3], 3,
 			// the build-id table (a feature section after the data) is
 			// cut off too: the vDSO cannot be matched by its build-id
-			[]string{`pt calls: mapping [0-9a-f]+-[0-9a-f]+ 00000000 \[vdso\] not decoded: symtab: \[vdso\]: file not found \(not a file, and no build-id is known for it: .*\)`,
+			[]string{`iotap: pt calls: mapping [0-9a-f]+-[0-9a-f]+ 00000000 \[vdso\] not decoded: symtab: \[vdso\]: file not found \(not a file, and no build-id is known for it: .*\)`,
 				`iotap: pt calls: data lost: the data section \(0x100\+0x[0-9a-f]+\) runs past the end of the file \(\d+ bytes\): file truncated; then offset 0x[0-9a-f]+: AUXTRACE data of \d+ bytes runs past the end of the data: file truncated \(--allow-loss to accept\)`}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -145,6 +145,9 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	var base intelpt.Config
 	cfg, format := &f.cfg, intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
+		if f.pt == "-" {
+			return usageErrorf("pt flow: a perf.data or capture directory is read by its name, not from standard input (a raw trace on standard input needs its image: --raw or --elf)")
+		}
 		// A perf.data or capture directory: the image from its sideband.
 		f.sb.PID = int32(f.pid)
 		sb, err := calls.OpenFlow(f.pt, f.sb)
@@ -159,7 +162,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 		}
 		defer sb.Close()
 		for _, u := range sb.Unfound {
-			fmt.Fprintf(e.stderr, "pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
+			fmt.Fprintf(e.stderr, "iotap: pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
 		}
 		// Mapped from the file, or from a temporary copy of its
 		// AUXTRACE records' data, its pages dropped behind the decoder.

@@ -59,3 +59,42 @@ func TestPTStdinNotPT(t *testing.T) {
 		t.Errorf("a raw trace on stdin: %v\n%s", err, out)
 	}
 }
+
+// TestPTFlowStdin: pt flow lists a raw trace read from standard input
+// ("-") as it lists the file (it said "open -"); a perf.data asked for on
+// standard input is a usage error naming what is needed.
+// TestPTFlowFIFO (Linux) does the same for a FIFO.
+func TestPTFlowStdin(t *testing.T) {
+	args, want := ptFlowFileListing(t)
+	f, err := os.Open(ptFlowTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdin
+	os.Stdin = f
+	got, _, err := ptRun(t, append(args, "-")...)
+	os.Stdin = old
+	f.Close()
+	if err != nil || got != want {
+		t.Errorf("from standard input: %v\n%s\nwant\n%s", err, got, want)
+	}
+	_, _, err = ptRun(t, "pt", "flow", "-")
+	var ce *codeError
+	if !errors.As(err, &ce) || ce.code != exitUsage || !strings.Contains(err.Error(), "not from standard input") {
+		t.Errorf("pt flow - without an image: %v", err)
+	}
+}
+
+const ptFlowTrace = "../../intelpt/testdata/libipt/call_direct-ret_compressed.pt"
+
+// ptFlowFileListing is pt flow's listing of ptFlowTrace read from the
+// file, and the arguments before the trace.
+func ptFlowFileListing(t *testing.T) ([]string, string) {
+	t.Helper()
+	args := []string{"pt", "flow", "--raw", "../../intelpt/testdata/libipt/call_direct-ret_compressed.bin:0x100000"}
+	want, _, err := ptRun(t, append(args, ptFlowTrace)...)
+	if err != nil || want == "" {
+		t.Fatalf("from the file: %v\n%s", err, want)
+	}
+	return args, want
+}
