@@ -39,7 +39,9 @@
 #           16 and 64 MiB
 #   flow    the ground-truth generator (intelpt/internal/ptgen): 10 M and
 #           40 M executed instructions, raw trace + code, and the same
-#           wrapped in a perf.data (bench/ptwrap)
+#           wrapped in a perf.data (bench/ptwrap, AUXTRACE records of
+#           64 KiB); its default code and 4 KiB of code with the call depth
+#           bounded (-max-depth 16) for the rows that rebuild calls
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
@@ -210,31 +212,52 @@ for g in "${groups[@]}"; do
 	flow)
 		go build -o "$work/ptgen" ./intelpt/internal/ptgen/cmd/ptgen
 		go build -o "$work/ptwrap" ./bench/ptwrap
+		# flow-*: ptgen's default random code (256 KiB), whose call depth
+		# drifts deeper with the run (8,847 -> 35,891 calls); call-*: 4 KiB
+		# of code whose depth stays bounded (-max-depth 16: 10 calls
+		# deep at most, as a real program's stack), the input of the rows
+		# that rebuild calls. Both wrapped in a perf.data as perf record
+		# writes a long trace: AUXTRACE records of 64 KiB (-chunk), each
+		# followed by its AUX record.
 		for f in s l; do
 			i=$(sz 10000000)
 			[ $f = l ] && i=$(sz 40000000)
-			if [ ! -s "$work/flow-$f.data" ]; then
-				"$work/ptgen" -seed 1 -insns "$i" -timing -o "$work/flow-$f" >"$work/flow-$f.gen"
-				base=$(awk '/^base/ { print $2 }' "$work/flow-$f.gen")
-				"$work/ptwrap" -code "$work/flow-$f.bin" -base "$base" -pt "$work/flow-$f.pt" -o "$work/flow-$f.data"
-			fi
+			for k in flow call; do
+				[ -s "$work/$k-$f.data" ] && continue
+				opt=()
+				[ $k = call ] && opt=(-code 4096 -max-depth 16)
+				"$work/ptgen" -seed 1 -insns "$i" -timing "${opt[@]}" -o "$work/$k-$f" >"$work/$k-$f.gen"
+				base=$(awk '/^base/ { print $2 }' "$work/$k-$f.gen")
+				"$work/ptwrap" -chunk 65536 -code "$work/$k-$f.bin" -base "$base" -pt "$work/$k-$f.pt" -o "$work/$k-$f.data"
+			done
 		done
+		# ptgen's code depends on the seed and its size only: one --raw for both.
 		base=$(awk '/^base/ { print $2 }' "$work/flow-s.gen")
-		# ptgen's code depends on the seed only: one --raw for both.
+		cbase=$(awk '/^base/ { print $2 }' "$work/call-s.gen")
 		n="ptgen trace"
 		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt flow --allow-loss --raw "$work/flow-s.bin:$base" @IN@
 		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt flow --allow-loss --quiet --stat --raw "$work/flow-s.bin:$base" @IN@
 		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --allow-loss --raw "$work/flow-s.bin:$base" @IN@
-		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --json --allow-loss --raw "$work/flow-s.bin:$base" @IN@
-		row "$n" "$work/flow-s.pt" "$work/flow-l.pt" pt calls --folded --allow-loss --raw "$work/flow-s.bin:$base" @IN@
+		n="ptgen trace, bounded depth"
+		row "$n" "$work/call-s.pt" "$work/call-l.pt" pt calls --allow-loss --raw "$work/call-s.bin:$cbase" @IN@
+		row "$n" "$work/call-s.pt" "$work/call-l.pt" pt calls --json --allow-loss --raw "$work/call-s.bin:$cbase" @IN@
+		row "$n" "$work/call-s.pt" "$work/call-l.pt" pt calls --folded --allow-loss --raw "$work/call-s.bin:$cbase" @IN@
 		n="ptgen perf.data"
 		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt dump --allow-loss @IN@
 		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt stats --allow-loss @IN@
 		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt flow --allow-loss --quiet --stat @IN@
 		row "$n" "$work/flow-s.data" "$work/flow-l.data" pt calls --allow-loss @IN@
-		row "$n" "$work/flow-s.data" "$work/flow-l.data" timeline --allow-loss --pt-calls @IN@ -o @OUT@.pftrace
 		row "$n" "$work/flow-s.data" "$work/flow-l.data" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
-		row "$n" "$work/flow-s.data" "$work/flow-l.data" export --allow-loss --parquet @OUT@ @IN@
+		n="ptgen perf.data, bounded depth"
+		row "$n" "$work/call-s.data" "$work/call-l.data" pt dump --allow-loss @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" pt stats --allow-loss @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" pt flow --allow-loss --quiet --stat @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" pt calls --allow-loss @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" pt calls --json --allow-loss @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" timeline --allow-loss --pt-calls @IN@ -o @OUT@.pftrace
+		row "$n" "$work/call-s.data" "$work/call-l.data" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		row "$n" "$work/call-s.data" "$work/call-l.data" report --allow-loss @IN@
+		row "$n" "$work/call-s.data" "$work/call-l.data" export --allow-loss --parquet @OUT@ @IN@
 		;;
 	*)
 		echo "unknown group $g (usb mmio keys events pt flow)" >&2
