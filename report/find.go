@@ -85,7 +85,8 @@ type File struct {
 	Path string
 	// Name is how the report names it: Path, or BUNDLE:MEMBER for a
 	// member of a bundle.
-	Name string
+	Name  string
+	named bool // an argument itself, not found in a directory or bundle
 }
 
 // Bundle is a .tar.gz bundle found among the inputs.
@@ -187,7 +188,7 @@ func find(args []string, stdin io.Reader, win func(path string) (*cut.Windowed, 
 					return nil, err
 				}
 			}
-			in.files = append(in.files, File{Path: a, Name: name})
+			in.files = append(in.files, File{Path: a, Name: name, named: true})
 			continue
 		}
 		if win != nil {

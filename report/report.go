@@ -109,7 +109,9 @@ type Options struct {
 // .tar.gz bundles are read like directories, "-" is Options.Stdin, other
 // files are taken as they are), recognises each by its content and summarises it. A trace
 // that cannot be read has Trace.Err set; Build fails only when an
-// argument cannot be read or ctx is cancelled. Close the report to remove
+// argument cannot be read, a file named in args (not found in a
+// directory or bundle) is no trace (a *detect.NotTraceError; a clocks.json
+// or an index is taken as such), or ctx is cancelled. Close the report to remove
 // the temporary copies of bundle members.
 func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 	var win func(string) (*cut.Windowed, error)
@@ -141,6 +143,12 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 				}
 			}
 			why := notTraceReason(err)
+			if nt := (*detect.NotTraceError)(nil); f.named && errors.As(err, &nt) && filepath.Base(f.Path) != "clocks.json" && !strings.HasSuffix(f.Path, cut.IndexSuffix) {
+				// a file named to be read that is no trace: an error, as
+				// the readers say it (a directory lists what it skipped)
+				r.Close()
+				return nil, fmt.Errorf("%s: %w", f.Name, nt)
+			}
 			if filepath.Base(f.Path) == "clocks.json" {
 				why = "clocks file (aligns the traces of its directory)"
 			}

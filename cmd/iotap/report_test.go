@@ -276,3 +276,24 @@ func TestReportLinksSplitTimeline(t *testing.T) {
 		}
 	}
 }
+
+// report FILE on a file that is no trace fails as the readers do (exit 1,
+// "iotap: FILE: not a trace iotap reads: ..."), with nothing printed on
+// stdout; in a directory the file is listed as not a trace (exit 0).
+func TestReportNamedNotATrace(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := runUSB(t, "timeline", notes, "-o", filepath.Join(dir, "t.pftrace"))
+	want = strings.Replace(want, "iotap: timeline: ", "iotap: ", 1)
+	out, errs, code := runUSB(t, "report", notes)
+	if code != 1 || out != "" || errs != want {
+		t.Errorf("exit %d, stdout %q, stderr %q, want %q (timeline's words)", code, out, errs, want)
+	}
+	out, errs, code = runUSB(t, "report", dir)
+	if code != 0 || !strings.Contains(out, "not traces (1):\n  "+notes+"  text (") {
+		t.Errorf("a directory: exit %d: %s%s", code, out, errs)
+	}
+}
