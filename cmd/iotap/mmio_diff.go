@@ -51,7 +51,8 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var logs [2]*mmiotrace.DiffLog
 			for i, p := range args {
-				in, err := mmioOpenMetered(e, "mmio diff", p, false)
+				// Both are read at once: each progress line names its log.
+				in, err := mmioOpenMetered(e, "mmio diff "+p, p, false)
 				if err != nil {
 					return err
 				}
