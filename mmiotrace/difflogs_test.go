@@ -3,6 +3,7 @@ package mmiotrace
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -123,5 +124,59 @@ func TestDiffLogs(t *testing.T) {
 	err = DiffLogs(&out, a, b, 1, DiffFormat{})
 	if err == nil || err.Error() != "mmiotrace: diff: traces too different (more than 1 insertions and deletions)" || out.Len() != 0 {
 		t.Errorf("DiffLogs over maxEdits: err %v, %d bytes written", err, out.Len())
+	}
+}
+
+// TestDiffLogsHeldOutput: the output is held until the diff ends, beyond
+// 4 MiB in a temporary file: with --all on the lab log repeated 20 times
+// (about 15 MB of output) DiffLogs writes the same bytes as WriteDiff of
+// the whole-log alignment and leaves no file behind; with writes to
+// another register inserted in the middle and near the end of B and
+// maxEdits 1, it gives up having written nothing, the temporary file
+// removed too.
+func TestDiffLogsHeldOutput(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	data, err := os.ReadFile("testdata/e1000-bind.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := data[bytes.Index(data, []byte("\nR "))+1:]
+	log := append([]byte(nil), data...)
+	for i := 0; i < 19; i++ {
+		log = append(log, body...)
+	}
+	acc, err := Accesses(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := fullDiff(acc, acc, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, out bytes.Buffer
+	if err := WriteDiff(&want, acc, acc, ops, DiffFormat{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() < 8<<20 {
+		t.Fatalf("only %d bytes of output: the file is not used", want.Len())
+	}
+	if err := DiffLogs(&out, NewDiffLog(bytes.NewReader(log), "a", ""), NewDiffLog(bytes.NewReader(log), "b", ""), 0, DiffFormat{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want.Bytes()) {
+		t.Errorf("DiffLogs wrote %d bytes, WriteDiff %d, not the same", out.Len(), want.Len())
+	}
+	w := []byte("\nW 4 9.0 1 0xfebc1ff0 0x1 0x0 0\n")
+	mid := len(log) / 2
+	edited := append(append(append([]byte(nil), log[:mid]...), w...), log[mid:len(log)-200]...)
+	edited = append(append(edited, w...), log[len(log)-200:]...)
+	out.Reset()
+	err = DiffLogs(&out, NewDiffLog(bytes.NewReader(log), "a", ""), NewDiffLog(bytes.NewReader(edited), "b", ""), 1, DiffFormat{All: true})
+	if !errors.Is(err, ErrTooDifferent) || out.Len() != 0 {
+		t.Errorf("two insertions, maxEdits 1: err %v, %d bytes written", err, out.Len())
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in TMPDIR: %v", left)
 	}
 }
