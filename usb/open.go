@@ -121,18 +121,18 @@ func (pl *Pipeline) WriteText(ctx context.Context, w io.Writer, hex bool) error 
 	// buffer copied into a bufio.Writer).
 	nw := ndjson.NewWriter(w)
 	nw.Live = pl.Live
-	readErr := pl.writeLines(ctx, nw, hex)
+	readErr := pl.writeLines(ctx, nw, hex, nil)
 	if err := nw.Flush(); err != nil && readErr == nil {
 		readErr = err
 	}
 	return readErr
 }
 
-// writeLines is WriteText's loop: Pipeline.each's, with the line of each
-// event handed on appended in place of the call to a function (a tenth
-// of the instructions of 'iotap usb read'). It returns the read error or
-// nw's.
-func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool) error {
+// writeLines is the loop of WriteText and, with enc, WriteNDJSON:
+// Pipeline.each's, with the line or record of each event handed on
+// appended in place of the call to a function (a tenth of the
+// instructions of 'iotap usb read'). It returns the read error or nw's.
+func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool, enc *EventEncoder) error {
 	dec := NewDecoder(pl.Identities)
 	var lw lineWriter
 	var ev usbmon.Event
@@ -168,9 +168,13 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool)
 		if !dec.quiet(&ev) {
 			d = dec.decode(&ev, &p, ok)
 		}
-		nw.B = lw.append(nw.B, n+1, Elapsed(pl.First, Micros(&ev), &ev), &ev, p.Latency, ok, &d)
-		if hex && ev.HasData() {
-			nw.B = AppendHexDump(nw.B, ev.Data)
+		if enc != nil {
+			nw.B = enc.append(nw.B, n+1, &ev, &p, ok, &d)
+		} else {
+			nw.B = lw.append(nw.B, n+1, Elapsed(pl.First, Micros(&ev), &ev), &ev, p.Latency, ok, &d)
+			if hex && ev.HasData() {
+				nw.B = AppendHexDump(nw.B, ev.Data)
+			}
 		}
 		if len(nw.B) >= 1<<16 || nw.Live {
 			if err := nw.Flush(); err != nil {
@@ -184,19 +188,10 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool)
 // file, then a "usb_event" record (EventEncoder) per event handed on
 // (docs/ndjson.md). It returns the read error or w's.
 func (pl *Pipeline) WriteNDJSON(ctx context.Context, w io.Writer, file string) error {
-	dec := NewDecoder(pl.Identities)
 	nw := ndjson.NewWriter(w)
 	nw.Live = pl.Live
 	nw.B = AppendInput(nw.B, file, pl.Reader.Format())
-	enc := EventEncoder{Identities: pl.Identities}
-	readErr := pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
-		var d Decoded
-		if !dec.quiet(ev) {
-			d = dec.decode(ev, p, paired)
-		}
-		nw.B = enc.append(nw.B, seq, ev, p, paired, &d)
-		return nw.Flushed()
-	})
+	readErr := pl.writeLines(ctx, nw, false, &EventEncoder{Identities: pl.Identities})
 	if err := nw.Flush(); err != nil && readErr == nil {
 		readErr = err
 	}

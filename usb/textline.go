@@ -188,19 +188,20 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 		*(*[6]byte)(w[i:]) = [6]byte{' ', 'd', 'a', 't', 'a', '='}
 		i += 6
 		data := ev.Data
-		var x0, x1 uint64
-		switch {
-		case len(data) >= 16:
-			x0, x1 = binary.BigEndian.Uint64(data), binary.BigEndian.Uint64(data[8:])
-		case len(data) >= 8:
-			x0, x1 = binary.BigEndian.Uint64(data), bigEndianShort(data[8:])
-		default:
-			x0 = bigEndianShort(data)
+		if len(data) >= 16 {
+			ndjson.PutHex16((*[32]byte)(w[i:]), (*[16]byte)(data))
+		} else {
+			var x0, x1 uint64
+			if len(data) >= 8 {
+				x0, x1 = binary.BigEndian.Uint64(data), bigEndianShort(data[8:])
+			} else {
+				x0 = bigEndianShort(data)
+			}
+			binary.BigEndian.PutUint64(w[i:], ndjson.Hex4(uint32(x0>>32)))
+			binary.BigEndian.PutUint64(w[i+8:], ndjson.Hex4(uint32(x0)))
+			binary.BigEndian.PutUint64(w[i+16:], ndjson.Hex4(uint32(x1>>32)))
+			binary.BigEndian.PutUint64(w[i+24:], ndjson.Hex4(uint32(x1)))
 		}
-		binary.BigEndian.PutUint64(w[i:], ndjson.Hex4(uint32(x0>>32)))
-		binary.BigEndian.PutUint64(w[i+8:], ndjson.Hex4(uint32(x0)))
-		binary.BigEndian.PutUint64(w[i+16:], ndjson.Hex4(uint32(x1>>32)))
-		binary.BigEndian.PutUint64(w[i+24:], ndjson.Hex4(uint32(x1)))
 		if len(data) > 16 {
 			*(*[3]byte)(w[i+32:]) = [3]byte{'.', '.', '.'}
 			i += 3

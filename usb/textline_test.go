@@ -184,29 +184,34 @@ func FuzzLineWriter(f *testing.F) {
 	})
 }
 
-// TestWriteTextMatchesEach compares 'iotap usb read' (WriteText, its own
-// loop) with the lines of the public API over Pipeline.Each (Decoder,
-// AppendEventText, AppendHexDump), on the repository's captures and the
-// shared KM003C one: all events, with -x, with filters (an endpoint, a
-// status, -Y, a time window) and with -c, so that the loop hands on,
-// numbers and stops at the same events.
+// TestWriteTextMatchesEach compares 'iotap usb read' and 'usb read
+// --json' (WriteText and WriteNDJSON, their own loop) with the lines and
+// records of the public API over Pipeline.Each (Decoder, AppendEventText,
+// AppendHexDump; AppendInput, EventEncoder.Append), on the repository's
+// captures and the shared KM003C one: all events, with -x, with filters
+// (an endpoint, a status, -Y, a time window) and with -c, so that the
+// loop hands on, numbers and stops at the same events.
 func TestWriteTextMatchesEach(t *testing.T) {
 	files := []string{"../testdata/usbmon/lab-capture.pcapng", "../testdata/usbmon/lab-0u.txt", "../testdata/usbmon/lab-hidbus-t.txt",
 		"testdata/lab-decode.pcapng", filepath.Join(sharedUSB, "km003c-adc-1000hz.pcapng")}
 	type variant struct {
 		name  string
+		json  bool
 		hex   bool
 		opt   func(*ReadOptions)
 		lines int // at least
 	}
 	variants := []variant{
-		{"all", false, func(*ReadOptions) {}, 90},
-		{"hex", true, func(*ReadOptions) {}, 90},
-		{"ep1", false, func(o *ReadOptions) { o.Selection.Endpoint = 1 }, 1},
-		{"stall", false, func(o *ReadOptions) { o.Selection.Status = "stall" }, 0},
-		{"filter", false, func(o *ReadOptions) { o.Selection.Expr = "usb.transfer_type == 2 || usb.urb_len > 8" }, 10},
-		{"window", false, func(o *ReadOptions) { o.Selection.From, o.Selection.To = "0.5", "2" }, 0},
-		{"count", true, func(o *ReadOptions) { o.Limit = 7 }, 7},
+		{"all", false, false, func(*ReadOptions) {}, 90},
+		{"hex", false, true, func(*ReadOptions) {}, 90},
+		{"ep1", false, false, func(o *ReadOptions) { o.Selection.Endpoint = 1 }, 1},
+		{"stall", false, false, func(o *ReadOptions) { o.Selection.Status = "stall" }, 0},
+		{"filter", false, false, func(o *ReadOptions) { o.Selection.Expr = "usb.transfer_type == 2 || usb.urb_len > 8" }, 10},
+		{"window", false, false, func(o *ReadOptions) { o.Selection.From, o.Selection.To = "0.5", "2" }, 0},
+		{"count", false, true, func(o *ReadOptions) { o.Limit = 7 }, 7},
+		{"json", true, false, func(*ReadOptions) {}, 90},
+		{"json-filter", true, false, func(o *ReadOptions) { o.Selection.Expr = "usb.transfer_type == 2 || usb.urb_len > 8" }, 10},
+		{"json-count", true, false, func(o *ReadOptions) { o.Limit = 7 }, 7},
 	}
 	for _, path := range files {
 		if _, err := os.Stat(path); err != nil {
@@ -229,14 +234,28 @@ func TestWriteTextMatchesEach(t *testing.T) {
 			}
 			pl, done := open()
 			var got bytes.Buffer
-			gotErr := pl.WriteText(context.Background(), &got, v.hex)
+			var gotErr error
+			if v.json {
+				gotErr = pl.WriteNDJSON(context.Background(), &got, path)
+			} else {
+				gotErr = pl.WriteText(context.Background(), &got, v.hex)
+			}
 			done()
 
 			pl, done = open()
 			dec := NewDecoder(pl.Identities)
+			enc := EventEncoder{Identities: pl.Identities}
 			var want []byte
+			if v.json {
+				want = AppendInput(want, path, pl.Reader.Format())
+			}
 			n := 0
 			wantErr := pl.Each(context.Background(), func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error {
+				if v.json {
+					want = enc.Append(want, seq, ev, p, paired, dec.Decode(ev, p, paired))
+					n++
+					return nil
+				}
 				want = AppendEventText(want, seq, float64(Elapsed(pl.First, Micros(ev), ev))/1e6, ev, p, paired, dec.Decode(ev, p, paired))
 				if v.hex && ev.HasData() {
 					want = AppendHexDump(want, ev.Data)
