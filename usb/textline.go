@@ -8,7 +8,7 @@ import (
 	"github.com/iotap/iotap/usbmon"
 )
 
-// lineBuf is the room appendEventLine reserves for a line and writes
+// lineBuf is the room lineWriter.append reserves for a line and writes
 // in place: indexed by a uint8 (at most 255), every store of up to 8
 // bytes is within it by its type, with no bounds check. Its common lines
 // are at most 146 bytes: the event number (at most 16 digits; 16 bytes
