@@ -366,3 +366,32 @@ func (ws *Windows) Close() {
 		w.Close()
 	}
 }
+
+// OpenAll cuts the window spec of each of paths (Open) and returns the
+// cuts' paths in a new slice; the first path that does not cut ends it
+// with its error.
+func (ws *Windows) OpenAll(ctx context.Context, paths []string, spec timerange.Spec, warn func(string)) ([]string, error) {
+	cuts := make([]string, len(paths))
+	for i, p := range paths {
+		c, err := ws.Open(ctx, p, spec, warn)
+		if err != nil {
+			return nil, err
+		}
+		cuts[i] = c
+	}
+	return cuts, nil
+}
+
+// Run runs read, a reader of the cuts, with stdout and stderr wrapped so
+// that what it prints names the inputs, not their cuts (Renamer; the
+// writers are flushed when read returns), and so that a write to a
+// closed pipe removes the cuts and calls broken (BrokenPipe). It returns
+// read's error renamed too.
+func (ws *Windows) Run(stdout, stderr io.Writer, broken func(), read func(stdout, stderr io.Writer) error) error {
+	rn := ws.Renamer()
+	o, e := rn.Writer(ws.BrokenPipe(stdout, broken)), rn.Writer(ws.BrokenPipe(stderr, broken))
+	err := read(o, e)
+	o.Flush()
+	e.Flush()
+	return rn.Error(err)
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -37,20 +36,13 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		}
 		var ws cut.Windows
 		defer ws.Close()
-		open := func(p string) (string, error) {
-			p, err := ws.Open(e.ctx, p, spec, e.warn)
-			return p, windowError(name, err)
-		}
-		args = slices.Clone(args)
-		for i := range args {
-			if args[i], err = open(args[i]); err != nil {
-				return err
-			}
+		if args, err = ws.OpenAll(e.ctx, args, spec, e.warn); err != nil {
+			return windowError(name, err)
 		}
 		if f := fl.Lookup("pt"); f != nil && f.Value.String() != "" {
-			p, err := open(f.Value.String())
+			p, err := ws.Open(e.ctx, f.Value.String(), spec, e.warn)
 			if err != nil {
-				return err
+				return windowError(name, err)
 			}
 			f.Value.Set(p)
 		}
@@ -62,18 +54,16 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		defer signal.Stop(sig)
 		exit := func() { os.Exit(128 + 13) }
 		// What the command prints names the inputs, not their cuts.
-		rn := ws.Renamer()
 		stdout, stderr := e.stdout, e.stderr
-		wo, we := rn.Writer(ws.BrokenPipe(stdout, exit)), rn.Writer(ws.BrokenPipe(stderr, exit))
-		e.stdout, e.stderr = wo, we
-		err = run(cmd, args)
-		wo.Flush()
-		we.Flush()
-		e.stdout, e.stderr = stdout, stderr
-		if f := fl.Lookup("allow-loss"); ws.Truncated() != "" && err == nil && (f == nil || f.Value.String() != "true") {
-			err = dataLostError("%s (--allow-loss to accept)", ws.Truncated())
-		}
-		return rn.Error(err)
+		defer func() { e.stdout, e.stderr = stdout, stderr }()
+		return ws.Run(stdout, stderr, exit, func(o, we io.Writer) error {
+			e.stdout, e.stderr = o, we
+			err := run(cmd, args)
+			if f := fl.Lookup("allow-loss"); ws.Truncated() != "" && err == nil && (f == nil || f.Value.String() != "true") {
+				err = dataLostError("%s (--allow-loss to accept)", ws.Truncated())
+			}
+			return err
+		})
 	}
 	return c
 }
