@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/iotap/iotap/intelpt/calls"
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // ptCallEvent is the begin or end of a call.
@@ -90,7 +91,14 @@ func (s *ptCallsSource) run(in *calls.Input, o calls.Options) {
 	batch = make([]ptCallEvent, 0, 4096)
 	o.OnBegin = func(c *calls.Call) { add(ptCallEvent{begin: true, tid: c.Thread, ts: c.Begin, name: c.Func}) }
 	o.OnCall = func(c *calls.Call) { add(ptCallEvent{tid: c.Thread, ts: c.End, from: c.Begin, name: c.Func}) }
-	res, err := calls.Analyze(in, o)
+	// The streams are mapped files: a file cut shorter while it is read
+	// is an error naming it, not a crash of this goroutine.
+	var res *calls.Result
+	err := mapfile.Do(func() error {
+		var err error
+		res, err = calls.Analyze(in, o)
+		return err
+	})
 	if err == nil {
 		s.in.Skipped += int64(res.Gaps)
 	}
