@@ -19,3 +19,9 @@ func newMMIOCmd(e *env) *cobra.Command {
 	)
 	return c
 }
+
+// mmioIn is lossFlag.mmio for the log at path: the messages name it
+// ("mmio: FILE: the log is cut: ...").
+func (l lossFlag) mmioIn(e *env, path string, msgs []string) error {
+	return l.check(e, "mmio: "+path+": ", msgs, "--allow-loss to accept")
+}

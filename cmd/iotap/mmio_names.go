@@ -65,7 +65,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 				return err
 			}
 			n.WriteSummary(e.stderr)
-			return loss.mmio(e, lost)
+			return loss.mmioIn(e, args[0], lost)
 		},
 	}
 	f := c.Flags()

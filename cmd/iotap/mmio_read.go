@@ -72,7 +72,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 			if err != nil {
 				return err
 			}
-			return loss.mmio(e, lost)
+			return loss.mmioIn(e, args[0], lost)
 		},
 	}
 	f := c.Flags()
