@@ -164,7 +164,11 @@ func CutFile(ctx context.Context, path string, w io.Writer, useIndex bool, meter
 	if meter != nil && in.ReaderAt != nil { // a plain file (compressed inputs are not metered)
 		in.ReaderAt = meter(in.ReaderAt, in.Size)
 	}
-	return Cut(ctx, in, w, opt)
+	res, err := Cut(ctx, in, w, opt)
+	if errors.Is(err, detect.ErrNotTrace) {
+		err = inputError(path, err) // named as the readers name it
+	}
+	return res, err
 }
 
 // LostInWindow says what loss the cut keeps inside the window (Lost):

@@ -123,8 +123,9 @@ func TestMMIOFilterWindowSyntax(t *testing.T) {
 	}
 }
 
-// 'iotap index FILE' of a file that is no trace names the file and says
-// what it is, as the readers do, without the package's name ("cut: ").
+// 'iotap index FILE' and 'iotap cut' of a file that is no trace name the
+// file and say what it is, as the readers do, without the package's name
+// ("cut: ").
 func TestIndexNotATrace(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "notes.txt")
@@ -138,5 +139,13 @@ func TestIndexNotATrace(t *testing.T) {
 	}
 	if _, err := os.Lstat(path + ".iotapidx"); err == nil {
 		t.Error("an index was written")
+	}
+	// cut says it the same way (it named no file).
+	out := filepath.Join(dir, "cut.txt")
+	if _, errs, code := runUSB(t, "cut", "--from", "1", path, "-o", out); code != 1 || errs != want {
+		t.Errorf("cut: exit %d, %q, want %q", code, errs, want)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Error("a cut was written")
 	}
 }
