@@ -347,10 +347,15 @@ func (p *PerfDataReader) Close() error {
 
 // OpenPerfData opens the perf.data file path as 'iotap events read' does:
 // "-" is standard input, read as a stream (pipe mode only), as is a file
-// that is not regular (a named pipe). Close closes the file too.
+// that is not regular (a named pipe). Close closes the file too. Errors
+// name the file ("FILE: userevents: perf.data at byte N: ...").
 func OpenPerfData(path string) (*PerfDataReader, error) {
 	if path == "-" {
-		return NewPerfDataReader(os.Stdin, -1)
+		r, err := NewPerfDataReader(os.Stdin, -1)
+		if err != nil {
+			return nil, fmt.Errorf("-: %w", err)
+		}
+		return r, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -361,6 +366,10 @@ func OpenPerfData(path string) (*PerfDataReader, error) {
 		f.Close()
 		return nil, err
 	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory (give a perf.data file)", path)
+	}
 	size := st.Size()
 	if !st.Mode().IsRegular() {
 		size = -1
@@ -368,7 +377,7 @@ func OpenPerfData(path string) (*PerfDataReader, error) {
 	r, err := NewPerfDataReader(f, size)
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	r.file = f
 	return r, nil

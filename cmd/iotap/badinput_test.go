@@ -523,7 +523,6 @@ var sweepKnown = map[string]string{
 	"usb convert|cut-100.pcapng":  "usb convert: the loss line has the offset but not the file",
 	"mmio filter|cut-big.log":     "mmio filter: \"mmio: the log is cut\" names no file (mmio read/stats/names do)",
 	"mmio replay|cut-big.log":     "mmio replay --dry-run: a cut log (its last record lost) is exit 0, nothing said",
-	"events read|*":               "events read: \"userevents: perf.data at byte 0: ...\" names no file",
 	"pt flow|*":                   "pt flow: \"not an Intel PT trace: no PSB in N bytes\" names no file; stdin is \"open -: no such file\"; an empty file is \"bad offset 0x0\"",
 	"pt calls|*":                  "pt calls: \"bad perf.data: offset 0x0: missing PERFILE2 magic\" names no file; stdin is \"stat -: no such file\"",
 	"cut|cut-100.pcapng":          "cut: a pcapng cut in its second block is a usage error, \"the window holds nothing\", no file, no truncation",
