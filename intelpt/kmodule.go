@@ -254,7 +254,7 @@ func LoadModuleKO(path, module string, sectionAddr map[string]uint64, resolve fu
 			v := uint64(int64(S) + add)
 			switch typ {
 			case elf.R_X86_64_64:
-				if off+8 > uint64(len(b)) {
+				if off > uint64(len(b)) || uint64(len(b))-off < 8 { // off+8 may wrap
 					return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation past the section", path, target.Name, off)
 				}
 				le.PutUint64(b[off:], v)
@@ -265,7 +265,7 @@ func LoadModuleKO(path, module string, sectionAddr map[string]uint64, resolve fu
 			default:
 				return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation type %v not supported", path, target.Name, off, typ)
 			}
-			if off+4 > uint64(len(b)) {
+			if off > uint64(len(b)) || uint64(len(b))-off < 4 { // off+4 may wrap
 				return nil, fmt.Errorf("intelpt: module: %s %s+%#x: relocation past the section", path, target.Name, off)
 			}
 			le.PutUint32(b[off:], uint32(v))
