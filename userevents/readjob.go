@@ -2,6 +2,7 @@ package userevents
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -22,7 +23,7 @@ type ReadJob struct {
 // Prepare checks Filter and places Window on the file, before anything
 // is opened for output. A bad Filter is an *ArgError with Arg "filter"
 // (its message says -Y), a window that does not resolve one with Arg
-// "window".
+// "window"; a file that is no perf.data is a *PerfDataError, named.
 func (j *ReadJob) Prepare(ctx context.Context) error {
 	var keep func(*Recorded) bool
 	if j.Filter != "" {
@@ -33,15 +34,29 @@ func (j *ReadJob) Prepare(ctx context.Context) error {
 		keep = k
 	}
 	keep, err := KeepWindow(ctx, j.Path, j.Window, keep)
-	if err != nil {
+	if pe := (*PerfDataError)(nil); errors.As(err, &pe) {
+		return j.named(err) // the file, not the window
+	} else if err != nil {
 		return &ArgError{"window", err}
 	}
 	j.keep = keep
 	return nil
 }
 
+// Open opens j.Path (OpenPerfData, whose errors name the file).
+func (j *ReadJob) Open() (*PerfDataReader, error) { return OpenPerfData(j.Path) }
+
+// named names j.Path in a *PerfDataError (which names no file) as
+// OpenPerfData does; other errors are returned as they are.
+func (j *ReadJob) named(err error) error {
+	if pe := (*PerfDataError)(nil); errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", j.Path, err)
+	}
+	return err
+}
+
 // Run writes the samples of r (the file j.Path, opened with
-// OpenPerfData) that j keeps to w, after the input record when JSON, and
+// Open) that j keeps to w, after the input record when JSON, and
 // returns the number of samples written (PerfDataReader.CopyTo: r's
 // Stats, Warnings and Errors tell what was lost). Prepare must have
 // succeeded.
@@ -51,7 +66,8 @@ func (j *ReadJob) Run(ctx context.Context, r *PerfDataReader, w io.Writer) (uint
 			return 0, err
 		}
 	}
-	return r.CopyTo(ctx, w, CopyOptions{JSON: j.JSON, Keep: j.keep})
+	n, err := r.CopyTo(ctx, w, CopyOptions{JSON: j.JSON, Keep: j.keep})
+	return n, j.named(err)
 }
 
 // Loss says what the file lost, as 'iotap events read' reports it:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,5 +149,41 @@ func TestPerfDataStatsLoss(t *testing.T) {
 		if got := c.st.Loss(); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
 		}
+	}
+}
+
+// A file that is no perf.data is refused naming it, whether the window
+// reads it first (Prepare), Open does or the samples do (Run).
+func TestReadJobNamesFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(path, []byte("hello\n"), 0o600)
+	want := path + ": userevents: perf.data at byte 0: shorter than a perf.data header"
+	j := ReadJob{Path: path, Window: mustSpec(t, "1", "")}
+	var pe *PerfDataError
+	if err := j.Prepare(context.Background()); err == nil || err.Error() != want || !errors.As(err, &pe) {
+		t.Errorf("Prepare: %v, want %q", err, want)
+	}
+	j = ReadJob{Path: path}
+	if _, err := j.Open(); err == nil || err.Error() != want || !errors.As(err, &pe) {
+		t.Errorf("Open: %v, want %q", err, want)
+	}
+	// A perf.data cut short: Run's error names it too.
+	b, err := os.ReadFile(filepath.Join(ltDir, "perf.data"))
+	if err != nil {
+		t.Skip(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.data")
+	os.WriteFile(cut, b[:len(b)*2/3], 0o600)
+	j = ReadJob{Path: cut}
+	if err := j.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := j.Open()
+	if err == nil {
+		defer r.Close()
+		_, err = j.Run(context.Background(), r, io.Discard)
+	}
+	if err == nil || !strings.HasPrefix(err.Error(), cut+": userevents: perf.data at byte ") {
+		t.Errorf("a perf.data cut short: %v", err)
 	}
 }

@@ -37,12 +37,14 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			}
 			job := userevents.ReadJob{Path: args[0], Filter: expr, Window: spec, JSON: jsonOut}
 			if err := job.Prepare(e.ctx); err != nil {
-				if ae := (*userevents.ArgError)(nil); errors.As(err, &ae) && ae.Arg == "window" {
+				if ae := (*userevents.ArgError)(nil); !errors.As(err, &ae) {
+					return err
+				} else if ae.Arg == "window" {
 					return usageErrorf("events read: %v", err)
 				}
 				return usageErrorf("%v", err)
 			}
-			r, err := userevents.OpenPerfData(args[0])
+			r, err := job.Open()
 			if err != nil {
 				return err
 			}
