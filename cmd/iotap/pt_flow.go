@@ -142,6 +142,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	var trace []byte
 	var mapped *intelpt.MappedTrace // a raw trace file, its pages dropped behind the decoder
+	var inputLoss string            // what a perf.data or capture directory lost
 	var base intelpt.Config
 	cfg, format := &f.cfg, intelpt.FormatRaw
 	if len(f.raw) == 0 && len(f.elf) == 0 {
@@ -170,7 +171,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 			return fmt.Errorf("pt flow: %s: %w", f.pt, err)
 		}
 		defer mapped.Close()
-		trace, base, cfg.Image, format = mapped.Data, sb.Config, sb.Image, sb.Format
+		trace, base, cfg.Image, format, inputLoss = mapped.Data, sb.Config, sb.Image, sb.Format, sb.Loss
 		f.opt.StreamName, f.opt.StreamCPU = sb.Stream.Name(), sb.Stream.CPU
 	} else {
 		var err error
@@ -229,6 +230,9 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 		lost = mapped.FlowLoss(cfg.Config) // from the file: the dropped pages stay out
 	} else {
 		lost = intelpt.FlowLoss(trace, cfg.Config)
+	}
+	if inputLoss != "" {
+		lost = append(lost, inputLoss)
 	}
 	return e.dataLoss(f.allowLoss, "pt flow: ", lost, "--allow-loss to accept")
 }

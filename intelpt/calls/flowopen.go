@@ -51,6 +51,9 @@ type FlowInput struct {
 	// Unfound are the mappings whose files were not found (their code is
 	// missing from the image).
 	Unfound []intelpt.Unfound
+	// Loss describes what the input lost, as Input.Loss ("" when none):
+	// a cut file, AUX records flagged truncated, lost records.
+	Loss string
 
 	in *Input
 }
@@ -101,5 +104,5 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 		in.Close()
 		return nil, err
 	}
-	return &FlowInput{Stream: in.Streams[i], Config: in.Config, Image: im, Format: in.Format, Unfound: unfound, in: in}, nil
+	return &FlowInput{Stream: in.Streams[i], Config: in.Config, Image: im, Format: in.Format, Unfound: unfound, Loss: in.Loss, in: in}, nil
 }
