@@ -44,6 +44,11 @@ func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, e
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		// A pipe would lose what the first reads took: its kind, the
+		// capture id of its first 64 KiB, then its records.
+		return nil, fmt.Errorf("export: %s is not a regular file: export reads its input more than once", path)
+	}
 	var files []inputFile
 	var clocksPath string
 	if st.IsDir() && fileExists(filepath.Join(path, intelpt.CaptureInfoFile)) {
