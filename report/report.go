@@ -122,6 +122,10 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(in.files) == 0 {
+		in.cleanup()
+		return nil, fmt.Errorf("%s: %w", strings.Join(args, ", "), ErrNothing)
+	}
 	r := &Report{Bundles: in.bundles, tmp: in}
 	clocks := map[string]*timeline.Clocks{} // by directory
 	for _, f := range in.files {
@@ -252,6 +256,25 @@ func (r *Report) Close() error {
 		r.tmp = nil
 	}
 	return nil
+}
+
+// ErrNothing is Build's error when its arguments hold no file at all (an
+// empty directory or bundle): there is nothing to report.
+var ErrNothing = errors.New("nothing to report: no files found")
+
+// LossError is why a report ends with exit 3: which of its traces record
+// lost data, "N of M traces record lost data: NAME, NAME"; "" when none.
+func (r *Report) LossError() string {
+	var names []string
+	for _, t := range r.Traces {
+		if t.Err == nil && t.Loss != "" {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d traces record lost data: %s", len(names), len(r.Traces), strings.Join(names, ", "))
 }
 
 // Lossy counts the traces that record lost data.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -237,4 +238,46 @@ func FuzzEventsNDJSON(f *testing.F) {
 			t.Fatalf("%s: want %q %q %d", b, file, name, count)
 		}
 	})
+}
+
+// An empty directory is nothing to report: Build fails naming it.
+func TestBuildEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Build(context.Background(), []string{dir}, Options{})
+	if err == nil {
+		r.Close()
+		t.Fatalf("an empty directory built a report of %d traces", len(r.Traces))
+	}
+	if !errors.Is(err, ErrNothing) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %q: want ErrNothing naming %s", err, dir)
+	}
+}
+
+// LossError names the traces that record lost data: a pcapng cut at a
+// third of its bytes, beside the whole one, which is not named.
+func TestLossErrorNamesTraces(t *testing.T) {
+	b, err := os.ReadFile("../testdata/capture/usb.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whole, cut := filepath.Join(dir, "whole.pcapng"), filepath.Join(dir, "cut.pcapng")
+	os.WriteFile(whole, b, 0o600)
+	os.WriteFile(cut, b[:len(b)/3], 0o600)
+	r, err := Build(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got, want := r.LossError(), "1 of 2 traces record lost data: "+cut; got != want {
+		t.Errorf("LossError %q, want %q", got, want)
+	}
+	r2, err := Build(context.Background(), []string{whole}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if got := r2.LossError(); got != "" {
+		t.Errorf("whole trace: LossError %q, want none", got)
+	}
 }

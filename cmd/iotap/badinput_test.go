@@ -205,7 +205,7 @@ func badExpect(cmd []string, src, input string) want {
 	case "directory":
 		switch {
 		case report:
-			return want{0, ""}
+			return want{1, "nothing to report"} // an empty directory
 		case cmd[0] == "timeline":
 			return want{1, "no trace in this directory"}
 		}
@@ -519,10 +519,6 @@ var sweepCommands = [][]string{
 // owners. A listed case that now follows the rules fails the test: take
 // it off the list.
 var sweepKnown = map[string]string{
-	"report|directory":            "report: exit 0 on an empty directory",
-	"report|cut-big.log":          "report: the loss line says \"1 of 1 traces record lost data\", the file is named on stdout only",
-	"report|cut-1of3.pcapng":      "report: the loss line names no file (stdout does)",
-	"report|cut-100.pcapng":       "report: the loss line names no file (stdout does)",
 	"usb read|cut-1of3.pcapng":    "usb read: the loss line has the offset but not the file",
 	"usb read|cut-100.pcapng":     "usb read: the loss line has the offset but not the file",
 	"usb stats|cut-1of3.pcapng":   "usb stats: the loss line has the offset but not the file",

@@ -60,7 +60,9 @@ digits); an endpoint with fewer than 100 transfers has no p99 ("(n=N)"), its
 MAX is the largest latency seen. Warnings are summarised in one line each;
 -v prints every one.
 
-Exit status 3 when any trace records lost or dropped data, unless --allow-loss.`,
+Exit status 3 when any trace records lost or dropped data (the last line names
+those traces), unless --allow-loss; 1 when the arguments hold no file at all
+(an empty directory): there is nothing to report.`,
 		Example: `  iotap report testdata -o report.html -o timeline.pftrace
   iotap report capture-dir/ --json | jq 'select(.kind == "usb_endpoint") | .latency.p99_ns'
   iotap report bundle.tar.gz -o out.html
@@ -152,8 +154,8 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 	if err != nil {
 		return err
 	}
-	if n := r.Lossy(); n > 0 && !o.allowLoss {
-		return dataLostError("%d of %d traces record lost data", n, len(r.Traces))
+	if msg := r.LossError(); msg != "" && !o.allowLoss {
+		return dataLostError("%s", msg)
 	}
 	if t := r.FirstError(); t != nil {
 		return fmt.Errorf("%s: %v", t.Name, t.Err)
