@@ -56,6 +56,10 @@ func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 		defer f.Close()
 		return readStreamRange(file, f, off, size)
 	}
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() == 0 && off == 0 && size == 0 {
+		f.Close()
+		return &MappedTrace{}, nil // an empty trace: no PSB, FlowLoss says so
+	}
 	f.Close()
 	b, err := ReadFileRange(file, off, size)
 	if err != nil {

@@ -52,6 +52,9 @@ type ReplayStats struct {
 	Unmapped    int64 // accesses outside every known BAR (not executed)
 	Skipped     int64 // bad lines skipped
 	Lost        uint64
+	// Loss says what the log read lost (Reader.Loss: lost events, bad
+	// lines skipped, a last line cut short); empty when complete.
+	Loss []string
 }
 
 // Replay re-executes the writes of a log (and, with CheckReads, its reads)
@@ -142,7 +145,7 @@ func Replay(ctx context.Context, in io.Reader, target ReplayTarget, opt ReplayOp
 			}
 		}
 	}
-	st.Skipped, st.Lost = rd.Skipped(), rd.Lost()
+	st.Skipped, st.Lost, st.Loss = rd.Skipped(), rd.Lost(), rd.Loss()
 	return st, nil
 }
 

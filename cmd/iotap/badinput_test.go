@@ -519,25 +519,13 @@ var sweepCommands = [][]string{
 // owners. A listed case that now follows the rules fails the test: take
 // it off the list.
 var sweepKnown = map[string]string{
-	"usb read|cut-1of3.pcapng":    "usb read: the loss line has the offset but not the file",
-	"usb read|cut-100.pcapng":     "usb read: the loss line has the offset but not the file",
-	"usb stats|cut-1of3.pcapng":   "usb stats: the loss line has the offset but not the file",
-	"usb stats|cut-100.pcapng":    "usb stats: the loss line has the offset but not the file",
-	"usb pair|cut-1of3.pcapng":    "usb pair: the loss line has the offset but not the file",
-	"usb pair|cut-100.pcapng":     "usb pair: the loss line has the offset but not the file",
-	"usb convert|cut-1of3.pcapng": "usb convert: the loss line has the offset but not the file",
-	"usb convert|cut-100.pcapng":  "usb convert: the loss line has the offset but not the file",
-	"mmio filter|cut-big.log":     "mmio filter: \"mmio: the log is cut\" names no file (mmio read/stats/names do)",
-	"mmio replay|cut-big.log":     "mmio replay --dry-run: a cut log (its last record lost) is exit 0, nothing said",
-	"pt flow|*":                   "pt flow: \"not an Intel PT trace: no PSB in N bytes\" names no file; stdin is \"open -: no such file\"; an empty file is \"bad offset 0x0\"",
-	"pt calls|*":                  "pt calls: \"bad perf.data: offset 0x0: missing PERFILE2 magic\" names no file; stdin is \"stat -: no such file\"",
-	"cut|cut-100.pcapng":          "cut: a pcapng cut in its second block is a usage error, \"the window holds nothing\", no file, no truncation",
-	"cut|cut-20.pcapng":           "cut: a pcapng cut in its first block is a usage error, \"the window holds nothing\", no file",
-	"index|cut-100.pcapng":        "index: a pcapng cut in its second block is indexed, exit 0, the truncation not said",
-	"index|cut-20.pcapng":         "index: a pcapng cut in its first block is indexed, exit 0, the truncation not said",
-	"index|cut-1of3.pcapng":       "index: a cut pcapng is indexed, exit 0, the truncation not said",
-	"index|cut-big.log":           "index: a log cut inside a line is indexed, exit 0, the truncation not said",
-	"cut|cut-big.log":             "cut: a log cut inside its last line, the window covering it: exit 0, the lost record not said",
+	"cut|cut-100.pcapng":    "cut: a pcapng cut in its second block is a usage error, \"the window holds nothing\", no file, no truncation",
+	"cut|cut-20.pcapng":     "cut: a pcapng cut in its first block is a usage error, \"the window holds nothing\", no file",
+	"index|cut-100.pcapng":  "index: a pcapng cut in its second block is indexed, exit 0, the truncation not said",
+	"index|cut-20.pcapng":   "index: a pcapng cut in its first block is indexed, exit 0, the truncation not said",
+	"index|cut-1of3.pcapng": "index: a cut pcapng is indexed, exit 0, the truncation not said",
+	"index|cut-big.log":     "index: a log cut inside a line is indexed, exit 0, the truncation not said",
+	"cut|cut-big.log":       "cut: a log cut inside its last line, the window covering it: exit 0, the lost record not said",
 }
 
 // sweepInputs adds the sweep's inputs to the corpus: a plain random file

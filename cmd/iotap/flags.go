@@ -78,11 +78,6 @@ func (l lossFlag) check(e *env, prefix string, msgs []string, accept string) err
 	return e.dataLoss(bool(l), prefix, msgs, accept)
 }
 
-// mmio is check for the mmio commands (mmiotrace.LossMessages).
-func (l lossFlag) mmio(e *env, msgs []string) error {
-	return l.check(e, "mmio: ", msgs, "--allow-loss to accept")
-}
-
 // symbolsFlag is --symbols: the kernel symbols naming access PCs, of a
 // capture bundle or a kallsyms file (mmiotrace.LoadSymbols).
 type symbolsFlag string

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -62,8 +60,8 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 			err := mmiotrace.DiffLogs(e.stdout, logs[0], logs[1], maxEdits, format)
 			var lossErr error // reported after the diff of what was read
 			for i, p := range args {
-				if lerr := loss.mmio(e, logs[i].Loss); lerr != nil && lossErr == nil {
-					lossErr = fmt.Errorf("%s: %w", p, lerr)
+				if lerr := loss.mmioIn(e, p, logs[i].Loss); lerr != nil && lossErr == nil {
+					lossErr = lerr
 				}
 			}
 			if err != nil {

@@ -103,7 +103,7 @@ Examples:
 			if s, ok := in.(*cut.Stream); ok {
 				lost = append(lost, s.Loss()...)
 			}
-			return allowLoss.mmio(e, lost)
+			return allowLoss.mmioIn(e, args[0], lost)
 		},
 	}
 	fl := c.Flags()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -13,6 +14,7 @@ func newMMIOReplayCmd(e *env) *cobra.Command {
 		a      mmiotrace.ReplayArgs
 		asJSON bool
 		window windowFlags
+		loss   lossFlag
 	)
 	c := &cobra.Command{
 		Use: "replay [flags] FILE",
@@ -37,6 +39,9 @@ before the window are kept, so its accesses are located as in the log.
 --json writes NDJSON instead (docs/ndjson.md): an "input" record, one
 mmio_replay_access record per access printed by --dry-run, one
 mmio_replay_divergence per differing read, and a final mmio_replay_summary.
+
+Exit status 3 when the log lost records (lost events, a last line cut
+short, bad lines skipped with --keep-going), unless --allow-loss.
 
 Examples:
   iotap mmio replay --dry-run e1000.log
@@ -72,7 +77,11 @@ Examples:
 				out.Flush()
 				return fmt.Errorf("mmio replay: %d reads differ from the recording", st.Divergences)
 			}
-			return nil
+			lost := st.Loss
+			if s, ok := in.(*cut.Stream); ok {
+				lost = append(lost, s.Loss()...)
+			}
+			return loss.mmioIn(e, args[0], lost)
 		},
 	}
 	f := c.Flags()
@@ -90,5 +99,6 @@ Examples:
 	f.BoolVar(&a.KeepGoing, "keep-going", false, "skip lines that do not parse")
 	window.add(f, "replay only the accesses at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
 	f.BoolVar(&asJSON, "json", false, "NDJSON output: one object per access (dry run) or divergence, then a summary")
+	loss.add(f, "exit 0 even when the log records lost events, is cut or had bad lines skipped")
 	return c
 }

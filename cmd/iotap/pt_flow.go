@@ -188,6 +188,9 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 		defer mapped.Close()
 		trace = mapped.Data
 	}
+	if len(trace) == 0 {
+		return fmt.Errorf("pt flow: %s: not an Intel PT trace: empty (the input has no bytes)", f.pt)
+	}
 	cfg.Config = f.timing.Apply(base)
 	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
 		return err
@@ -234,5 +237,5 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	if inputLoss != "" {
 		lost = append(lost, inputLoss)
 	}
-	return e.dataLoss(f.allowLoss, "pt flow: ", lost, "--allow-loss to accept")
+	return e.dataLoss(f.allowLoss, "pt flow: "+f.pt+": ", lost, "--allow-loss to accept")
 }

@@ -130,5 +130,5 @@ func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions,
 		return fmt.Errorf("%s: %w (%d events converted before it)", in, err, res.Events)
 	}
 	lost = append(lost, r.Loss()...)
-	return allowLoss.check(e, "", lost, "use --allow-loss to accept")
+	return allowLoss.check(e, in+": ", lost, "use --allow-loss to accept")
 }

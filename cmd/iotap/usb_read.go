@@ -150,15 +150,15 @@ func usbError(err error) error {
 	return err
 }
 
-// usbFinish turns the end state of the input into the command's error: the
+// usbFinish turns the end state of the input path into the command's error: the
 // read error, and lost data (truncation, drops, skipped lines) as exit
 // code 3 unless --allow-loss.
-func usbFinish(e *env, o *usbAnOptions, pl *usb.Pipeline, readErr error) error {
+func usbFinish(e *env, o *usbAnOptions, path string, pl *usb.Pipeline, readErr error) error {
 	lost, err := pl.Loss(readErr)
 	if err != nil {
 		return usbError(err)
 	}
-	return o.loss.check(e, "", lost, "use --allow-loss to accept")
+	return o.loss.check(e, path+": ", lost, "use --allow-loss to accept")
 }
 
 // runUSBJob runs job, which returns its read error, over the pipeline of
@@ -169,5 +169,5 @@ func runUSBJob(e *env, o *usbAnOptions, path string, job func(*usb.Pipeline) err
 		return err
 	}
 	defer in.Close()
-	return usbFinish(e, o, in.Pipeline, job(in.Pipeline))
+	return usbFinish(e, o, path, in.Pipeline, job(in.Pipeline))
 }

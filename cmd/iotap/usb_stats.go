@@ -58,5 +58,5 @@ func runUSBStats(e *env, o *usbAnOptions, path string) error {
 	if err := report.WriteUSBStats(e.stdout, st, in.Pipeline, path, o.json); err != nil {
 		return err
 	}
-	return usbFinish(e, o, in.Pipeline, readErr)
+	return usbFinish(e, o, path, in.Pipeline, readErr)
 }
