@@ -358,7 +358,13 @@ func captureCallsSources(path string, ci *intelpt.CaptureInfo, conv *TSCConversi
 		i++
 	}
 	if i >= len(cin.Streams) {
+		cin.Close()
 		return nil, fmt.Errorf("%s: not a buffer of %s", path, intelpt.CaptureInfoFile)
+	}
+	for j := range cin.Streams {
+		if j != i {
+			cin.Streams[j].Close() // only buffer i is decoded here
+		}
 	}
 	cin.Streams = cin.Streams[i : i+1]
 	// the one list of every command: the capture's binaries/ first

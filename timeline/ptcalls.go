@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/internal/mapfile"
@@ -42,9 +43,16 @@ type ptCallsSource struct {
 // file or capture directory read by intelpt/calls) to a timeline source
 // named name: per thread a track of nested slices named after the
 // functions. Times are the sideband's clock (TSC converted when in knows
-// how, else TSC ticks shown as ns).
+// how, else TSC ticks shown as ns). The sources own in: it is closed
+// when the decoding of its last stream has ended.
 func NewPTCallsSources(name string, in *calls.Input, o calls.Options) []Source {
 	var srcs []Source
+	if len(in.Streams) == 0 {
+		in.Close()
+		return nil
+	}
+	left := new(atomic.Int32)
+	left.Store(int32(len(in.Streams)))
 	for i, st := range in.Streams {
 		stats := &InputStats{Path: name, Kind: KindPT, Format: "Intel PT function calls", Clock: "TSC ticks (no conversion: shown as ns)"}
 		if in.ToNS != nil {
@@ -59,7 +67,12 @@ func NewPTCallsSources(name string, in *calls.Input, o calls.Options) []Source {
 			names: map[int32]string{}, tracks: map[int32]uint64{}, open: map[int32]int{}}
 		so := o
 		so.Streams = []int{i}
-		go s.run(in, so)
+		go func() {
+			s.run(in, so)
+			if left.Add(-1) == 0 {
+				in.Close()
+			}
+		}()
 		srcs = append(srcs, s)
 	}
 	return srcs

@@ -6,13 +6,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
@@ -280,4 +283,51 @@ func TestPTCallsOverview(t *testing.T) {
 		}
 	}
 	t.Logf("%d windows, %d functions, busiest %s %.0f ns", len(st.Index.Windows), len(names), names[0], want[names[0]])
+}
+
+// TestPTCallsSourcesCloseInput: the call track of a perf.data file read
+// as it is decoded (calls.ReadPerfDataFile) closes the file once its
+// streams are decoded; it stayed open until the process ended.
+func TestPTCallsSourcesCloseInput(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	s, err := ptsynth.SynthesizeProg(dir, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "perf.data")
+	if err := os.WriteFile(path, s.Perf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	isOpen := func() bool { // path among this process's open files
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip(err)
+		}
+		for _, e := range ents {
+			if p, _ := os.Readlink("/proc/self/fd/" + e.Name()); p == path {
+				return true
+			}
+		}
+		return false
+	}
+	in, err := calls.ReadPerfDataFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isOpen() {
+		t.Fatal("ReadPerfDataFile holds no open file: the test checks nothing")
+	}
+	if _, err := Merge(context.Background(), io.Discard, NewPTCallsSources(path, in, calls.Options{}), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// The last stream's goroutine closes the input after it sent its end.
+	for deadline := time.Now().Add(10 * time.Second); isOpen(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still open after the merge: the input was not closed", path)
+		}
+	}
+	runtime.KeepAlive(in) // not closed by its finalizer
 }
