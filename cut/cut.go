@@ -374,7 +374,9 @@ func (c *cutter) truncated(err error, last int64, win timerange.Window) error {
 	} else {
 		c.res.Truncated = 1 // a compressed input: the size is not known here
 	}
-	if win.Contains(last) {
+	if win.Contains(last) || last == NoTime {
+		// No timed record before it (a capture killed inside its first
+		// records): its time is not known, its loss is said.
 		c.res.Lost++
 	}
 	c.warn(fmt.Sprintf("%s: the input ends inside a record (%v): the records before it are cut, it counts as 1 lost event", c.in.Name, err))

@@ -28,13 +28,24 @@ var (
 )
 
 func (s *mmioScanner) next(u *unit) ([]byte, error) {
-	off := s.off
 	l, err := s.line()
 	if err != nil {
 		return nil, err
 	}
 	*u = unit{kind: kindEvent}
 	body := trimEOL(l)
+	cutShort := l[len(l)-1] != '\n' && len(bytes.TrimSpace(body)) > 0
+	defer func() {
+		if cutShort && u.kind == kindEvent {
+			// The log ends inside this line (the kernel ends every line
+			// with a newline: a capture killed mid-write): it stays in
+			// place, for the reader to say (mmiotrace.Reader.Truncated),
+			// and its record counts as lost, at the time of the record
+			// before it (its own stamp may be cut short).
+			u.lost++
+			u.timed, u.mark = false, nil
+		}
+	}()
 	// Fast path: "R|W WIDTH SEC.USEC ..." needs only its stamp.
 	if len(body) > 4 && (body[0] == 'R' || body[0] == 'W') && body[1] == ' ' {
 		if t, ok := rwStamp(body); ok {
@@ -54,7 +65,6 @@ func (s *mmioScanner) next(u *unit) ([]byte, error) {
 	if perr := mmiotrace.ParseLine(body, &s.rec); perr != nil {
 		// A damaged line stays in place: kept when its neighbours are.
 		u.src = mmioSrcOth
-		_ = off
 		return l, nil
 	}
 	r := &s.rec

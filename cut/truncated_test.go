@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/iotap/iotap/mmiotrace"
 )
 
 // A capture killed inside a pcapng block (or a pcap record): the cut
@@ -97,5 +100,50 @@ func TestCutTruncated(t *testing.T) {
 	}
 	if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrFormat) {
 		t.Errorf("%s: %v is not ErrTruncated", in.Name, err)
+	}
+}
+
+// A capture killed inside its first blocks (no timed record before the
+// half block) is cut, not refused as an empty window, and its half block
+// is one lost event: a pcapng cut inside its section header and inside
+// its first packet, and a mmiotrace log cut inside its last line (the
+// window covering it), whose record mmiotrace.Reader also says is lost.
+func TestCutTruncatedEarly(t *testing.T) {
+	pcapng, err := os.ReadFile("../testdata/usbmon/lab-capture.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log = log[:len(log)-1]                           // its last line without its newline
+	cutLog := log[:bytes.LastIndexByte(log, '\n')+7] // "MARK 1" of its last line
+	for _, c := range []struct {
+		name string
+		data []byte
+		at   int64
+	}{
+		{"pcapng-20", pcapng[:20], 0},
+		{"pcapng-100", pcapng[:100], int64(binary.LittleEndian.Uint32(pcapng[4:]))}, // inside the block after the SHB
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := Input{Name: c.name, ReaderAt: bytes.NewReader(c.data), Size: int64(len(c.data))}
+			_, res := doCut(t, in, "0", "100")
+			if res.Lost != 1 || res.TruncatedAt != c.at || res.Truncated != int64(len(c.data))-c.at {
+				t.Errorf("lost %d, truncated %d bytes at %d; want 1 lost, %d bytes at %d", res.Lost, res.Truncated, res.TruncatedAt, int64(len(c.data))-c.at, c.at)
+			}
+		})
+	}
+	// The log's half line stays in place, for its reader to say, and
+	// counts as one lost event.
+	in := Input{Name: "cut.log", ReaderAt: bytes.NewReader(cutLog), Size: int64(len(cutLog))}
+	out, res := doCut(t, in, "0", "100")
+	if res.Lost != 1 || !bytes.HasSuffix(out, []byte("\nMARK 1")) {
+		t.Errorf("cut log: lost %d, ends %q; want 1 lost, the half line kept", res.Lost, out[max(0, len(out)-20):])
+	}
+	r := mmiotrace.NewReader(bytes.NewReader(cutLog))
+	if _, err := mmiotrace.CountKinds(r); err != nil || !r.Truncated() {
+		t.Errorf("mmiotrace.Reader: truncated %v, err %v; want a cut log", r.Truncated(), err)
 	}
 }

@@ -519,13 +519,10 @@ var sweepCommands = [][]string{
 // owners. A listed case that now follows the rules fails the test: take
 // it off the list.
 var sweepKnown = map[string]string{
-	"cut|cut-100.pcapng":    "cut: a pcapng cut in its second block is a usage error, \"the window holds nothing\", no file, no truncation",
-	"cut|cut-20.pcapng":     "cut: a pcapng cut in its first block is a usage error, \"the window holds nothing\", no file",
 	"index|cut-100.pcapng":  "index: a pcapng cut in its second block is indexed, exit 0, the truncation not said",
 	"index|cut-20.pcapng":   "index: a pcapng cut in its first block is indexed, exit 0, the truncation not said",
 	"index|cut-1of3.pcapng": "index: a cut pcapng is indexed, exit 0, the truncation not said",
 	"index|cut-big.log":     "index: a log cut inside a line is indexed, exit 0, the truncation not said",
-	"cut|cut-big.log":       "cut: a log cut inside its last line, the window covering it: exit 0, the lost record not said",
 }
 
 // sweepInputs adds the sweep's inputs to the corpus: a plain random file

@@ -260,8 +260,10 @@ func (p Point) resolve(c Clock) (int64, error) {
 	switch p.Base {
 	case Relative:
 		if !c.HasStart {
-			// No timed record: any relative time is past the end.
-			return math.MaxInt64 - p.NS, nil
+			// No timed record: any relative time is past the end, in
+			// order (--from 0 --to 100 is an empty window, not a
+			// reversed one).
+			return satAdd(noStart, p.NS), nil
 		}
 		return satAdd(c.Start, p.NS), nil
 	case Absolute:
@@ -281,6 +283,10 @@ func (p Point) resolve(c Clock) (int64, error) {
 	}
 	return 0, fmt.Errorf("bad time base %d", p.Base)
 }
+
+// noStart is where the times from the start of a trace without a timed
+// record begin: past every time such a trace can hold.
+const noStart = math.MaxInt64 / 2
 
 func satAdd(a, b int64) int64 {
 	s := a + b

@@ -3,6 +3,7 @@ package timerange
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseSpecResolve(t *testing.T) {
@@ -74,4 +75,21 @@ func FuzzParseSpec(f *testing.F) {
 			t.Fatalf("String %q does not parse: %v", s.String(), err)
 		}
 	})
+}
+
+// On a trace without a timed record, times from its start are past its
+// end and keep their order: [0, 100) is an empty window, not a reversed
+// one (a capture killed inside its first record).
+func TestResolveNoStart(t *testing.T) {
+	s, err := ParseSpec("0", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Resolve(Clock{})
+	if err != nil {
+		t.Fatalf("Resolve without a start: %v", err)
+	}
+	if w.From >= w.To || w.Contains(0) || w.Contains(time.Now().UnixNano()) {
+		t.Errorf("window %+v: want an ordered window past every time", w)
+	}
 }
