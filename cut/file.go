@@ -183,7 +183,9 @@ func (r *Result) LostInWindow() []string {
 // IndexFile reads the trace at path once (BuildIndex, a checkpoint every
 // interval bytes; meter, when set, wraps the file as it is read) and
 // returns its index, encoded (what 'iotap index' writes to
-// path+IndexSuffix), and the line that describes it.
+// path+IndexSuffix), and the line that describes it. When the trace ends
+// inside a record (Index.TruncatedAt) the index and its line come with a
+// *TruncatedError.
 func IndexFile(ctx context.Context, path string, interval int64, meter func(io.ReaderAt, int64) io.ReaderAt) ([]byte, string, error) {
 	in, closer, err := OpenFile(path, false, nil)
 	if err != nil {
@@ -201,9 +203,30 @@ func IndexFile(ctx context.Context, path string, interval int64, meter func(io.R
 	if err != nil {
 		return nil, "", err
 	}
-	return b, fmt.Sprintf("%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)",
-		path, ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), path+IndexSuffix, len(b)), nil
+	summary := fmt.Sprintf("%s: %s, %d records, %d checkpoints, %d markers, %d sources; wrote %s (%d bytes)",
+		path, ix.Format, ix.Records, len(ix.Checkpoints), len(ix.Markers), len(ix.Sources), path+IndexSuffix, len(b))
+	if at := ix.TruncatedAt(); at >= 0 {
+		return b, summary, &TruncatedError{Path: path, Offset: at}
+	}
+	return b, summary, nil
 }
+
+// TruncatedError is IndexFile's and WriteIndexFile's loss: the trace at
+// Path ends inside the record at Offset (a capture killed mid-write).
+// The index is made all the same (WriteIndexFile writes it): it covers
+// the records before it, and a cut of a window that holds the half record
+// counts it as a lost event. It matches ErrTruncated (errors.Is).
+type TruncatedError struct {
+	Path   string
+	Offset int64
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("%s ends inside a record (offset %d): the index covers the records before it", e.Path, e.Offset)
+}
+
+// Is matches ErrTruncated.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 
 // WriteIndexFile is 'iotap index' on the trace at path: IndexFile, then
 // the index written to path+IndexSuffix through create (called with the
@@ -211,10 +234,12 @@ func IndexFile(ctx context.Context, path string, interval int64, meter func(io.R
 // returns the writer and the commit that makes the file complete; nil
 // creates a private file with internal/outfile, 0600, through a temporary
 // file, never through a link). It returns the line that describes the
-// index.
+// index; a trace that ends inside a record is indexed and written all the
+// same, with a *TruncatedError.
 func WriteIndexFile(ctx context.Context, path string, interval int64, meter func(io.ReaderAt, int64) io.ReaderAt, create func(path string, inputs []string) (io.Writer, func() error, error)) (string, error) {
 	b, summary, err := IndexFile(ctx, path, interval, meter)
-	if err != nil {
+	var trunc *TruncatedError
+	if err != nil && !errors.As(err, &trunc) {
 		return "", err
 	}
 	own := create == nil
@@ -233,6 +258,9 @@ func WriteIndexFile(ctx context.Context, path string, interval int64, meter func
 	}
 	if err != nil {
 		return "", err
+	}
+	if trunc != nil {
+		return summary, trunc
 	}
 	return summary, nil
 }

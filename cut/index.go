@@ -70,6 +70,9 @@ type Index struct {
 	// after Size read as they are.
 	Partial bool
 	Sources []Source
+
+	truncated   bool // TruncatedAt
+	truncatedAt int64
 }
 
 // Checkpoint is a record boundary where reading can start.
@@ -192,6 +195,7 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 	sc := newScanner(f)
 	sc.reset(io.NewSectionReader(in.ReaderAt, 0, in.Size), 0, NoTime)
 	var u unit
+	truncAt := int64(-1)
 	for n := 0; ; n++ {
 		if n&4095 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -200,6 +204,10 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 		b.checkpoint(off)
 		raw, err := sc.next(&u)
 		if errors.Is(err, ErrTruncated) {
+			truncAt = off
+			if fe := (*FormatError)(nil); errors.As(err, &fe) {
+				truncAt = fe.Offset
+			}
 			// A half record at the end (a capture killed mid-write): not
 			// indexed, but a cut of a window that holds its time (the last
 			// record's) reads it, and counts it as lost.
@@ -212,11 +220,30 @@ func BuildIndex(ctx context.Context, in Input, interval int64) (*Index, error) {
 		if err != nil {
 			return nil, err
 		}
+		if u.cut {
+			truncAt = off
+		}
 		if err := b.record(off, &u, raw); err != nil {
 			return nil, err
 		}
 	}
-	return b.snapshot(in.ReaderAt, in.Size, in.ModTime, false)
+	ix, err := b.snapshot(in.ReaderAt, in.Size, in.ModTime, false)
+	if ix != nil && truncAt >= 0 {
+		ix.truncated, ix.truncatedAt = true, truncAt
+	}
+	return ix, err
+}
+
+// TruncatedAt is, for an index BuildIndex made, the offset of the record
+// the input ends inside (a capture killed mid-write), -1 when it ends
+// cleanly. The index covers the records before it; a cut of a window
+// holding it counts it as a lost event. An index read back (ReadIndex)
+// does not know it: -1.
+func (ix *Index) TruncatedAt() int64 {
+	if !ix.truncated {
+		return -1
+	}
+	return ix.truncatedAt
 }
 
 // indexer builds an index record by record (BuildIndex, IndexWriter).

@@ -35,6 +35,9 @@ type unit struct {
 	mark  []byte // marker text, nil when the record is no marker
 	lost  uint64 // events the record says were lost
 	src   []byte // source key for the per-source counts
+	// cut: the input ends inside this record (a text line without its
+	// newline, kept in place and counted in lost).
+	cut bool
 }
 
 // scanner reads the records of one format. next fills u and returns the

@@ -43,7 +43,7 @@ func (s *mmioScanner) next(u *unit) ([]byte, error) {
 			// and its record counts as lost, at the time of the record
 			// before it (its own stamp may be cut short).
 			u.lost++
-			u.timed, u.mark = false, nil
+			u.timed, u.mark, u.cut = false, nil, true
 		}
 	}()
 	// Fast path: "R|W WIDTH SEC.USEC ..." needs only its stamp.

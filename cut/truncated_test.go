@@ -147,3 +147,45 @@ func TestCutTruncatedEarly(t *testing.T) {
 		t.Errorf("mmiotrace.Reader: truncated %v, err %v; want a cut log", r.Truncated(), err)
 	}
 }
+
+// 'iotap index' of a capture killed mid-write: the index is written, and
+// WriteIndexFile says where the input ends inside a record with a
+// *TruncatedError (errors.Is ErrTruncated); a whole input has none.
+func TestWriteIndexFileTruncated(t *testing.T) {
+	pcapng, err := os.ReadFile("../testdata/usbmon/lab-capture.pcapng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := int64(binary.LittleEndian.Uint32(pcapng[4:])) // the block after the SHB
+	for _, c := range []struct {
+		name string
+		data []byte
+		at   int64 // -1: whole
+	}{
+		{"whole.pcapng", pcapng, -1},
+		{"cut-20.pcapng", pcapng[:20], 0},
+		{"cut-100.pcapng", pcapng[:second+32], second},
+		{"whole.log", log, -1},
+		{"cut.log", log[:len(log)-5], int64(bytes.LastIndexByte(log[:len(log)-1], '\n') + 1)},
+	} {
+		path := writeTemp(t, c.name, c.data)
+		summary, err := WriteIndexFile(t.Context(), path, 1<<16, nil, nil)
+		var te *TruncatedError
+		switch {
+		case c.at < 0 && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.at >= 0 && (!errors.As(err, &te) || !errors.Is(err, ErrTruncated) || te.Offset != c.at || te.Path != path):
+			t.Errorf("%s: error %v, want a TruncatedError at offset %d", c.name, err, c.at)
+		}
+		if summary == "" {
+			t.Errorf("%s: no summary", c.name)
+		}
+		if _, err := os.Stat(path + IndexSuffix); err != nil {
+			t.Errorf("%s: index not written: %v", c.name, err)
+		}
+	}
+}

@@ -86,7 +86,10 @@ index is ignored with a warning. Compressed inputs are read from the start.
 }
 
 func newIndexCmd(e *env) *cobra.Command {
-	var interval int64
+	var (
+		interval  int64
+		allowLoss lossFlag
+	)
 	c := &cobra.Command{
 		Use:   "index INPUT",
 		Short: "Write INPUT.iotapidx, so that cut seeks to a time window instead of reading from the start",
@@ -96,7 +99,13 @@ needs, the markers and per-source event counts (docs/cut.md describes the
 versioned format). 'iotap cut' uses it to read little more than the window.
 The index records INPUT's size, modification time and the checksums of the
 bytes it points at: when INPUT changes, the index is ignored with a warning.
-Compressed inputs cannot be indexed (decompress them first).`,
+Compressed inputs cannot be indexed (decompress them first).
+
+An INPUT that ends inside a record (a capture killed mid-write) is indexed
+all the same, up to that record, and the index written, as tcpdump reads the
+packets of a cut file before it says the file is cut; the truncation is said
+and the exit code is 3 unless --allow-loss (a cut of a window holding the
+half record counts it as a lost event).`,
 		Example: `  iotap index capture.pcapng && iotap cut --from 3600 --to 3601 capture.pcapng -o s.pcapng`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,16 +113,21 @@ Compressed inputs cannot be indexed (decompress them first).`,
 				return usageErrorf("--interval %d: at least 65536 bytes", interval)
 			}
 			summary, err := cut.WriteIndexFile(e.ctx, args[0], interval, e.meterAt("iotap: index"), e.createFile)
+			var trunc *cut.TruncatedError
 			if err != nil && e.ctx.Err() != nil {
 				return e.interrupted(err)
-			} else if err != nil {
+			} else if err != nil && !errors.As(err, &trunc) {
 				return err
 			}
 			fmt.Fprintln(e.stdout, summary)
+			if trunc != nil {
+				return allowLoss.check(e, "index: ", []string{trunc.Error()}, "use --allow-loss to accept")
+			}
 			return nil
 		},
 	}
 	c.Flags().Int64Var(&interval, "interval", cut.DefaultInterval, "bytes between checkpoints")
+	allowLoss.add(c.Flags(), "exit 0 even when INPUT ends inside a record")
 	return c
 }
 
