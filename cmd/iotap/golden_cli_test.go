@@ -84,6 +84,7 @@ var cliGoldens = []struct {
 	{"mmio-diff-same", []string{"mmio", "diff", "../../testdata/mmiotrace/e1000-probe.log", "../../mmiotrace/testdata/e1000-bind.log"}},
 	{"mmio-diff-kinds", []string{"mmio", "diff", "--allow-loss", "testdata/e1000-probe-cut.log", "../../mmiotrace/testdata/kinds.log"}},
 	{"mmio-diff-kinds-all", []string{"mmio", "diff", "--all", "--allow-loss", "../../mmiotrace/testdata/kinds.log", "../../mmiotrace/testdata/kinds.log"}},
+	{"mmio-diff-stdin-twice", []string{"mmio", "diff", "-", "-"}},
 	{"mmio-diff-kinds-all-json", []string{"mmio", "diff", "--all", "--json", "../../mmiotrace/testdata/kinds.log", "../../mmiotrace/testdata/kinds.log"}},
 	{"mmio-diff-kinds-json", []string{"mmio", "diff", "--json", "--allow-loss", "../../mmiotrace/testdata/kinds.log", "testdata/e1000-probe-cut.log"}},
 	{"mmio-diff-too-different", []string{"mmio", "diff", "../../testdata/mmiotrace/e1000-probe.log", "../../mmiotrace/testdata/e1000-trace-file.log.xz"}},

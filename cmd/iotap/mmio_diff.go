@@ -47,6 +47,9 @@ line above ("op" is "same", "changed", "only_a" or "only_b") and a final
 "mmio_diff_summary" (fields: docs/ndjson.md).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "-" && args[1] == "-" {
+				return usageErrorf("mmio diff: standard input can be one of the two logs, not both")
+			}
 			var logs [2]*mmiotrace.DiffLog
 			for i, p := range args {
 				// Both are read at once: each progress line names its log.
