@@ -29,22 +29,16 @@ func (d *decoderFlag) Set(s string) error {
 }
 
 type ptFlowFlags struct {
-	opt       intelpt.FlowOptions
-	cfg       intelpt.FlowConfig // Filter's addresses, Flags' events
-	filterCfg [4]uint64
-	raw, elf  []string
-	pt, cpu   string
+	job       calls.FlowJob
 	timing    ptTiming
 	allowLoss bool
-	// --block:keep-tcal-on-ovf, --insn:keep-tcal-on-ovf; no effect:
-	// --no-inst, --check
-	blkKeep, insnKeep, noInst, check bool
-	sb                               calls.FlowOptions // perf.data or capture directory
-	pid                              int
+	// no effect: --no-inst, --check
+	noInst, check bool
+	pid           int
 }
 
 func newPTFlowCmd(e *env) *cobra.Command {
-	f := ptFlowFlags{opt: intelpt.FlowOptions{BlockDecoder: true}}
+	f := ptFlowFlags{job: calls.FlowJob{Listing: intelpt.FlowOptions{BlockDecoder: true}}}
 	c := &cobra.Command{
 		Use:   "flow [flags] --raw FILE:ADDR|--elf FILE [--pt] TRACE",
 		Short: "List the executed instructions of a PT trace like libipt's ptxed",
@@ -78,39 +72,40 @@ counted), unless --allow-loss.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				if f.pt != "" {
+				if f.job.Trace != "" {
 					return usageErrorf("pt flow: give the trace either as argument or with --pt")
 				}
-				f.pt = args[0]
+				f.job.Trace = args[0]
 			}
 			return runPTFlow(e, &f)
 		},
 	}
 	fl := c.Flags()
-	o := &f.opt
+	j := &f.job
+	o := &j.Listing
 	fl.Var(&decoderFlag{&o.BlockDecoder, false}, "insn-decoder", "use the instruction flow decoder")
 	fl.Var(&decoderFlag{&o.BlockDecoder, true}, "block-decoder", "use the block decoder (default)")
 	for _, n := range []string{"insn-decoder", "block-decoder"} {
 		fl.Lookup(n).NoOptDefVal = "true"
 	}
 	fl.BoolVar(&o.ShowBlocks, "block:show-blocks", false, "show blocks in the output")
-	fl.BoolVar(&f.cfg.Flags.EndOnCall, "block:end-on-call", false, "end a block after a call")
-	fl.BoolVar(&f.cfg.Flags.EndOnJump, "block:end-on-jump", false, "end a block after a jump")
-	fl.BoolVar(&f.blkKeep, "block:keep-tcal-on-ovf", false, "block decoder: keep the timing calibration across overflows")
-	fl.BoolVar(&f.insnKeep, "insn:keep-tcal-on-ovf", false, "instruction decoder: keep the timing calibration across overflows")
-	fl.StringArrayVar(&f.raw, "raw", nil, "load raw `file[:from[-to]]:address` into the image")
-	fl.StringArrayVar(&f.elf, "elf", nil, "load the loadable segments of ELF `file[:base]` into the image")
-	fl.StringVar(&f.pt, "pt", "", "the trace `file[:from[-to]]`")
-	fl.StringVar(&f.cpu, "cpu", "", "decode for CPU `f/m[/s]` (errata) or none")
+	fl.BoolVar(&j.Flags.EndOnCall, "block:end-on-call", false, "end a block after a call")
+	fl.BoolVar(&j.Flags.EndOnJump, "block:end-on-jump", false, "end a block after a jump")
+	fl.BoolVar(&j.Flags.KeepTcalOnOVF, "block:keep-tcal-on-ovf", false, "block decoder: keep the timing calibration across overflows")
+	fl.BoolVar(&j.InsnKeepTcalOnOVF, "insn:keep-tcal-on-ovf", false, "instruction decoder: keep the timing calibration across overflows")
+	fl.StringArrayVar(&j.Raw, "raw", nil, "load raw `file[:from[-to]]:address` into the image")
+	fl.StringArrayVar(&j.ELF, "elf", nil, "load the loadable segments of ELF `file[:base]` into the image")
+	fl.StringVar(&j.Trace, "pt", "", "the trace `file[:from[-to]]`")
+	fl.StringVar(&j.CPU, "cpu", "", "decode for CPU `f/m[/s]` (errata) or none")
 	fl.BoolVar(&o.EventIP, "event:ip", false, "print the IP of events")
 	fl.BoolVar(&o.EventTime, "event:time", false, "print the TSC of events")
-	fl.BoolVar(&f.cfg.Flags.TickEvents, "event:tick", false, "report tick events (the time changed at a branch)")
-	fl.BoolVar(&f.cfg.Flags.IFlagsEvents, "event:iflags", false, "report iflags events")
+	fl.BoolVar(&j.Flags.TickEvents, "event:tick", false, "report tick events (the time changed at a branch)")
+	fl.BoolVar(&j.Flags.IFlagsEvents, "event:iflags", false, "report iflags events")
 	fl.BoolVar(&o.ResyncOnError, "resync-on-error", false, "resync at the next event or PSB after an error")
 	for n := 0; n < 4; n++ {
-		fl.Uint64Var(&f.filterCfg[n], fmt.Sprintf("filter:addr%d_cfg", n), 0, fmt.Sprintf("IA32_RTIT_CTL.ADDR%d_CFG", n))
-		fl.Uint64Var(&f.cfg.Filter.A[n], fmt.Sprintf("filter:addr%d_a", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_A", n))
-		fl.Uint64Var(&f.cfg.Filter.B[n], fmt.Sprintf("filter:addr%d_b", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_B", n))
+		fl.Uint64Var(&j.FilterCfg[n], fmt.Sprintf("filter:addr%d_cfg", n), 0, fmt.Sprintf("IA32_RTIT_CTL.ADDR%d_CFG", n))
+		fl.Uint64Var(&j.Filter.A[n], fmt.Sprintf("filter:addr%d_a", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_A", n))
+		fl.Uint64Var(&j.Filter.B[n], fmt.Sprintf("filter:addr%d_b", n), 0, fmt.Sprintf("IA32_RTIT_ADDR%d_B", n))
 	}
 	fl.BoolVar(&o.Stat, "stat", false, "print statistics (even when quiet)")
 	fl.BoolVar(&o.StatInsn, "stat:insn", false, "count instructions")
@@ -123,119 +118,49 @@ counted), unless --allow-loss.`,
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes or the trace overflowed")
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
-	fl.IntVar(&f.sb.Stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
+	fl.IntVar(&j.Input.Stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
 	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
-	fl.StringVar(&f.sb.Sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
-	fl.StringArrayVar(&f.sb.BuildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
-	fl.StringVar(&f.sb.Kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
-	fl.StringVar(&f.sb.Kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
+	fl.StringVar(&j.Input.Sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
+	fl.StringArrayVar(&j.Input.BuildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
+	fl.StringVar(&j.Input.Kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
+	fl.StringVar(&j.Input.Kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
 	return c
 }
 
 func runPTFlow(e *env, f *ptFlowFlags) error {
-	if f.pt == "" {
+	if f.job.Trace == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
 	}
 	// The decoders do not allocate per instruction: the heap is the trace,
 	// the image and its decode caches, all live until the end. A collection
 	// would only burn CPU, so collect late (from before the trace is read).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	var trace []byte
-	var mapped *intelpt.MappedTrace // a raw trace file, its pages dropped behind the decoder
-	var inputLoss string            // what a perf.data or capture directory lost
-	var base intelpt.Config
-	cfg, format := &f.cfg, intelpt.FormatRaw
-	if len(f.raw) == 0 && len(f.elf) == 0 {
-		if f.pt == "-" {
-			return usageErrorf("pt flow: a perf.data or capture directory is read by its name, not from standard input (a raw trace on standard input needs its image: --raw or --elf)")
-		}
-		// A perf.data or capture directory: the image from its sideband.
-		f.sb.PID = int32(f.pid)
-		sb, err := calls.OpenFlow(f.pt, f.sb)
-		var se *calls.StreamsError
-		switch {
-		case errors.Is(err, calls.ErrNoSideband):
-			return usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
-		case errors.As(err, &se):
-			return usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.pt, se.Streams)
-		case err != nil:
-			return fmt.Errorf("pt flow: %w", err)
-		}
-		defer sb.Close()
-		for _, u := range sb.Unfound {
-			fmt.Fprintf(e.stderr, "iotap: pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
-		}
-		// Mapped from the file, or from a temporary copy of its
-		// AUXTRACE records' data, its pages dropped behind the decoder.
-		if mapped, err = sb.Stream.Map(); err != nil {
-			return fmt.Errorf("pt flow: %s: %w", f.pt, err)
-		}
-		defer mapped.Close()
-		trace, base, cfg.Image, format, inputLoss = mapped.Data, sb.Config, sb.Image, sb.Format, sb.Loss
-		f.opt.StreamName, f.opt.StreamCPU = sb.Stream.Name(), sb.Stream.CPU
-	} else {
-		var err error
-		if cfg.Image, err = intelpt.NewImageFiles(f.raw, f.elf); err != nil {
-			return err
-		}
-		file, from, size, err := intelpt.SplitFileRange(f.pt)
-		if err != nil {
-			return usageErrorf("pt flow: --pt: %v", err)
-		}
-		if mapped, err = intelpt.MapFileRange(file, from, size); err != nil {
-			return err
-		}
-		defer mapped.Close()
-		trace = mapped.Data
+	f.job.Timing, f.job.Input.PID = f.timing.Timing, int32(f.pid)
+	t, err := f.job.Open()
+	var se *calls.StreamsError
+	var ae *calls.FlowArgError
+	switch {
+	case errors.Is(err, calls.ErrSidebandStdin):
+		return usageErrorf("pt flow: a perf.data or capture directory is read by its name, not from standard input (a raw trace on standard input needs its image: --raw or --elf)")
+	case errors.Is(err, calls.ErrNoSideband):
+		return usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")
+	case errors.As(err, &se):
+		return usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.job.Trace, se.Streams)
+	case errors.As(err, &ae):
+		return usageErrorf("pt flow: --%v", ae)
+	case err != nil:
+		return fmt.Errorf("pt flow: %w", err)
 	}
-	if len(trace) == 0 {
-		return fmt.Errorf("pt flow: %s: not an Intel PT trace: empty (the input has no bytes)", f.pt)
+	defer t.Close()
+	for _, u := range t.Unfound {
+		fmt.Fprintf(e.stderr, "iotap: pt flow: mapping %s not loaded: %v\n", u.Mapping.String(), u.Err)
 	}
-	cfg.Config = f.timing.Apply(base)
-	if cpu, err := ptCPU("pt flow", f.cpu); err != nil {
-		return err
-	} else if cpu != nil {
-		errata, ok := intelpt.ErrataFor(*cpu)
-		if !ok && !f.opt.JSON {
-			fmt.Fprintln(e.stdout, "[0, 0: config error: unknown cpu]")
-		}
-		cfg.Errata = errata
+	var progress func(int64)
+	if m := e.meter("iotap: pt flow", t.Size(), !f.job.Listing.Quiet); m != nil {
+		progress = m.Update
 	}
-	for n, v := range f.filterCfg {
-		if err := cfg.Filter.SetCfg(n, v); err != nil {
-			return usageErrorf("pt flow: --filter:addr%d_cfg: %v", n, err)
-		}
-	}
-	if cfg.Flags.KeepTcalOnOVF = f.blkKeep; !f.opt.BlockDecoder {
-		cfg.Flags.KeepTcalOnOVF = f.insnKeep // the insn decoder ignores the block flags
-	}
-	if m := e.meter("iotap: pt flow", int64(len(trace)), !f.opt.Quiet); m != nil {
-		f.opt.Progress = func(off int64) { m.Update(off) }
-	}
-	if show := f.opt.Progress; mapped != nil {
-		f.opt.Progress = func(off int64) {
-			mapped.DropBefore(off)
-			if show != nil {
-				show(off)
-			}
-		}
-	}
-	if f.opt.JSON {
-		if _, err := e.stdout.Write(intelpt.AppendInputNDJSON(nil, f.pt, format, "")); err != nil {
-			return err
-		}
-	}
-	if _, err := intelpt.FlowListing(e.stdout, trace, *cfg, f.opt); err != nil {
+	if _, err := t.Run(e.stdout, progress); err != nil {
 		return err
 	}
-	var lost []string
-	if mapped != nil {
-		lost = mapped.FlowLoss(cfg.Config) // from the file: the dropped pages stay out
-	} else {
-		lost = intelpt.FlowLoss(trace, cfg.Config)
-	}
-	if inputLoss != "" {
-		lost = append(lost, inputLoss)
-	}
-	return e.dataLoss(f.allowLoss, "pt flow: "+f.pt+": ", lost, "--allow-loss to accept")
+	return e.dataLoss(f.allowLoss, "pt flow: "+f.job.Trace+": ", t.Loss(), "--allow-loss to accept")
 }

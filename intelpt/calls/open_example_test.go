@@ -79,3 +79,29 @@ func ExampleJob() {
 	// Output:
 	// 1 gaps in the trace
 }
+
+// 'iotap pt flow --raw FILE:ADDRESS TRACE' through a FlowJob: the
+// instructions that ran, as libipt's ptxed lists them, then what the
+// listing lacks.
+func ExampleFlowJob() {
+	j := calls.FlowJob{
+		Trace:   "../testdata/libipt/call_direct-ret_compressed.pt",
+		Raw:     []string{"../testdata/libipt/call_direct-ret_compressed.bin:0x100000"},
+		Listing: intelpt.FlowOptions{BlockDecoder: true},
+	}
+	t, err := j.Open()
+	if err != nil {
+		panic(err)
+	}
+	defer t.Close()
+	if _, err := t.Run(os.Stdout, nil); err != nil {
+		panic(err)
+	}
+	fmt.Println(len(t.Loss()), "losses")
+	// Output:
+	// 0000000000100000
+	// 0000000000100008
+	// 0000000000100005
+	// [disabled]
+	// 0 losses
+}
