@@ -12,6 +12,7 @@ import (
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
+	"github.com/iotap/iotap/mmiotrace"
 )
 
 func Example() {
@@ -191,4 +192,33 @@ func ExampleWriteIndexFile() {
 	// Output:
 	// usb.txt: usbmon text, 138 records, 1 checkpoints, 0 markers, 7 sources; wrote usb.txt.iotapidx (133 bytes)
 	// 138 <nil>
+}
+
+// The writes of a time window of an mmiotrace log, as 'iotap mmio
+// filter --write --from @12 --to @13' prints them: the log is cut, the
+// records that locate the window's accesses kept.
+func ExampleOpenLog() {
+	ctx := context.Background()
+	spec, _ := timerange.ParseSpec("@12", "@13")
+	l, err := cut.OpenLog(ctx, "../mmiotrace/testdata/kinds.log", cut.LogOptions{Window: spec})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	var f mmiotrace.Filter
+	f.Kinds.Add(mmiotrace.KindWrite)
+	var out strings.Builder
+	st, lost, err := l.Filter(ctx, &out, &f, mmiotrace.FilterOptions{})
+	fmt.Print(strings.ReplaceAll(out.String(), " \n", "\n"))
+	fmt.Println(l.Format, st.Kept, "lines kept; lost:", lost, err)
+	// Output:
+	// # iotap test log: one record of every kind (hand-written in the kernel's format)
+	// VERSION 20070824
+	// PCIDEV 0018 8086100e b febc0000 c001 0 0 0 0 feb80000 20000 40 0 0 0 0 40000 e1000
+	// PCIDEV 0000 80861237 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+	// LSPCI 00:03.0 Ethernet controller: Intel Corporation 82540EM Gigabit Ethernet Controller (rev 03)
+	// MAP 0.001000 1 0xfebc0000 0xffffc90000a00000 0x20000 0xffffffff81931000 0
+	// W 1 12.000001 1 0xfebc00d8 0xff 0x0 0
+	// mmiotrace log 7 lines kept; lost: [] <nil>
 }

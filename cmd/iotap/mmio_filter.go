@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/iotap/iotap/cut"
-	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -70,26 +69,19 @@ Examples:
 			if len(args) != 1 {
 				return usageErrorf("filter takes one log file")
 			}
-			var in io.ReadCloser
-			if spec.Set() && args[0] == "-" {
-				// standard input is not cut: its records are kept by their @T stamps
-				win, err := cut.ResolveWindow(e.ctx, "-", spec, nil)
-				if err != nil {
-					return usageErrorf("mmio filter: %v", err)
-				}
-				f.HasStart, f.Start, f.HasEnd, f.End = win.HasFrom, uint64(win.From), win.HasTo, uint64(win.To)
-				spec = timerange.Spec{}
-			}
-			if in, _, err = mmioOpenWindow(e, "mmio filter", args[0], spec); err != nil {
+			// standard input is not cut: its records are kept by their @T stamps
+			in, err := mmioOpenLog(e, "mmio filter", args[0], cut.LogOptions{Window: spec, Stamps: true})
+			if err != nil {
 				return err
 			}
 			defer in.Close()
 			var st mmiotrace.FilterStats
+			var lost []string
 			m := e.meter("iotap: mmio filter", -1, out.stdout())
 			opt.Progress = m.Progress()
 			// Interrupted, what was kept so far is a valid log: kept.
 			err = out.write(e, true, args[:1], func(w io.Writer) (err error) {
-				st, err = mmiotrace.FilterLog(e.ctx, in, w, f, opt)
+				st, lost, err = in.Filter(e.ctx, w, f, opt)
 				return err
 			})
 			m.Done()
@@ -98,10 +90,6 @@ Examples:
 			}
 			if verbose {
 				fmt.Fprintf(e.stderr, "iotap: mmio filter: kept %d of %d lines\n", st.Kept, st.Lines)
-			}
-			lost := mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines)
-			if s, ok := in.(*cut.Stream); ok {
-				lost = append(lost, s.Loss()...)
 			}
 			return allowLoss.mmioIn(e, args[0], lost)
 		},

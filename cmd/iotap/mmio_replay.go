@@ -59,16 +59,14 @@ Examples:
 			if err != nil {
 				return err
 			}
-			in, format, err := mmioOpenWindow(e, "mmio replay", args[0], spec)
+			in, err := mmioOpenLog(e, "mmio replay", args[0], cut.LogOptions{Window: spec})
 			if err != nil {
 				return err
 			}
 			defer in.Close()
 			out := bufio.NewWriter(e.stdout)
 			defer out.Flush()
-			pr := mmiotrace.NewReplayPrinter(out, asJSON)
-			pr.Input(args[0], format)
-			st, err := a.Replay(e.ctx, in, opt, pr)
+			st, err := in.Replay(e.ctx, &a, opt, mmiotrace.NewReplayPrinter(out, asJSON))
 			if err != nil {
 				return err
 			}
@@ -77,11 +75,7 @@ Examples:
 				out.Flush()
 				return fmt.Errorf("mmio replay: %d reads differ from the recording", st.Divergences)
 			}
-			lost := st.Loss
-			if s, ok := in.(*cut.Stream); ok {
-				lost = append(lost, s.Loss()...)
-			}
-			return loss.mmioIn(e, args[0], lost)
+			return loss.mmioIn(e, args[0], st.Loss)
 		},
 	}
 	f := c.Flags()

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/cut"
-	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -85,30 +84,21 @@ func windowError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// openWindowStream opens the window spec of the trace at path, of kind
-// want, for the command name, read in-process (cut.OpenTraceStream); nil
-// when spec is unset.
-func (e *env) openWindowStream(name, path string, want detect.Kind, spec timerange.Spec) (*cut.Stream, error) {
-	if !spec.Set() {
-		return nil, nil
+// mmioOpenLog opens the mmiotrace log at path for the command name
+// (cut.OpenLog): a window that does not resolve is a usage error, other
+// errors of a window's cut are named by the command, those of the whole
+// log say "mmio: ".
+func mmioOpenLog(e *env, name, path string, opt cut.LogOptions) (*cut.Log, error) {
+	opt.Warn = e.warn
+	l, err := cut.OpenLog(e.ctx, path, opt)
+	if u := windowUsage(name, err); u != err {
+		return nil, u
+	} else if err != nil && opt.Window.Set() && !(opt.Stamps && path == "-") {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	} else if err != nil {
+		return nil, fmt.Errorf("mmio: %w", err)
 	}
-	s, err := cut.OpenTraceStream(e.ctx, path, want, spec, e.warn)
-	return s, windowError(name, err)
-}
-
-// mmioOpenWindow opens the mmiotrace log at path for the command name:
-// its window spec (cut in-process) when set, else the whole log. It
-// returns the log's format as the "input" record names it.
-func mmioOpenWindow(e *env, name, path string, spec timerange.Spec) (io.ReadCloser, string, error) {
-	s, err := e.openWindowStream(name, path, detect.MMIO, spec)
-	if err != nil || s != nil {
-		return s, "mmiotrace log", err
-	}
-	in, err := mmioOpenInput(path)
-	if err != nil {
-		return nil, "", err
-	}
-	return in, in.Format(), nil
+	return l, nil
 }
 
 // warn prints a warning on stderr.
