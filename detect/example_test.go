@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/iotap/iotap/detect"
@@ -85,4 +86,42 @@ func ExampleOpenUSB() {
 	fmt.Println(in.Reader.Format(), strings.Count(text.String(), "\n"), "control events", err)
 	// Output:
 	// 1u 68 control events <nil>
+}
+
+// 'iotap pt stats FILE' and 'pt dump FILE' on an opened input, whatever
+// it is: a raw trace is read as it comes, a perf.data stream by stream.
+func ExamplePTInput_Stats() {
+	for _, path := range []string{"../intelpt/testdata/libipt/ovf.pt", "../intelpt/testdata/libipt/two-cpus.perf.data"} {
+		in, err := detect.OpenPT(path, true)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		items, err := in.Stats(context.Background(), in.Config(), 0, nil)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(len(items), "stream(s), lost:", intelpt.StatsLoss(items, in.Perf()))
+		in.Close()
+	}
+	// Output:
+	// 1 stream(s), lost: [../intelpt/testdata/libipt/ovf.pt: 1 overflow(s)]
+	// 2 stream(s), lost: [cpu 3: 1 overflow(s)]
+}
+
+func ExamplePTInput_Dump() {
+	in, err := detect.OpenPT("../intelpt/testdata/libipt/ovf.pt", true)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	sum, err := in.Dump(context.Background(), os.Stdout, in.Config(), intelpt.DumpOptions{}, intelpt.DumpInputOptions{CPU: -1}, nil)
+	fmt.Println(sum.Loss(), err)
+	// Output:
+	// 0000000000000000  psb
+	// 0000000000000010  psbend
+	// 0000000000000012  ovf
+	// [1 overflow(s) (see the listing)] <nil>
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -102,14 +103,11 @@ func runPTDump(e *env, f *ptDumpFlags, path string) error {
 	}
 	defer in.Close()
 	cfg, o := f.timing.Apply(in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream}
-	var sum intelpt.DumpSummary
-	if in.Stream != nil {
-		r := e.meter("iotap: pt dump", in.Size(), true).Reader(in.Stream)
-		if sum, err = intelpt.DumpStream(e.ctx, e.stdout, r, cfg, f.opt, o); err != nil {
-			return fmt.Errorf("pt dump: %s: %w", path, err)
-		}
-	} else if sum, err = intelpt.DumpInput(e.stdout, in.Loaded, cfg, f.opt, o); err != nil {
-		return err
+	sum, err := in.Dump(e.ctx, e.stdout, cfg, f.opt, o, func(r io.Reader, _ io.ReaderAt) (io.Reader, io.ReaderAt) {
+		return e.meter("iotap: pt dump", in.Size(), true).Reader(r), nil
+	})
+	if err != nil {
+		return fmt.Errorf("pt dump: %w", err)
 	} else if sum.Streams == 0 {
 		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
 	}

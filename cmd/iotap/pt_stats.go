@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -39,27 +38,15 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 				return err
 			}
 			defer in.Close()
-			var items []intelpt.StreamStats
-			if in.Stream != nil {
-				// A raw file: summarised as it is read, in segments between
-				// PSBs on several cores when large enough (same result).
-				m, ra := e.meter("iotap: pt stats", in.Size(), false), io.ReaderAt(nil)
-				if in.File != os.Stdin {
-					ra = m.ReaderAt(in.File)
-				}
-				s, err := intelpt.ComputeStreamStats(e.ctx, m.Reader(in.Stream), ra, in.Size(), timing.Apply(in.Config()), workers)
-				if err != nil {
-					return fmt.Errorf("pt stats: %s: %w", args[0], err)
-				}
-				if s.PSBs == 0 { // standard input (a file's head was checked)
-					return fmt.Errorf("pt stats: %s: %w: no PSB in %d bytes", args[0], intelpt.ErrNoPSB, s.Bytes)
-				}
-				items = []intelpt.StreamStats{{Name: args[0], CPU: -1, Stats: s}}
-			} else {
-				// A perf.data's streams are read from the file as they come.
-				if items, err = intelpt.ReadInputStats(e.ctx, in.Loaded, args[0], timing.Apply(in.Config())); err != nil {
-					return fmt.Errorf("pt stats: %s: %w", args[0], err)
-				}
+			// A raw file is summarised as it is read, in segments between
+			// PSBs on several cores when large enough (same result); a
+			// perf.data's streams are read from the file as they come.
+			items, err := in.Stats(e.ctx, timing.Apply(in.Config()), workers, func(r io.Reader, ra io.ReaderAt) (io.Reader, io.ReaderAt) {
+				m := e.meter("iotap: pt stats", in.Size(), false)
+				return m.Reader(r), m.ReaderAt(ra)
+			})
+			if err != nil {
+				return fmt.Errorf("pt stats: %w", err)
 			}
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err

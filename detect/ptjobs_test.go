@@ -1,0 +1,123 @@
+package detect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/iotap/iotap/intelpt"
+)
+
+// ptCounter counts the bytes read through it.
+type ptCounter struct {
+	r io.Reader
+	n *int64
+}
+
+func (c ptCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// TestPTInputDump: a raw trace lists what libipt's ptdump lists for it
+// (the corpus's .exp), streamed through the wrap (which sees every byte)
+// and loaded alike; a perf.data has no stream of a CPU it did not trace.
+func TestPTInputDump(t *testing.T) {
+	const corpus = "../../shared/testdata/intelpt-libipt/call_direct-ret_compressed"
+	want, err := os.ReadFile(corpus + "-ptdump.exp")
+	if err != nil {
+		t.Skipf("libipt corpus: %v", err)
+	}
+	const trace = "../intelpt/testdata/libipt/call_direct-ret_compressed.pt"
+	size, _ := os.Stat(trace)
+	for _, stream := range []bool{true, false} {
+		in, err := OpenPT(trace, stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w bytes.Buffer
+		var n int64
+		wraps := 0
+		sum, err := in.Dump(context.Background(), &w, in.Config(), intelpt.DumpOptions{}, intelpt.DumpInputOptions{File: trace, CPU: -1},
+			func(r io.Reader, ra io.ReaderAt) (io.Reader, io.ReaderAt) {
+				wraps++
+				if ra != nil {
+					t.Error("Dump reads at offsets")
+				}
+				return ptCounter{r, &n}, ra
+			})
+		in.Close()
+		if err != nil || w.String() != string(want) || len(sum.Loss()) != 0 {
+			t.Errorf("stream %v: %v, loss %q:\n%s\nptdump lists:\n%s", stream, err, sum.Loss(), w.String(), want)
+		}
+		if stream && (wraps != 1 || n != size.Size()) || !stream && wraps != 0 {
+			t.Errorf("stream %v: wrapped %d times, %d of %d bytes read through it", stream, wraps, n, size.Size())
+		}
+	}
+	in, err := OpenPT("../intelpt/testdata/libipt/two-cpus.perf.data", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if sum, err := in.Dump(context.Background(), io.Discard, in.Config(), intelpt.DumpOptions{}, intelpt.DumpInputOptions{CPU: 5}, nil); err != nil || sum.Streams != 0 {
+		t.Errorf("perf.data, cpu 5: %d streams, %v", sum.Streams, err)
+	}
+}
+
+// TestPTInputStats: a raw file streamed has the statistics of the same
+// file loaded, read through the wrap with its ReaderAt; a perf.data has
+// one item per stream; standard input without a PSB is ErrNoPSB naming
+// "-".
+func TestPTInputStats(t *testing.T) {
+	const trace = "../intelpt/testdata/libipt/dump-all-packets.pt"
+	loaded, err := OpenPT(trace, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := intelpt.InputStats(loaded.Loaded, trace, intelpt.Config{})
+	in, err := OpenPT(trace, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotAt := false
+	got, err := in.Stats(context.Background(), intelpt.Config{}, 1, func(r io.Reader, ra io.ReaderAt) (io.Reader, io.ReaderAt) {
+		gotAt = ra != nil
+		return r, ra
+	})
+	in.Close()
+	if err != nil || len(got) != 1 || !reflect.DeepEqual(got, want) || !gotAt {
+		t.Errorf("streamed %+v, %v (ReaderAt %v); loaded %+v", got, err, gotAt, want)
+	}
+
+	perf, err := OpenPT("../intelpt/testdata/libipt/two-cpus.perf.data", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer perf.Close()
+	if items, err := perf.Stats(context.Background(), perf.Config(), 0, nil); err != nil || len(items) != 2 || items[0].Name != "cpu 0" {
+		t.Errorf("perf.data: %+v, %v", items, err)
+	}
+
+	f, err := os.Create(filepath.Join(t.TempDir(), "zeros"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, 300))
+	f.Seek(0, 0)
+	defer func(s *os.File) { os.Stdin = s; f.Close() }(os.Stdin)
+	os.Stdin = f
+	stdin, err := OpenPT("-", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdin.Stats(context.Background(), intelpt.Config{}, 0, nil); !errors.Is(err, intelpt.ErrNoPSB) || !strings.HasPrefix(err.Error(), "-: ") {
+		t.Errorf("stdin without PSB: %v", err)
+	}
+}
