@@ -33,8 +33,8 @@ echo "input: $(stat -c %s "$big") bytes, $n events (tshark: $t); $runs runs each
 # CPU seconds from wait4 (bench/cputime.py: microseconds, no shell in
 # between; /usr/bin/time prints hundredths)
 for _ in $(seq "$runs"); do
-	python3 bench/cputime.py "$work/a" "$work/iotap usb read --json $big"
-	python3 bench/cputime.py "$work/b" "tshark -r $big -T fields $fields"
+	python3 -S bench/cputime.py "$work/a" "$work/iotap usb read --json $big"
+	python3 -S bench/cputime.py "$work/b" "tshark -r $big -T fields $fields"
 done
 med() { awk -v c="$2" '{ v[NR] = (c == "cpu") ? $1 : $2 } END { n = asort(v); print v[int((n + 1) / 2)] }' "$1"; }
 awk -v ac="$(med "$work/a" cpu)" -v aw="$(med "$work/a" wall)" -v bc="$(med "$work/b" cpu)" -v bw="$(med "$work/b" wall)" 'BEGIN {

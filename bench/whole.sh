@@ -68,7 +68,7 @@ echo "# $(date -u '+%Y-%m-%d %H:%M') UTC; $(lscpu | sed -n 's/^Model name: *//p'
 # prints hundredths, too coarse for a 40 ms process). Its output goes to
 # /dev/null.
 measure() {
-	python3 bench/cputime.py "$work/$1.t" "$2"
+	python3 -S bench/cputime.py "$work/$1.t" "$2"
 }
 
 median() { # column of $work/NAME.t
