@@ -26,6 +26,7 @@ type CaptureArgs struct {
 	Device        int           // --dev: a device address (0: any)
 	StatsInterval time.Duration // --stats-interval
 	NoInject      bool          // --no-inject-descriptors
+	Duration      time.Duration // --duration: stop after this long (0: no limit)
 }
 
 // FileOptions checks a and returns the usbmon.CaptureToFile options it
@@ -44,7 +45,7 @@ func (a CaptureArgs) FileOptions(root string, warn func(error)) (usbmon.FileOpti
 	if err != nil {
 		return o, fmt.Errorf("--vidpid: %w", err)
 	}
-	o.Path, o.Record = a.Path, usbmon.RecordOptions{Keep: keep, Snaplen: a.Snaplen, Count: a.Count, StatsInterval: a.StatsInterval}
+	o.Path, o.Duration, o.Record = a.Path, a.Duration, usbmon.RecordOptions{Keep: keep, Snaplen: a.Snaplen, Count: a.Count, StatsInterval: a.StatsInterval}
 	if !a.NoInject {
 		o.Prelude = DescriptorPrelude(root, a.Bus, warn)
 	}

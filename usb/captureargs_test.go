@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iotap/iotap/usbmon"
 )
@@ -15,7 +16,7 @@ import (
 // the flag that match ErrSelection; an unreadable sysfs is not the user's
 // mistake.
 func TestCaptureArgs(t *testing.T) {
-	base := CaptureArgs{Path: "x.pcapng", Method: "mmap", Format: "pcapng", RingSize: "1200K", Queue: "32M", Nice: "auto", Bus: 3, Snaplen: 64, Count: 9, NoInject: true}
+	base := CaptureArgs{Path: "x.pcapng", Method: "mmap", Format: "pcapng", RingSize: "1200K", Queue: "32M", Nice: "auto", Bus: 3, Snaplen: 64, Count: 9, NoInject: true, Duration: 30 * time.Second}
 	for _, tc := range []struct {
 		change func(*CaptureArgs)
 		want   usbmon.CaptureOptions
@@ -29,7 +30,7 @@ func TestCaptureArgs(t *testing.T) {
 		a := base
 		tc.change(&a)
 		o, err := a.FileOptions(t.TempDir(), nil)
-		if err != nil || !reflect.DeepEqual(o.Capture, tc.want) || o.Path != a.Path || o.Record.Snaplen != 64 || o.Record.Count != 9 || o.Prelude != nil {
+		if err != nil || !reflect.DeepEqual(o.Capture, tc.want) || o.Path != a.Path || o.Record.Snaplen != 64 || o.Record.Count != 9 || o.Duration != 30*time.Second || o.Prelude != nil {
 			t.Errorf("%+v: %+v, %v; want %+v", a, o.Capture, err, tc.want)
 		}
 		if o.Nice != usbmon.AutoNice || !o.NiceIfAllowed {

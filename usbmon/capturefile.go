@@ -44,6 +44,9 @@ type FileOptions struct {
 	// the number of prelude events written, -1 when none were asked for
 	// or the output is not one pcapng file.
 	Started func(c *Capture, prelude int)
+	// Duration, if > 0, stops the capture after this long, as a ctx done
+	// then does (Record.Count stops it after a number of events).
+	Duration time.Duration
 }
 
 // FileResult is what CaptureToFile did.
@@ -58,11 +61,17 @@ type FileResult struct {
 
 // CaptureToFile is 'iotap usb capture' behind its flags: it opens the
 // capture, creates the output, writes the header and the prelude, records
-// until ctx is done or Record.Count events, and completes the output. The
-// kernel's drops are in res.Stats.Capture.Dropped, never hidden. err is
+// until ctx is done, Duration has passed or Record.Count events were
+// recorded, and completes the output. The kernel's drops are in
+// res.Stats.Capture.Dropped, never hidden. err is
 // an error before recording (no capture, no output); afterwards the
 // capture's and the output's errors are in the result.
 func CaptureToFile(ctx context.Context, opt FileOptions) (res FileResult, err error) {
+	if opt.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Duration)
+		defer cancel()
+	}
 	create := opt.Create
 	if create == nil {
 		create = func(p string) (io.WriteCloser, error) {

@@ -149,6 +149,11 @@ kill -TERM $X
 status $X term
 kill $D 2>/dev/null || true
 cp /tmp/term.pcapng /out/
+
+# Phase 6: --duration ends the capture by itself (the script waits for it).
+iotap usb capture --no-inject-descriptors --duration 1s -o /tmp/dur.pcapng 2>/out/dur.err
+echo $? >/out/dur.rc
+cp /tmp/dur.pcapng /out/
 ls -l /tmp/*.pcapng /out/ >/out/ls
 `
 
@@ -171,10 +176,18 @@ func TestLabCapture(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"mmap", "read", "text", "bus", "textts", "vid", "dev"} {
+	for _, m := range []string{"mmap", "read", "text", "bus", "textts", "vid", "dev", "dur"} {
 		if rc := strings.TrimSpace(string(res.ReadOut(t, m+".rc"))); rc != "0" {
 			t.Errorf("%s capture exited %s: %s", m, rc, res.ReadOut(t, m+".err"))
 		}
+	}
+	if f, err := os.Open(out("dur.pcapng")); err != nil {
+		t.Errorf("--duration capture: %v", err)
+	} else {
+		if _, format, err := NewReader(f); err != nil || format != FormatPcapng {
+			t.Errorf("--duration capture: %v, format %v; want a pcapng", err, format)
+		}
+		f.Close()
 	}
 	t.Run("agreement", func(t *testing.T) { checkAgreement(t, res, out) })
 	t.Run("bus", func(t *testing.T) { checkBus(t, res, out) })

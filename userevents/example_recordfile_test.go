@@ -19,15 +19,26 @@ func ExampleRecordToFile() {
 		fmt.Println(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	res, err := userevents.RecordToFile(ctx, userevents.RecordFileOptions{
-		Lines:  userevents.RecordLinesOptions{Events: []userevents.Target{{Name: s.Name, Schema: s}}, JSON: true},
-		Rotate: &rotate.Options{Path: "req.ndjson", Size: 100 << 20, Files: 5},
+	res, err := userevents.RecordToFile(context.Background(), userevents.RecordFileOptions{
+		Lines:    userevents.RecordLinesOptions{Events: []userevents.Target{{Name: s.Name, Schema: s}}, JSON: true},
+		Rotate:   &rotate.Options{Path: "req.ndjson", Size: 100 << 20, Files: 5},
+		Duration: 10 * time.Second,
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Events, "events in", res.Files, "lost", res.Lost, "undecodable", res.Bad)
+	fmt.Println(res.Events, "events in", res.Files)
+	if l := res.Loss(); l != "" {
+		fmt.Println("incomplete:", l)
+	}
+}
+
+// What a recording lost, in the words 'iotap events record' uses.
+func ExampleRecordLinesResult_Loss() {
+	fmt.Printf("%q\n", userevents.RecordLinesResult{Events: 10}.Loss())
+	fmt.Println(userevents.RecordLinesResult{Events: 10, Lost: 3, Bad: 1}.Loss())
+	// Output:
+	// ""
+	// 3 event(s) lost, 1 undecodable
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"time"
 
 	"github.com/iotap/iotap/rotate"
 )
@@ -23,6 +24,9 @@ type RecordFileOptions struct {
 	// Path and Create above are then not used (Rotate.Create opens each
 	// file).
 	Rotate *rotate.Options
+	// Duration, if > 0, stops the recording after this long, as a ctx
+	// done then does (Lines.Count stops it after a number of events).
+	Duration time.Duration
 }
 
 // RecordFileResult is what RecordToFile recorded.
@@ -38,6 +42,11 @@ type RecordFileResult struct {
 // registered, say), no file is left behind. Lost and undecodable events
 // are counted in the result, not returned as an error.
 func RecordToFile(ctx context.Context, opt RecordFileOptions) (res RecordFileResult, err error) {
+	if opt.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Duration)
+		defer cancel()
+	}
 	var w io.Writer
 	var closeOut, abort func() error
 	var lines *rotate.Lines

@@ -85,6 +85,15 @@ type RecordLinesResult struct {
 	Events, Lost, Bad uint64 // read, lost (ring-buffer or perf counts), undecodable
 }
 
+// Loss says what the recording lost: "N event(s) lost, M undecodable",
+// or "" when every event was recorded and decoded.
+func (r RecordLinesResult) Loss() string {
+	if r.Lost == 0 && r.Bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d event(s) lost, %d undecodable", r.Lost, r.Bad)
+}
+
 // IsNDJSONInput reports whether line is an NDJSON "input" record, the
 // header of an events stream: rotate.LineOptions.Header for a ring of
 // NDJSON files, so that each starts with it and reads on its own.

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/iotap/iotap/capture"
-	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 )
 
@@ -17,9 +14,9 @@ func newEventsRecordCmd(e *env) *cobra.Command {
 	var (
 		out       string
 		opt       userevents.RecordLinesOptions
+		fopt      userevents.RecordFileOptions
 		allowLoss bool
 		rot       rotateFlags
-		duration  time.Duration
 	)
 	c := &cobra.Command{
 		Use: "record NAME|'NAME FIELDS'... -o FILE",
@@ -67,22 +64,14 @@ when any were lost, unless --allow-loss.`,
 			if err != nil {
 				return err
 			}
-			if opt.FS, err = tracefs.Find(); err != nil {
-				return err
-			}
-			fopt := userevents.RecordFileOptions{Path: out, Create: commitCreate(e), Rotate: ro}
-			ctx, cancel := e.ctx, func() {}
-			if duration > 0 {
-				ctx, cancel = context.WithTimeout(e.ctx, duration)
-			}
-			defer cancel()
+			fopt.Path, fopt.Create, fopt.Rotate = out, commitCreate(e), ro
 			opt.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "iotap: "+f+"\n", a...) }
 			opt.OnStart = func() {
 				fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(opt.Events))
 			}
 			opt.Interval, opt.OnInterval = rot.Interval, rot.onInterval(e)
 			fopt.Lines = opt
-			res, runErr := userevents.RecordToFile(ctx, fopt)
+			res, runErr := userevents.RecordToFile(e.ctx, fopt)
 			if runErr != nil {
 				if errors.Is(runErr, userevents.ErrNotFound) {
 					return usageErrorf("%v", runErr)
@@ -93,10 +82,10 @@ when any were lost, unless --allow-loss.`,
 				fmt.Fprintf(e.stderr, "iotap: files: %v\n", res.Files)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)
-			if res.Bad == 0 && res.Lost == 0 {
-				return nil
+			if l := res.Loss(); l != "" {
+				return capture.EndLoss("events record: "+l, " (grow --buffer-kb; --allow-loss to accept)", allowLoss, e.warn)
 			}
-			return capture.EndLoss(fmt.Sprintf("events record: %d event(s) lost, %d undecodable", res.Lost, res.Bad), " (grow --buffer-kb; --allow-loss to accept)", allowLoss, e.warn)
+			return nil
 		},
 	}
 	fl := c.Flags()
@@ -104,7 +93,7 @@ when any were lost, unless --allow-loss.`,
 	fl.BoolVar(&opt.JSON, "json", false, "one JSON object per line")
 	fl.IntVar(&opt.BufferKB, "buffer-kb", 4096, "ring buffer per CPU in KiB")
 	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
-	fl.DurationVar(&duration, "duration", 0, "stop after this long")
+	fl.DurationVar(&fopt.Duration, "duration", 0, "stop after this long")
 	fl.Uint64Var(&opt.Count, "count", 0, "stop after this many events")
 	fl.BoolVar(&opt.Perf, "perf", false, "read through perf rings instead of an ftrace instance")
 	rot.add(fl, ".ndjson", "events and bytes")

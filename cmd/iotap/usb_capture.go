@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -17,7 +16,6 @@ import (
 // usbCaptureOptions are usb capture's flags: usb.CaptureArgs checks most.
 type usbCaptureOptions struct {
 	usb.CaptureArgs
-	duration  time.Duration
 	allowLoss bool
 	rot       rotateFlags
 }
@@ -88,7 +86,7 @@ text method mount debugfs.`,
 	fl.BoolVar(&o.NoInject, "no-inject-descriptors", false, "pcapng: do not write the present devices' descriptors (from sysfs) as synthesized GET_DESCRIPTOR transfers at the start")
 	fl.StringVarP(&o.Path, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after this many events (0: no limit)")
-	fl.DurationVar(&o.duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
+	fl.DurationVar(&o.Duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
 	fl.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the kernel dropped events")
 	fl.IntVar(&o.Snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
 	fl.StringVar(&o.Nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
@@ -103,12 +101,6 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	fopt, err := o.FileOptions(usb.DefaultSysfsRoot, func(err error) { e.warn(err.Error()) })
 	if err != nil {
 		return usbError(err)
-	}
-	ctx := e.ctx
-	if o.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, o.duration)
-		defer cancel()
 	}
 	if o.rot.onInterval(e) != nil {
 		fopt.Record.Interval = o.rot.Interval
@@ -127,7 +119,7 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 		}
 		fmt.Fprintf(e.stderr, "iotap: capturing %s; SIGINT stops\n", fopt.Describe(capt))
 	}
-	res, err := usbmon.CaptureToFile(ctx, fopt)
+	res, err := usbmon.CaptureToFile(e.ctx, fopt)
 	if errors.Is(err, usbmon.ErrNotSupported) {
 		return fmt.Errorf("%w (try 'iotap doctor')", err)
 	}
