@@ -63,8 +63,15 @@ func (in *PTInput) Size() int64 {
 // split into its streams (PTInput.Loaded). Errors say what the input is
 // when it is not PT (a pipe of another kind is refused without reading it
 // further), name a directory, and give a remedy for files that cannot be
-// read (ReadError). A perf.data on standard input is read whole.
+// read (ReadError). A perf.data on standard input or a named pipe is
+// read whole; a named pipe is opened once (a second open would wait for
+// a writer that is gone).
 func OpenPT(path string, stream bool) (*PTInput, error) {
+	if fi, err := os.Stat(path); path != "-" && err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		// A named pipe (or a device): it is opened once, and its head
+		// read for detection is the head of what is decoded.
+		return openPTPipe(path, stream)
+	}
 	if stream {
 		if in, err := openPTStream(path); in != nil || err != nil {
 			return in, err
@@ -123,6 +130,36 @@ func openPerfData(path string) (*PTInput, error) {
 	return in, nil
 }
 
+// openPTPipe opens path, a named pipe or another file that cannot be
+// read twice, once: its head says what it is; raw PT is streamed (with
+// stream), anything else is read whole from the same reader, as standard
+// input is (a perf.data's streams are found by offsets).
+func openPTPipe(path string, stream bool) (*PTInput, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &PTInput{Path: path, File: f, Stream: bufio.NewReaderSize(f, 1<<20)}
+	head, _ := in.Stream.Peek(HeadSize)
+	res, err := Head(head, len(head) < HeadSize)
+	if err == nil && res.Kind != PT {
+		err = &NotTraceError{Want: PT, Found: &res}
+	}
+	if err != nil {
+		in.Close()
+		return nil, fmt.Errorf("pt: %s: %w", path, err)
+	}
+	if magic, _ := in.Stream.Peek(len(intelpt.PerfMagic)); stream && !intelpt.IsPerfData(magic) {
+		return in, nil
+	}
+	defer in.Close()
+	b, err := io.ReadAll(in.Stream)
+	if err != nil {
+		return nil, ReadError(path, err)
+	}
+	return loadPT(path, b)
+}
+
 // loadPT splits b, the whole input path, into its streams.
 func loadPT(path string, b []byte) (*PTInput, error) {
 	tr, err := intelpt.ParseInput(b)
@@ -144,7 +181,7 @@ func loadPT(path string, b []byte) (*PTInput, error) {
 // (FILE:RANGE), which OpenPT reads whole.
 func openPTStream(path string) (*PTInput, error) {
 	f := os.Stdin
-	if path != "-" {
+	if path != "-" { // a regular file: a pipe is openPTPipe's
 		var err error
 		if f, err = os.Open(path); err != nil {
 			return nil, nil
@@ -156,12 +193,6 @@ func openPTStream(path string) (*PTInput, error) {
 			in.Close()
 			if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 				return nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
-			} else if serr == nil && !fi.Mode().IsRegular() {
-				// A pipe cannot be read again.
-				if err == nil {
-					err = &NotTraceError{Want: PT, Found: &res}
-				}
-				return nil, fmt.Errorf("pt: %s: %w", path, err)
 			}
 			// Not raw PT by its head: read whole, to say what it is.
 			return nil, nil

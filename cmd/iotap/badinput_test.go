@@ -325,6 +325,19 @@ func TestBadInputFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	perf, err := os.ReadFile("../../intelpt/testdata/libipt/two-cpus.perf.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := os.ReadFile("../../userevents/testdata/linuxtracepoints/perf.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mlog := "../../testdata/mmiotrace/e1000-probe.log"
+	mlogData, err := os.ReadFile(mlog)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out.pftrace")
 	for _, tc := range []struct {
 		cmd  []string
@@ -342,6 +355,16 @@ func TestBadInputFIFO(t *testing.T) {
 		{[]string{"report"}, trace, 0, "usb  usbmon pcapng  FIFO  ok"},
 		{[]string{"timeline", "-o", out}, trace, 0, "usb     FIFO  12 "},
 		{[]string{"usb", "stats"}, trace, 0, "transfers"},
+		// A perf.data is found by offsets: read whole from the one
+		// open, as standard input is (the listing and loss of the file).
+		{[]string{"pt", "dump"}, perf, 3, "iotap: pt dump: cpu 3: 1 overflow(s)"},
+		{[]string{"pt", "stats"}, perf, 3, "iotap: pt stats: data lost: cpu 3: 1 overflow(s)"},
+		{[]string{"pt", "dump", "--stream", "0"}, perf, 0, "# cpu 0: 35 bytes\n0000000000000000  psb\n"},
+		{[]string{"report"}, perf, 3, "record lost data: FIFO"},
+		{[]string{"events", "read"}, events, 1, "fifo: userevents: perf.data at byte 0: file-mode perf.data needs random access"},
+		{[]string{"cut", "--from", "0", "--to", "100", "-o", out}, trace, 1, "fifo is not a regular file: cut reads its input more than once"},
+		{[]string{"index"}, trace, 1, "fifo is not a regular file: cut reads its input more than once"},
+		{[]string{"mmio", "diff", mlog}, mlogData, 0, "11945 identical, 0 same register"},
 	} {
 		fifo := filepath.Join(dir, "fifo")
 		os.Remove(fifo)
