@@ -15,7 +15,7 @@ import (
 func newCaptureCmd(e *env) *cobra.Command {
 	var (
 		a         capture.Args
-		allowLoss bool
+		allowLoss lossFlag
 		parquet   string
 	)
 	c := &cobra.Command{
@@ -69,14 +69,14 @@ unless --allow-loss.`,
 	f.StringArrayVar(&a.Events, "events", nil, "user event to record: NAME, or 'NAME FIELDS' to register it (repeatable)")
 	f.DurationVar(&a.Duration, "duration", 0, "stop after this long (0: at the end of the command, or on Ctrl-C)")
 	f.IntVar(&a.BufferKB, "buffer-kb", 0, "per-CPU ring buffer of the user events instance (0: kernel default)")
-	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when a source lost events")
+	allowLoss.add(f, "exit 0 even when a source lost events")
 	f.StringVar(&parquet, "parquet", "", "when the capture ends, export it as Parquet tables under `DIR` (as iotap export, identity of this system)")
 	return linuxOnly(c)
 }
 
 // runCapture runs the capture session (package capture) and, with
 // --parquet, exports it.
-func runCapture(e *env, opt capture.Options, parquet string, allowLoss bool) error {
+func runCapture(e *env, opt capture.Options, parquet string, allowLoss lossFlag) error {
 	res, err := capture.Run(e.ctx, opt)
 	var nf *capture.EventNotFoundError
 	if errors.As(err, &nf) {
@@ -100,5 +100,5 @@ func runCapture(e *env, opt capture.Options, parquet string, allowLoss bool) err
 	if len(loss) == 0 {
 		return nil
 	}
-	return capture.EndLoss("capture: "+strings.Join(loss, "; "), " (use --allow-loss to accept)", allowLoss, e.warn)
+	return allowLoss.end(e, "capture: "+strings.Join(loss, "; "), " (use --allow-loss to accept)")
 }

@@ -14,7 +14,8 @@ import (
 func newEventsReadCmd(e *env) *cobra.Command {
 	var out, expr string
 	var window windowFlags
-	var jsonOut, allowLoss bool
+	var jsonOut bool
+	var allowLoss lossFlag
 	c := &cobra.Command{
 		Use:   "read PERF.DATA",
 		Short: "Decode the user_events (and other tracepoint) samples of a perf.data file",
@@ -84,7 +85,7 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
 	fl.StringVarP(&expr, "filter", "Y", "", "print only the events matching the display-filter `EXPR` (event.name, event.FIELD, ...: docs/filters.md)")
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	allowLoss.add(fl, "exit 0 even when events were lost")
 	window.add(fl, "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')", "only events before `TIME` (same forms as --from; +D: D after --from)", "")
 	return c
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/userevents"
 )
 
@@ -15,7 +14,7 @@ func newEventsRecordCmd(e *env) *cobra.Command {
 		out       string
 		opt       userevents.RecordLinesOptions
 		fopt      userevents.RecordFileOptions
-		allowLoss bool
+		allowLoss lossFlag
 		rot       rotateFlags
 	)
 	c := &cobra.Command{
@@ -83,7 +82,7 @@ when any were lost, unless --allow-loss.`,
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)
 			if l := res.Loss(); l != "" {
-				return capture.EndLoss("events record: "+l, " (grow --buffer-kb; --allow-loss to accept)", allowLoss, e.warn)
+				return allowLoss.end(e, "events record: "+l, " (grow --buffer-kb; --allow-loss to accept)")
 			}
 			return nil
 		},
@@ -92,7 +91,7 @@ when any were lost, unless --allow-loss.`,
 	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.BoolVar(&opt.JSON, "json", false, "one JSON object per line")
 	fl.IntVar(&opt.BufferKB, "buffer-kb", 4096, "ring buffer per CPU in KiB")
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	allowLoss.add(fl, "exit 0 even when events were lost")
 	fl.DurationVar(&fopt.Duration, "duration", 0, "stop after this long")
 	fl.Uint64Var(&opt.Count, "count", 0, "stop after this many events")
 	fl.BoolVar(&opt.Perf, "perf", false, "read through perf rings instead of an ftrace instance")

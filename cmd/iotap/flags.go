@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/ksym"
 	"github.com/iotap/iotap/mmiotrace"
@@ -22,6 +23,7 @@ import (
 //	...
 //	err := out.write(e, true, args[:1], func(w io.Writer) error { ... })
 //	return loss.check(e, "mmio: ", msgs, "--allow-loss to accept")
+//	return loss.end(e, res.DropMessage(), "") // a capture's loss
 //
 // --progress is the root's persistent flag (env.meter); the window flags
 // are window.go's.
@@ -76,6 +78,13 @@ func (l *lossFlag) add(fs *pflag.FlagSet, help string) {
 // parentheses; nil without msgs.
 func (l lossFlag) check(e *env, prefix string, msgs []string, accept string) error {
 	return e.dataLoss(bool(l), prefix, msgs, accept)
+}
+
+// end ends a capture command that lost what loss says ("": nothing),
+// remedy after it (capture.EndLoss): exit 3, or with --allow-loss a
+// warning.
+func (l lossFlag) end(e *env, loss, remedy string) error {
+	return capture.EndLoss(loss, remedy, bool(l), e.warn)
 }
 
 // symbolsFlag is --symbols: the kernel symbols naming access PCs, of a

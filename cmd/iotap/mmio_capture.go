@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +11,7 @@ import (
 func newMMIOCaptureCmd(e *env) *cobra.Command {
 	var (
 		a         mmiotrace.CaptureArgs
-		allowLoss bool
+		allowLoss lossFlag
 		rot       rotateFlags
 	)
 	c := &cobra.Command{
@@ -89,7 +88,7 @@ Examples:
 				return fmt.Errorf("mmio capture: command failed: %w", res.CommandErr)
 			}
 			if loss := res.LossText(); loss != "" {
-				return capture.EndLoss("mmio capture: "+loss, fmt.Sprintf(": retry with --buffer-kb %d", res.SuggestBufferKB()), allowLoss, e.warn)
+				return allowLoss.end(e, "mmio capture: "+loss, fmt.Sprintf(": retry with --buffer-kb %d", res.SuggestBufferKB()))
 			}
 			return nil
 		},
@@ -105,7 +104,7 @@ Examples:
 	f.BoolVar(&a.Capture.Force, "force", false, "replace another active tracer")
 	f.BoolVar(&a.Capture.OfflineCPUs, "offline-cpus", false, "take all CPUs but one offline while tracing (brought back afterwards)")
 	f.StringVar(&a.Bundle, "bundle", "", "also write a tar.gz with the log, lspci -vvv, dmesg, the PCI device list, /proc/kallsyms and /proc/modules")
-	f.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when events were lost")
+	allowLoss.add(f, "exit 0 even when events were lost")
 	f.StringVar(&a.TraceFS, "tracefs", "", "tracefs mount (default: found in /proc/self/mountinfo)")
 	rot.add(f, ".log", "records and bytes")
 	return linuxOnly(c)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/progress"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
@@ -16,7 +15,7 @@ import (
 // usbCaptureOptions are usb capture's flags: usb.CaptureArgs checks most.
 type usbCaptureOptions struct {
 	usb.CaptureArgs
-	allowLoss bool
+	allowLoss lossFlag
 	rot       rotateFlags
 }
 
@@ -87,7 +86,7 @@ text method mount debugfs.`,
 	fl.StringVarP(&o.Path, "output", "o", "", "output file (created 0600), - for stdout")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after this many events (0: no limit)")
 	fl.DurationVar(&o.Duration, "duration", 0, "stop after this long (0: until SIGINT/SIGTERM)")
-	fl.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when the kernel dropped events")
+	o.allowLoss.add(fl, "exit 0 even when the kernel dropped events")
 	fl.IntVar(&o.Snaplen, "snaplen", 0, "keep at most this many data bytes per event (0: all); the header keeps the real lengths")
 	fl.StringVar(&o.Nice, "nice", "auto", "nice value of the ring-draining thread (-20..19; negative needs root), or auto: -20 if allowed")
 	fl.StringVar(&o.VIDPID, "vidpid", "", "keep only the events of devices `VVVV:PPPP` (identified from sysfs at start and from enumeration seen in the capture)")
@@ -142,5 +141,5 @@ func runUSBCapture(e *env, o *usbCaptureOptions) error {
 	if res.ReadErr != nil {
 		return res.ReadErr
 	}
-	return capture.EndLoss(res.DropMessage(), "", o.allowLoss, e.warn)
+	return o.allowLoss.end(e, res.DropMessage(), "")
 }
