@@ -166,3 +166,19 @@ func ExampleDumpStream() {
 	// 0000000000000010  psbend
 	// [trace ends inside a packet (last 6 bytes)]
 }
+
+// 'iotap pt capture -o DIR --cpu 0-1 --mtc' behind its flags: the
+// options of Record, checked.
+func ExampleCaptureArgs() {
+	mtc := true
+	a := intelpt.CaptureArgs{Dir: "out", CPUs: "0-1"}
+	a.Record.Trace.Options.MTC = &mtc
+	o, err := a.Options()
+	fmt.Println(o.Trace.Mode, o.Trace.CPUs, *o.Trace.Options.MTC, err)
+	a.Record.Trace.PID = 42
+	_, err = a.Options()
+	fmt.Println(err)
+	// Output:
+	// per-cpu [0 1] true <nil>
+	// give one of --cpu, --pid or -- COMMAND
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -82,14 +81,11 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	// image and its decode caches and the call tree, live until the end.
 	// Collect late, as pt flow does (a collection only burnt CPU: 5 %).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	if path == "-" {
-		return usageErrorf("pt calls: a perf.data, capture directory or raw trace is read by its name, not from standard input")
-	}
 	in, o, err := f.job.Open(path)
 	if re := (*calls.RawError)(nil); errors.As(err, &re) {
 		return usageErrorf("pt calls: --raw: %v", err)
-	} else if err != nil && !strings.Contains(err.Error(), path) {
-		return fmt.Errorf("pt calls: %s: %w", path, err) // name the input
+	} else if errors.Is(err, calls.ErrStdin) {
+		return usageErrorf("pt calls: a perf.data, capture directory or raw trace is read by its name, not from standard input")
 	} else if err != nil {
 		return fmt.Errorf("pt calls: %w", err)
 	}

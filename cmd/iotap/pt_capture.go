@@ -10,12 +10,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/iotap/iotap/intelpt"
-	"github.com/iotap/iotap/tracefs"
 )
 
 type ptCaptureFlags struct {
-	rec       intelpt.RecordOptions
-	out, cpus string
+	args      intelpt.CaptureArgs
 	duration  time.Duration
 	allowLoss bool
 }
@@ -52,11 +50,11 @@ PT and root or CAP_PERFMON.`,
 	return c
 }
 
-// flags defines the flags of pt capture, which fill f.rec.
+// flags defines the flags of pt capture, which fill f.args.
 func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
-	t, o := &f.rec.Trace, &f.rec.Trace.Options
-	fl.StringVarP(&f.out, "output", "o", "", "output `DIR`")
-	fl.StringVar(&f.cpus, "cpu", "", "trace the CPUs in `LIST` (e.g. 0-3,6)")
+	t, o := &f.args.Record.Trace, &f.args.Record.Trace.Options
+	fl.StringVarP(&f.args.Dir, "output", "o", "", "output `DIR`")
+	fl.StringVar(&f.args.CPUs, "cpu", "", "trace the CPUs in `LIST` (e.g. 0-3,6)")
 	fl.IntVar(&t.PID, "pid", 0, "trace the thread `PID` (per-thread mode)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C or COMMAND exits)")
 	fl.IntVar(&t.Chunks, "chunks", 16, "chunks per buffer")
@@ -65,7 +63,7 @@ func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
 	fl.BoolVar(&t.User, "user", false, "trace user mode only")
 	fl.BoolVar(&t.Kernel, "kernel", false, "trace kernel mode only")
 	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when trace data was lost")
-	fl.BoolVar(&f.rec.CopyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
+	fl.BoolVar(&f.args.Record.CopyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
 	o.TSC, o.Branch = new(bool), new(bool)
 	fl.BoolVar(o.TSC, "tsc", true, "TSC packets")
 	fl.BoolVar(o.Branch, "branch", true, "branch tracing (control flow packets)")
@@ -81,46 +79,23 @@ func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
 }
 
 func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) error {
-	if f.out == "" {
-		return usageErrorf("pt capture: -o DIR is required")
-	}
-	modes := 0
-	for _, given := range []bool{f.cpus != "", f.rec.Trace.PID != 0, len(args) > 0} {
-		if given {
-			modes++
-		}
-	}
-	if modes > 1 {
-		return usageErrorf("pt capture: give one of --cpu, --pid or -- COMMAND")
+	f.args.Command = args
+	rec, err := f.args.Options()
+	if err != nil {
+		return usageErrorf("pt capture: %v", err)
 	}
 	if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 		return usageErrorf("pt capture: put the command after --")
 	}
-	// Probe first: on a machine without PT nothing is created.
-	if _, err := intelpt.Supported(); err != nil {
-		return fmt.Errorf("pt capture: %w", err)
-	}
-	if f.cpus != "" {
-		cpus, err := tracefs.ParseCPUList(f.cpus)
-		if err != nil {
-			return usageErrorf("pt capture: --cpu: %v", err)
-		}
-		f.rec.Trace.CPUs = cpus
-	}
-	if f.rec.Trace.PID != 0 {
-		f.rec.Trace.Mode = intelpt.PerThread
-	}
-	// A COMMAND is started held before its exec; tracing starts at the
-	// exec (enable_on_exec) and ends when it exits.
-	f.rec.Command, f.rec.Run = args, len(args) > 0
-	f.rec.Stdin, f.rec.Stdout, f.rec.Stderr = os.Stdin, e.stdout, e.stderr
+	rec.Stdin, rec.Stdout, rec.Stderr = os.Stdin, e.stdout, e.stderr
 	ctx := e.ctx
 	if f.duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	res, err := intelpt.Record(ctx, f.out, f.rec)
+	// Record probes first: on a machine without PT nothing is created.
+	res, err := intelpt.Record(ctx, f.args.Dir, rec)
 	if err != nil {
 		return fmt.Errorf("pt capture: %w", err)
 	}

@@ -16,7 +16,7 @@ func TestPTCaptureFlags(t *testing.T) {
 	if err := fl.Parse([]string{"--mtc", "--noretcomp=false", "--mtc-period", "3", "--cyc-thresh", "0x2", "--tsc=false", "--pid", "42", "--chunks", "8", "--filter", "filter main"}); err != nil {
 		t.Fatal(err)
 	}
-	o, tr := f.rec.Trace.Options, f.rec.Trace
+	o, tr := f.args.Record.Trace.Options, f.args.Record.Trace
 	if o.MTC == nil || !*o.MTC || o.NoRetComp == nil || *o.NoRetComp || o.CYC != nil || o.PTW != nil || o.PwrEvt != nil {
 		t.Errorf("booleans: mtc %v noretcomp %v cyc %v ptw %v pwr-evt %v", o.MTC, o.NoRetComp, o.CYC, o.PTW, o.PwrEvt)
 	}

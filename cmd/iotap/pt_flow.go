@@ -140,7 +140,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	var se *calls.StreamsError
 	var ae *calls.FlowArgError
 	switch {
-	case errors.Is(err, calls.ErrSidebandStdin):
+	case errors.Is(err, calls.ErrStdin):
 		return usageErrorf("pt flow: a perf.data or capture directory is read by its name, not from standard input (a raw trace on standard input needs its image: --raw or --elf)")
 	case errors.Is(err, calls.ErrNoSideband):
 		return usageErrorf("pt flow: no image (--raw or --elf; or give a perf.data or capture directory, whose sideband names the files)")

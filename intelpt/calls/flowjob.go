@@ -8,10 +8,11 @@ import (
 	"github.com/iotap/iotap/intelpt"
 )
 
-// ErrSidebandStdin is FlowJob.Open's error for a trace on standard input
-// without Raw or ELF: a perf.data or capture directory is read by its
-// name; a raw trace read from standard input needs its image given.
-var ErrSidebandStdin = errors.New("calls: a perf.data or capture directory is read by its name, not from standard input")
+// ErrStdin is the error of Job.Open and FlowJob.Open for "-": a
+// perf.data or capture directory (and pt calls' raw trace) is read by its
+// name, not from standard input; FlowJob reads a raw trace from standard
+// input when its image is given (Raw, ELF).
+var ErrStdin = errors.New("calls: the input is read by its name, not from standard input")
 
 // FlowArgError is FlowJob.Open's error for an option of the job that is
 // wrong: Option names it as the CLI's flag does ("pt", "cpu",
@@ -111,7 +112,7 @@ func (j *FlowJob) check() (cfg intelpt.FlowConfig, known bool, err error) {
 // a perf.data mapped from its file, or from a temporary copy of its
 // AUXTRACE records' data): Run drops its pages behind the decoder. Errors
 // are OpenFlow's (ErrNoSideband: no Raw nor ELF and no sideband;
-// *StreamsError: several streams and none chosen), ErrSidebandStdin, and
+// *StreamsError: several streams and none chosen), ErrStdin, and
 // those of reading the files; an empty trace is an error naming it.
 func (j *FlowJob) Open() (*FlowTrace, error) {
 	cfg, known, err := j.check()
@@ -122,7 +123,7 @@ func (j *FlowJob) Open() (*FlowTrace, error) {
 	var base intelpt.Config
 	if len(j.Raw) == 0 && len(j.ELF) == 0 {
 		if j.Trace == "-" {
-			return nil, ErrSidebandStdin
+			return nil, ErrStdin
 		}
 		sb, err := OpenFlow(j.Trace, j.Input)
 		if err != nil {

@@ -132,7 +132,7 @@ func TestFlowJobErrors(t *testing.T) {
 			return errors.As(err, &ae) && ae.Error() == "filter:addr1_cfg: value too big: 16"
 		}},
 		{FlowJob{Trace: lib + "ovf.pt:8-4", Raw: img}, func(err error) bool { return errors.As(err, &ae) && ae.Option == "pt" }},
-		{FlowJob{Trace: "-"}, func(err error) bool { return errors.Is(err, ErrSidebandStdin) }},
+		{FlowJob{Trace: "-"}, func(err error) bool { return errors.Is(err, ErrStdin) }},
 		{FlowJob{Trace: lib + "ovf.pt"}, func(err error) bool { return errors.Is(err, ErrNoSideband) }},
 		{FlowJob{Trace: lib + "two-cpus.perf.data", Input: FlowOptions{Stream: -1}}, func(err error) bool { return errors.As(err, &se) && se.Streams == 2 }},
 		{FlowJob{Trace: empty, Raw: img}, func(err error) bool {
@@ -156,5 +156,25 @@ func TestFlowJobLoss(t *testing.T) {
 	got, loss := flowListing(t, &FlowJob{Trace: lib + "ovf.pt", Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}, Listing: intelpt.FlowOptions{BlockDecoder: true}})
 	if len(loss) != 1 || !strings.Contains(loss[0], "1 overflow(s)") || !strings.Contains(got, "overflow") {
 		t.Errorf("loss %q, listing:\n%s", loss, got)
+	}
+}
+
+// TestJobOpenNames: pt calls' input errors name the input (Open's say
+// what is wrong but not which file), "-" is ErrStdin, a bad Raw a
+// *RawError as it is.
+func TestJobOpenNames(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("not a trace\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := (&Job{}).Open(notes); err == nil || !strings.HasPrefix(err.Error(), notes+": ") || strings.Count(err.Error(), notes) != 1 {
+		t.Errorf("a text file: %v", err)
+	}
+	if _, _, err := (&Job{}).Open("-"); !errors.Is(err, ErrStdin) {
+		t.Errorf("-: %v", err)
+	}
+	var re *RawError
+	if _, _, err := (&Job{Raw: []string{"nosuch.bin:0x1000"}}).Open(notes); !errors.As(err, &re) || strings.Contains(err.Error(), notes) {
+		t.Errorf("bad --raw: %v", err)
 	}
 }

@@ -1,8 +1,10 @@
 package calls
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
@@ -47,8 +49,21 @@ func (e *RawError) Unwrap() error { return e.Err }
 // else Open) and returns it with the options of Run (Finder, demangling,
 // PID, tree depth, resolution, kernel image and symbols). A raw trace
 // in a regular file is mapped, not read (intelpt.MapFileRange), and Run
-// drops its pages behind the decoder: Close the input when done.
+// drops its pages behind the decoder: Close the input when done. "-" is
+// ErrStdin; a Raw that does not load a *RawError; other errors name path.
 func (j *Job) Open(path string) (*Input, Options, error) {
+	if path == "-" {
+		return nil, Options{}, ErrStdin
+	}
+	in, o, err := j.open(path)
+	var re *RawError
+	if err != nil && !errors.As(err, &re) && !strings.Contains(err.Error(), path) {
+		err = fmt.Errorf("%s: %w", path, err) // name the input
+	}
+	return in, o, err
+}
+
+func (j *Job) open(path string) (*Input, Options, error) {
 	var o Options
 	st, err := os.Stat(path)
 	if err != nil {
