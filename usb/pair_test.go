@@ -193,3 +193,64 @@ func TestStatsBounded(t *testing.T) {
 		t.Errorf("%d endpoints, %d untracked", len(st.Endpoints()), st.Untracked())
 	}
 }
+
+// TestStatsManyEndpoints checks Stats' per-endpoint accounting, with its
+// cache of recent endpoints, against counts kept in a plain map: random
+// events over 200 endpoints, among them groups that differ in one field
+// of the key only (bus above 255, device, endpoint number, direction,
+// transfer type), so that a cache keyed on less than the whole key, or
+// one that hands out the wrong endpoint on a collision, merges two of
+// them and fails.
+func TestStatsManyEndpoints(t *testing.T) {
+	rng := rand.New(rand.NewSource(15))
+	type want struct{ sub, comp, bytes uint64 }
+	var keys []EndpointKey
+	for _, bus := range []uint16{1, 257} {
+		for _, dev := range []uint8{2, 3} {
+			for _, ep := range []uint8{1, 0x81, 2} {
+				for _, tr := range []usbmon.TransferType{usbmon.Bulk, usbmon.Interrupt} {
+					keys = append(keys, EndpointKey{Bus: bus, Device: dev, Endpoint: ep, Transfer: tr})
+				}
+			}
+		}
+	}
+	for len(keys) < 200 {
+		keys = append(keys, EndpointKey{Bus: uint16(rng.Intn(1 << 16)), Device: uint8(rng.Intn(128)),
+			Endpoint: uint8(rng.Intn(16)) | uint8(rng.Intn(2))<<7, Transfer: usbmon.TransferType(rng.Intn(4))})
+	}
+	ref := map[EndpointKey]*want{}
+	st := NewStats()
+	for i := 0; i < 20000; i++ {
+		k := keys[rng.Intn(len(keys))]
+		if i%3 == 0 { // runs of one endpoint, as in captures
+			k = keys[i%7]
+		}
+		e := &usbmon.Event{ID: uint64(i), Bus: k.Bus, Device: k.Device, Endpoint: k.Endpoint & 0x7f,
+			In: k.Endpoint&0x80 != 0, Transfer: k.Transfer, Fields: usbmon.HasWallClock | usbmon.HasBus,
+			Sec: int64(i), Length: uint32(rng.Intn(4096))}
+		w := ref[k]
+		if w == nil {
+			w = &want{}
+			ref[k] = w
+		}
+		if rng.Intn(2) == 0 {
+			e.Type = usbmon.Submission
+			w.sub++
+		} else {
+			e.Type = usbmon.Callback
+			w.comp++
+			w.bytes += uint64(e.Length)
+		}
+		st.Add(e)
+	}
+	eps := st.Endpoints()
+	if len(eps) != len(ref) {
+		t.Fatalf("%d endpoints, want %d", len(eps), len(ref))
+	}
+	for _, s := range eps {
+		w := ref[s.EndpointKey]
+		if w == nil || s.Submissions != w.sub || s.Completions != w.comp || s.Bytes != w.bytes {
+			t.Errorf("%+v: %d submissions, %d completions, %d bytes; want %+v", s.EndpointKey, s.Submissions, s.Completions, s.Bytes, w)
+		}
+	}
+}

@@ -64,11 +64,17 @@ type Stats struct {
 	MaxEndpoints int
 	untracked    uint64
 	eps          map[EndpointKey]*EndpointStats
-	last1        *EndpointStats // the endpoint of the previous event
-	events       uint64
-	first        int64
-	last         int64
-	text         bool
+	// recent holds the endpoints of recent events by a hash of their
+	// key (epKey): a capture goes back and forth between a few
+	// endpoints, and a map lookup per event was a tenth of 'usb stats'.
+	recent [16]struct {
+		key uint64
+		s   *EndpointStats
+	}
+	events uint64
+	first  int64
+	last   int64
+	text   bool
 }
 
 // NewStats returns empty statistics.
@@ -104,10 +110,12 @@ func (st *Stats) record(ev *usbmon.Event, p *Pair, ok bool) {
 	st.last = t
 	st.events++
 	ep := ev.EndpointAddress()
-	s := st.last1
-	// Compared field by field: an EndpointKey built in memory and
-	// compared whole stalls on its loads (store forwarding).
-	if s == nil || s.Bus != ev.Bus || s.Device != ev.Device || s.Endpoint != ep || s.Transfer != ev.Transfer {
+	// The key from ev's fields one by one: an EndpointKey built in
+	// memory and read back whole stalls on its loads (store forwarding).
+	key := 1<<63 | uint64(ev.Bus)<<24 | uint64(ev.Device)<<16 | uint64(ep)<<8 | uint64(ev.Transfer)
+	r := &st.recent[key*0x9e3779b97f4a7c15>>60]
+	s := r.s
+	if r.key != key {
 		k := EndpointKey{Bus: ev.Bus, Device: ev.Device, Endpoint: ep, Transfer: ev.Transfer}
 		s = st.eps[k]
 		if s == nil {
@@ -122,7 +130,7 @@ func (st *Stats) record(ev *usbmon.Event, p *Pair, ok bool) {
 			s = &EndpointStats{EndpointKey: k, FirstMicros: t, Status: map[int32]uint64{}, text: st.text}
 			st.eps[k] = s
 		}
-		st.last1 = s
+		r.key, r.s = key, s
 	}
 	s.LastMicros = t
 	switch ev.Type {
