@@ -44,8 +44,12 @@ type Definition struct {
 // ReadDefinitions reads the registered events of f (ReadStatus) and the
 // format of each, in the order of user_events_status. An event whose
 // format cannot be read (unregistered meanwhile, not readable) has a nil
-// Schema.
+// Schema. f nil is tracefs.Find's.
 func ReadDefinitions(f *tracefs.FS) ([]Definition, error) {
+	f, err := findFS(f)
+	if err != nil {
+		return nil, err
+	}
 	st, err := ReadStatus(f)
 	if err != nil {
 		return nil, err

@@ -35,13 +35,17 @@ type Registered struct {
 	Flags        Flags
 }
 
-// Register registers the event on fs (RegisterFS), Check first when it
-// has not been called.
+// Register registers the event on fs (RegisterFS; nil: tracefs.Find),
+// Check first when it has not been called.
 func (r *RegisterRequest) Register(fs *tracefs.FS) (Registered, error) {
 	if r.schema == nil {
 		if err := r.Check(); err != nil {
 			return Registered{}, err
 		}
+	}
+	fs, err := findFS(fs)
+	if err != nil {
+		return Registered{}, err
 	}
 	var flags Flags
 	if !r.NoPersist {
@@ -80,9 +84,14 @@ func CheckName(name string) error {
 const DeleteGrace = time.Second
 
 // Delete deletes the event name from fs as 'iotap events delete' does:
-// DeleteWait for up to DeleteGrace, after CheckName.
+// DeleteWait for up to DeleteGrace, after CheckName (fs nil:
+// tracefs.Find).
 func Delete(fs *tracefs.FS, name string) error {
 	if err := CheckName(name); err != nil {
+		return err
+	}
+	fs, err := findFS(fs)
+	if err != nil {
 		return err
 	}
 	return DeleteWait(fs, name, DeleteGrace)

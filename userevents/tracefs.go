@@ -8,8 +8,12 @@ import (
 	"github.com/iotap/iotap/tracefs"
 )
 
-// ReadStatus reads and parses user_events_status.
+// ReadStatus reads and parses user_events_status (f nil: tracefs.Find).
 func ReadStatus(f *tracefs.FS) (*Status, error) {
+	f, err := findFS(f)
+	if err != nil {
+		return nil, err
+	}
 	b, err := f.ReadFile("user_events_status")
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

@@ -77,12 +77,17 @@ func (w *WriteRequest) Check() error {
 	return nil
 }
 
-// Write checks w and writes the event once on fs (WriteOnce). Without a
+// Write checks w and writes the event once on fs (WriteOnce; nil:
+// tracefs.Find). Without a
 // Schema it takes the registered event's fields: an *ArgError wrapping
 // ErrNotFound when it is not registered. When nothing records the event,
 // nothing is written and the error is (or wraps) ErrNotEnabled.
 func (w *WriteRequest) Write(fs *tracefs.FS) error {
 	if err := w.Check(); err != nil {
+		return err
+	}
+	fs, err := findFS(fs)
+	if err != nil {
 		return err
 	}
 	if w.EventHeader {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
@@ -15,11 +14,7 @@ func newEventsStatusCmd(e *env) *cobra.Command {
 		Short: "Show registered user events and which tracers use them (user_events_status)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			fs, err := tracefs.Find()
-			if err != nil {
-				return err
-			}
-			st, err := userevents.ReadStatus(fs)
+			st, err := userevents.ReadStatus(nil)
 			if err != nil {
 				return explain(err)
 			}
@@ -39,11 +34,7 @@ func newEventsListCmd(e *env) *cobra.Command {
 		Short: "List registered user events with their fields",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			fs, err := tracefs.Find()
-			if err != nil {
-				return err
-			}
-			defs, err := userevents.ReadDefinitions(fs)
+			defs, err := userevents.ReadDefinitions(nil)
 			if err != nil {
 				return explain(err)
 			}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/iotap/iotap/tracefs"
 	"github.com/iotap/iotap/userevents"
 	"github.com/spf13/cobra"
 )
@@ -26,11 +25,7 @@ needs CAP_PERFMON or root). Remove it with 'iotap events delete NAME'.`,
 			if err := req.Check(); err != nil {
 				return usageErrorf("%v", err)
 			}
-			fs, err := tracefs.Find()
-			if err != nil {
-				return err
-			}
-			reg, err := req.Register(fs)
+			reg, err := req.Register(nil)
 			if err != nil {
 				return explain(err)
 			}
@@ -79,11 +74,7 @@ anything else a string.`,
 			if err := req.Check(); err != nil {
 				return usageErrorf("%v", err)
 			}
-			fs, err := tracefs.Find()
-			if err != nil {
-				return err
-			}
-			err = req.Write(fs)
+			err := req.Write(nil)
 			var ae *userevents.ArgError
 			if errors.Is(err, userevents.ErrNotFound) && errors.As(err, &ae) {
 				return usageErrorf("event %s is not registered: give its fields with --register '%s FIELDS'", req.Name, req.Name)
@@ -130,11 +121,7 @@ func newEventsDeleteCmd(e *env) *cobra.Command {
 			if err := userevents.CheckName(args[0]); err != nil {
 				return usageErrorf("%v", err)
 			}
-			fs, err := tracefs.Find()
-			if err != nil {
-				return err
-			}
-			if err := userevents.Delete(fs, args[0]); err != nil {
+			if err := userevents.Delete(nil, args[0]); err != nil {
 				return explain(err)
 			}
 			fmt.Fprintf(e.stdout, "deleted %s\n", args[0])
