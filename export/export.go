@@ -238,7 +238,9 @@ type table[T any] struct {
 	rows  int64
 }
 
-const batchRows = 1024
+// batchRows is the rows a table hands to its writer at once (a variable
+// for the tests).
+var batchRows = 1024
 
 // createFile creates the temporary file of a table's file for a capture
 // (mode 0600, in the final directory) and returns the final name.
@@ -386,6 +388,11 @@ func (l *lazyTable[T]) next() (*T, error) {
 	}
 	return l.t.next()
 }
+
+// slot is the index of the row next returned last in its batch: the
+// batch holds it (and what its pointers point to must stay as it is)
+// until the next call of next that returns the row of the same slot.
+func (l *lazyTable[T]) slot() int { return len(l.t.buf) - 1 }
 
 func (l *lazyTable[T]) commit() error {
 	if l.t == nil {

@@ -230,6 +230,14 @@ func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t
 	// since the last call at depth d-1 of the thread ended: its callees.
 	// Kept in ticks and, when toNS converts them, in ns.
 	children := map[int32][][2]int64{}
+	// ns holds the optional ns columns of the rows of a batch, by slot:
+	// one pointer each, allocated once, not three allocations a row (the
+	// most of this export's allocation, which let the heap grow to twice
+	// its live size).
+	var ns [][3]int64
+	if toNS != nil {
+		ns = make([][3]int64, batchRows)
+	}
 	var werr error
 	o := calls.Options{Finder: t.calls.Finder(x.opt.PTSysroot, x.opt.PTBuildIDDirs), Demangle: true, TreeDepth: 1}
 	n := 0
@@ -268,8 +276,10 @@ func (x *Exporter) exportPTCalls(ctx context.Context, c *capture, id Identity, t
 		*r = PTCallRow{Identity: id, TID: cl.Thread, Depth: int32(cl.Depth), Func: cl.Func, Entry: cl.Entry,
 			BeginTSC: cl.Begin, EndTSC: cl.End, SelfTSC: uint64(self[0]), CallKind: cl.Kind, EndReason: cl.EndReason,
 			Insns: int64(cl.EndInsn - cl.BeginInsn), SelfInsns: int64(cl.SelfInsn)}
-		if toNS != nil {
-			r.BeginNS, r.EndNS, r.SelfNS = ptr(beginNS), ptr(endNS), ptr(self[1])
+		if ns != nil {
+			v := &ns[out.slot()]
+			*v = [3]int64{beginNS, endNS, self[1]}
+			r.BeginNS, r.EndNS, r.SelfNS = &v[0], &v[1], &v[2]
 		}
 	}
 	res, err := calls.Analyze(t.calls, o)

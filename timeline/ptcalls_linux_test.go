@@ -331,3 +331,61 @@ func TestPTCallsSourcesCloseInput(t *testing.T) {
 	}
 	runtime.KeepAlive(in) // not closed by its finalizer
 }
+
+// TestPTCallsBatchesReused: the decoder hands its events over in batches
+// that come back to it once read and are refilled. With batches of 3
+// events (each reused many times over while the timeline reads the
+// others) the trace is byte for byte the one written with batches of
+// 4,096 (this program's calls in one batch, none reused), and its slices
+// are the calls in the order calls.Analyze begins them. (Under -race, a
+// batch handed back while the timeline still reads it is a data race.)
+func TestPTCallsBatchesReused(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	s, err := ptsynth.SynthesizeProg(t.TempDir(), 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	track := func(batch int) []byte {
+		defer func(b int) { ptCallsBatch = b }(ptCallsBatch)
+		ptCallsBatch = batch
+		in, err := calls.ReadPerfData(s.Perf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if _, err := Merge(context.Background(), &out, NewPTCallsSources("perf.data", in, calls.Options{}), Options{}); err != nil {
+			t.Fatal(err)
+		}
+		return out.Bytes()
+	}
+	whole := track(4096)
+	small := track(3)
+	if !bytes.Equal(small, whole) {
+		t.Fatalf("batches of 3: %d bytes, differ from batches of 4,096 (%d bytes)", len(small), len(whole))
+	}
+	in, err := calls.ReadPerfData(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if _, err := calls.Analyze(in, calls.Options{OnBegin: func(c *calls.Call) { want = append(want, c.Func) }}); err != nil {
+		t.Fatal(err)
+	}
+	tr := decodeTrace(t, small)
+	checkSlicesNest(t, tr)
+	var got []string
+	for _, e := range tr.events {
+		if e.typ == typeSliceBegin {
+			got = append(got, e.name)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%d slices, want the %d calls in begin order", len(got), len(want))
+	}
+	// a begin and an end per call: one batch of 4,096, many of 3
+	if n := 2 * len(want); n > 4096 || n < 10*3*ptCallsBatches {
+		t.Errorf("%d events: want at most a batch of 4,096 and many batches of 3", n)
+	}
+}
