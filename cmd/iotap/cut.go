@@ -78,7 +78,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 		},
 	}
 	fl := c.Flags()
-	window.add(fl, "keep records at or after `TIME` (see Times)", "keep records before `TIME`", "")
+	window.add(fl, "keep records at or after `TIME` (see Times)", windowToHelp, "")
 	out.add(fl, "", "write the cut to `FILE` (- for standard output)")
 	fl.BoolVar(&noIndex, "no-index", false, "do not use INPUT.iotapidx: read the input from its start")
 	allowLoss.add(fl, "exit 0 even when the window records lost events")

@@ -86,6 +86,6 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 	fl.BoolVar(&jsonOut, "json", false, "one JSON object per line")
 	fl.StringVarP(&expr, "filter", "Y", "", "print only the events matching the display-filter `EXPR` (event.name, event.FIELD, ...: docs/filters.md)")
 	allowLoss.add(fl, "exit 0 even when events were lost")
-	window.add(fl, "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')", "only events before `TIME` (same forms as --from; +D: D after --from)", "")
+	window.add(fl, "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the samples' clock, or mark:NAME (an iotap_marker event; see 'iotap cut --help')", windowToHelp, "")
 	return c
 }

@@ -105,7 +105,7 @@ Examples:
 	fl.StringArrayVar(&a.BARs, "bar", nil, "BAR-relative range PCIADDR/BAR+LO..HI or VENDOR:DEVICE/BAR+LO..HI")
 	fl.Int32SliceVar(&a.MapIDs, "map-id", nil, "map id of the accesses")
 	window.add(fl, "only records at or after `TIME`: seconds from the log's first record (0.5, 500ms), @T as the log prints it (@12.5), or mark:NAME (see 'iotap cut --help')",
-		"only records before `TIME` (same forms as --from; +D: D after --from)", "the same as --from LO --to HI, written LO..HI (either end may be empty)")
+		windowToHelp, windowTimeHelp)
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
 	fl.IntVar(&opt.Workers, "workers", 0, "parsing goroutines (0: all cores)")

@@ -84,7 +84,7 @@ a time) still means --format, with a deprecation note.`,
 	fl.StringVarP(&format, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
 	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
 	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
-	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", "convert only the events before `TIME` (+D: D after --from)", "the window as LO..HI (--from LO --to HI)")
+	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", windowToHelp, windowTimeHelp)
 	out.add(fl, "", "output file (created 0600), - for stdout")
 	fl.IntVar(&opt.LinkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
 	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")

@@ -22,7 +22,7 @@ import (
 func withWindow(e *env, c *cobra.Command) *cobra.Command {
 	var w windowFlags
 	fl := c.Flags()
-	w.add(fl, "read only the records at or after `TIME`: seconds from the trace's first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); the trace is cut with 'iotap cut' (seeking with its index) and the cut is read", "read only the records before `TIME` (same forms as --from; +D: D after --from)", "")
+	w.add(fl, "read only the records at or after `TIME`: seconds from the trace's first record (1.5, 200ms), @T on its clock, RFC 3339, or mark:NAME (see 'iotap cut --help'); the trace is cut with 'iotap cut' (seeking with its index) and the cut is read", windowToHelp, "")
 	run := c.RunE
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		name := strings.TrimPrefix(cmd.CommandPath(), "iotap ")
@@ -104,8 +104,11 @@ func mmioOpenLog(e *env, name, path string, opt cut.LogOptions) (*cut.Log, error
 // warn prints a warning on stderr.
 func (e *env) warn(s string) { fmt.Fprintf(e.stderr, "iotap: warning: %s\n", s) }
 
-// windowToHelp is the usual help of --to.
-const windowToHelp = "only the records before `TIME` (same forms as --from; +D: D after --from)"
+// windowToHelp is the help of --to, windowTimeHelp that of --time.
+const (
+	windowToHelp   = "only the records before `TIME` (same forms as --from; +D: D after --from)"
+	windowTimeHelp = "the same as --from LO --to HI, written LO..HI (either end may be empty)"
+)
 
 // windowFlags are a command's --from/--to, and --time LO..HI.
 type windowFlags struct{ from, to, time string }
