@@ -71,12 +71,9 @@ anything else a string.`,
 			if persist {
 				req.Flags = userevents.Persist
 			}
-			if err := req.Check(); err != nil {
-				return usageErrorf("%v", err)
-			}
-			err := req.Write(nil)
+			err := req.Write(nil) // checks req first: bad arguments are *ArgError
 			var ae *userevents.ArgError
-			if errors.Is(err, userevents.ErrNotFound) && errors.As(err, &ae) {
+			if errors.As(err, &ae) && errors.Is(err, userevents.ErrNotFound) {
 				return usageErrorf("event %s is not registered: give its fields with --register '%s FIELDS'", req.Name, req.Name)
 			} else if ae != nil {
 				return usageErrorf("%v", err)
