@@ -80,6 +80,18 @@ func ExampleOutputKind() {
 	// notes.txt: ""
 }
 
+// The kinds of 'iotap report -o report.html -o all.pftrace', and of a
+// single file named by --format.
+func ExampleOutputKinds() {
+	fmt.Println(report.OutputKinds([]string{"report.html", "all.pftrace"}, ""))
+	fmt.Println(report.OutputKinds([]string{"-"}, "json"))
+	fmt.Println(report.OutputKinds([]string{"notes.txt"}, ""))
+	// Output:
+	// [html perfetto] <nil>
+	// [json] <nil>
+	// [] -o notes.txt: unknown kind of output: name it .html (HTML report), .pftrace or .perfetto-trace (Perfetto trace), .json (NDJSON), or give --format
+}
+
 // 'iotap report DIR -o out/report.html' with a timeline written beside
 // it: the page links the trace relative to itself; the progress of
 // Build in bytes read before each trace.

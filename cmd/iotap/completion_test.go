@@ -6,6 +6,7 @@ import (
 
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/regdb"
+	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -43,7 +44,7 @@ func TestFlagCompletion(t *testing.T) {
 		{[]string{"usb", "convert", "--format", ""}, noFile, func(s string) bool { _, err := usbmon.ParseFormat(s); return err == nil }, 4},
 		{[]string{"usb", "convert", "--to", ""}, noFile, func(s string) bool { _, err := usbmon.ParseFormat(s); return err == nil }, 4},
 		{[]string{"usb", "convert", "--link-type", ""}, noFile, func(s string) bool { return s == "189" || s == "220" }, 2},
-		{[]string{"report", "--format", ""}, noFile, func(s string) bool { _, err := reportKind("x", s, false); return err == nil }, 3},
+		{[]string{"report", "--format", ""}, noFile, func(s string) bool { _, err := report.OutputKinds([]string{"x"}, s); return err == nil }, 3},
 		{[]string{"mmio", "filter", "--kind", ""}, noFile, func(s string) bool { _, ok := mmiotrace.ParseKind(s); return ok }, 11},
 		{[]string{"report", "--db", ""}, ":0", func(s string) bool { _, err := regdb.Builtin(s); return err == nil }, len(regdb.Builtins())},
 		{[]string{"timeline", "--db", ""}, ":0", func(s string) bool { _, err := regdb.Builtin(s); return err == nil }, len(regdb.Builtins())},

@@ -102,8 +102,7 @@ is recorded in the captures table either way.`,
 	f.Int64Var(&opt.RowGroupRows, "row-group-rows", export.DefaultRowGroupRows, "rows per row group")
 	f.BoolVar(&opt.KeepGoing, "keep-going", false, "skip unreadable text lines (counted as loss)")
 	allowLoss.add(f, "exit 0 even when an input lost data")
-	f.StringVar(&opt.PTSysroot, "sysroot", "", "Intel PT: look for the traced binaries under `DIR`")
+	ptFileFlags(f, "Intel PT: ", &opt.PTSysroot, &opt.PTBuildIDDirs, nil, nil)
 	window.add(f, "export only the records at or after `TIME` (see 'iotap cut --help')", windowToHelp, "")
-	f.StringArrayVar(&opt.PTBuildIDDirs, "buildid-dir", nil, "Intel PT: build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
 	return c
 }

@@ -32,6 +32,22 @@ func (t *ptTiming) flags(fl *pflag.FlagSet, detail int) {
 	optUint(fl, &t.CPUID15EBX, "cpuid-0x15.ebx", ebx)
 }
 
+// ptFileFlags adds the flags that find the traced programs' files named
+// by a perf.data's or capture directory's sideband (calls.Input.Finder,
+// calls.LoadKernel): --sysroot, --buildid-dir unless buildIDDirs is nil,
+// --kernel and --kallsyms unless kernel is nil; ctx starts their help,
+// saying when they apply.
+func ptFileFlags(fl *pflag.FlagSet, ctx string, sysroot *string, buildIDDirs *[]string, kernel, kallsyms *string) {
+	fl.StringVar(sysroot, "sysroot", "", ctx+"look for the mapped files under `DIR`")
+	if buildIDDirs != nil {
+		fl.StringArrayVar(buildIDDirs, "buildid-dir", nil, ctx+"build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
+	}
+	if kernel != nil {
+		fl.StringVar(kernel, "kernel", "", ctx+"the kernel's code: a vmlinux `FILE` or /proc/kcore (kernel-mode trace)")
+		fl.StringVar(kallsyms, "kallsyms", "", ctx+"kernel symbols (function names, KASLR slide) from `FILE` (/proc/kallsyms of the traced machine)")
+	}
+}
+
 // ptOpen opens a pt dump or stats input (detect.OpenPT); a byte range
 // outside the file is a usage error.
 func ptOpen(path string, stream bool) (*detect.PTInput, error) {

@@ -13,7 +13,8 @@ import (
 type ptCallsFlags struct {
 	job                      calls.Job
 	json, folded, foldedTime bool
-	quiet, allowLoss         bool
+	quiet                    bool
+	allowLoss                lossFlag
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
@@ -56,8 +57,7 @@ unless --allow-loss.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runPTCalls(e, &f, args[0]) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.job.Sysroot, "sysroot", "", "look for the mapped files under `DIR`")
-	fl.StringArrayVar(&f.job.BuildIDDirs, "buildid-dir", nil, "build-id cache `DIR` (perf's ~/.debug layout; repeatable; default ~/.debug)")
+	ptFileFlags(fl, "", &f.job.Sysroot, &f.job.BuildIDDirs, &f.job.Kernel, &f.job.Kallsyms)
 	fl.BoolVar(&f.json, "json", false, "one JSON object per call")
 	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
 	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
@@ -65,10 +65,8 @@ unless --allow-loss.`,
 	fl.IntVar(&f.job.MaxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
 	fl.IntVar(&f.job.PID, "pid", 0, "only the threads of process `PID`")
 	fl.BoolVar(&f.job.NoDemangle, "no-demangle", false, "keep C++/Rust names mangled")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	f.allowLoss.add(fl, "exit 0 even when data was lost")
 	fl.BoolVar(&f.quiet, "quiet", false, "no output but the summary on stderr (for timing)")
-	fl.StringVar(&f.job.Kernel, "kernel", "", "the kernel's code: a vmlinux `FILE` or /proc/kcore (kernel-mode trace)")
-	fl.StringVar(&f.job.Kallsyms, "kallsyms", "", "kernel function names and KASLR slide from `FILE` (/proc/kallsyms of the traced machine)")
 	fl.StringArrayVar(&f.job.Raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
 	return c
 }
@@ -117,8 +115,8 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", n)
 	}
 	fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", res)
-	if l := res.Loss(in); l != "" && !f.allowLoss {
-		return dataLostError("pt calls: %s (--allow-loss to accept)", l)
+	if l := res.Loss(in); l != "" {
+		return f.allowLoss.check(e, "pt calls: ", []string{l}, "--allow-loss to accept")
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 type ptCaptureFlags struct {
 	args      intelpt.CaptureArgs
 	duration  time.Duration
-	allowLoss bool
+	allowLoss lossFlag
 }
 
 func newPTCaptureCmd(e *env) *cobra.Command {
@@ -62,7 +62,7 @@ func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
 	fl.BoolVar(&t.Circular, "circular", false, "circular (snapshot) buffers instead of stop-on-full")
 	fl.BoolVar(&t.User, "user", false, "trace user mode only")
 	fl.BoolVar(&t.Kernel, "kernel", false, "trace kernel mode only")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when trace data was lost")
+	f.allowLoss.add(fl, "exit 0 even when trace data was lost")
 	fl.BoolVar(&f.args.Record.CopyBinaries, "copy-binaries", false, "copy the traced programs' files into DIR/binaries (by build-id) so DIR decodes on another machine")
 	o.TSC, o.Branch = new(bool), new(bool)
 	fl.BoolVar(o.TSC, "tsc", true, "TSC packets")
@@ -100,8 +100,8 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 		return fmt.Errorf("pt capture: %w", err)
 	}
 	res.WriteSummary(e.stderr, "pt capture: ")
-	if len(res.Lost) > 0 && !f.allowLoss {
-		return dataLostError("pt capture: trace lost: %v (bigger buffers: --chunks/--order; --allow-loss to accept)", res.Lost)
+	if len(res.Lost) > 0 {
+		return f.allowLoss.check(e, "pt capture: trace lost: ", []string{fmt.Sprint(res.Lost)}, "bigger buffers: --chunks/--order; --allow-loss to accept")
 	}
 	return nil
 }

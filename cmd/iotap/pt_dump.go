@@ -10,12 +10,13 @@ import (
 )
 
 type ptDumpFlags struct {
-	opt             intelpt.DumpOptions
-	cpu             string
-	timing          ptTiming
-	json, allowLoss bool
-	stream          int
-	count           uint64 // -c
+	opt       intelpt.DumpOptions
+	cpu       string
+	timing    ptTiming
+	json      bool
+	allowLoss lossFlag
+	stream    int
+	count     uint64 // -c
 }
 
 func newPTDumpCmd(e *env) *cobra.Command {
@@ -82,7 +83,7 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
 	f.timing.flags(fl, 2)
 	fl.BoolVar(&o.Blocks, "blocks", false, "decode BBP/BIP/BEP block packets (ptdump reports them as unknown opcodes)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	f.allowLoss.add(fl, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; records with --json, after the input record), like tshark -c (0: all)")
 	return c
@@ -111,5 +112,5 @@ func runPTDump(e *env, f *ptDumpFlags, path string) error {
 	} else if sum.Streams == 0 {
 		return usageErrorf("pt dump: no stream for cpu %d in %s", f.stream, path)
 	}
-	return e.dataLoss(f.allowLoss, "pt dump: ", sum.Loss(), "--allow-loss to accept")
+	return f.allowLoss.check(e, "pt dump: ", sum.Loss(), "--allow-loss to accept")
 }

@@ -31,7 +31,7 @@ func (d *decoderFlag) Set(s string) error {
 type ptFlowFlags struct {
 	job       calls.FlowJob
 	timing    ptTiming
-	allowLoss bool
+	allowLoss lossFlag
 	// no effect: --no-inst, --check
 	noInst, check bool
 	pid           int
@@ -115,15 +115,12 @@ counted), unless --allow-loss.`,
 	fl.BoolVar(&o.Offset, "offset", false, "print the trace offset on each line")
 	fl.BoolVar(&f.noInst, "no-inst", false, "print addresses only (always the case: there is no disassembler)")
 	fl.BoolVar(&f.check, "check", false, "accepted for ptxed compatibility (no effect)")
-	fl.BoolVar(&f.allowLoss, "allow-loss", false, "exit 0 even when decoding errors skipped trace bytes or the trace overflowed")
+	f.allowLoss.add(fl, "exit 0 even when decoding errors skipped trace bytes or the trace overflowed")
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&j.Input.Stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
 	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
-	fl.StringVar(&j.Input.Sysroot, "sysroot", "", "perf.data or capture directory: look for the mapped files under `DIR`")
-	fl.StringArrayVar(&j.Input.BuildIDDirs, "buildid-dir", nil, "perf.data or capture directory: build-id cache `DIR` (repeatable; default ~/.debug)")
-	fl.StringVar(&j.Input.Kernel, "kernel", "", "perf.data or capture directory: the kernel's code, a vmlinux `FILE` or /proc/kcore")
-	fl.StringVar(&j.Input.Kallsyms, "kallsyms", "", "perf.data or capture directory: /proc/kallsyms `FILE` of the traced machine (KASLR slide)")
+	ptFileFlags(fl, "perf.data or capture directory: ", &j.Input.Sysroot, &j.Input.BuildIDDirs, &j.Input.Kernel, &j.Input.Kallsyms)
 	return c
 }
 
@@ -162,5 +159,5 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	if _, err := t.Run(e.stdout, progress); err != nil {
 		return err
 	}
-	return e.dataLoss(f.allowLoss, "pt flow: "+f.job.Trace+": ", t.Loss(), "--allow-loss to accept")
+	return f.allowLoss.check(e, "pt flow: "+f.job.Trace+": ", t.Loss(), "--allow-loss to accept")
 }

@@ -11,9 +11,10 @@ import (
 
 func newPTStatsCmd(e *env) *cobra.Command {
 	var (
-		asJSON, allowLoss bool
-		workers           int
-		timing            ptTiming
+		asJSON    bool
+		allowLoss lossFlag
+		workers   int
+		timing    ptTiming
 	)
 	c := &cobra.Command{
 		Use:   "stats [flags] FILE",
@@ -51,12 +52,12 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 			if err := intelpt.WriteStats(e.stdout, args[0], items, in.Perf(), asJSON); err != nil {
 				return err
 			}
-			return e.dataLoss(allowLoss, "pt stats: data lost: ", intelpt.StatsLoss(items, in.Perf()), "--allow-loss to accept")
+			return allowLoss.check(e, "pt stats: data lost: ", intelpt.StatsLoss(items, in.Perf()), "--allow-loss to accept")
 		},
 	}
 	fl := c.Flags()
 	fl.BoolVar(&asJSON, "json", false, "one JSON object per stream")
-	fl.BoolVar(&allowLoss, "allow-loss", false, "exit 0 even when data was lost")
+	allowLoss.add(fl, "exit 0 even when data was lost")
 	fl.IntVar(&workers, "workers", 0, "decoding goroutines, each on a segment between PSBs (0: all cores for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
 	timing.flags(fl, 0)
 	return c

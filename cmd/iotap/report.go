@@ -15,7 +15,7 @@ import (
 )
 
 type reportOptions struct {
-	allowLoss bool
+	allowLoss lossFlag
 	outs      []string
 	format    string
 	json      bool
@@ -70,8 +70,8 @@ those traces), unless --allow-loss; 1 when the arguments hold no file at all
   iotap report capture.pcapng mmio.log.zst --format html -o -  > report.html`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.tl.file.MaxSize != 0 && o.tl.file.MaxSize < timeline.MinMaxSize {
-				return usageErrorf("report: --max-size %d: at least %d bytes (or 0 for one file)", o.tl.file.MaxSize, timeline.MinMaxSize)
+			if err := o.tl.file.Check(); err != nil {
+				return usageErrorf("report: %v", err)
 			}
 			spec, err := o.window.spec("report")
 			if err != nil {
@@ -81,7 +81,7 @@ those traces), unless --allow-loss; 1 when the arguments hold no file at all
 		},
 	}
 	f := c.Flags()
-	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when a trace records lost data")
+	o.allowLoss.add(f, "exit 0 even when a trace records lost data")
 	f.StringArrayVarP(&o.outs, "output", "o", nil, "also write the report to `FILE` (.html, .pftrace/.perfetto-trace or .json; created 0600); repeatable")
 	f.StringVar(&o.format, "format", "", "kind of the -o file when its extension does not say: `html|perfetto|json`")
 	f.BoolVar(&o.json, "json", false, "print the report as NDJSON instead of text")
@@ -94,34 +94,13 @@ those traces), unless --allow-loss; 1 when the arguments hold no file at all
 	return c
 }
 
-// reportKind is the kind of an -o file: by --format, else its extension.
-func reportKind(path, format string, many bool) (string, error) {
-	if format != "" {
-		if many {
-			return "", usageErrorf("report: --format applies to a single -o; give each file its extension")
-		}
-		if format == report.OutputHTML || format == report.OutputPerfetto || format == report.OutputJSON {
-			return format, nil
-		}
-		return "", usageErrorf("report: --format %q: want html, perfetto or json", format)
-	}
-	if k := report.OutputKind(path); k != "" {
-		return k, nil
-	}
-	return "", usageErrorf("report: -o %s: unknown kind of output: name it .html (HTML report), .pftrace or .perfetto-trace (Perfetto trace), .json (NDJSON), or give --format", path)
-}
-
 // reportUnidentified is the remedy for USB devices without identity.
 const reportUnidentified = "enumeration not in the capture; on the machine that captured it, 'iotap usb stats --sysfs /sys/bus/usb/devices FILE' names them"
 
 func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) error {
-	kinds := make([]string, len(o.outs))
-	for i, out := range o.outs {
-		k, err := reportKind(out, o.format, len(o.outs) > 1)
-		if err != nil {
-			return err
-		}
-		kinds[i] = k
+	kinds, err := report.OutputKinds(o.outs, o.format)
+	if err != nil {
+		return usageErrorf("report: %v", err)
 	}
 	opt := report.Options{Stdin: os.Stdin, Window: spec, Warn: e.warn}
 	opt.PT.Config = intelpt.ConfigOf
@@ -154,7 +133,7 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 	if err != nil {
 		return err
 	}
-	if msg := r.LossError(); msg != "" && !o.allowLoss {
+	if msg := r.LossError(); msg != "" && !bool(o.allowLoss) {
 		return dataLostError("%s", msg)
 	}
 	if t := r.FirstError(); t != nil {

@@ -21,7 +21,7 @@ type timelineOptions struct {
 	timeline.Settings
 	file      timeline.FileOptions // Out, MaxSize
 	jsonOut   bool
-	allowLoss bool
+	allowLoss lossFlag
 	from, to  string // --from/--to (timerange.ParseSpec)
 }
 
@@ -88,11 +88,10 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 			if o.file.Out == "" {
 				return usageErrorf("timeline: -o FILE.pftrace is required (- for stdout)")
 			}
-			maxSizeSet := cmd.Flags().Changed("max-size")
-			if maxSizeSet && o.file.MaxSize != 0 && o.file.MaxSize < timeline.MinMaxSize {
-				return usageErrorf("timeline: --max-size %d: at least %d bytes (or 0 for one file)", o.file.MaxSize, timeline.MinMaxSize)
+			if err := o.file.Check(); err != nil {
+				return usageErrorf("timeline: %v", err)
 			}
-			if o.file.Out == "-" && maxSizeSet && o.file.MaxSize != 0 {
+			if o.file.Out == "-" && cmd.Flags().Changed("max-size") && o.file.MaxSize != 0 {
 				return usageErrorf("timeline: --max-size needs -o FILE (stdout is one stream): use --max-size 0")
 			}
 			spec, err := timerange.ParseSpec(o.from, o.to)
@@ -111,9 +110,9 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.StringVar(&o.Clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
 	f.DurationVar(&o.BandwidthWindow, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as NDJSON (docs/ndjson.md): input records, timeline_input per input, timeline_window per detail file, timeline_summary")
-	f.BoolVar(&o.allowLoss, "allow-loss", false, "exit 0 even when inputs record lost events")
+	o.allowLoss.add(f, "exit 0 even when inputs record lost events")
 	f.BoolVar(&o.PTCalls, "pt-calls", false, "add the function calls of Intel PT inputs, perf.data or 'pt capture' directories (a track per thread, see 'pt calls')")
-	f.StringVar(&o.Sysroot, "sysroot", "", "--pt-calls: look for the traced programs' files under `DIR`")
+	ptFileFlags(f, "--pt-calls: ", &o.Sysroot, nil, nil, nil)
 	f.DurationVar(&o.PTResolution, "pt-resolution", 0, "--pt-calls: draw only calls at least this long (as pt calls --resolution)")
 	o.file.MaxSize = timeline.DefaultMaxSize
 	f.Var((*timeline.Size)(&o.file.MaxSize), "max-size", "largest file to write (bytes, or with K/M/G/KiB/MiB/GiB); above it an overview plus detail windows in FILE.d/; 0: one file")
@@ -176,7 +175,7 @@ func runTimeline(e *env, o *timelineOptions, args []string, spec timerange.Spec)
 	if w := res.SizeWarning(); w != "" {
 		e.warn(w)
 	}
-	return e.dataLoss(o.allowLoss, "timeline: ", res.Loss(), "use --allow-loss to accept")
+	return o.allowLoss.check(e, "timeline: ", res.Loss(), "use --allow-loss to accept")
 }
 
 // createFile creates an output written from inputs (env.createOutput),
