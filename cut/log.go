@@ -69,7 +69,7 @@ func OpenLog(ctx context.Context, path string, opt LogOptions) (*Log, error) {
 	return l, nil
 }
 
-// Loss is msgs, what reading the log lost (mmiotrace.LossMessages...),
+// Loss is msgs, what reading the log lost (mmiotrace.FilterStats.Loss...),
 // followed by what a window's cut leaves out (Reader.Loss). Call it
 // after the end.
 func (l *Log) Loss(msgs []string) []string {
@@ -90,7 +90,7 @@ func (l *Log) Filter(ctx context.Context, w io.Writer, f *mmiotrace.Filter, opt 
 	if err != nil {
 		return st, nil, err
 	}
-	return st, l.Loss(mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines)), nil
+	return st, l.Loss(st.Loss()), nil
 }
 
 // Replay replays the log as a (mmiotrace.ReplayArgs.Replay) with opt

@@ -69,7 +69,7 @@ func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([
 		if err != nil {
 			return nil, err
 		}
-		return LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines), nil
+		return st.Loss(), nil
 	}
 	var rd *Reader
 	if opt.Path != "" {

@@ -41,7 +41,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			if err := report.WriteMMIOStats(e.stdout, st, opt); err != nil {
 				return err
 			}
-			return loss.mmioIn(e, args[0], mmiotrace.LossMessages(st.Lost, st.Skipped, st.FirstSkip, st.Truncated, st.Lines))
+			return loss.mmioIn(e, args[0], st.Loss())
 		},
 	}
 	f := c.Flags()
