@@ -5,7 +5,7 @@
 # in input size"; the table in docs/performance.md).
 #
 #   bench/rss.sh [GROUP ...]    groups: usb mmio keys events pt flow
-#                               (default: all)
+#                               capdir stdin (default: all)
 #
 # Peak RSS is /usr/bin/time's "Maximum resident set size" (%M, KiB; the
 # same figure as `/usr/bin/time -v`), one run per command and input: it
@@ -42,11 +42,16 @@
 #           wrapped in a perf.data (bench/ptwrap, AUXTRACE records of
 #           64 KiB); its default code and 4 KiB of code with the call depth
 #           bounded (-max-depth 16) for the rows that rebuild calls
+#   capdir  the bounded-depth run of the flow group as an 'iotap pt
+#           capture' directory (bench/ptwrap -capdir)
+#   stdin   the bounded-depth perf.data and trace of the flow group on
+#           standard input (a pipe from cat, or a file), and the
+#           perf.data compressed (gzip -1) for cut
 set -uo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(usb mmio keys events pt flow)
+[ ${#groups[@]} -gt 0 ] || groups=(usb mmio keys events pt flow capdir stdin)
 if [ -n "${WORK:-}" ]; then
 	work=$WORK
 	mkdir -p "$work"
@@ -61,18 +66,31 @@ iotap=$work/iotap
 out=$work/out
 set +e
 sz() { awk -v s="$SCALE" -v b="$1" 'BEGIN { printf "%d", s * b }'; }
-mb() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+mb() {
+	local b
+	if [ -d "$1" ]; then b=$(du -sbL "$1" | cut -f1); else b=$(stat -L -c %s "$1"); fi
+	awk -v b="$b" 'BEGIN { printf "%.1f MB", b / 1e6 }'
+}
 
 echo "# $(date -u '+%Y-%m-%d %H:%M') UTC; $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'); SCALE=$SCALE"
 echo "| command | input | small | large | RSS small | RSS large | large/small |"
 echo "|---|---|---|---|---|---|---|"
 
 # rss ARGS...: runs iotap ARGS once, prints its peak RSS in KiB ("exit N"
-# after it when the exit status is neither 0 nor 3, loss).
+# after it when the exit status is neither 0 nor 3, loss). Its standard
+# input is the file $stdin_file, or a pipe from cat $stdin_pipe, or
+# /dev/null.
+stdin_file= stdin_pipe=
 rss() {
 	rm -rf "$out" "$out".*
-	/usr/bin/time -f %M -o "$work/time" "$iotap" "$@" >/dev/null 2>"$work/stderr"
-	local rc=$?
+	local rc
+	if [ -n "$stdin_pipe" ]; then
+		cat "$stdin_pipe" | /usr/bin/time -f %M -o "$work/time" "$iotap" "$@" >/dev/null 2>"$work/stderr"
+		rc=${PIPESTATUS[1]}
+	else
+		/usr/bin/time -f %M -o "$work/time" "$iotap" "$@" <"${stdin_file:-/dev/null}" >/dev/null 2>"$work/stderr"
+		rc=$?
+	fi
 	rm -f "$work"/*.iotapidx
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
 		echo "$(tail -n 1 "$work/time") exit $rc: $(head -c 200 "$work/stderr" | tr "\n" " ")"
@@ -83,12 +101,20 @@ rss() {
 
 # row INPUTNAME SMALL LARGE ARGS...: one table row; @IN@ in ARGS stands for
 # the input, @OUT@ for an output file in the work directory, @EDIT@ for the
-# input's edited copy (IN without .log, then -edit.log; the mmio group's).
+# input's edited copy (IN without .log, then -edit.log; the mmio group's);
+# an argument @<IN@ gives the input as standard input (a file), @|IN@ as
+# a pipe (cat IN |).
 row() {
 	local name=$1 small=$2 large=$3
 	shift 3
-	local a=() b=() x
+	local a=() b=() x y redir=
 	for x in "$@"; do
+		case $x in
+		@\<IN@ | @\|IN@)
+			redir=${x:1:1}
+			continue
+			;;
+		esac
 		x=${x//@OUT@/$out}
 		y=${x//@EDIT@/${small%.log}-edit.log}
 		a+=("${y//@IN@/$small}")
@@ -96,9 +122,17 @@ row() {
 		b+=("${y//@IN@/$large}")
 	done
 	local ra rb
-	ra=$(rss "${a[@]}")
-	rb=$(rss "${b[@]}")
+	case $redir in
+	"<") stdin_file=$small ra=$(rss "${a[@]}") stdin_file=$large rb=$(rss "${b[@]}") ;;
+	"|") stdin_pipe=$small ra=$(rss "${a[@]}") stdin_pipe=$large rb=$(rss "${b[@]}") ;;
+	*) ra=$(rss "${a[@]}") rb=$(rss "${b[@]}") ;;
+	esac
+	stdin_file= stdin_pipe=
 	local label="iotap $*"
+	case $redir in
+	"<") label="${label/ @<IN@/} < IN" ;;
+	"|") label="cat IN | ${label/ @|IN@/}" ;;
+	esac
 	label=${label//@IN@/IN}
 	label=${label//@OUT@/OUT}
 	label=${label//@EDIT@/EDIT}
@@ -110,6 +144,37 @@ row() {
 			y[1] / 1024, (b ~ /exit/ ? " (" substr(b, index(b, "exit")) ")" : ""),
 			y[1] / x[1]
 	}'
+}
+
+# ptgen_inputs makes the ptgen inputs of the flow, capdir and stdin
+# groups (once): flow-*: ptgen's default random code (256 KiB), whose
+# call depth drifts deeper with the run (8,847 -> 35,891 calls); call-*:
+# 4 KiB of code whose depth stays bounded (-max-depth 16: 10 calls deep
+# at most, as a real program's stack), the input of the rows that rebuild
+# calls. Both wrapped in a perf.data as perf record writes a long trace:
+# AUXTRACE records of 64 KiB (-chunk), each followed by its AUX record;
+# call-*.cap: the same run as an 'iotap pt capture' directory (ptwrap
+# -capdir: capture.json, thread.pt, thread.sideband, mapped_files.json).
+ptgen_inputs() {
+	[ -x "$work/ptgen" ] || go build -o "$work/ptgen" ./intelpt/internal/ptgen/cmd/ptgen
+	[ -x "$work/ptwrap" ] || go build -o "$work/ptwrap" ./bench/ptwrap
+	local f i k opt base
+	for f in s l; do
+		i=$(sz 10000000)
+		[ $f = l ] && i=$(sz 40000000)
+		for k in flow call; do
+			[ -s "$work/$k-$f.data" ] && continue
+			opt=()
+			[ $k = call ] && opt=(-code 4096 -max-depth 16)
+			"$work/ptgen" -seed 1 -insns "$i" -timing "${opt[@]}" -o "$work/$k-$f" >"$work/$k-$f.gen"
+			base=$(awk '/^base/ { print $2 }' "$work/$k-$f.gen")
+			"$work/ptwrap" -chunk 65536 -code "$work/$k-$f.bin" -base "$base" -pt "$work/$k-$f.pt" -o "$work/$k-$f.data"
+		done
+		if [ ! -s "$work/call-$f.cap/thread.pt" ]; then
+			base=$(awk '/^base/ { print $2 }' "$work/call-$f.gen")
+			"$work/ptwrap" -code "$work/call-$f.bin" -base "$base" -pt "$work/call-$f.pt" -capdir "$work/call-$f.cap"
+		fi
+	done
 }
 
 for g in "${groups[@]}"; do
@@ -210,27 +275,7 @@ for g in "${groups[@]}"; do
 		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
 		;;
 	flow)
-		go build -o "$work/ptgen" ./intelpt/internal/ptgen/cmd/ptgen
-		go build -o "$work/ptwrap" ./bench/ptwrap
-		# flow-*: ptgen's default random code (256 KiB), whose call depth
-		# drifts deeper with the run (8,847 -> 35,891 calls); call-*: 4 KiB
-		# of code whose depth stays bounded (-max-depth 16: 10 calls
-		# deep at most, as a real program's stack), the input of the rows
-		# that rebuild calls. Both wrapped in a perf.data as perf record
-		# writes a long trace: AUXTRACE records of 64 KiB (-chunk), each
-		# followed by its AUX record.
-		for f in s l; do
-			i=$(sz 10000000)
-			[ $f = l ] && i=$(sz 40000000)
-			for k in flow call; do
-				[ -s "$work/$k-$f.data" ] && continue
-				opt=()
-				[ $k = call ] && opt=(-code 4096 -max-depth 16)
-				"$work/ptgen" -seed 1 -insns "$i" -timing "${opt[@]}" -o "$work/$k-$f" >"$work/$k-$f.gen"
-				base=$(awk '/^base/ { print $2 }' "$work/$k-$f.gen")
-				"$work/ptwrap" -chunk 65536 -code "$work/$k-$f.bin" -base "$base" -pt "$work/$k-$f.pt" -o "$work/$k-$f.data"
-			done
-		done
+		ptgen_inputs
 		# ptgen's code depends on the seed and its size only: one --raw for both.
 		base=$(awk '/^base/ { print $2 }' "$work/flow-s.gen")
 		cbase=$(awk '/^base/ { print $2 }' "$work/call-s.gen")
@@ -259,8 +304,50 @@ for g in "${groups[@]}"; do
 		row "$n" "$work/call-s.data" "$work/call-l.data" report --allow-loss @IN@
 		row "$n" "$work/call-s.data" "$work/call-l.data" export --allow-loss --parquet @OUT@ @IN@
 		;;
+	capdir)
+		# the bounded-depth run as 'iotap pt capture' writes it: one
+		# thread's trace file (thread.pt), its raw sideband, capture.json
+		ptgen_inputs
+		n="ptgen pt capture directory, bounded depth"
+		s=$work/call-s.cap l=$work/call-l.cap
+		row "$n" "$s" "$l" pt dump --allow-loss @IN@/thread.pt
+		row "$n" "$s" "$l" pt stats --allow-loss @IN@/thread.pt
+		row "$n" "$s" "$l" pt flow --allow-loss --quiet --stat @IN@
+		row "$n" "$s" "$l" pt calls --allow-loss @IN@
+		row "$n" "$s" "$l" pt calls --json --allow-loss @IN@
+		row "$n" "$s" "$l" timeline --allow-loss --pt-calls @IN@ -o @OUT@.pftrace
+		row "$n" "$s" "$l" cut --no-index --allow-loss --from 0 --to 1000000 @IN@/thread.pt -o @OUT@
+		row "$n" "$s" "$l" report --allow-loss @IN@
+		row "$n" "$s" "$l" export --allow-loss --parquet @OUT@ @IN@
+		;;
+	stdin)
+		# inputs that cannot be read twice or mapped: a perf.data or raw
+		# trace on standard input (a file, or a pipe from cat), a
+		# compressed perf.data given to cut
+		ptgen_inputs
+		for f in s l; do
+			[ -s "$work/call-$f.data.gz" ] || gzip -1 -c "$work/call-$f.data" >"$work/call-$f.data.gz"
+		done
+		cbase=$(awk '/^base/ { print $2 }' "$work/call-s.gen")
+		n="ptgen perf.data, bounded depth"
+		s=$work/call-s.data l=$work/call-l.data
+		row "$n" "$s" "$l" pt dump --allow-loss - @\|IN@
+		row "$n" "$s" "$l" pt stats --allow-loss - @\|IN@
+		row "$n" "$s" "$l" timeline --allow-loss - -o @OUT@.pftrace @\|IN@
+		row "$n" "$s" "$l" timeline --allow-loss --pt-calls - -o @OUT@.pftrace @\|IN@
+		row "$n" "$s" "$l" timeline --allow-loss --pt-calls - -o @OUT@.pftrace @\<IN@
+		row "$n" "$s" "$l" report --allow-loss - @\|IN@
+		n="ptgen perf.data, bounded depth, gzip -1"
+		row "$n" "$s.gz" "$l.gz" cut --no-index --allow-loss --from 0 --to 1000000 @IN@ -o @OUT@
+		n="ptgen trace, bounded depth"
+		s=$work/call-s.pt l=$work/call-l.pt
+		row "$n" "$s" "$l" pt dump --allow-loss - @\|IN@
+		row "$n" "$s" "$l" pt stats --allow-loss - @\|IN@
+		row "$n" "$s" "$l" pt flow --allow-loss --quiet --stat --raw "$work/call-s.bin:$cbase" - @\|IN@
+		row "$n" "$s" "$l" pt flow --allow-loss --quiet --stat --raw "$work/call-s.bin:$cbase" - @\<IN@
+		;;
 	*)
-		echo "unknown group $g (usb mmio keys events pt flow)" >&2
+		echo "unknown group $g (usb mmio keys events pt flow capdir stdin)" >&2
 		exit 2
 		;;
 	esac

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
@@ -16,9 +18,6 @@ import (
 
 // ptChunk is how much of a raw PT stream is decoded at a time.
 const ptChunk = 4 << 20
-
-// maxPerfData bounds a perf.data read from standard input (read whole).
-const maxPerfData = 1 << 30
 
 // ptSource draws an Intel PT packet stream on its TSC clock: at every TSC
 // packet a counter of the trace bandwidth (bytes of packets since the
@@ -133,7 +132,8 @@ func perfDataSources(t *intelpt.PerfTrace, in *InputStats, conv *TSCConversion) 
 
 // openPT opens a raw PT stream (one source, decoded in chunks) or a
 // perf.data (one source per CPU or thread stream, each read from the
-// file in chunks; standard input is read whole). The
+// file in chunks; standard input or a pipe first copied to a temporary
+// file). The
 // TSC conversion comes from the clocks file, else from the perf.data
 // file's TIME_CONV.
 func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Source, error) {
@@ -193,20 +193,35 @@ func openPT(f io.Closer, br *bufio.Reader, in *InputStats, opt *Options) ([]Sour
 			srcs = append(srcs, NewPTCallsSources(in.Path, cin, *opt.PTCalls)...)
 		}
 	} else {
-		b, err := io.ReadAll(io.LimitReader(br, maxPerfData+1))
+		// Standard input or a pipe: copied to a temporary file, then read
+		// from it as a perf.data file is, so that memory does not grow
+		// with the input (it was read whole).
+		sp, size, err := spoolPerfData(br)
 		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > maxPerfData {
-			return nil, fmt.Errorf("perf.data larger than %d bytes: extract the PT streams first", maxPerfData)
-		}
-		if srcs, err = newPerfDataSources(b, in, conv); err != nil {
+		t, err := intelpt.OpenPerfDataPT(sp, size)
+		if err != nil {
+			sp.Close()
 			return nil, err
 		}
-		if opt.PTCalls != nil {
-			cin, err := calls.ReadPerfData(b)
+		if srcs, err = perfDataSources(t, in, conv); err != nil {
+			sp.Close()
+			return nil, err
+		}
+		if opt.PTCalls == nil {
+			srcs[0].(*ptSource).closer = sp
+		} else {
+			// the packet and call tracks read the copy: the last to
+			// close it closes it
+			sc := &sharedCloser{c: sp}
+			pc, cc := sc.handle(), sc.handle()
+			srcs[0].(*ptSource).closer = pc
+			cin, err := calls.ReadPerfDataReaderAt(sp, size, cc)
 			if err != nil {
+				pc.Close()
+				cc.Close()
 				return nil, err
 			}
 			if conv != nil {
@@ -370,4 +385,69 @@ func captureCallsSources(path string, ci *intelpt.CaptureInfo, conv *TSCConversi
 	// the one list of every command: the capture's binaries/ first
 	o.Finder.BuildIDDirs = calls.BuildIDDirs([]string{filepath.Join(dir, intelpt.BinariesDir)}, o.Finder.BuildIDDirs)
 	return NewPTCallsSources(path, cin, o), nil
+}
+
+// spoolPerfData copies the perf.data on r (standard input, a pipe) to a
+// temporary file in os.TempDir, removed at once where the system allows
+// it (it lives while open; elsewhere when closed), and returns it and its
+// size: its streams are then read from it as they are decoded, as a
+// perf.data file's are, so memory does not grow with the input; the copy
+// costs the input's size on disk (or in memory if $TMPDIR is a tmpfs).
+func spoolPerfData(r io.Reader) (*spoolFile, int64, error) {
+	f, err := os.CreateTemp("", "iotap-timeline-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("a temporary copy of the perf.data: %w", err)
+	}
+	sp := &spoolFile{File: f}
+	if os.Remove(f.Name()) != nil {
+		sp.remove = true // Windows: not while open
+	}
+	n, err := io.Copy(f, r)
+	if err != nil {
+		sp.Close()
+		return nil, 0, fmt.Errorf("a temporary copy of the perf.data (%d bytes written to %s): %w", n, os.TempDir(), err)
+	}
+	return sp, n, nil
+}
+
+// spoolFile is spoolPerfData's file: Close removes it if it could not be
+// removed while open.
+type spoolFile struct {
+	*os.File
+	remove bool
+}
+
+func (s *spoolFile) Close() error {
+	err := s.File.Close()
+	if s.remove {
+		os.Remove(s.Name())
+	}
+	return err
+}
+
+// sharedCloser closes c when every handle made by handle is closed (each
+// handle once; make them all before closing any).
+type sharedCloser struct {
+	c io.Closer
+	n atomic.Int32
+}
+
+func (s *sharedCloser) handle() io.Closer {
+	s.n.Add(1)
+	return &sharedHandle{s: s}
+}
+
+type sharedHandle struct {
+	s    *sharedCloser
+	once sync.Once
+}
+
+func (h *sharedHandle) Close() error {
+	var err error
+	h.once.Do(func() {
+		if h.s.n.Add(-1) == 0 {
+			err = h.s.c.Close()
+		}
+	})
+	return err
 }

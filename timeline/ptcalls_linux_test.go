@@ -389,3 +389,110 @@ func TestPTCallsBatchesReused(t *testing.T) {
 		t.Errorf("%d events: want at most a batch of 4,096 and many batches of 3", n)
 	}
 }
+
+// TestPTPerfDataStdinSpooled: a perf.data on standard input (here a
+// pipe) is copied to a temporary file and read from it as a perf.data
+// file is: the packet and call tracks and the summary equal those of the
+// same file named on the command line (the path of every earlier test),
+// the copy is removed from $TMPDIR at once, and it is closed once both
+// tracks are done (no descriptor to it left open).
+func TestPTPerfDataStdinSpooled(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	s, err := ptsynth.SynthesizeProg(dir, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "perf.data")
+	if err := os.WriteFile(path, s.Perf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	spools := func() (n int) { // descriptors open to a spooled copy
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			if p, _ := os.Readlink("/proc/self/fd/" + e.Name()); strings.Contains(p, "iotap-timeline-") {
+				n++
+			}
+		}
+		return n
+	}
+	// Open: the streams are read from the copy as they are decoded (they
+	// were held in memory, read whole); the sources close it.
+	srcs, err := Open("-", Options{Stdin: bytes.NewReader(s.Perf)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, ok := srcs[0].(*ptSource); !ok || ps.br == nil || ps.eof {
+		t.Fatalf("source %T: a stream held in memory, not read from the copy", srcs[0])
+	}
+	if n := spools(); n != 1 {
+		t.Fatalf("%d descriptors to a spooled copy while the sources are open, want 1", n)
+	}
+	for _, src := range srcs {
+		src.Close()
+	}
+	if n := spools(); n != 0 {
+		t.Fatalf("%d descriptors to a spooled copy after the sources are closed", n)
+	}
+	for _, withCalls := range []bool{false, true} {
+		opt := Options{}
+		if withCalls {
+			opt.PTCalls = &calls.Options{}
+		}
+		var want bytes.Buffer
+		wst, err := Export(context.Background(), &want, []string{path}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			pw.Write(s.Perf)
+			pw.Close()
+		}()
+		opt.Stdin = pr
+		var got bytes.Buffer
+		gst, err := Export(context.Background(), &got, []string{"-"}, opt)
+		pr.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gst.Inputs) != len(wst.Inputs) || (withCalls && len(gst.Inputs) < 2) {
+			t.Fatalf("calls %v: %d inputs from stdin, %d from the file", withCalls, len(gst.Inputs), len(wst.Inputs))
+		}
+		for i := range gst.Inputs {
+			g, w := *gst.Inputs[i], *wst.Inputs[i]
+			g.Path, w.Path, g.BytesRead, w.BytesRead = "", "", 0, 0
+			if g != w {
+				t.Errorf("calls %v: input %d from stdin %+v, from the file %+v", withCalls, i, g, w)
+			}
+		}
+		// the trace names its input: the same bytes once the name is the same
+		if g := bytes.ReplaceAll(got.Bytes(), []byte(`"-"`), []byte(`"`+path+`"`)); !bytes.Equal(g, want.Bytes()) && !bytes.Equal(got.Bytes(), want.Bytes()) {
+			tg, tw := decodeTrace(t, got.Bytes()), decodeTrace(t, want.Bytes())
+			if len(tg.events) != len(tw.events) {
+				t.Fatalf("calls %v: %d events from stdin, %d from the file", withCalls, len(tg.events), len(tw.events))
+			}
+			for i := range tg.events {
+				if ge, we := tg.events[i], tw.events[i]; ge.typ != we.typ || ge.ts != we.ts || ge.name != we.name {
+					t.Fatalf("calls %v: event %d from stdin %+v, from the file %+v", withCalls, i, ge, we)
+				}
+			}
+		}
+		if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+			t.Errorf("calls %v: %d files left in $TMPDIR: %v", withCalls, len(ents), ents[0].Name())
+		}
+		// the call track's goroutine closes its handle after its end
+		for deadline := time.Now().Add(10 * time.Second); spools() > 0; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("calls %v: the spooled copy is still open after the merge", withCalls)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package calls
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,6 +67,7 @@ type Input struct {
 
 	mapped *intelpt.MappedTrace  // a raw trace file's mapping (Job.Open)
 	perf   *intelpt.PerfDataFile // the perf.data the streams are read from (ReadPerfDataFile)
+	closer io.Closer             // what ReadPerfDataReaderAt's streams are read from
 }
 
 // Close releases what the input's streams are read from: the mapping of
@@ -81,6 +83,12 @@ func (in *Input) Close() error {
 		if e := in.perf.Close(); err == nil {
 			err = e
 		}
+	}
+	if in.closer != nil {
+		if e := in.closer.Close(); err == nil {
+			err = e
+		}
+		in.closer = nil
 	}
 	for i := range in.Streams {
 		if e := in.Streams[i].Close(); err == nil {
@@ -134,6 +142,26 @@ func ReadPerfDataFile(path string) (*Input, error) {
 	}
 	pt := pf.PerfTrace
 	in := &Input{Streams: pt.Streams, Sideband: sb, Config: pt.Config, Loss: sb.LossSummary(), perf: pf}
+	if pt.TimeConv != nil {
+		in.ToNS = pt.TimeConv.ToNS
+	}
+	return in, nil
+}
+
+// ReadPerfDataReaderAt is ReadPerfDataFile of the perf.data that ra
+// holds (size bytes; a temporary copy of standard input, say): the PT
+// streams are read from ra as Analyze decodes them. ra must stay readable
+// and unchanged until the input is closed; Close closes c (nil: nothing).
+func ReadPerfDataReaderAt(ra io.ReaderAt, size int64, c io.Closer) (*Input, error) {
+	pt, err := intelpt.OpenPerfDataPT(ra, size)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := intelpt.PerfSidebandReaderAt(ra, size)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Streams: pt.Streams, Sideband: sb, Config: pt.Config, Loss: sb.LossSummary(), closer: c}
 	if pt.TimeConv != nil {
 		in.ToNS = pt.TimeConv.ToNS
 	}
