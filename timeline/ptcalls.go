@@ -79,6 +79,7 @@ func NewPTCallsSources(name string, in *calls.Input, o calls.Options) []Source {
 			names: map[int32]string{}, tracks: map[int32]uint64{}, open: map[int32]int{}}
 		so := o
 		so.Streams = []int{i}
+		so.NoTree = true // the track draws the calls, not their tree
 		go func() {
 			s.run(in, so)
 			if left.Add(-1) == 0 {

@@ -20,6 +20,10 @@ type Options struct {
 	PID int32
 	// TreeDepth bounds the call tree's depth (Tracker.TreeDepth).
 	TreeDepth int
+	// NoTree builds no call tree (Result.Tree is nil), for a caller that
+	// uses only OnBegin and OnCall: the tree grows with the distinct call
+	// paths of the trace, which a long trace of varied code keeps adding.
+	NoTree bool
 	// Resolution keeps only calls at least this long (0: all), in the
 	// unit of Input.ToNS (ns) or, without it, in TSC ticks: shorter calls
 	// are not reported nor counted in the tree, their instructions and
@@ -255,6 +259,9 @@ func Analyze(in *Input, o Options) (*Result, error) {
 	tr := NewTracker(o.OnCall)
 	tr.OnBegin = o.OnBegin
 	tr.TreeDepth = o.TreeDepth
+	if o.NoTree {
+		tr.Tree = nil
+	}
 	if min := o.Resolution; min > 0 {
 		toNS := in.ToNS
 		if toNS == nil {

@@ -627,3 +627,51 @@ func TestPerCPUTwoProcesses(t *testing.T) {
 		t.Errorf("threads %v", names)
 	}
 }
+
+// TestAnalyzeNoTreeReaderAt: Options.NoTree builds no tree and changes
+// nothing else (the calls begun and ended, in order, the gaps, the
+// statistics); ReadPerfDataReaderAt reads the same input as ReadPerfData
+// of the bytes, and its Close closes what it was given, once.
+func TestAnalyzeNoTreeReaderAt(t *testing.T) {
+	s := synthesize(t)
+	run := func(in *Input, noTree bool) ([]string, *Result) {
+		var got []string
+		o := Options{NoTree: noTree,
+			OnBegin: func(c *Call) { got = append(got, "begin "+c.Func) },
+			OnCall:  func(c *Call) { got = append(got, fmt.Sprintf("end %+v", *c)) }}
+		res, err := Analyze(in, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, res
+	}
+	in, err := ReadPerfData(s.Perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wres := run(in, false)
+	closes := 0
+	rin, err := ReadPerfDataReaderAt(bytes.NewReader(s.Perf), int64(len(s.Perf)), closerFunc(func() error { closes++; return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, res := run(rin, true)
+	rin.Close()
+	rin.Close()
+	if closes != 1 {
+		t.Errorf("closed %d times, want once", closes)
+	}
+	if wres.Tree == nil || res.Tree != nil {
+		t.Fatalf("tree %v with it, %v with NoTree", wres.Tree != nil, res.Tree != nil)
+	}
+	if len(want) < 100 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("NoTree from the ReaderAt: %d calls and begins, want the %d of the tree's run", len(got), len(want))
+	}
+	if res.Gaps != wres.Gaps || fmt.Sprint(res.Stats) != fmt.Sprint(wres.Stats) {
+		t.Errorf("NoTree: gaps %d stats %+v; want %d %+v", res.Gaps, res.Stats, wres.Gaps, wres.Stats)
+	}
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
