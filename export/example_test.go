@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,4 +86,14 @@ func ExampleExporter_ExportAll() {
 	// ../testdata/capture/usb.pcapng: usb pcapng, 12 records
 	// ../mmiotrace/testdata/kinds.log: mmio mmiotrace, 14 records
 	// [../mmiotrace/testdata/kinds.log: the log records 42 events lost by the kernel]
+}
+
+// 'iotap export --parquet out --partition host' without --host: the
+// user's mistake, an *OptionError.
+func ExampleOptionError() {
+	_, err := export.New(export.Options{Dir: "out", Partition: []string{"host"}})
+	var oe *export.OptionError
+	fmt.Println(errors.As(err, &oe), err)
+	// Output:
+	// true export: --partition host needs --host
 }

@@ -82,7 +82,9 @@ type Exporter struct {
 }
 
 // New checks opt and returns an Exporter writing under opt.Dir, which is
-// created (0755) when the first file is written.
+// created (0755) when the first file is written. A wrong Partition (a key
+// not known or given twice, "host" without Identity.Host) is an
+// *OptionError.
 func New(opt Options) (*Exporter, error) {
 	if opt.Dir == "" {
 		return nil, errors.New("export: no output directory")
@@ -90,12 +92,15 @@ func New(opt Options) (*Exporter, error) {
 	seen := map[string]bool{}
 	for _, p := range opt.Partition {
 		if p != "host" && p != "date" {
-			return nil, fmt.Errorf("export: unknown partition key %q (want host, date)", p)
+			return nil, &OptionError{fmt.Errorf("export: unknown partition key %q (want host, date)", p)}
 		}
 		if seen[p] {
-			return nil, fmt.Errorf("export: partition key %q given twice", p)
+			return nil, &OptionError{fmt.Errorf("export: partition key %q given twice", p)}
 		}
 		seen[p] = true
+	}
+	if seen["host"] && opt.Identity.Host == "" {
+		return nil, &OptionError{errors.New("export: --partition host needs --host")}
 	}
 	if opt.RowGroupRows <= 0 {
 		opt.RowGroupRows = DefaultRowGroupRows

@@ -59,8 +59,9 @@ type PTFunction struct {
 
 // PTOptions tune AnalyzePT.
 type PTOptions struct {
-	// Config returns the timing configuration of a raw trace file (e.g.
-	// from the capture.json beside it); nil or !ok means none.
+	// Config returns the timing configuration of a raw trace file; !ok
+	// means none. nil: intelpt.ConfigOf, the capture.json beside an
+	// 'iotap pt capture' directory's buffer, as 'iotap report' reads it.
 	Config func(path string) (intelpt.Config, bool)
 	// NoCalls skips the call analysis of perf.data files (the flame
 	// graph).
@@ -84,10 +85,11 @@ func AnalyzePT(ctx context.Context, path string, o PTOptions) (*PT, error) {
 	p := &PT{}
 	var lost []string
 	if magic, _ := br.Peek(len(intelpt.PerfMagic)); !intelpt.IsPerfData(magic) {
-		var cfg intelpt.Config
-		if o.Config != nil {
-			cfg, _ = o.Config(path)
+		config := o.Config
+		if config == nil {
+			config = intelpt.ConfigOf
 		}
+		cfg, _ := config(path)
 		s, err := intelpt.ComputeStreamStats(ctx, br, nil, -1, cfg, 1)
 		if err != nil {
 			return nil, fmt.Errorf("pt stats: %s: %w", path, err)

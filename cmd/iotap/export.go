@@ -74,14 +74,10 @@ is recorded in the captures table either way.`,
 				return m.Reader(r)
 			}
 			x, err := export.New(opt)
-			if err != nil {
-				if strings.Contains(err.Error(), "partition") {
-					return usageErrorf("%v", err)
-				}
+			if oe := (*export.OptionError)(nil); errors.As(err, &oe) {
+				return usageErrorf("%v", err)
+			} else if err != nil {
 				return err
-			}
-			if opt.Identity.Host == "" && strings.Contains(partition, "host") {
-				return usageErrorf("export: --partition host needs --host")
 			}
 			lost, err := x.ExportAll(e.ctx, args, func(r export.CaptureRow) { fmt.Fprintf(e.stderr, "iotap: export: %s\n", r) })
 			if we := (*cut.WindowError)(nil); errors.As(err, &we) {
