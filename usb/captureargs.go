@@ -27,15 +27,19 @@ type CaptureArgs struct {
 	StatsInterval time.Duration // --stats-interval
 	NoInject      bool          // --no-inject-descriptors
 	Duration      time.Duration // --duration: stop after this long (0: no limit)
+	// Rotate is --ring, --file-size, --file-duration and --interval: a
+	// ring of files (rotate.Args.Options) and the interval of
+	// Record.Interval (its OnInterval is the caller's).
+	Rotate rotate.Args
 }
 
 // FileOptions checks a and returns the usbmon.CaptureToFile options it
 // asks for, with the device filter (LiveFilter) and, unless NoInject, the
 // descriptors of the devices present (DescriptorPrelude) read from the
-// sysfs root (DefaultSysfsRoot on a live system); warn receives the
-// devices whose descriptors cannot be read. A bad flag value is an error
-// that names the flag and matches ErrSelection; an unreadable sysfs with
-// VIDPID does not.
+// sysfs root (DefaultSysfsRoot on a live system), and the ring of files
+// and interval of Rotate; warn receives the devices whose descriptors
+// cannot be read. A bad flag value is an error that names the flag and
+// matches ErrSelection; an unreadable sysfs with VIDPID does not.
 func (a CaptureArgs) FileOptions(root string, warn func(error)) (usbmon.FileOptions, error) {
 	var o usbmon.FileOptions
 	if err := a.parse(&o); err != nil {
@@ -45,7 +49,10 @@ func (a CaptureArgs) FileOptions(root string, warn func(error)) (usbmon.FileOpti
 	if err != nil {
 		return o, fmt.Errorf("--vidpid: %w", err)
 	}
-	o.Path, o.Duration, o.Record = a.Path, a.Duration, usbmon.RecordOptions{Keep: keep, Snaplen: a.Snaplen, Count: a.Count, StatsInterval: a.StatsInterval}
+	if o.Rotate, err = a.Rotate.Options(a.Path); err != nil {
+		return o, &selectionError{err}
+	}
+	o.Path, o.Duration, o.Record = a.Path, a.Duration, usbmon.RecordOptions{Keep: keep, Snaplen: a.Snaplen, Count: a.Count, StatsInterval: a.StatsInterval, Interval: a.Rotate.Interval}
 	if !a.NoInject {
 		o.Prelude = DescriptorPrelude(root, a.Bus, warn)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -51,6 +52,8 @@ func TestCaptureArgs(t *testing.T) {
 		{func(a *CaptureArgs) { a.Bus = 256 }, "--bus 256"},
 		{func(a *CaptureArgs) { a.Device = 128 }, "--dev 128"},
 		{func(a *CaptureArgs) { a.VIDPID = "xyz" }, "--vidpid: "},
+		{func(a *CaptureArgs) { a.Rotate.Ring = 3 }, "--ring 3 needs --file-size or --file-duration"},
+		{func(a *CaptureArgs) { a.Path = "-"; a.Rotate.FileSize = "1M" }, "--file-size/--file-duration write files: give -o FILE"},
 	} {
 		a := base
 		tc.change(&a)
@@ -59,7 +62,17 @@ func TestCaptureArgs(t *testing.T) {
 			t.Errorf("%+v: %v; want ErrSelection with %q", a, err, tc.want)
 		}
 	}
+	// Rotate: a ring of files named after -o, the interval counts.
 	a := base
+	a.Rotate = rotate.Args{Ring: 4, FileSize: "1M", Interval: time.Second}
+	o, err := a.FileOptions(t.TempDir(), nil)
+	if err != nil || o.Rotate == nil || !reflect.DeepEqual(*o.Rotate, rotate.Options{Path: "x.pcapng", Files: 4, Size: 1 << 20}) || o.Record.Interval != time.Second {
+		t.Errorf("%+v: rotate %+v, interval %v, %v", a.Rotate, o.Rotate, o.Record.Interval, err)
+	}
+	if o, err := base.FileOptions(t.TempDir(), nil); err != nil || o.Rotate != nil || o.Record.Interval != 0 {
+		t.Errorf("no rotation: %+v, %v, %v", o.Rotate, o.Record.Interval, err)
+	}
+	a = base
 	a.VIDPID = "0627:0001"
 	if _, err := a.FileOptions(t.TempDir()+"/none", nil); err == nil || errors.Is(err, ErrSelection) || !strings.HasPrefix(err.Error(), "--vidpid: ") {
 		t.Errorf("--vidpid without sysfs: %v; want an error that is not ErrSelection", err)

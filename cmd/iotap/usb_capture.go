@@ -97,16 +97,13 @@ text method mount debugfs.`,
 }
 
 func runUSBCapture(e *env, o *usbCaptureOptions) error {
+	o.Rotate = o.rot.Args
 	fopt, err := o.FileOptions(usb.DefaultSysfsRoot, func(err error) { e.warn(err.Error()) })
 	if err != nil {
 		return usbError(err)
 	}
 	if o.rot.onInterval(e) != nil {
-		fopt.Record.Interval = o.rot.Interval
 		fopt.Record.OnInterval = func(s usbmon.IntervalStats) { fmt.Fprintln(e.stderr, s) }
-	}
-	if fopt.Rotate, err = o.rot.options(o.Path); err != nil {
-		return err
 	}
 	if progress.IsTerminal(e.stderr) {
 		fopt.Record.Progress = func(n, dropped uint64) { fmt.Fprintf(e.stderr, "\r%d events, %d dropped ", n, dropped) }
