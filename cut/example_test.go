@@ -222,3 +222,27 @@ func ExampleOpenLog() {
 	// W 1 12.000001 1 0xfebc00d8 0xff 0x0 0
 	// mmiotrace log 7 lines kept; lost: [] <nil>
 }
+
+// The writes of a time window of an mmiotrace log, replayed dry as
+// 'iotap mmio replay --dry-run --from @12 --to @13' prints them.
+func ExampleLog_Replay() {
+	ctx := context.Background()
+	spec, _ := timerange.ParseSpec("@12", "@13")
+	l, err := cut.OpenLog(ctx, "../mmiotrace/testdata/kinds.log", cut.LogOptions{Window: spec})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer l.Close()
+	a := mmiotrace.ReplayArgs{DryRun: true}
+	opt, err := a.Options()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	st, err := l.Replay(ctx, &a, opt, mmiotrace.NewReplayPrinter(os.Stdout, false))
+	fmt.Println(st.Writes, "writes; lost:", st.Loss, err)
+	// Output:
+	// W 1 0000:00:03.0/0+0xd8 0xfebc00d8 0xff
+	// 1 writes; lost: [] <nil>
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/iotap/iotap/rotate"
 	"github.com/iotap/iotap/usb"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -149,13 +151,14 @@ func ExampleLiveFilter() {
 // checks them and returns what usbmon.CaptureToFile needs (here without
 // opening anything: a bad value is refused first).
 func ExampleCaptureArgs() {
-	a := usb.CaptureArgs{Path: "usb.pcapng", Method: "mmap", Format: "pcapng", RingSize: "600K", Queue: "0", Nice: "0", NoInject: true}
+	a := usb.CaptureArgs{Path: "usb.pcapng", Method: "mmap", Format: "pcapng", RingSize: "600K", Queue: "0", Nice: "0", NoInject: true,
+		Duration: time.Minute, Rotate: rotate.Args{FileSize: "100M", Ring: 10}}
 	o, err := a.FileOptions(usb.DefaultSysfsRoot, nil)
-	fmt.Println(o.Capture.Method, o.Capture.RingSize, o.Capture.Queue, err)
+	fmt.Println(o.Capture.Method, o.Capture.RingSize, o.Capture.Queue, o.Duration, o.Rotate.Size, o.Rotate.Files, err)
 	a.RingSize = "2M"
 	_, err = a.FileOptions(usb.DefaultSysfsRoot, nil)
 	fmt.Println(errors.Is(err, usb.ErrSelection), err)
 	// Output:
-	// mmap 614400 0 <nil>
+	// mmap 614400 0 1m0s 104857600 10 <nil>
 	// true --ring-size 2097152: the kernel accepts 8192 (8K) to 1228800 (1200K) bytes
 }
