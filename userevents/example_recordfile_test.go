@@ -42,3 +42,33 @@ func ExampleRecordLinesResult_Loss() {
 	// ""
 	// 3 event(s) lost, 1 undecodable
 }
+
+// The command line of 'iotap events record --json --file-size 100M
+// --ring 5 --interval 1s --duration 10m -o req.ndjson 'myapp_req u32 id'
+// iotap_marker' checked into RecordToFile's options.
+func ExampleRecordArgs() {
+	a := userevents.RecordArgs{
+		Lines:    userevents.RecordLinesOptions{JSON: true},
+		Path:     "req.ndjson",
+		Targets:  []string{"myapp_req u32 id", "iotap_marker"},
+		Duration: 10 * time.Minute,
+		Rotate:   rotate.Args{FileSize: "100M", Ring: 5, Interval: time.Second},
+	}
+	o, err := a.FileOptions()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, t := range o.Lines.Events {
+		fmt.Println(t.Name, t.Schema != nil)
+	}
+	fmt.Println(o.Rotate.Size, o.Rotate.Files, o.Lines.Interval, o.Duration)
+	a.Rotate.FileSize = ""
+	_, err = a.FileOptions()
+	fmt.Println(err)
+	// Output:
+	// myapp_req true
+	// iotap_marker false
+	// 104857600 5 1s 10m0s
+	// --ring 5 needs --file-size or --file-duration
+}

@@ -11,9 +11,7 @@ import (
 
 func newEventsRecordCmd(e *env) *cobra.Command {
 	var (
-		out       string
-		opt       userevents.RecordLinesOptions
-		fopt      userevents.RecordFileOptions
+		a         userevents.RecordArgs
 		allowLoss lossFlag
 		rot       rotateFlags
 	)
@@ -52,24 +50,19 @@ Lost events are counted (ring-buffer page flags and per-CPU overruns; with
 when any were lost, unless --allow-loss.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if out == "" {
-				return usageErrorf("events record: -o FILE is required (- for stdout)")
-			}
-			var err error
-			if opt.Events, err = userevents.ParseTargets(args); err != nil {
+			a.Targets, a.Rotate = args, rot.Args
+			fopt, err := a.FileOptions()
+			if ae := (*userevents.ArgError)(nil); errors.As(err, &ae) && ae.Arg == "rotate" {
+				return usageErrorf("%v", err)
+			} else if err != nil {
 				return usageErrorf("events record: %v", err)
 			}
-			ro, err := rot.options(out)
-			if err != nil {
-				return err
+			fopt.Create = commitCreate(e)
+			fopt.Lines.Logf = func(f string, v ...any) { fmt.Fprintf(e.stderr, "iotap: "+f+"\n", v...) }
+			fopt.Lines.OnStart = func() {
+				fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(fopt.Lines.Events))
 			}
-			fopt.Path, fopt.Create, fopt.Rotate = out, commitCreate(e), ro
-			opt.Logf = func(f string, a ...any) { fmt.Fprintf(e.stderr, "iotap: "+f+"\n", a...) }
-			opt.OnStart = func() {
-				fmt.Fprintf(e.stderr, "iotap: recording %d event(s); stop with Ctrl-C\n", len(opt.Events))
-			}
-			opt.Interval, opt.OnInterval = rot.Interval, rot.onInterval(e)
-			fopt.Lines = opt
+			fopt.Lines.OnInterval = rot.onInterval(e)
 			res, runErr := userevents.RecordToFile(e.ctx, fopt)
 			if runErr != nil {
 				if errors.Is(runErr, userevents.ErrNotFound) {
@@ -77,7 +70,7 @@ when any were lost, unless --allow-loss.`,
 				}
 				return explain(runErr)
 			}
-			if ro != nil {
+			if fopt.Rotate != nil {
 				fmt.Fprintf(e.stderr, "iotap: files: %v\n", res.Files)
 			}
 			fmt.Fprintf(e.stderr, "iotap: recorded %d event(s), lost %d\n", res.Events, res.Lost)
@@ -88,13 +81,13 @@ when any were lost, unless --allow-loss.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&out, "output", "o", "", "output file (created 0600), - for stdout")
-	fl.BoolVar(&opt.JSON, "json", false, "one JSON object per line")
-	fl.IntVar(&opt.BufferKB, "buffer-kb", 4096, "ring buffer per CPU in KiB")
+	fl.StringVarP(&a.Path, "output", "o", "", "output file (created 0600), - for stdout")
+	fl.BoolVar(&a.Lines.JSON, "json", false, "one JSON object per line")
+	fl.IntVar(&a.Lines.BufferKB, "buffer-kb", 4096, "ring buffer per CPU in KiB")
 	allowLoss.add(fl, "exit 0 even when events were lost")
-	fl.DurationVar(&fopt.Duration, "duration", 0, "stop after this long")
-	fl.Uint64Var(&opt.Count, "count", 0, "stop after this many events")
-	fl.BoolVar(&opt.Perf, "perf", false, "read through perf rings instead of an ftrace instance")
+	fl.DurationVar(&a.Duration, "duration", 0, "stop after this long")
+	fl.Uint64Var(&a.Lines.Count, "count", 0, "stop after this many events")
+	fl.BoolVar(&a.Lines.Perf, "perf", false, "read through perf rings instead of an ftrace instance")
 	rot.add(fl, ".ndjson", "events and bytes")
 	return linuxOnly(c)
 }

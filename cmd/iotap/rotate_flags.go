@@ -23,16 +23,6 @@ func (f *rotateFlags) add(fl *pflag.FlagSet, ext, what string) {
 	fl.DurationVar(&f.Interval, "interval", 0, "print the "+what+" written every `D` on stderr, like perf stat -I")
 }
 
-// options returns the ring of files for -o out, nil when no rotation was
-// asked for.
-func (f *rotateFlags) options(out string) (*rotate.Options, error) {
-	opt, err := f.Options(out)
-	if err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	return opt, nil
-}
-
 // onInterval prints the header line of --interval and returns the
 // function that prints each interval, or nil without --interval.
 func (f *rotateFlags) onInterval(e *env) func(rotate.Stats) {
