@@ -182,3 +182,10 @@ func ExampleCaptureArgs() {
 	// per-cpu [0 1] true <nil>
 	// give one of --cpu, --pid or -- COMMAND
 }
+
+// 'iotap pt dump --time --tcal': one view of the timing at a time.
+func ExampleDumpOptions_Check() {
+	o := intelpt.DumpOptions{Time: true, TCal: true}
+	fmt.Println(o.Check())
+	// Output: specify either --time or --tcal
+}

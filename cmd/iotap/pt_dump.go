@@ -90,8 +90,8 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
 }
 
 func runPTDump(e *env, f *ptDumpFlags, path string) error {
-	if f.opt.Time && f.opt.TCal {
-		return usageErrorf("pt dump: specify either --time or --tcal")
+	if err := f.opt.Check(); err != nil {
+		return usageErrorf("pt dump: %v", err)
 	}
 	var err error
 	if f.opt.CPU, err = ptCPU("pt dump", f.cpu); err != nil {
