@@ -11,6 +11,7 @@ import (
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/internal/compress"
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 )
@@ -68,7 +69,10 @@ func OpenFile(path string, useIndex bool, warn func(string)) (Input, io.Closer, 
 			f.Close()
 			return Input{}, nil, fmt.Errorf("%s is not a regular file: cut reads its input more than once", path)
 		}
-		in.ReaderAt, in.Size, in.ModTime = f, st.Size(), st.ModTime().UnixNano()
+		// Read at offsets up to the size now: a file cut shorter while
+		// it is read ends in an error, not early (mapfile.ReaderAt).
+		in.ReaderAt, in.Size = mapfile.NewReaderAt(f, path)
+		in.ModTime = st.ModTime().UnixNano()
 	}
 	if useIndex {
 		ix, err := LoadIndex(path + IndexSuffix)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // Input is a trace opened by OpenTrace: its content was checked to be of
@@ -71,7 +73,9 @@ func OpenTrace(path string, want Kind) (*Input, error) {
 	if want != MMIO && !IsRegular(f) {
 		return &Input{Reader: f, File: f}, nil
 	}
-	head, complete, rest, err := ReadHead(f)
+	// A regular file cut shorter while it is read ends in an error, not
+	// a clean end of file (mapfile.Reader).
+	head, complete, rest, err := ReadHead(mapfile.NewReader(f, inputName(path)))
 	var res Result
 	if err == nil {
 		res, err = Expect(head, complete, want)
@@ -88,4 +92,12 @@ func OpenTrace(path string, want Kind) (*Input, error) {
 		return nil, err
 	}
 	return &Input{Reader: rest, File: f, Result: res}, nil
+}
+
+// inputName names path in errors: "standard input" for "-".
+func inputName(path string) string {
+	if path == "-" {
+		return "standard input"
+	}
+	return path
 }

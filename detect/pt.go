@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // PTInput is an Intel PT input opened by OpenPT: either a raw PT stream,
@@ -187,7 +188,9 @@ func openPTStream(path string) (*PTInput, error) {
 			return nil, nil
 		}
 	}
-	in := &PTInput{Path: path, File: f, Stream: bufio.NewReaderSize(f, 1<<20)}
+	// A regular file cut shorter while it is read ends in an error
+	// (mapfile.Reader).
+	in := &PTInput{Path: path, File: f, Stream: bufio.NewReaderSize(mapfile.NewReader(f, inputName(path)), 1<<20)}
 	if head, _ := in.Stream.Peek(HeadSize); path != "-" {
 		if res, err := Head(head, len(head) < HeadSize); err != nil || res.Kind != PT {
 			in.Close()

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/internal/mapfile"
 )
 
 // PTWrap wraps the reads of a raw PT file that is streamed (PTInput.Stream)
@@ -20,7 +21,8 @@ func (in *PTInput) wrap(w PTWrap, at bool) (io.Reader, io.ReaderAt) {
 	var r io.Reader = in.Stream
 	var ra io.ReaderAt
 	if at && in.File != os.Stdin {
-		ra = in.File
+		// A file cut shorter while read ends in an error, not early.
+		ra, _ = mapfile.NewReaderAt(in.File, in.Path)
 	}
 	if w != nil {
 		r, ra = w(r, ra)
@@ -42,10 +44,7 @@ func (in *PTInput) Dump(ctx context.Context, w io.Writer, cfg intelpt.Config, op
 	} else {
 		sum, err = intelpt.DumpInput(w, in.Loaded, cfg, opt, o)
 	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", in.Path, err)
-	}
-	return sum, err
+	return sum, mapfile.Named(in.Path, err)
 }
 
 // Stats computes the statistics of every stream of in as 'iotap pt
@@ -61,14 +60,14 @@ func (in *PTInput) Stats(ctx context.Context, cfg intelpt.Config, workers int, w
 	if in.Stream == nil {
 		items, err := intelpt.ReadInputStats(ctx, in.Loaded, in.Path, cfg)
 		if err != nil {
-			return items, fmt.Errorf("%s: %w", in.Path, err)
+			return items, mapfile.Named(in.Path, err)
 		}
 		return items, nil
 	}
 	r, ra := in.wrap(wrap, true)
 	s, err := intelpt.ComputeStreamStats(ctx, r, ra, in.Size(), cfg, workers)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
+		return nil, mapfile.Named(in.Path, err)
 	}
 	if s.PSBs == 0 {
 		return nil, fmt.Errorf("%s: %w: no PSB in %d bytes", in.Path, intelpt.ErrNoPSB, s.Bytes)

@@ -14,6 +14,7 @@ import (
 	. "github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/internal/ptgen"
 	"github.com/iotap/iotap/internal/mapfile"
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 	iunix "github.com/iotap/iotap/internal/unix"
 )
 
@@ -131,26 +132,6 @@ func writeTrace(t *testing.T, name string, prefix int, trace []byte, n int) stri
 	return f
 }
 
-// cutOnWrite cuts the file at path to size bytes at its first Write
-// (another process truncating a trace while pt flow reads it) and
-// counts what is written.
-type cutOnWrite struct {
-	t       *testing.T
-	path    string
-	size    int64
-	written int
-}
-
-func (w *cutOnWrite) Write(b []byte) (int, error) {
-	if w.written == 0 {
-		if err := os.Truncate(w.path, w.size); err != nil {
-			w.t.Fatal(err)
-		}
-	}
-	w.written += len(b)
-	return len(b), nil
-}
-
 // TestMappedTraceTruncated: pt flow's mapped trace cut shorter while it
 // is decoded (a trace still being written, copied or rotated): the read
 // past the new end is an error naming the file and the offset (MappedTrace.Do),
@@ -175,7 +156,7 @@ func TestMappedTraceTruncated(t *testing.T) {
 		t.Fatal("not mapped")
 	}
 	const cut = 64 << 10
-	w := &cutOnWrite{t: t, path: file, size: cut}
+	w := &mapfiletest.CutOnWrite{T: t, Path: file, Size: cut}
 	cfg := FlowConfig{Image: im}
 	err = m.Do(func() error {
 		_, err := FlowListing(w, m.Data, cfg, FlowOptions{})
@@ -189,7 +170,7 @@ func TestMappedTraceTruncated(t *testing.T) {
 	if want := fmt.Sprintf("%s: truncated while reading at offset %d", file, fe.Offset); err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if w.written == 0 {
+	if w.Buf.Len() == 0 {
 		t.Error("nothing listed before the cut")
 	}
 	loss := m.FlowLoss(cfg.Config)

@@ -110,14 +110,16 @@ func (r *Reader) nextLine() ([]byte, error) {
 			return line, nil
 		}
 		if r.eof {
+			if r.err != nil {
+				// Not an end: what follows is unknown (a file cut
+				// shorter while read is mapfile.FaultError).
+				return nil, r.err
+			}
 			if r.r < r.w {
 				line := r.buf[r.r:r.w]
 				r.r = r.w
 				r.truncated = true
 				return line, nil
-			}
-			if r.err != nil {
-				return nil, r.err
 			}
 			return nil, io.EOF
 		}

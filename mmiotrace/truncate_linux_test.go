@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/iotap/iotap/internal/mapfile"
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // bigLog writes the e1000 probe log repeated to at least size bytes (a
@@ -26,27 +26,6 @@ func bigLog(t *testing.T, size int) (string, []byte) {
 		t.Fatal(err)
 	}
 	return p, b
-}
-
-// cutOnWrite is an output that cuts the file at path to size bytes at
-// its Write after the first skip ones: another process truncating the
-// log while it is read.
-type cutOnWrite struct {
-	t    *testing.T
-	path string
-	size int64
-	skip int
-	n    int
-	buf  bytes.Buffer
-}
-
-func (w *cutOnWrite) Write(b []byte) (int, error) {
-	if w.n++; w.n == w.skip+1 {
-		if err := os.Truncate(w.path, w.size); err != nil {
-			w.t.Fatal(err)
-		}
-	}
-	return w.buf.Write(b)
 }
 
 // wantFault checks that err is the fault of a read of path past size
@@ -84,9 +63,9 @@ func TestConvertLogTruncatedWhileMapped(t *testing.T) {
 			}
 			defer f.Close()
 			const cut = 1<<20 + 100
-			w := &cutOnWrite{t: t, path: path, size: cut}
+			w := &mapfiletest.CutOnWrite{T: t, Path: path, Size: cut}
 			if c.json {
-				w.skip = 1 // the "input" record, written before the log is mapped
+				w.Skip = 1 // the "input" record, written before the log is mapped
 			}
 			_, err = ReadLog(context.Background(), f, w, ReadOptions{JSON: c.json, Workers: c.workers, Path: path})
 			wantFault(t, err, path, cut)
@@ -94,8 +73,8 @@ func TestConvertLogTruncatedWhileMapped(t *testing.T) {
 			if _, err := ReadLog(context.Background(), bytes.NewReader(whole), &want, ReadOptions{JSON: c.json}); err != nil {
 				t.Fatal(err)
 			}
-			if w.buf.Len() == 0 || !bytes.HasPrefix(want.Bytes(), w.buf.Bytes()) {
-				t.Errorf("wrote %d bytes, not a start of the log's %d", w.buf.Len(), want.Len())
+			if w.Buf.Len() == 0 || !bytes.HasPrefix(want.Bytes(), w.Buf.Bytes()) {
+				t.Errorf("wrote %d bytes, not a start of the log's %d", w.Buf.Len(), want.Len())
 			}
 		})
 	}
@@ -149,13 +128,11 @@ func TestFilterLogTruncatedWhileMapped(t *testing.T) {
 	}
 	defer f.Close()
 	const cut = 2 << 20
-	w := &cutOnWrite{t: t, path: path, size: cut}
+	w := &mapfiletest.CutOnWrite{T: t, Path: path, Size: cut}
 	flt := &Filter{Kinds: 1<<KindRead | 1<<KindWrite}
 	_, err = FilterLog(context.Background(), f, w, flt, FilterOptions{Workers: 2, ChunkSize: 256 << 10})
 	wantFault(t, err, path, cut)
-	if w.buf.Len() == 0 {
+	if w.Buf.Len() == 0 {
 		t.Error("nothing written before the cut")
 	}
 }
-
-var _ io.Writer = (*cutOnWrite)(nil)

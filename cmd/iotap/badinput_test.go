@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // badCorpus is the bad-inputs corpus of the table test: every kind of
@@ -680,6 +681,68 @@ func TestBadInputSweep(t *testing.T) {
 	for k := range sweepKnown {
 		if !seen[k] {
 			t.Errorf("sweepKnown %q matches no case", k)
+		}
+	}
+}
+
+// TestBadInputShrink: a regular file cut shorter while a command streams
+// it with read(2) (a capture still being written, copied or rotated;
+// mapfiletest.CutOnWrite truncates it at the command's first write of
+// output, after its first reads) ends with the error of the mapped
+// readers, "iotap: ...FILE: truncated while reading at offset N", exit
+// 1, never a clean end of file with exit 0 and nothing said.
+func TestBadInputShrink(t *testing.T) {
+	dir := t.TempDir()
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	usbText := bytes.Repeat(read("../../testdata/usbmon/lab-0u.txt"), 600)     // 5.5 MB
+	mlog := bytes.Repeat(read("../../testdata/mmiotrace/e1000-probe.log"), 12) // 5.9 MB
+	var enc intelpt.Encoder
+	for len(enc.Bytes()) < 6<<20 {
+		enc.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+		enc.Encode(intelpt.Packet{Kind: intelpt.KindTSC, Payload: uint64(len(enc.Bytes()))})
+		enc.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+		for range 200 {
+			enc.Encode(intelpt.Packet{Kind: intelpt.KindTNT8, Bits: 3, Payload: 5})
+		}
+	}
+	for _, tc := range []struct {
+		cmd  []string
+		data []byte
+	}{
+		{[]string{"usb", "read"}, usbText},
+		{[]string{"mmio", "replay", "--dry-run"}, mlog},
+		{[]string{"mmio", "read"}, mlog},
+		{[]string{"pt", "dump"}, enc.Bytes()},
+	} {
+		name := strings.Join(tc.cmd, " ")
+		in := filepath.Join(dir, "input")
+		if err := os.WriteFile(in, tc.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		const cut = 3 << 20
+		w := &mapfiletest.CutOnWrite{T: t, Path: in, Size: cut, Discard: true}
+		var stderr bytes.Buffer
+		err := run(context.Background(), append(append([]string{}, tc.cmd...), in), w, &stderr)
+		code := exitCode(err, &stderr)
+		msg := lastLine(stderr.String())
+		if !w.Cut() {
+			t.Fatalf("%s: wrote nothing: the input was not cut", name)
+		}
+		// The offset where the data ended: the cut, or past it when the
+		// reader had read further before the cut.
+		var off int64
+		i := strings.Index(msg, in+": truncated while reading at offset ")
+		if i >= 0 {
+			fmt.Sscan(msg[i+len(in+": truncated while reading at offset "):], &off)
+		}
+		if code != 1 || !strings.HasPrefix(msg, "iotap: ") || i < 0 || off < cut || off >= int64(len(tc.data)) || strings.Count(msg, in) != 1 {
+			t.Errorf("%s of a file cut to %d bytes while read: exit %d, %q; want exit 1, \"iotap: ...%s: truncated while reading at offset N\" (N >= %d), the file named once", name, cut, code, msg, in, cut)
 		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 var ErrTruncated = errors.New("truncated while reading")
 
 // FaultError is a read of a mapped file that faulted: the file is
-// shorter than when it was mapped (or its page could not be read).
+// shorter than when it was mapped (or its page could not be read); or a
+// read(2) of a file (Reader, ReaderAt) that ended before the size the
+// file had when it was opened, the file being shorter now.
 type FaultError struct {
 	File   string // the file's name as it was opened
 	Offset int64  // the offset in the file of the byte read
