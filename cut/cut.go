@@ -71,6 +71,11 @@ type Result struct {
 	// timed record before it, as for any record without a time) is in the
 	// window, counts as one lost event in Lost.
 	Truncated, TruncatedAt int64
+	// HalfLost says that Lost counts the record the input ends inside
+	// (its time in the window); HalfKept that it is written, in place,
+	// without its time (a text line cut short: its reader says so), not
+	// left out (a binary record: pcap, pcapng).
+	HalfLost, HalfKept bool
 }
 
 // Cut writes to w the records of in that fall inside opt.Window, in the
@@ -378,6 +383,7 @@ func (c *cutter) truncated(err error, last int64, win timerange.Window) error {
 		// No timed record before it (a capture killed inside its first
 		// records): its time is not known, its loss is said.
 		c.res.Lost++
+		c.res.HalfLost = true
 	}
 	c.warn(fmt.Sprintf("%s: the input ends inside a record (%v): the records before it are cut, it counts as 1 lost event", c.in.Name, err))
 	return nil
@@ -397,6 +403,9 @@ func (c *cutter) keep(u *unit, raw []byte, eff int64, win timerange.Window, w *b
 		}
 		c.res.Events++
 		c.res.Lost += u.lost
+		if u.cut {
+			c.res.HalfLost, c.res.HalfKept = true, true
+		}
 	case kindStats:
 		if st == nil {
 			return nil

@@ -175,13 +175,40 @@ func CutFile(ctx context.Context, path string, w io.Writer, useIndex bool, meter
 	return res, err
 }
 
-// LostInWindow says what loss the cut keeps inside the window (Lost):
-// none, or one message.
+// LostInWindow says what loss the cut has inside the window (Lost): the
+// lost events its records count, and the record the input ends inside,
+// written without its time or left out (HalfKept); nil for none.
 func (r *Result) LostInWindow() []string {
-	if r.Lost == 0 {
-		return nil
+	var msgs []string
+	if n := r.recorded(); n > 0 {
+		msgs = append(msgs, fmt.Sprintf("the window records %d lost events", n))
 	}
-	return []string{fmt.Sprintf("the window records %d lost events", r.Lost)}
+	switch {
+	case r.HalfLost && r.HalfKept:
+		msgs = append(msgs, "the input ends inside its last line, written in place without its time: 1 event lost")
+	case r.HalfLost:
+		msgs = append(msgs, fmt.Sprintf("the input ends inside a record (offset %d), not written: 1 event lost", r.TruncatedAt))
+	}
+	return msgs
+}
+
+// recorded is the loss the written records count (Lost without the half
+// record).
+func (r *Result) recorded() uint64 {
+	if r.HalfLost {
+		return r.Lost - 1
+	}
+	return r.Lost
+}
+
+// LossHint ends 'iotap cut's loss line (LostInWindow) for the cut
+// written to out: "kept in OUT" when the cut holds what says the loss
+// (the records counting lost events, a half line), and how to accept it.
+func (r *Result) LossHint(out string) string {
+	if r.recorded() > 0 || r.HalfKept {
+		return "kept in " + out + "; use --allow-loss to accept"
+	}
+	return "use --allow-loss to accept"
 }
 
 // IndexFile reads the trace at path once (BuildIndex, a checkpoint every

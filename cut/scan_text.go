@@ -34,16 +34,11 @@ func (s *mmioScanner) next(u *unit) ([]byte, error) {
 	}
 	*u = unit{kind: kindEvent}
 	body := trimEOL(l)
-	cutShort := l[len(l)-1] != '\n' && len(bytes.TrimSpace(body)) > 0
+	cutShort := endsCut(l)
 	defer func() {
 		if cutShort && u.kind == kindEvent {
-			// The log ends inside this line (the kernel ends every line
-			// with a newline: a capture killed mid-write): it stays in
-			// place, for the reader to say (mmiotrace.Reader.Truncated),
-			// and its record counts as lost, at the time of the record
-			// before it (its own stamp may be cut short).
-			u.lost++
-			u.timed, u.mark, u.cut = false, nil, true
+			// The kernel ends every line with a newline.
+			markCut(u)
 		}
 	}()
 	// Fast path: "R|W WIDTH SEC.USEC ..." needs only its stamp.
@@ -132,6 +127,23 @@ func rwStamp(b []byte) (int64, bool) {
 	return sec*1e9 + frac*scale, true
 }
 
+// endsCut reports whether l, a line read, is cut short: the input ends
+// inside it (no newline) and it is not blank.
+func endsCut(l []byte) bool {
+	return len(l) > 0 && l[len(l)-1] != '\n' && len(bytes.TrimSpace(l)) > 0
+}
+
+// markCut makes u the record of a line the input ends inside (every
+// line of the text formats ends with a newline: a capture killed
+// mid-write): it stays in place, for the reader to say (a cut line is
+// not a whole record), and its record counts as one lost event, at the
+// time of the record before it (its own stamp may be cut short).
+func markCut(u *unit) {
+	u.kind = kindEvent
+	u.lost++
+	u.timed, u.mark, u.cut = false, nil, true
+}
+
 // usbTextScanner reads usbmon '1u'/'1t' text. Its stamps are microseconds
 // modulo 4096 s: they are unwrapped (4096 s added at each wrap, a step
 // back of less than half the period being jitter, not a wrap).
@@ -155,6 +167,9 @@ func (s *usbTextScanner) next(u *unit) ([]byte, error) {
 		return nil, err
 	}
 	*u = unit{kind: kindEvent}
+	if endsCut(l) {
+		defer markCut(u)
+	}
 	// ID STAMP TYPE ADDR ...
 	f := bytes.Fields(trimEOL(l))
 	if len(f) < 4 {
@@ -223,6 +238,9 @@ func (s *eventsScanner) next(u *unit) ([]byte, error) {
 	// A line without "ts_ns" or "ts" (the input record, a header or
 	// schema line) is kept with its neighbours.
 	*u = unit{kind: kindHeader}
+	if endsCut(l) {
+		defer markCut(u)
+	}
 	key := keyTSNS
 	i := bytes.Index(l, key)
 	if i < 0 {

@@ -2,8 +2,10 @@ package cut
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -133,6 +135,12 @@ func TestCutTruncatedEarly(t *testing.T) {
 			if res.Lost != 1 || res.TruncatedAt != c.at || res.Truncated != int64(len(c.data))-c.at {
 				t.Errorf("lost %d, truncated %d bytes at %d; want 1 lost, %d bytes at %d", res.Lost, res.Truncated, res.TruncatedAt, int64(len(c.data))-c.at, c.at)
 			}
+			// The half block is not written: the loss line says so,
+			// and not "kept in OUT".
+			want := fmt.Sprintf("[the input ends inside a record (offset %d), not written: 1 event lost]", c.at)
+			if got := fmt.Sprint(res.LostInWindow()); got != want || res.LossHint("OUT") != "use --allow-loss to accept" {
+				t.Errorf("loss %s (%s), want %s (use --allow-loss to accept)", got, res.LossHint("OUT"), want)
+			}
 		})
 	}
 	// The log's half line stays in place, for its reader to say, and
@@ -141,6 +149,10 @@ func TestCutTruncatedEarly(t *testing.T) {
 	out, res := doCut(t, in, "0", "100")
 	if res.Lost != 1 || !bytes.HasSuffix(out, []byte("\nMARK 1")) {
 		t.Errorf("cut log: lost %d, ends %q; want 1 lost, the half line kept", res.Lost, out[max(0, len(out)-20):])
+	}
+	want := "[the input ends inside its last line, written in place without its time: 1 event lost]"
+	if got := fmt.Sprint(res.LostInWindow()); got != want || res.LossHint("OUT") != "kept in OUT; use --allow-loss to accept" {
+		t.Errorf("cut log: loss %s (%s), want %s (kept in OUT; ...)", got, res.LossHint("OUT"), want)
 	}
 	r := mmiotrace.NewReader(bytes.NewReader(cutLog))
 	if _, err := mmiotrace.CountKinds(r); err != nil || !r.Truncated() {
@@ -186,6 +198,45 @@ func TestWriteIndexFileTruncated(t *testing.T) {
 		}
 		if _, err := os.Stat(path + IndexSuffix); err != nil {
 			t.Errorf("%s: index not written: %v", c.name, err)
+		}
+	}
+}
+
+// TestTextEndsInsideLine: a usbmon text capture or a user_events NDJSON
+// file that ends inside a line (no newline: a capture killed mid-write)
+// is loss, as a mmiotrace log cut inside a line is: cut keeps the half
+// line in place and counts it as one lost event, and says so; the index
+// records where the trace ends inside a record. The whole files have no
+// loss.
+func TestTextEndsInsideLine(t *testing.T) {
+	for _, p := range []string{"../testdata/usbmon/lab-0u.txt", "../testdata/capture/events.ndjson"} {
+		whole, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := int64(bytes.LastIndexByte(whole[:len(whole)-1], '\n') + 1) // the last line's offset
+		for _, n := range []int{0, 1, 9} {                                 // bytes cut off the end
+			data := whole[:len(whole)-n]
+			in := Input{Name: p, ReaderAt: bytes.NewReader(data), Size: int64(len(data))}
+			out, res := doCut(t, in, "0", "100000")
+			ix, err := BuildIndex(context.Background(), in, 64<<10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				if res.Lost != 0 || res.LostInWindow() != nil || ix.TruncatedAt() != -1 || !bytes.Equal(out, data) {
+					t.Errorf("%s whole: lost %d %q, index truncated at %d", p, res.Lost, res.LostInWindow(), ix.TruncatedAt())
+				}
+				continue
+			}
+			want := "[the input ends inside its last line, written in place without its time: 1 event lost]"
+			if res.Lost != 1 || !res.HalfKept || fmt.Sprint(res.LostInWindow()) != want || !bytes.Equal(out, data) {
+				t.Errorf("%s without its last %d bytes: lost %d, loss %q, cut equal to the input %v; want 1 lost, %s, the half line kept",
+					p, n, res.Lost, res.LostInWindow(), bytes.Equal(out, data), want)
+			}
+			if ix.TruncatedAt() != last {
+				t.Errorf("%s without its last %d bytes: index truncated at %d, want %d", p, n, ix.TruncatedAt(), last)
+			}
 		}
 	}
 }

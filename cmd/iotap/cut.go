@@ -74,7 +74,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 				return err
 			}
 			fmt.Fprintf(e.stderr, "iotap: cut: %s\n", res.Summary(args[0], spec))
-			return allowLoss.check(e, "cut: "+args[0]+": ", res.LostInWindow(), "kept in "+string(out)+"; use --allow-loss to accept")
+			return allowLoss.check(e, "cut: "+args[0]+": ", res.LostInWindow(), res.LossHint(string(out)))
 		},
 	}
 	fl := c.Flags()
