@@ -16,6 +16,7 @@ import (
 
 	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/detect"
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/regdb"
 )
@@ -388,7 +389,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 			continue
 		}
 		if err != nil {
-			return st, fmt.Errorf("%s: %w", s.Info().Path, err)
+			return st, mapfile.Named(s.Info().Path, err)
 		}
 		in := s.Info()
 		if clk, ok := opt.clocksOf(s).lookup(in.Path, in.Kind); ok {
@@ -518,7 +519,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 			if raw, err := s.Next(); err == io.EOF {
 				heap.Pop(h)
 			} else if err != nil {
-				return st, fmt.Errorf("%s: %w", s.Info().Path, err)
+				return st, mapfile.Named(s.Info().Path, err)
 			} else {
 				it.t = raw + offsets[it.idx]
 				heap.Fix(h, 0)
@@ -558,7 +559,7 @@ func merge(ctx context.Context, out io.Writer, srcs []Source, opt Options, prog 
 			continue
 		}
 		if err != nil {
-			return st, fmt.Errorf("%s: %w", in.Path, err)
+			return st, mapfile.Named(in.Path, err)
 		}
 		it.t = raw + offsets[it.idx]
 		heap.Fix(h, 0)
