@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/iotap/iotap/internal/timerange"
 )
@@ -87,6 +88,10 @@ type Result struct {
 // gives a valid file holding only the headers.
 func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, error) {
 	res := &Result{}
+	if in.ReaderAt != nil {
+		// The passes (format, clock, cut) read the input's head once.
+		in.ReaderAt = &headCache{ra: in.ReaderAt, size: in.Size, n: &res.BytesRead}
+	}
 	c := &cutter{in: in, res: res, warn: opt.Warn}
 	if c.warn == nil {
 		c.warn = func(string) {}
@@ -224,13 +229,73 @@ func (c countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// headMax bounds the head of an input a Cut keeps (headCache).
+const headMax = 1 << 20
+
+// headCache is the input of one Cut: the bytes of its first headMax that
+// the passes read (the format's sniff, the clock's first records, the
+// cut from the start) are read from the input once and kept; every byte
+// read from the input is counted in *n (Result.BytesRead). A pass that
+// reads past the head (a mark: window whose marker comes late) reads
+// those bytes again, and they are counted again.
+type headCache struct {
+	ra   io.ReaderAt
+	size int64
+	n    *int64
+	head []byte
+	err  error // what ended the head short of headMax (io.EOF, a read error)
+}
+
+func (h *headCache) ReadAt(p []byte, off int64) (int, error) {
+	if end := min(off+int64(len(p)), headMax); off <= int64(len(h.head)) && end > int64(len(h.head)) && h.err == nil {
+		h.grow(end)
+	}
+	if off < int64(len(h.head)) {
+		n := copy(p, h.head[off:])
+		if n == len(p) {
+			return n, nil
+		}
+		if h.err != nil {
+			return n, h.err
+		}
+		m, err := h.ra.ReadAt(p[n:], off+int64(n))
+		*h.n += int64(m)
+		return n + m, err
+	}
+	if h.err != nil && off == int64(len(h.head)) {
+		return 0, h.err
+	}
+	m, err := h.ra.ReadAt(p, off)
+	*h.n += int64(m)
+	return m, err
+}
+
+// grow reads the head up to end.
+func (h *headCache) grow(end int64) {
+	from := int64(len(h.head))
+	if h.head == nil {
+		h.head = make([]byte, 0, min(headMax, max(h.size, end)))
+	}
+	h.head = slices.Grow(h.head, int(end-from))[:end]
+	m, err := h.ra.ReadAt(h.head[from:end], from)
+	*h.n += int64(m)
+	h.head = h.head[:from+int64(m)]
+	if err != nil {
+		h.err = err
+	}
+}
+
 // open returns the input from off to end (-1: the end).
 func (c *cutter) open(off, end int64) (io.Reader, func(), error) {
 	if c.in.ReaderAt != nil {
 		if end < 0 || end > c.in.Size {
 			end = c.in.Size
 		}
-		return countingReader{io.NewSectionReader(c.in.ReaderAt, off, end-off), &c.res.BytesRead}, func() {}, nil
+		r := io.NewSectionReader(c.in.ReaderAt, off, end-off)
+		if _, ok := c.in.ReaderAt.(*headCache); ok {
+			return r, func() {}, nil // it counts what it reads
+		}
+		return countingReader{r, &c.res.BytesRead}, func() {}, nil
 	}
 	if c.in.Open == nil {
 		return nil, nil, errors.New("cut: input has neither ReaderAt nor Open")

@@ -120,7 +120,7 @@ func ExampleCutFile() {
 	fmt.Println(res.Summary("kinds.log", spec))
 	fmt.Println(res.LostInWindow())
 	// Output:
-	// mmiotrace log kinds.log: 3 events kept of [@13..), 2214 bytes read (read from the start)
+	// mmiotrace log kinds.log: 3 events kept of [@13..), 738 bytes read (read from the start)
 	// [the window records 42 lost events]
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/internal/mapfile"
+	"github.com/iotap/iotap/internal/timerange"
 )
 
 // cutAtFirstRead is a meter (CutFile, IndexFile) that cuts the file at
@@ -80,6 +81,46 @@ func TestShrunkWhileRead(t *testing.T) {
 			var fe *mapfile.FaultError
 			if !errors.As(err, &fe) || fe.File != p || fe.Offset < at || strings.Count(err.Error(), p) != 1 {
 				t.Errorf("%s of a %s cut to %d bytes while read: %v; want %s: truncated while reading at offset N >= %d", job, tc.name, at, err, p, at)
+			}
+		}
+	}
+}
+
+// TestCutReadsOnce: a cut without an index reads its input once, its
+// head too (the format's sniff and the clock's first records read it
+// before the cut does): BytesRead is the file's size, with a window
+// from the start (which needs the clock) and an absolute one, for
+// inputs smaller and larger than the head kept (headMax). The files were
+// read more than twice over (BytesRead 2.6 times a pcapng's size).
+func TestCutReadsOnce(t *testing.T) {
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	log := read("../testdata/mmiotrace/e1000-probe.log")
+	for name, data := range map[string][]byte{
+		"pcapng":    read("../testdata/usbmon/lab-capture.pcapng"),
+		"usbmon":    read("../testdata/usbmon/lab-0u.txt"),
+		"mmio":      log,
+		"mmio-big":  bytes.Repeat(log, 6), // 2.9 MB, over headMax
+		"ndjson":    read("../testdata/capture/events.ndjson"),
+		"usbmon-4m": bytes.Repeat(read("../testdata/usbmon/lab-0u.txt"), 450),
+	} {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range [][2]string{{"0", "2"}, {"@0", "@100000"}} {
+			spec, err := timerange.ParseSpec(w[0], w[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := CutFile(context.Background(), p, io.Discard, false, nil, Options{Window: spec})
+			if err != nil || res.Events == 0 && w[0] == "0" || res.BytesRead != int64(len(data)) {
+				t.Errorf("%s %s..%s: %v, %+v; want %d bytes read", name, w[0], w[1], err, res, len(data))
 			}
 		}
 	}
