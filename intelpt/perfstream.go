@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/perfdata"
 )
 
@@ -91,13 +92,8 @@ func openPerfDataPT(ra io.ReaderAt, size int64, tolerant bool) (*PerfTrace, erro
 // per thread) and thread: read from the file by Reader, mapped by Map,
 // never held. Close closes the file.
 func RawFileStream(path string, cpu, tid int32) (PerfStream, error) {
-	f, err := os.Open(path)
+	f, st, err := mapfile.OpenStat(path)
 	if err != nil {
-		return PerfStream{}, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return PerfStream{}, err
 	}
 	return PerfStream{CPU: cpu, TID: tid, Size: st.Size(),
@@ -278,13 +274,8 @@ func (p *PerfDataFile) Close() error { return p.file.Close() }
 // OpenPerfDataFile opens the perf.data file path for its PT streams
 // (OpenPerfDataPT): the streams are read from the file, not held.
 func OpenPerfDataFile(path string) (*PerfDataFile, error) {
-	f, err := os.Open(path)
+	f, st, err := mapfile.OpenStat(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {

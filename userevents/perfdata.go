@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/perfdata"
 )
 
@@ -357,13 +358,8 @@ func OpenPerfData(path string) (*PerfDataReader, error) {
 		}
 		return r, nil
 	}
-	f, err := os.Open(path)
+	f, st, err := mapfile.OpenStat(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if st.IsDir() {

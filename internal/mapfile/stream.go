@@ -115,3 +115,19 @@ func Named(file string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", file, err)
 }
+
+// OpenStat opens the input file path for reading and returns it with
+// its FileInfo (the size the readers here compare against); on an error
+// nothing stays open. The error of os.Open or Stat is returned as it is.
+func OpenStat(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
