@@ -1,6 +1,7 @@
 package intelpt
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +41,8 @@ const DropLag = 1 << 20
 //
 // A pipe, a FIFO or a character device (anything but a regular file or a
 // directory), and "-" for standard input, cannot be mapped: the range is
-// read from it as a stream, into memory.
+// read from it as a stream, copied to a temporary file (spoolMap) and
+// that is mapped, or where nothing is mapped read into memory.
 func MapFileRange(file string, off, size uint64) (*MappedTrace, error) {
 	if file == "-" {
 		return readStreamRange("standard input", os.Stdin, off, size)
@@ -77,6 +79,17 @@ func readStreamRange(name string, r io.Reader, off, size uint64) (*MappedTrace, 
 		}
 		return nil, fmt.Errorf("intelpt: %s: %w", name, err)
 	}
+	src := r
+	if size != 0 {
+		src = io.LimitReader(r, int64(size))
+	}
+	if m, n, err := spoolMap(name, src); m != nil || err != nil {
+		if err == nil && size != 0 && uint64(n) < size {
+			m.Close()
+			return nil, fmt.Errorf("intelpt: %s: range %#x-%#x is beyond its %d bytes", name, off, off+size, off+uint64(n))
+		}
+		return m, err
+	}
 	if size == 0 {
 		b, err := io.ReadAll(r)
 		if err != nil {
@@ -92,6 +105,67 @@ func readStreamRange(name string, r io.Reader, off, size uint64) (*MappedTrace, 
 		return nil, fmt.Errorf("intelpt: %s: range %#x-%#x is beyond its %d bytes", name, off, off+size, off+uint64(len(b)))
 	}
 	return &MappedTrace{Data: b}, nil
+}
+
+// spoolMap copies r (named name) to a temporary file in os.TempDir,
+// removed at once (it lives until the mapping is closed), and maps it,
+// so that the trace is not held in memory (DropBefore drops the pages
+// the decoder has gone past); the copy costs its size on disk (or in
+// memory if $TMPDIR is a tmpfs). It returns the mapping and the bytes
+// copied, or nil, 0, nil where nothing is mapped (r is untouched: the
+// caller reads it).
+func spoolMap(name string, r io.Reader) (*MappedTrace, int64, error) {
+	if !canMap {
+		return nil, 0, nil
+	}
+	tmp, err := os.CreateTemp("", "iotap-pt-stream-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("intelpt: a temporary copy of %s: %w", name, err)
+	}
+	os.Remove(tmp.Name()) // the open file stays until Close
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	rr := &readErr{r: r}
+	n, err := io.Copy(bw, rr)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		tmp.Close()
+		if rr.err != nil {
+			return nil, n, fmt.Errorf("intelpt: %s: %w", name, rr.err)
+		}
+		return nil, n, fmt.Errorf("intelpt: a temporary copy of %s (%d bytes written to %s): %w", name, n, os.TempDir(), err)
+	}
+	if n == 0 {
+		tmp.Close()
+		return &MappedTrace{Data: []byte{}}, 0, nil
+	}
+	if m := mapRange(tmp, 0, uint64(n)); m != nil {
+		return m, n, nil
+	}
+	// not mapped after all: read back the copy
+	b := make([]byte, n)
+	_, err = tmp.ReadAt(b, 0)
+	tmp.Close()
+	if err != nil {
+		return nil, n, fmt.Errorf("intelpt: a temporary copy of %s: %w", name, err)
+	}
+	return &MappedTrace{Data: b}, n, nil
+}
+
+// readErr keeps the error of reading r (not io.EOF), so that a copy's
+// error says whether reading or writing failed.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // mapRange maps size bytes of f from off (to its end when size is 0):

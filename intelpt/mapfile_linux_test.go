@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 
 	. "github.com/iotap/iotap/intelpt"
@@ -176,5 +177,62 @@ func TestMappedTraceTruncated(t *testing.T) {
 	loss := m.FlowLoss(cfg.Config)
 	if len(loss) == 0 || !strings.Contains(loss[len(loss)-1], file+": truncated while reading at offset ") {
 		t.Errorf("FlowLoss %q: want the cut reported", loss)
+	}
+}
+
+// TestMapFileRangeFIFO: a trace given as a FIFO (or a pipe on standard
+// input) cannot be mapped: it is copied to a temporary file, gone from
+// the temporary directory at once, and that is mapped, so it is not held
+// in memory; its bytes are the trace's, whole or a range, and pages
+// dropped behind the decoder are read again from the copy. A range beyond
+// the stream is an error, as before.
+func TestMapFileRangeFIFO(t *testing.T) {
+	tr := bytes.Repeat([]byte("0123456789abcdef"), 300000) // 4.8 MB: pages beyond DropLag
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	fifo := filepath.Join(t.TempDir(), "trace.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	for _, c := range []struct {
+		off, size uint64
+		err       string
+	}{{0, 0, ""}, {4099, 1 << 20, ""}, {10, uint64(len(tr)), "is beyond its"}} {
+		go func() {
+			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+			if err != nil {
+				return
+			}
+			f.Write(tr)
+			f.Close()
+		}()
+		m, err := MapFileRange(fifo, c.off, c.size)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("range %d+%d: %v, want %q", c.off, c.size, err, c.err)
+			}
+			if m != nil {
+				m.Close()
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tr[c.off:]
+		if c.size != 0 {
+			want = want[:c.size]
+		}
+		if !m.Mapped() || !bytes.Equal(m.Data, want) {
+			t.Fatalf("range %d+%d: mapped %v, %d bytes, want %d", c.off, c.size, m.Mapped(), len(m.Data), len(want))
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("range %d+%d: %d temporary files left", c.off, c.size, len(left))
+		}
+		m.DropBefore(int64(len(m.Data)))
+		if !bytes.Equal(m.Data, want) {
+			t.Fatalf("range %d+%d: dropped pages differ when read again", c.off, c.size)
+		}
+		m.Close()
 	}
 }

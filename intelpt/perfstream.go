@@ -1,7 +1,6 @@
 package intelpt
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -137,25 +136,8 @@ func (s *PerfStream) Map() (*MappedTrace, error) {
 		}
 		f.Close()
 	}
-	if canMap {
-		tmp, err := os.CreateTemp("", "iotap-pt-stream-*")
-		if err != nil {
-			return nil, fmt.Errorf("intelpt: a temporary copy of the stream: %w", err)
-		}
-		os.Remove(tmp.Name()) // the open file stays until Close
-		bw := bufio.NewWriterSize(tmp, 1<<20)
-		n, err := io.Copy(bw, s.Reader())
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
-			tmp.Close()
-			return nil, fmt.Errorf("intelpt: a temporary copy of the stream (%d of %d bytes written to %s): %w", n, s.Size, os.TempDir(), err)
-		}
-		if m := mapRange(tmp, 0, uint64(s.Size)); m != nil {
-			return m, nil
-		}
-		tmp.Close()
+	if m, _, err := spoolMap("the stream", s.Reader()); m != nil || err != nil {
+		return m, err
 	}
 	b, err := io.ReadAll(s.Reader())
 	if err != nil {
