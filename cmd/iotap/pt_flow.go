@@ -34,7 +34,6 @@ type ptFlowFlags struct {
 	allowLoss lossFlag
 	// no effect: --no-inst, --check
 	noInst, check bool
-	pid           int
 }
 
 func newPTFlowCmd(e *env) *cobra.Command {
@@ -119,7 +118,7 @@ counted), unless --allow-loss.`,
 	f.timing.flags(fl, 1)
 	fl.BoolVar(&o.JSON, "json", false, "NDJSON: an input record, then a record per instruction, block, event and error")
 	fl.IntVar(&j.Input.Stream, "stream", -1, "perf.data or capture directory: list PT stream `N` (as pt dump numbers them; default: the only one)")
-	fl.IntVar(&f.pid, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
+	fl.Int32Var(&j.Input.PID, "pid", 0, "perf.data or capture directory: the process `PID` whose mappings make the image (a per-CPU stream of several processes)")
 	ptFileFlags(fl, "perf.data or capture directory: ", &j.Input.Sysroot, &j.Input.BuildIDDirs, &j.Input.Kernel, &j.Input.Kallsyms)
 	return c
 }
@@ -132,7 +131,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	// the image and its decode caches, all live until the end. A collection
 	// would only burn CPU, so collect late (from before the trace is read).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
-	f.job.Timing, f.job.Input.PID = f.timing.Timing, int32(f.pid)
+	f.job.Timing = f.timing.Timing
 	t, err := f.job.Open()
 	var se *calls.StreamsError
 	var ae *calls.FlowArgError
