@@ -64,13 +64,19 @@ func (f *FlowInput) Close() error { return f.in.Close() }
 // OpenFlow opens path, a perf.data file or an 'iotap pt capture'
 // directory (Open), and builds the image of one of its streams from the
 // files its sideband maps (FlowImage). The stream is read from its file
-// (Stream.Map): Close the input when done.
+// (Stream.Map): Close the input when done. A path that is neither a
+// regular file nor a directory (a named pipe) is refused, not opened.
 func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			// A named pipe cannot be opened twice (its head, then the
+			// file): the second open waits for a writer for ever.
+			return nil, fmt.Errorf("calls: %s is not a regular file (a perf.data is read by offsets)", path)
+		}
 		head := make([]byte, 8)
 		if fh, err := os.Open(path); err == nil {
 			fh.Read(head)
