@@ -192,6 +192,11 @@ func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) er
 		if err != nil {
 			return err
 		}
+		if !sp.hasFirst {
+			// No packet has a time: every window would be empty (its
+			// packets, an overflow too, silently left out).
+			return &WindowError{fmt.Errorf("cut: %s: the trace has no time (no TSC packet): a time window cannot be placed in it", c.in.Name)}
+		}
 		clock.Start, clock.HasStart = sp.first, sp.hasFirst
 	}
 	win, err := spec.Resolve(clock)

@@ -3,8 +3,10 @@ package cut
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/iotap/iotap/intelpt"
@@ -128,5 +130,38 @@ func TestCutPTSegments(t *testing.T) {
 	spec, _ = timerange.ParseSpec("mark:x", "")
 	if _, err := Cut(context.Background(), in, &bytes.Buffer{}, Options{Window: spec}); err == nil {
 		t.Error("mark: accepted for PT")
+	}
+}
+
+// TestCutPTUntimed: a trace without a TSC has no time, so no window can
+// be placed in it: a window is a *WindowError, where the cut was an empty
+// stream, exit 0, the trace's packets (an overflow too) silently left
+// out; without a window the trace is copied whole.
+func TestCutPTUntimed(t *testing.T) {
+	var e intelpt.Encoder
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSB})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCSext48, Payload: 0x401000})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindPSBEnd})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindTNT8, Bits: 4, Payload: 0b1010})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindOVF})
+	e.Encode(intelpt.Packet{Kind: intelpt.KindFUP, IPC: intelpt.IPCSext48, Payload: 0x402000})
+	pt := e.Bytes()
+	for _, c := range [][2]string{{"0", ""}, {"", "+1s"}, {"@0.000001", "@1"}, {"", ""}} {
+		spec, err := timerange.ParseSpec(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		res, err := Cut(context.Background(), Input{Name: "untimed.pt", ReaderAt: bytes.NewReader(pt), Size: int64(len(pt))}, &out, Options{Window: spec})
+		if !spec.Set() {
+			if err != nil || !bytes.Equal(out.Bytes(), pt) || res.Lost != 1 {
+				t.Errorf("no window: %v, %d of %d bytes, lost %d", err, out.Len(), len(pt), res.Lost)
+			}
+			continue
+		}
+		var we *WindowError
+		if !errors.As(err, &we) || !strings.Contains(err.Error(), "untimed.pt") {
+			t.Errorf("%s..%s: %v, %d bytes written, want a *WindowError naming the trace", c[0], c[1], err, out.Len())
+		}
 	}
 }
