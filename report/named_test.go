@@ -33,3 +33,25 @@ func TestBuildNamedNotATrace(t *testing.T) {
 		t.Errorf("in a directory: others %+v, clocks %v", r.Others, r.Clocks)
 	}
 }
+
+// A trace that cannot be summarised has an Err that does not repeat its
+// path (Name is printed next to it), also for a perf.data without PT
+// data, whose error from AnalyzePT names the file.
+func TestBuildErrNamesNotPath(t *testing.T) {
+	const in = "../userevents/testdata/linuxtracepoints/perf.data"
+	r, err := Build(context.Background(), []string{in}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ft := r.FirstError()
+	if ft == nil {
+		t.Fatal("a tracepoint perf.data summarised as PT")
+	}
+	if msg := ft.Err.Error(); msg != "perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)" {
+		t.Errorf("Err = %q", msg)
+	}
+	if _, err := AnalyzePT(context.Background(), in, PTOptions{}); err == nil || err.Error() != in+": "+ft.Err.Error() {
+		t.Errorf("AnalyzePT = %v: should name the file for a library user", err)
+	}
+}

@@ -45,7 +45,8 @@ type Trace struct {
 	MMIO   *MMIO
 	PT     *PT
 	Events *Events
-	// Err is why the trace could not be summarised.
+	// Err is why the trace could not be summarised. It does not repeat
+	// Path: print it after Name.
 	Err error
 	// Loss describes the data the trace records as lost, "" when none.
 	Loss string
@@ -188,6 +189,7 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 			}
 		case "pt":
 			t.PT, t.Err = AnalyzePT(ctx, f.Path, o.PT)
+			t.Err = unnamed(t.Err, f.Path)
 			if t.PT != nil {
 				t.Loss = t.PT.Loss
 			}
@@ -286,6 +288,31 @@ func (r *Report) Lossy() int {
 		}
 	}
 	return n
+}
+
+// unnamedError is an error of AnalyzePT without the input's path: a
+// Trace's Name goes next to its Err wherever it is printed, and the path
+// of standard input or a named pipe is a temporary copy the user never
+// named.
+type unnamedError struct {
+	msg string
+	err error
+}
+
+func (e *unnamedError) Error() string { return e.msg }
+func (e *unnamedError) Unwrap() error { return e.err }
+
+// unnamed drops the first "path: " from err's message (nil stays nil).
+func unnamed(err error, path string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	before, after, ok := strings.Cut(msg, path+": ")
+	if !ok {
+		return err
+	}
+	return &unnamedError{msg: before + after, err: err}
 }
 
 // FirstError returns the first trace that could not be read, nil if none.
