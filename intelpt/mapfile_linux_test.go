@@ -190,23 +190,28 @@ func TestMapFileRangeFIFO(t *testing.T) {
 	tr := bytes.Repeat([]byte("0123456789abcdef"), 300000) // 4.8 MB: pages beyond DropLag
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	fifo := filepath.Join(t.TempDir(), "trace.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip(err)
-	}
-	for _, c := range []struct {
+	for i, c := range []struct {
 		off, size uint64
 		err       string
 	}{{0, 0, ""}, {4099, 1 << 20, ""}, {10, uint64(len(tr)), "is beyond its"}} {
+		// a FIFO of its own: a writer still writing the previous case's
+		// trace (read in part) must not feed this one
+		fifo := filepath.Join(t.TempDir(), fmt.Sprintf("trace%d.fifo", i))
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Skip(err)
+		}
+		wrote := make(chan struct{})
 		go func() {
+			defer close(wrote)
 			f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 			if err != nil {
 				return
 			}
-			f.Write(tr)
+			f.Write(tr) // EPIPE once the reader has closed a range read in part
 			f.Close()
 		}()
 		m, err := MapFileRange(fifo, c.off, c.size)
+		<-wrote
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("range %d+%d: %v, want %q", c.off, c.size, err, c.err)
