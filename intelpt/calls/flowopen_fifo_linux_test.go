@@ -1,6 +1,7 @@
 package calls
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,5 +37,39 @@ func TestOpenFlowFIFO(t *testing.T) {
 		}
 		<-done
 		t.Fatal("OpenFlow opened the named pipe and waited for a writer")
+	}
+}
+
+// TestJobOpenRawFIFO: pt calls' raw trace on a named pipe is copied to a
+// temporary file and mapped (intelpt.MapFileRange), as pt flow's is, not
+// read whole into memory; its calls are those of the file.
+func TestJobOpenRawFIFO(t *testing.T) {
+	const lib = "../testdata/libipt/"
+	trace, err := os.ReadFile(lib + "call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Write(trace)
+			f.Close()
+		}
+	}()
+	j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}, MaxDepth: DefaultTreeDepth}
+	in, o, err := j.Open(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	if in.mapped == nil {
+		t.Error("the raw trace on a pipe was read into memory, not mapped from a copy")
+	}
+	res, err := Run(io.Discard, in, fifo, OutputNone, o)
+	if err != nil || res.Stats.Insns != 3 || res.Stats.Calls != 1 {
+		t.Errorf("calls of the trace on a pipe: %v, %v; want those of the file (3 instructions, 1 call)", res, err)
 	}
 }

@@ -77,8 +77,9 @@ func (j *Job) open(path string) (*Input, Options, error) {
 				return nil, o, &RawError{err}
 			}
 		}
-		if st.Mode().IsRegular() && st.Size() > 0 {
-			// Mapped, its pages dropped behind the decoder (Input.Close).
+		if !st.Mode().IsRegular() || st.Size() > 0 {
+			// Mapped, its pages dropped behind the decoder (Input.Close);
+			// a pipe is copied to a temporary file, which is mapped.
 			m, err := intelpt.MapFileRange(path, 0, 0)
 			if err != nil {
 				return nil, o, err
