@@ -24,7 +24,8 @@ type PTInput struct {
 	// Loaded is the input split into its streams: a perf.data file,
 	// whose streams are read from it as they are decoded
 	// (intelpt.OpenPerfDataFile: InputStream.Reader, in constant
-	// memory); or read whole (intelpt.ParseInput): a byte range
+	// memory; a perf.data on standard input or a pipe from a temporary
+	// copy, intelpt.SpoolPerfData); or read whole (intelpt.ParseInput): a byte range
 	// FILE:FROM[-TO] (intelpt.ReadFile), standard input when not
 	// streamed, a file whose head is not raw PT.
 	Loaded *intelpt.Input
@@ -65,7 +66,8 @@ func (in *PTInput) Size() int64 {
 // when it is not PT (a pipe of another kind is refused without reading it
 // further), name a directory, and give a remedy for files that cannot be
 // read (ReadError). A perf.data on standard input or a named pipe is
-// read whole; a named pipe is opened once (a second open would wait for
+// copied to a temporary file and read from it as a file is; a named
+// pipe is opened once (a second open would wait for
 // a writer that is gone).
 func OpenPT(path string, stream bool) (*PTInput, error) {
 	if fi, err := os.Stat(path); path != "-" && err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
@@ -84,7 +86,11 @@ func OpenPT(path string, stream bool) (*PTInput, error) {
 	var b []byte
 	var err error
 	if path == "-" {
-		b, err = io.ReadAll(os.Stdin)
+		br := bufio.NewReaderSize(os.Stdin, 1<<20)
+		if magic, _ := br.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
+			return spoolPerfData(path, br)
+		}
+		b, err = io.ReadAll(br)
 	} else {
 		if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 			return nil, fmt.Errorf("pt: %s is a directory (give a trace file)", path)
@@ -123,6 +129,11 @@ func openPerfData(path string) (*PTInput, error) {
 	} else if err != nil {
 		return nil, ReadError(path, err)
 	}
+	return perfDataInput(path, pf)
+}
+
+// perfDataInput is the input of the perf.data pf opened for path.
+func perfDataInput(path string, pf *intelpt.PerfDataFile) (*PTInput, error) {
 	tr, err := intelpt.PerfInput(pf.PerfTrace)
 	in := &PTInput{Path: path, Loaded: tr, perf: pf}
 	if err != nil {
@@ -133,8 +144,9 @@ func openPerfData(path string) (*PTInput, error) {
 
 // openPTPipe opens path, a named pipe or another file that cannot be
 // read twice, once: its head says what it is; raw PT is streamed (with
-// stream), anything else is read whole from the same reader, as standard
-// input is (a perf.data's streams are found by offsets).
+// stream), a perf.data copied to a temporary file (its streams are found
+// by offsets; spoolPerfData), as standard input is, anything else read
+// whole from the same reader.
 func openPTPipe(path string, stream bool) (*PTInput, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -154,11 +166,27 @@ func openPTPipe(path string, stream bool) (*PTInput, error) {
 		return in, nil
 	}
 	defer in.Close()
+	if magic, _ := in.Stream.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
+		return spoolPerfData(path, in.Stream)
+	}
 	b, err := io.ReadAll(in.Stream)
 	if err != nil {
 		return nil, ReadError(path, err)
 	}
 	return loadPT(path, b)
+}
+
+// spoolPerfData opens the perf.data on r (standard input, a pipe) from a
+// temporary copy (intelpt.SpoolPerfData), as openPerfData opens a file:
+// its streams are read from the copy as they come, not held in memory.
+func spoolPerfData(path string, r io.Reader) (*PTInput, error) {
+	pf, err := intelpt.SpoolPerfData(r)
+	if errors.Is(err, intelpt.ErrPerfData) {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	} else if err != nil {
+		return nil, ReadError(path, err)
+	}
+	return perfDataInput(path, pf)
 }
 
 // loadPT splits b, the whole input path, into its streams.
@@ -204,13 +232,9 @@ func openPTStream(path string) (*PTInput, error) {
 	if magic, _ := in.Stream.Peek(len(intelpt.PerfMagic)); intelpt.IsPerfData(magic) {
 		in.Close()
 		if path == "-" {
-			// Its streams are found by offsets: read it whole, from
-			// what the peek already holds.
-			b, err := io.ReadAll(in.Stream)
-			if err != nil {
-				return nil, ReadError(path, err)
-			}
-			return loadPT(path, b)
+			// Its streams are found by offsets: copied to a temporary
+			// file, from what the peek already holds.
+			return spoolPerfData(path, in.Stream)
 		}
 		return nil, nil
 	}

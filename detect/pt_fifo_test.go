@@ -14,7 +14,7 @@ import (
 )
 
 // TestOpenPTFIFO: a named pipe is opened once, whatever it carries: a
-// perf.data is read whole from the reader whose head was checked (as
+// perf.data is copied from the reader whose head was checked (as
 // standard input is: the same streams as the file opened by name), raw PT
 // is streamed, anything else is refused from its head. Opening the pipe a
 // second time would block: every case has a deadline.

@@ -247,11 +247,47 @@ func (r *perfStreamReader) nextRecord() error {
 // streams are read from the file as they are decoded.
 type PerfDataFile struct {
 	*PerfTrace
-	file *os.File
+	file   *os.File
+	remove bool // a SpoolPerfData copy not removed while open (Windows)
 }
 
 // Close closes the file; the streams cannot be read after it.
-func (p *PerfDataFile) Close() error { return p.file.Close() }
+func (p *PerfDataFile) Close() error {
+	err := p.file.Close()
+	if p.remove {
+		os.Remove(p.file.Name())
+	}
+	return err
+}
+
+// SpoolPerfData copies the perf.data that r holds (standard input, a
+// pipe: what can be read only once) to a temporary file in os.TempDir,
+// removed at once where the system allows it (it lives until Close), and
+// opens the copy as OpenPerfDataFile opens a file: its streams are read
+// from it as they are decoded, so memory does not grow with the input
+// (the copy takes its size on disk, or memory if $TMPDIR is a tmpfs). A
+// read error of r is returned as it is.
+func SpoolPerfData(r io.Reader) (*PerfDataFile, error) {
+	f, err := os.CreateTemp("", "iotap-perf-data-*")
+	if err != nil {
+		return nil, fmt.Errorf("intelpt: a temporary copy of the perf.data: %w", err)
+	}
+	p := &PerfDataFile{file: f, remove: os.Remove(f.Name()) != nil}
+	rr := &readErr{r: r}
+	n, err := io.Copy(f, rr)
+	if err != nil {
+		p.Close()
+		if rr.err != nil {
+			return nil, rr.err
+		}
+		return nil, fmt.Errorf("intelpt: a temporary copy of the perf.data (%d bytes written to %s): %w", n, os.TempDir(), err)
+	}
+	if p.PerfTrace, err = OpenPerfDataPT(f, n); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
 
 // OpenPerfDataFile opens the perf.data file path for its PT streams
 // (OpenPerfDataPT): the streams are read from the file, not held.
