@@ -178,3 +178,22 @@ func TestJobOpenNames(t *testing.T) {
 		t.Errorf("bad --raw: %v", err)
 	}
 }
+
+// TestNoPTData: a perf.data without PT data (user_events samples) is
+// intelpt.ErrNoPTData naming it for pt calls (Job.Open) and pt flow
+// (OpenFlow, FlowJob), as pt dump and pt stats say it; pt calls listed an
+// empty tree, exit 0, and pt flow asked to choose one of 0 streams.
+func TestNoPTData(t *testing.T) {
+	const perf = "../../userevents/testdata/linuxtracepoints/perf.data"
+	if _, err := os.Stat(perf); err != nil {
+		t.Skip(err)
+	}
+	_, _, errCalls := (&Job{}).Open(perf)
+	_, errFlow := OpenFlow(perf, FlowOptions{Stream: -1})
+	_, errJob := (&FlowJob{Trace: perf, Input: FlowOptions{Stream: 0}}).Open()
+	for what, err := range map[string]error{"Job.Open": errCalls, "OpenFlow": errFlow, "FlowJob.Open": errJob} {
+		if !errors.Is(err, intelpt.ErrNoPTData) || !strings.HasPrefix(err.Error(), perf+": ") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+}

@@ -90,6 +90,9 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := noPTData(in, path); err != nil {
+		return nil, err
+	}
 	i := o.Stream
 	if i < 0 {
 		if len(in.Streams) != 1 {
@@ -111,4 +114,15 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 		return nil, err
 	}
 	return &FlowInput{Stream: in.Streams[i], Config: in.Config, Image: im, Format: in.Format, Unfound: unfound, Loss: in.Loss, in: in}, nil
+}
+
+// noPTData is the error for in, the perf.data at path, when it holds no
+// PT stream (closing in), as pt dump and pt stats say it: there are no
+// calls nor instructions to list.
+func noPTData(in *Input, path string) error {
+	if len(in.Streams) > 0 || in.Format != intelpt.FormatPerfData {
+		return nil
+	}
+	in.Close()
+	return fmt.Errorf("%s: %w (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path, intelpt.ErrNoPTData)
 }

@@ -98,6 +98,9 @@ func (j *Job) open(path string) (*Input, Options, error) {
 		if in, err = Open(path); err != nil {
 			return nil, o, err
 		}
+		if err := noPTData(in, path); err != nil {
+			return nil, o, err
+		}
 	}
 	o.Finder, o.Demangle, o.PID, o.TreeDepth = in.Finder(j.Sysroot, j.BuildIDDirs), !j.NoDemangle, int32(j.PID), j.MaxDepth
 	if j.MaxDepth <= 0 {
