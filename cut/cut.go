@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/iotap/iotap/internal/timerange"
@@ -156,10 +157,6 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 
 var errStaleCheckpoint = errors.New("the input changed where the index points")
 
-// maxPerfData bounds a perf.data Cut reads whole, into memory (one
-// without ReaderAt: a compressed one); a file is read as it is cut.
-const maxPerfData = 1 << 30
-
 // perfData says whether the input is a perf.data file.
 func (c *cutter) perfData() bool {
 	r, closeFn, err := c.open(0, 8)
@@ -187,20 +184,32 @@ func (c *cutter) cutPerfData(ctx context.Context, spec timerange.Spec, w io.Writ
 		}
 		return res, err
 	}
+	// A compressed perf.data: decompressed into a temporary file, removed
+	// at once where the system allows it, and cut from it as a file is
+	// (it was read whole, into memory).
 	r, closeFn, err := c.open(0, -1)
 	if err != nil {
 		return c.res, err
 	}
-	b, err := io.ReadAll(io.LimitReader(r, maxPerfData+1))
+	tmp, err := os.CreateTemp("", "iotap-cut-*")
+	if err != nil {
+		closeFn()
+		return c.res, fmt.Errorf("cut: %s: a temporary copy: %w", c.in.Name, err)
+	}
+	removed := os.Remove(tmp.Name()) == nil
+	defer func() {
+		tmp.Close()
+		if !removed {
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := io.Copy(tmp, r)
 	closeFn()
 	if err != nil {
 		return c.res, err
 	}
-	if len(b) > maxPerfData {
-		return c.res, fmt.Errorf("cut: %s: a perf.data file is cut in memory, up to %d bytes", c.in.Name, maxPerfData)
-	}
 	read := c.res.BytesRead
-	res, err := CutPerfDataPT(ctx, b, spec, w)
+	res, err := CutPerfDataPTReaderAt(ctx, tmp, n, spec, w)
 	if res != nil {
 		res.BytesRead = read
 	}
