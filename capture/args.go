@@ -36,6 +36,8 @@ func (a Args) Options() (Options, error) {
 		return o, errors.New("--bind needs --mmio")
 	case a.Bus < 0 || a.Bus > 255:
 		return o, fmt.Errorf("--bus %d: want 0 (all buses) to 255", a.Bus)
+	case a.Duration < 0:
+		return o, fmt.Errorf("--duration %v: want 0 (no limit) or more", a.Duration)
 	}
 	if a.Bind != "" {
 		addr, err := mmiotrace.ParsePCIAddr(a.Bind)

@@ -23,6 +23,7 @@ func TestArgs(t *testing.T) {
 		{Args{Dir: "cap"}, "choose at least one source"},
 		{Args{Dir: "cap", USB: true, Bind: "0000:00:03.0"}, "--bind needs --mmio"},
 		{Args{Dir: "cap", USB: true, Bus: 256}, "--bus 256: want 0 (all buses) to 255"},
+		{Args{Dir: "cap", USB: true, Duration: -time.Second}, "--duration -1s: want 0 (no limit) or more"},
 		{Args{Dir: "cap", MMIO: true, Bind: "x"}, "--bind: "},
 		{Args{Dir: "cap", Events: []string{"bad-name"}}, `--events "bad-name": letters, digits and '_' only`},
 	} {

@@ -64,6 +64,9 @@ func (a CaptureArgs) parse(o *usbmon.FileOptions) (err error) {
 	if a.Path == "" {
 		return errors.New("-o FILE is required (- for stdout)")
 	}
+	if a.Duration < 0 {
+		return fmt.Errorf("--duration %v: want 0 (no limit) or more", a.Duration)
+	}
 	c := &o.Capture
 	c.Bus = a.Bus
 	if c.Method, err = usbmon.ParseMethod(a.Method); err != nil {

@@ -50,6 +50,7 @@ func TestCaptureArgs(t *testing.T) {
 		{func(a *CaptureArgs) { a.Nice = "20" }, `--nice "20": want -20..19 or auto`},
 		{func(a *CaptureArgs) { a.Snaplen = -1 }, "--snaplen -1"},
 		{func(a *CaptureArgs) { a.Bus = 256 }, "--bus 256"},
+		{func(a *CaptureArgs) { a.Duration = -time.Second }, "--duration -1s: want 0 (no limit) or more"},
 		{func(a *CaptureArgs) { a.Device = 128 }, "--dev 128"},
 		{func(a *CaptureArgs) { a.VIDPID = "xyz" }, "--vidpid: "},
 		{func(a *CaptureArgs) { a.Rotate.Ring = 3 }, "--ring 3 needs --file-size or --file-duration"},

@@ -2,6 +2,7 @@ package userevents
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/iotap/iotap/rotate"
@@ -20,13 +21,16 @@ type RecordArgs struct {
 }
 
 // FileOptions checks a and returns the options of RecordToFile. Its
-// errors are *ArgError: Arg "output" (no Path), "event" (a target that
-// does not parse, named) or "rotate" (rotate.Args.Options, naming the
-// flag).
+// errors are *ArgError: Arg "output" (no Path), "duration" (negative),
+// "event" (a target that does not parse, named) or "rotate"
+// (rotate.Args.Options, naming the flag).
 func (a RecordArgs) FileOptions() (RecordFileOptions, error) {
 	o := RecordFileOptions{Lines: a.Lines, Path: a.Path, Duration: a.Duration}
 	if a.Path == "" {
 		return o, &ArgError{"output", errors.New("-o FILE is required (- for stdout)")}
+	}
+	if a.Duration < 0 {
+		return o, &ArgError{"duration", fmt.Errorf("--duration %v: want 0 (no limit) or more", a.Duration)}
 	}
 	var err error
 	if o.Lines.Events, err = ParseTargets(a.Targets); err != nil {

@@ -39,6 +39,7 @@ func TestRecordArgs(t *testing.T) {
 		arg, msg string
 	}{
 		{func(a *RecordArgs) { a.Path = "" }, "output", "-o FILE is required (- for stdout)"},
+		{func(a *RecordArgs) { a.Duration = -time.Second }, "duration", "--duration -1s: want 0 (no limit) or more"},
 		{func(a *RecordArgs) { a.Targets = []string{"ev u32 a; u32 a"} }, "event", `"ev u32 a; u32 a": `},
 		{func(a *RecordArgs) { a.Rotate = rotate.Args{Ring: 2} }, "rotate", "--ring 2 needs --file-size or --file-duration"},
 		{func(a *RecordArgs) { a.Path = "-" }, "rotate", "--file-size/--file-duration write files"},
