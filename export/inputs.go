@@ -40,6 +40,9 @@ type inputFile struct {
 // captures rows of the files exported; what was lost is in them (Loss,
 // Complete), not in the error, which is for failures to read or write.
 func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, error) {
+	if path == "-" {
+		return nil, errors.New("export: standard input cannot be exported: export reads its input more than once (give a file)")
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
