@@ -106,7 +106,7 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 	f.StringVar(&o.Symbols, "symbols", "", mmioSymbolsHelp)
 	f.StringVar(&o.DB, "db", "", "register database for MMIO names: a file (rnndb XML or YAML) or a shipped name ("+strings.Join(regdb.Builtins(), ", ")+")")
 	f.StringVar(&o.from, "from", "", "keep events at or after `TIME` (see Times)")
-	f.StringVar(&o.to, "to", "", "keep events before `TIME`")
+	f.StringVar(&o.to, "to", "", windowToHelp)
 	f.StringVar(&o.Clocks, "clocks", "", "clock sidecar (clocks.json) aligning the sources")
 	f.DurationVar(&o.BandwidthWindow, "bandwidth-window", 100*time.Millisecond, "window of the USB bandwidth counters")
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary as NDJSON (docs/ndjson.md): input records, timeline_input per input, timeline_window per detail file, timeline_summary")

@@ -93,7 +93,7 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.StringVar(&sel.Status, "status", "", "only completions with `STATUS` (number, errno name such as EPIPE, or stall)")
 	fs.StringVar(&sel.VIDPID, "vidpid", "", "only the device `VVVV:PPPP` (learned from enumeration in the capture, or sysfs with --sysfs)")
 	fs.StringVar(&sel.From, "from", "", "only events at or after `TIME`: seconds from the first event (1.5, 200ms), @T on the capture's clock, or RFC 3339 wall clock (see 'iotap cut --help')")
-	fs.StringVar(&sel.To, "to", "", "only events before `TIME` (same forms as --from; +D: D after --from)")
+	fs.StringVar(&sel.To, "to", "", windowToHelp)
 	fs.StringVarP(&sel.Expr, "filter", "Y", "", "only events matching the display-filter `EXPR`, tshark's usb.* fields docs/filters.md")
 	fs.StringVar(&o.Sysfs, "sysfs", "", "also learn device identities from this sysfs `DIR` (e.g. /sys/bus/usb/devices) for devices not enumerated in the capture")
 }

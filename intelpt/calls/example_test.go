@@ -1,7 +1,9 @@
 package calls_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
@@ -36,4 +38,30 @@ func ExampleTracker() {
 	// Output:
 	// f depth 1 call, instructions [4,7), ended by return
 	// main depth 0 root, instructions [0,9), ended by trace-end
+}
+
+// Read a perf.data that is not a named file as such (here a copy in
+// memory; in iotap a temporary copy of standard input): its PT streams
+// are read from the io.ReaderAt as they are decoded. The fixture holds
+// the trace of CPUs 0 and 3 (testdata/libipt/README.md).
+func ExampleReadPerfDataReaderAt() {
+	data, err := os.ReadFile("../testdata/libipt/two-cpus.perf.data")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in, err := calls.ReadPerfDataReaderAt(bytes.NewReader(data), int64(len(data)), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer in.Close()
+	for _, s := range in.Streams {
+		fmt.Printf("%s: cpu %d\n", s.Name(), s.CPU)
+	}
+	fmt.Printf("loss: %q\n", in.Loss)
+	// Output:
+	// cpu 0: cpu 0
+	// cpu 3: cpu 3
+	// loss: ""
 }
