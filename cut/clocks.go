@@ -144,7 +144,7 @@ func CommonSpec(ctx context.Context, dir string, spec timerange.Spec) (func(path
 	for _, name := range spec.Marks() {
 		i := timerange.MatchMarker(texts, name)
 		if i < 0 {
-			return nil, &WindowError{fmt.Errorf("mark:%s: no marker of that name in the capture %s (its traces and %s)", name, dir, ClocksFile)}
+			return nil, &WindowError{Err: fmt.Errorf("mark:%s: no marker of that name in the capture %s (its traces and %s)", name, dir, ClocksFile)}
 		}
 		at[name] = marks[i].ns
 	}

@@ -125,7 +125,7 @@ func Cut(ctx context.Context, in Input, w io.Writer, opt Options) (*Result, erro
 	}
 	win, err := opt.Window.Resolve(clock)
 	if err != nil {
-		return res, &WindowError{err}
+		return res, &WindowError{Input: in.Name, Err: err}
 	}
 	res.Window = win
 	bw := bufio.NewWriterSize(w, 256<<10)
@@ -179,10 +179,7 @@ func (c *cutter) cutPerfData(ctx context.Context, spec timerange.Spec, w io.Writ
 		if res != nil {
 			res.BytesRead = read
 		}
-		if err != nil {
-			err = fmt.Errorf("%s: %w", c.in.Name, err)
-		}
-		return res, err
+		return res, c.named(err)
 	}
 	// A compressed perf.data: decompressed into a temporary file, removed
 	// at once where the system allows it, and cut from it as a file is
@@ -213,10 +210,19 @@ func (c *cutter) cutPerfData(ctx context.Context, spec timerange.Spec, w io.Writ
 	if res != nil {
 		res.BytesRead = read
 	}
-	if err != nil {
-		err = fmt.Errorf("%s: %w", c.in.Name, err)
+	return res, c.named(err)
+}
+
+// named is err of CutPerfDataPT, which knows no name, naming the input:
+// a *WindowError by its Input.
+func (c *cutter) named(err error) error {
+	if err == nil {
+		return nil
 	}
-	return res, err
+	if we := (*WindowError)(nil); errors.As(err, &we) && we.Input == "" {
+		return &WindowError{Input: c.in.Name, Err: we.Err}
+	}
+	return fmt.Errorf("%s: %w", c.in.Name, err)
 }
 
 type cutter struct {
@@ -709,7 +715,7 @@ func Clock(ctx context.Context, in Input, spec timerange.Spec) (timerange.Clock,
 	}
 	if f == FormatPT {
 		if len(spec.Marks()) > 0 {
-			return timerange.Clock{}, fmt.Errorf("cut: %s: an Intel PT trace has no markers (mark:NAME)", in.Name)
+			return timerange.Clock{}, &WindowError{Input: in.Name, Err: errPTNoMarkers}
 		}
 		r, closeFn, err := c.open(0, -1)
 		if err != nil {

@@ -134,16 +134,32 @@ func ResolveWindow(ctx context.Context, path string, spec timerange.Spec, warn f
 	}
 	win, err := spec.Resolve(clock)
 	if err != nil {
-		return timerange.Window{}, &WindowError{err}
+		name := path
+		if path == "-" {
+			name = ""
+		}
+		return timerange.Window{}, &WindowError{Input: name, Err: err}
 	}
 	return win, nil
 }
 
 // WindowError is a window that does not resolve on the trace (an end
-// before the start, a mark: of no marker...): a usage error.
-type WindowError struct{ Err error }
+// before the start, a mark: of no marker...): a usage error. It names
+// the trace once, as it is made: by Input, or in Err's message when that
+// names it (a capture directory's clocks.json); wrappers add no name.
+type WindowError struct {
+	// Input is the trace the window does not resolve on, which Error
+	// puts first; "" when Err names it, or for standard input.
+	Input string
+	Err   error
+}
 
-func (e *WindowError) Error() string { return e.Err.Error() }
+func (e *WindowError) Error() string {
+	if e.Input != "" {
+		return e.Input + ": " + e.Err.Error()
+	}
+	return e.Err.Error()
+}
 func (e *WindowError) Unwrap() error { return e.Err }
 
 // Summary is the line 'iotap cut' prints about the cut of the input

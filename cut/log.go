@@ -50,7 +50,7 @@ func OpenLog(ctx context.Context, path string, opt LogOptions) (*Log, error) {
 		win, err := ResolveWindow(ctx, path, spec, nil)
 		if err != nil {
 			if _, ok := err.(*WindowError); !ok {
-				err = &WindowError{err}
+				err = &WindowError{Err: err}
 			}
 			return nil, err
 		}

@@ -54,7 +54,7 @@ func CutPerfDataPT(ctx context.Context, b []byte, spec timerange.Spec, w io.Writ
 func CutPerfDataPTReaderAt(ctx context.Context, ra io.ReaderAt, size int64, spec timerange.Spec, w io.Writer) (*Result, error) {
 	res := &Result{Format: FormatPerfPT}
 	if len(spec.Marks()) > 0 {
-		return res, &WindowError{errors.New("cut: an Intel PT trace has no markers (mark:NAME)")}
+		return res, &WindowError{Err: errPTNoMarkers}
 	}
 	f, err := perfdata.Open(ra, size)
 	if err != nil {
@@ -91,7 +91,7 @@ func CutPerfDataPTReaderAt(ctx context.Context, ra io.ReaderAt, size int64, spec
 	res.Start, res.HasStart = clock.Start, clock.HasStart
 	win, err := spec.Resolve(clock)
 	if err != nil {
-		return res, &WindowError{err}
+		return res, &WindowError{Err: err}
 	}
 	res.Window = win
 	ranges := map[perfKey][2]int64{}

@@ -171,11 +171,14 @@ func scanPT(ctx context.Context, r io.Reader, t *PTTiming, win timerange.Window,
 	return sp, nil
 }
 
+// errPTNoMarkers is the window error of mark:NAME on Intel PT.
+var errPTNoMarkers = errors.New("an Intel PT trace has no markers (mark:NAME)")
+
 // cutPT cuts a raw PT stream: see scanPT. The PSB segments of the window
 // are copied byte for byte.
 func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) error {
 	if len(spec.Marks()) > 0 {
-		return &WindowError{fmt.Errorf("cut: %s: an Intel PT trace has no markers (mark:NAME)", c.in.Name)}
+		return &WindowError{Input: c.in.Name, Err: errPTNoMarkers}
 	}
 	if c.in.Index != nil {
 		c.warn(fmt.Sprintf("%s: index ignored: Intel PT traces are not indexed", c.in.Name))
@@ -195,13 +198,13 @@ func (c *cutter) cutPT(ctx context.Context, spec timerange.Spec, w io.Writer) er
 		if !sp.hasFirst {
 			// No packet has a time: every window would be empty (its
 			// packets, an overflow too, silently left out).
-			return &WindowError{fmt.Errorf("cut: %s: the trace has no time (no TSC packet): a time window cannot be placed in it", c.in.Name)}
+			return &WindowError{Input: c.in.Name, Err: errors.New("the trace has no time (no TSC packet): a time window cannot be placed in it")}
 		}
 		clock.Start, clock.HasStart = sp.first, sp.hasFirst
 	}
 	win, err := spec.Resolve(clock)
 	if err != nil {
-		return &WindowError{err}
+		return &WindowError{Input: c.in.Name, Err: err}
 	}
 	c.res.Window = win
 	c.res.Start, c.res.HasStart = clock.Start, clock.HasStart

@@ -199,10 +199,7 @@ func (w *Windowed) cutTo(ctx context.Context, src, dst string, spec timerange.Sp
 	defer f.Abort()
 	res, err := Cut(ctx, in, f, Options{Window: spec, Warn: warn})
 	if err != nil {
-		if we := (*WindowError)(nil); errors.As(err, &we) {
-			return &WindowError{Err: fmt.Errorf("%s: %w", src, we.Err)}
-		}
-		return err
+		return err // a *WindowError names src: Cut names its input
 	}
 	if err := f.Commit(); err != nil {
 		return err
@@ -313,6 +310,9 @@ func isPerfData(path string) bool {
 func inputError(path string, err error) error {
 	if err == nil {
 		return nil
+	}
+	if we := (*WindowError)(nil); errors.As(err, &we) {
+		return err // named once, where it was made
 	}
 	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "cut: "), ": cut: ", ": ")
 	if !strings.Contains(msg, path) {

@@ -66,7 +66,7 @@ index is ignored with a warning. Compressed inputs are read from the start.
 			if err != nil && e.ctx.Err() != nil {
 				return e.interrupted(err)
 			} else if we := (*cut.WindowError)(nil); errors.As(err, &we) {
-				return usageErrorf("%v", err)
+				return usageErrorf("cut: %v", err)
 			} else if err != nil {
 				return err
 			}
