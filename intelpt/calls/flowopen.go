@@ -124,5 +124,5 @@ func noPTData(in *Input, path string) error {
 		return nil
 	}
 	in.Close()
-	return fmt.Errorf("%s: %w (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path, intelpt.ErrNoPTData)
+	return named(fmt.Errorf("%s: %w (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)", path, intelpt.ErrNoPTData), path)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
@@ -50,15 +49,16 @@ func (e *RawError) Unwrap() error { return e.Err }
 // PID, tree depth, resolution, kernel image and symbols). A raw trace
 // in a regular file is mapped, not read (intelpt.MapFileRange), and Run
 // drops its pages behind the decoder: Close the input when done. "-" is
-// ErrStdin; a Raw that does not load a *RawError; other errors name path.
+// ErrStdin; a Raw that does not load a *RawError; other errors name path,
+// once (an *fs.PathError of path, or of a file in a capture directory at
+// path, names it already).
 func (j *Job) Open(path string) (*Input, Options, error) {
 	if path == "-" {
 		return nil, Options{}, ErrStdin
 	}
 	in, o, err := j.open(path)
-	var re *RawError
-	if err != nil && !errors.As(err, &re) && !strings.Contains(err.Error(), path) {
-		err = fmt.Errorf("%s: %w", path, err) // name the input
+	if re := (*RawError)(nil); !errors.As(err, &re) {
+		err = nameInput(err, path) // by what the error is (namesInput)
 	}
 	return in, o, err
 }
@@ -82,7 +82,7 @@ func (j *Job) open(path string) (*Input, Options, error) {
 			// a pipe is copied to a temporary file, which is mapped.
 			m, err := intelpt.MapFileRange(path, 0, 0)
 			if err != nil {
-				return nil, o, err
+				return nil, o, named(err, path) // "intelpt: open path: ..."
 			}
 			in = RawInput(m.Data, intelpt.Config{})
 			in.mapped = m
@@ -96,6 +96,10 @@ func (j *Job) open(path string) (*Input, Options, error) {
 	} else {
 		var err error
 		if in, err = Open(path); err != nil {
+			if !st.IsDir() && !st.Mode().IsRegular() {
+				// "intelpt: path is not a regular file" (ReadPerfDataFile)
+				err = named(err, path)
+			}
 			return nil, o, err
 		}
 		if err := noPTData(in, path); err != nil {

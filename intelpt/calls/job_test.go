@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/intelpt"
 )
 
 // TestJob: a raw trace over its code (libipt's call_direct-ret_compressed:
@@ -50,5 +53,34 @@ func TestJob(t *testing.T) {
 	}
 	if _, _, err := j.Open(lib + "nosuchfile.pt"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing input: %v", err)
+	}
+}
+
+// TestJobOpenNamesShortNames: whether Job.Open names the input is decided
+// by what the error is, not by the name showing in its message: text
+// files named x and a (x is in "offset 0x0", a in "bad perf.data") are
+// named, once, as a long name is; the errors that name them already (the
+// stat of a missing file, the open of a directory's capture.json) are not
+// named again. Before, x and a were not named at all.
+func TestJobOpenNamesShortNames(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"x", "a", "notes.txt"} {
+		if err := os.WriteFile(name, []byte("not a trace\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := (&Job{}).Open(name)
+		if want := name + ": bad perf.data: offset 0x0: missing PERFILE2 magic"; !errors.Is(err, intelpt.ErrPerfData) || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", name, err, want)
+		}
+	}
+	if err := os.Mkdir("d", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b", "d"} {
+		_, _, err := (&Job{}).Open(name)
+		var pe *fs.PathError
+		if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || err.Error() != pe.Error() {
+			t.Errorf("%s: %v (want the *fs.PathError alone)", name, err)
+		}
 	}
 }
