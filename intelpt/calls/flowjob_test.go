@@ -3,6 +3,7 @@ package calls
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -195,5 +196,44 @@ func TestNoPTData(t *testing.T) {
 		if !errors.Is(err, intelpt.ErrNoPTData) || !strings.HasPrefix(err.Error(), perf+": ") {
 			t.Errorf("%s: %v", what, err)
 		}
+	}
+}
+
+// TestFlowNamesBadPerfData: a cut perf.data (its data section outside the
+// file) is named once by pt flow (OpenFlow, FlowJob.Open) as by pt calls
+// (Job.Open), with a short name (x, also in "0x28") and a long one; pt
+// flow did not name it.
+func TestFlowNamesBadPerfData(t *testing.T) {
+	const perf = "../../userevents/testdata/linuxtracepoints/perf.data"
+	b, err := os.ReadFile(perf)
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	long := filepath.Join(dir, "cut.data")
+	for _, p := range []string{long, filepath.Join(dir, "x")} {
+		if err := os.WriteFile(p, b[:2000], 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	for _, name := range []string{long, "x"} {
+		want := name + ": bad perf.data: offset 0x28: data section offset 0xf30 outside the file (2000 bytes)"
+		_, errFlow := OpenFlow(name, FlowOptions{Stream: -1})
+		_, errJob := (&FlowJob{Trace: name, Input: FlowOptions{Stream: -1}}).Open()
+		_, _, errCalls := (&Job{}).Open(name)
+		for what, err := range map[string]error{"OpenFlow": errFlow, "FlowJob.Open": errJob, "Job.Open": errCalls} {
+			if !errors.Is(err, intelpt.ErrPerfData) || err.Error() != want {
+				t.Errorf("%s %s: got %v, want %s", what, name, err, want)
+			}
+		}
+	}
+	// A directory without capture.json: the *fs.PathError alone names it.
+	if err := os.Mkdir("d", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var pe *fs.PathError
+	if _, err := OpenFlow("d", FlowOptions{Stream: -1}); !errors.As(err, &pe) || err.Error() != pe.Error() {
+		t.Errorf("OpenFlow d: %v (want the *fs.PathError alone)", err)
 	}
 }

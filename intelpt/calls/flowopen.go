@@ -66,6 +66,7 @@ func (f *FlowInput) Close() error { return f.in.Close() }
 // files its sideband maps (FlowImage). The stream is read from its file
 // (Stream.Map): Close the input when done. A path that is neither a
 // regular file nor a directory (a named pipe) is refused, not opened.
+// The errors of reading the input name path, once (as Job.Open's).
 func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -88,7 +89,7 @@ func OpenFlow(path string, o FlowOptions) (*FlowInput, error) {
 	}
 	in, err := Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nameInput(err, path)
 	}
 	if err := noPTData(in, path); err != nil {
 		return nil, err
