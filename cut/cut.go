@@ -78,6 +78,25 @@ type Result struct {
 	// without its time (a text line cut short: its reader says so), not
 	// left out (a binary record: pcap, pcapng).
 	HalfLost, HalfKept bool
+	// End is the time of the input's last timed record, HasEnd that
+	// the cut read the input to its end and found one (PastEnd).
+	End    int64
+	HasEnd bool
+}
+
+// PastEnd says that the window starts after the input's last record:
+// the cut holds no events because the input ended before the window.
+func (r *Result) PastEnd() bool {
+	return r.Events == 0 && r.Window.HasFrom && r.HasEnd && r.End < r.Window.From
+}
+
+// pastEnd is what a reader of the window's cut of the input named name
+// says when the window starts after its last record (PastEnd); "" else.
+func (r *Result) pastEnd(name string, spec timerange.Spec) string {
+	if r == nil || !r.PastEnd() {
+		return ""
+	}
+	return fmt.Sprintf("%s: the window [%s) starts after the input's last record: 0 events kept", name, spec)
 }
 
 // Cut writes to w the records of in that fall inside opt.Window, in the
@@ -425,7 +444,11 @@ func (c *cutter) run(ctx context.Context, sc scanner, r io.Reader, off, last int
 		if n&4095 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
+		at := sc.offset()
 		raw, err := sc.next(&u)
+		if err == io.EOF || errors.Is(err, ErrTruncated) {
+			c.res.End, c.res.HasEnd = last, last != NoTime
+		}
 		if err == io.EOF {
 			return nil
 		}
@@ -434,6 +457,15 @@ func (c *cutter) run(ctx context.Context, sc scanner, r io.Reader, off, last int
 		}
 		if err != nil {
 			return err
+		}
+		if u.cut && last != NoTime && !win.Contains(last) {
+			// a text line the input ends inside, at a time outside the
+			// window: left out, as a binary record cut short is
+			// (truncated), its loss said by the readers of the cut
+			c.res.End, c.res.HasEnd = last, true
+			c.res.TruncatedAt, c.res.Truncated = at, int64(len(raw))
+			c.warn(fmt.Sprintf("%s: the input ends inside a record (a line cut short at offset %d, outside the window): the records before it are cut, it counts as 1 lost event", c.in.Name, at))
+			continue
 		}
 		c.res.Records++
 		if u.timed {
@@ -601,6 +633,9 @@ func (c *cutter) cutIndexed(ctx context.Context, f Format, ix *Index, win timera
 	}
 	err = c.run(ctx, sc, r, start.Off, start.Last, win, w)
 	closeFn()
+	if end >= 0 && !tail {
+		c.res.HasEnd = false // read up to the stop, not to the end
+	}
 	if err != nil || !tail {
 		return err
 	}

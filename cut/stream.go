@@ -22,6 +22,9 @@ type Stream struct {
 	err  error
 	in   io.Closer
 	once sync.Once
+	// pastEnd says, on Close, that the window starts after the input's
+	// end (Result.PastEnd)
+	pastEnd func()
 }
 
 // OpenStream starts cutting the trace at path to spec (Cut, seeking with
@@ -39,6 +42,13 @@ func OpenStream(ctx context.Context, path string, spec timerange.Spec, warn func
 	}
 	pr, pw := io.Pipe()
 	s := &Stream{pr: pr, done: make(chan struct{}), in: closer}
+	if warn != nil {
+		s.pastEnd = func() {
+			if msg := s.res.pastEnd(path, spec); msg != "" && s.err == nil {
+				warn(msg)
+			}
+		}
+	}
 	first := &firstWrite{w: pw, c: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -96,6 +106,9 @@ func (s *Stream) Close() error {
 		s.pr.CloseWithError(errStreamClosed)
 		<-s.done
 		s.in.Close()
+		if s.pastEnd != nil {
+			s.pastEnd()
+		}
 	})
 	return nil
 }

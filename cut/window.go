@@ -204,6 +204,9 @@ func (w *Windowed) cutTo(ctx context.Context, src, dst string, spec timerange.Sp
 	if err := f.Commit(); err != nil {
 		return err
 	}
+	if msg := res.pastEnd(src, spec); msg != "" {
+		warn(msg)
+	}
 	w.Results = append(w.Results, WindowedTrace{Input: src, Path: dst, Result: res})
 	return nil
 }
