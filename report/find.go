@@ -103,6 +103,20 @@ type inputs struct {
 	windows []*cut.Windowed
 }
 
+// truncated says the loss of the trace whose window's cut is at path
+// that the cut leaves out (cut.Windowed.Truncated: a half record the
+// input ends with, whatever the window); "" when none.
+func (in *inputs) truncated(path string) string {
+	for _, w := range in.windows {
+		for _, t := range w.Truncated() {
+			if t.Path == path {
+				return fmt.Sprintf("the input ends inside a record (offset %d): the window's cut leaves it out, 1 event lost", t.Result.TruncatedAt)
+			}
+		}
+	}
+	return ""
+}
+
 func (in *inputs) cleanup() {
 	for _, d := range in.tmp {
 		os.RemoveAll(d)

@@ -200,6 +200,12 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 			r.Close()
 			return nil, err
 		}
+		if msg := in.truncated(f.Path); msg != "" && t.Err == nil {
+			if t.Loss != "" {
+				msg = t.Loss + "; " + msg
+			}
+			t.Loss = msg
+		}
 		if sp != nil {
 			t.Span = *sp
 		}
