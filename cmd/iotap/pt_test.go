@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -378,5 +379,23 @@ func TestPTDumpJSONTime(t *testing.T) {
 	// 8 crystal ticks after the TMA at ratio 2: 0x1000 + 16.
 	if len(lines) != 6 || !strings.HasSuffix(lines[5], `"est_tsc":4112}`) || strings.Count(lines[2], `"tsc":`) != 1 || strings.Contains(lines[2], "est_tsc") {
 		t.Fatalf("json:\n%s", out)
+	}
+}
+
+// TestPTCallsEmptyRaw: pt calls on an empty raw trace says what pt flow
+// says of it and exits 1; it listed an empty tree, "0 instructions", exit
+// 0.
+func TestPTCallsEmptyRaw(t *testing.T) {
+	code := "../../intelpt/testdata/libipt/call_direct-ret_compressed.bin:0x100000"
+	empty := filepath.Join(t.TempDir(), "EMPTY")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "iotap: pt %s: " + empty + ": not an Intel PT trace: empty (the input has no bytes)\n"
+	for _, args := range [][]string{{"pt", "calls", "--raw", code, empty}, {"pt", "flow", "--raw", code, "--pt", empty}} {
+		stdout, stderr, rc := runUSB(t, args...)
+		if rc != exitFailure || stdout != "" || stderr != fmt.Sprintf(want, args[1]) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", strings.Join(args, " "), rc, stdout, stderr)
+		}
 	}
 }

@@ -14,6 +14,10 @@ import (
 // input when its image is given (Raw, ELF).
 var ErrStdin = errors.New("calls: the input is read by its name, not from standard input")
 
+// errEmptyTrace is the error of an empty raw trace (FlowJob.Open,
+// Job.Open; they name it): no PSB, not an Intel PT trace.
+var errEmptyTrace = fmt.Errorf("%w: empty (the input has no bytes)", intelpt.ErrNoPSB)
+
 // FlowArgError is FlowJob.Open's error for an option of the job that is
 // wrong: Option names it as the CLI's flag does ("pt", "cpu",
 // "filter:addr0_cfg").
@@ -113,7 +117,8 @@ func (j *FlowJob) check() (cfg intelpt.FlowConfig, known bool, err error) {
 // AUXTRACE records' data): Run drops its pages behind the decoder. Errors
 // are OpenFlow's (ErrNoSideband: no Raw nor ELF and no sideband;
 // *StreamsError: several streams and none chosen), ErrStdin, and
-// those of reading the files; an empty trace is an error naming it.
+// those of reading the files; an empty trace is an error naming it
+// (intelpt.ErrNoPSB).
 func (j *FlowJob) Open() (*FlowTrace, error) {
 	cfg, known, err := j.check()
 	if err != nil {
@@ -149,7 +154,7 @@ func (j *FlowJob) Open() (*FlowTrace, error) {
 	}
 	if len(t.mapped.Data) == 0 {
 		t.Close()
-		return nil, fmt.Errorf("%s: not an Intel PT trace: empty (the input has no bytes)", j.Trace)
+		return nil, fmt.Errorf("%s: %w", j.Trace, errEmptyTrace)
 	}
 	t.cfg.Config = j.Timing.Apply(base)
 	if j.CPU != "" && j.CPU != "none" {

@@ -49,7 +49,8 @@ func (e *RawError) Unwrap() error { return e.Err }
 // PID, tree depth, resolution, kernel image and symbols). A raw trace
 // in a regular file is mapped, not read (intelpt.MapFileRange), and Run
 // drops its pages behind the decoder: Close the input when done. "-" is
-// ErrStdin; a Raw that does not load a *RawError; other errors name path,
+// ErrStdin; a Raw that does not load a *RawError; an empty raw trace is
+// an error (intelpt.ErrNoPSB), as FlowJob.Open's; other errors name path,
 // once (an *fs.PathError of path, or of a file in a capture directory at
 // path, names it already).
 func (j *Job) Open(path string) (*Input, Options, error) {
@@ -84,12 +85,19 @@ func (j *Job) open(path string) (*Input, Options, error) {
 			if err != nil {
 				return nil, o, named(err, path) // "intelpt: open path: ..."
 			}
+			if len(m.Data) == 0 { // a pipe that gave no bytes
+				m.Close()
+				return nil, o, errEmptyTrace
+			}
 			in = RawInput(m.Data, intelpt.Config{})
 			in.mapped = m
 		} else {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, o, err
+			}
+			if len(b) == 0 {
+				return nil, o, errEmptyTrace
 			}
 			in = RawInput(b, intelpt.Config{})
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -82,5 +83,32 @@ func TestJobOpenNamesShortNames(t *testing.T) {
 		if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || err.Error() != pe.Error() {
 			t.Errorf("%s: %v (want the *fs.PathError alone)", name, err)
 		}
+	}
+}
+
+// TestJobEmptyRaw: an empty raw trace is an error naming it
+// (intelpt.ErrNoPSB), in the words of pt flow's (FlowJob.Open) for the
+// same file; Job.Open gave an input whose analysis was one thread of 0
+// instructions, pt calls' exit 0.
+func TestJobEmptyRaw(t *testing.T) {
+	raw := []string{"../testdata/libipt/call_direct-ret_compressed.bin:0x100000"}
+	empty := filepath.Join(t.TempDir(), "EMPTY")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := empty + ": not an Intel PT trace: empty (the input has no bytes)"
+	in, _, err := (&Job{Raw: raw}).Open(empty)
+	if in != nil {
+		in.Close()
+	}
+	if !errors.Is(err, intelpt.ErrNoPSB) || err.Error() != want {
+		t.Errorf("Job.Open: %v, want %s", err, want)
+	}
+	tr, err := (&FlowJob{Trace: empty, Raw: raw}).Open()
+	if tr != nil {
+		tr.Close()
+	}
+	if !errors.Is(err, intelpt.ErrNoPSB) || err.Error() != want {
+		t.Errorf("FlowJob.Open: %v, want %s", err, want)
 	}
 }
