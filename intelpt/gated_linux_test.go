@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGatedCommand: a command Record runs is held in its shell, before
@@ -21,9 +22,16 @@ func TestGatedCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(g.pid()), "cmdline"))
-	if err != nil {
-		t.Fatal(err)
+	// Between the clone and the shell's exec the child's cmdline is
+	// empty or the test's own: wait (up to 10 s) for the shell.
+	var cl []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if cl, err = os.ReadFile(filepath.Join("/proc", strconv.Itoa(g.pid()), "cmdline")); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(cl), "read _ <&3") || time.Now().After(deadline) {
+			break
+		}
 	}
 	if !strings.Contains(string(cl), "read _ <&3") {
 		t.Errorf("before release the process is %q, want the gate's shell", cl)
