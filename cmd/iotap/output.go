@@ -13,6 +13,7 @@ import (
 func (e *env) createOutput(path string, mode outfile.Mode, inputs ...string) (*outfile.File, error) {
 	var in outfile.Inputs
 	in.Add(inputs...)
+	in.Add(e.windowed...) // the traces behind a window's cuts
 	return e.outputs.Create(path, outfile.Options{Inputs: &in, Mode: mode, Stdout: e.stdout})
 }
 

@@ -23,6 +23,9 @@ type env struct {
 	stderr io.Writer
 	// outputs are the files the command created (see createOutput).
 	outputs outfile.Set
+	// windowed are the traces withWindow replaced by their cuts: an
+	// output must not be one of them either.
+	windowed []string
 	// written describes files a package wrote itself (a split timeline),
 	// for the interruption message.
 	written []string

@@ -35,10 +35,12 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		}
 		var ws cut.Windows
 		defer ws.Close()
+		e.windowed = append(e.windowed, args...)
 		if args, err = ws.OpenAll(e.ctx, args, spec, e.warn); err != nil {
 			return windowError(name, err)
 		}
 		if f := fl.Lookup("pt"); f != nil && f.Value.String() != "" {
+			e.windowed = append(e.windowed, f.Value.String())
 			p, err := ws.Open(e.ctx, f.Value.String(), spec, e.warn)
 			if err != nil {
 				return windowError(name, err)
