@@ -3,6 +3,7 @@ package intelpt
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/iotap/iotap/tracefs"
 )
@@ -14,6 +15,9 @@ type CaptureArgs struct {
 	Dir     string   // -o: the capture directory
 	CPUs    string   // --cpu: the CPUs to trace, a list such as 0-3,6 ("": all online CPUs)
 	Command []string // the command to start and trace (RecordOptions.Run)
+	// Duration stops tracing after this long (RecordOptions.Duration;
+	// 0 or less: no limit).
+	Duration time.Duration
 	// Record holds the rest: Trace's buffers and packet options, Trace.PID
 	// (--pid: one thread, per-thread mode), CopyBinaries, the command's
 	// standard input and outputs.
@@ -23,8 +27,8 @@ type CaptureArgs struct {
 // Options checks a and returns the options of Record(ctx, a.Dir, ...):
 // a directory is needed; one of CPUs, Record.Trace.PID and Command at
 // most; CPUs is parsed (tracefs.ParseCPUList); a PID is traced per
-// thread; a Command is started and traced from its exec. Errors name the
-// flag.
+// thread; a Command is started and traced from its exec; Duration bounds
+// the tracing. Errors name the flag.
 func (a CaptureArgs) Options() (RecordOptions, error) {
 	o := a.Record
 	if a.Dir == "" {
@@ -52,5 +56,6 @@ func (a CaptureArgs) Options() (RecordOptions, error) {
 	// A command is started held before its exec; tracing starts at the
 	// exec (enable_on_exec) and ends when it exits.
 	o.Command, o.Run = a.Command, len(a.Command) > 0
+	o.Duration = a.Duration
 	return o, nil
 }

@@ -1,9 +1,11 @@
 package intelpt
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCaptureArgs: the directory is needed; --cpu, --pid and a command
@@ -34,5 +36,30 @@ func TestCaptureArgs(t *testing.T) {
 	o, err = CaptureArgs{Dir: "d", Command: []string{"./prog", "arg"}}.Options()
 	if err != nil || !o.Run || !reflect.DeepEqual(o.Command, []string{"./prog", "arg"}) || o.Trace.Mode != PerCPU {
 		t.Errorf("COMMAND: %+v, %v", o, err)
+	}
+}
+
+// TestCaptureArgsDuration: --duration reaches Record's options, and
+// Record's context ends after it (a deadline no later than Duration from
+// now); 0 or less leaves the context without a deadline, as before.
+func TestCaptureArgsDuration(t *testing.T) {
+	o, err := CaptureArgs{Dir: "d", Duration: time.Hour}.Options()
+	if err != nil || o.Duration != time.Hour {
+		t.Fatalf("Duration 1h: %v, %v", o.Duration, err)
+	}
+	before := time.Now()
+	ctx, cancel := o.context(context.Background())
+	defer cancel()
+	dl, ok := ctx.Deadline()
+	if !ok || dl.Before(before.Add(time.Hour)) || dl.After(time.Now().Add(time.Hour)) {
+		t.Errorf("Duration 1h: deadline %v (%v), want 1h after %v", dl, ok, before)
+	}
+	for _, d := range []time.Duration{0, -time.Second} {
+		o, _ := CaptureArgs{Dir: "d", Duration: d}.Options()
+		ctx, cancel := o.context(context.Background())
+		if _, ok := ctx.Deadline(); ok {
+			t.Errorf("Duration %v: the context has a deadline", d)
+		}
+		cancel()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/iotap/iotap/intelpt"
 )
@@ -167,19 +168,19 @@ func ExampleDumpStream() {
 	// [trace ends inside a packet (last 6 bytes)]
 }
 
-// 'iotap pt capture -o DIR --cpu 0-1 --mtc' behind its flags: the
-// options of Record, checked.
+// 'iotap pt capture -o DIR --cpu 0-1 --mtc --duration 2s' behind its
+// flags: the options of Record, checked.
 func ExampleCaptureArgs() {
 	mtc := true
-	a := intelpt.CaptureArgs{Dir: "out", CPUs: "0-1"}
+	a := intelpt.CaptureArgs{Dir: "out", CPUs: "0-1", Duration: 2 * time.Second}
 	a.Record.Trace.Options.MTC = &mtc
 	o, err := a.Options()
-	fmt.Println(o.Trace.Mode, o.Trace.CPUs, *o.Trace.Options.MTC, err)
+	fmt.Println(o.Trace.Mode, o.Trace.CPUs, *o.Trace.Options.MTC, o.Duration, err)
 	a.Record.Trace.PID = 42
 	_, err = a.Options()
 	fmt.Println(err)
 	// Output:
-	// per-cpu [0 1] true <nil>
+	// per-cpu [0 1] true 2s <nil>
 	// give one of --cpu, --pid or -- COMMAND
 }
 

@@ -1,8 +1,10 @@
 package intelpt
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"time"
 )
 
 // RecordOptions configure [Record]: a trace written to a capture directory.
@@ -28,6 +30,18 @@ type RecordOptions struct {
 	// Done, if set, ends tracing when it delivers (the traced command
 	// exited); ctx ending does too.
 	Done <-chan error
+	// Duration, if > 0, ends tracing after this long, as a ctx done then
+	// would ('iotap pt capture --duration').
+	Duration time.Duration
+}
+
+// context is ctx ended after o.Duration when that is > 0: the context
+// Record traces under.
+func (o *RecordOptions) context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.Duration > 0 {
+		return context.WithTimeout(ctx, o.Duration)
+	}
+	return ctx, func() {}
 }
 
 // RecordResult is what [Record] wrote.

@@ -13,13 +13,15 @@ import (
 // Record traces with opt.Trace into the capture directory dir (created
 // 0700, files 0600, see CaptureInfoFile): 'iotap pt capture'. Buffers are
 // drained every 50 ms while tracing (circular buffers once, at the end),
-// until ctx ends or opt.Done delivers; then the sideband, capture.json and
-// the mapped files are written. Support is probed first: on a machine
+// until ctx ends, opt.Duration has passed or opt.Done delivers; then the
+// sideband, capture.json and the mapped files are written. Support is probed first: on a machine
 // without PT it fails with ErrNotSupported and creates nothing.
 func Record(ctx context.Context, dir string, opt RecordOptions) (*RecordResult, error) {
 	if _, err := Supported(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := opt.context(ctx)
+	defer cancel()
 	if opt.Run {
 		if len(opt.Command) == 0 {
 			return nil, fmt.Errorf("intelpt: Run without a Command")

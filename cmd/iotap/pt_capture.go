@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,7 +12,6 @@ import (
 
 type ptCaptureFlags struct {
 	args      intelpt.CaptureArgs
-	duration  time.Duration
 	allowLoss lossFlag
 }
 
@@ -56,7 +53,7 @@ func (f *ptCaptureFlags) flags(fl *pflag.FlagSet) {
 	fl.StringVarP(&f.args.Dir, "output", "o", "", "output `DIR`")
 	fl.StringVar(&f.args.CPUs, "cpu", "", "trace the CPUs in `LIST` (e.g. 0-3,6)")
 	fl.IntVar(&t.PID, "pid", 0, "trace the thread `PID` (per-thread mode)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (0: until Ctrl-C or COMMAND exits)")
+	fl.DurationVar(&f.args.Duration, "duration", 0, "stop after this long (0: until Ctrl-C or COMMAND exits)")
 	fl.IntVar(&t.Chunks, "chunks", 16, "chunks per buffer")
 	fl.UintVar(&t.Order, "order", 4, "log2 of the pages per chunk")
 	fl.BoolVar(&t.Circular, "circular", false, "circular (snapshot) buffers instead of stop-on-full")
@@ -88,14 +85,8 @@ func runPTCapture(e *env, cmd *cobra.Command, f *ptCaptureFlags, args []string) 
 		return usageErrorf("pt capture: put the command after --")
 	}
 	rec.Stdin, rec.Stdout, rec.Stderr = os.Stdin, e.stdout, e.stderr
-	ctx := e.ctx
-	if f.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.duration)
-		defer cancel()
-	}
 	// Record probes first: on a machine without PT nothing is created.
-	res, err := intelpt.Record(ctx, f.args.Dir, rec)
+	res, err := intelpt.Record(e.ctx, f.args.Dir, rec)
 	if err != nil {
 		return fmt.Errorf("pt capture: %w", err)
 	}

@@ -2,18 +2,19 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
 
-// TestPTCaptureFlags: pt capture's flags fill intelpt.RecordOptions: the
+// TestPTCaptureFlags: pt capture's flags fill intelpt.CaptureArgs: the
 // options not given stay nil (the kernel's default), those given are
 // set, false too; TSC and branch are always set (default true).
 func TestPTCaptureFlags(t *testing.T) {
 	var f ptCaptureFlags
 	fl := pflag.NewFlagSet("capture", pflag.ContinueOnError)
 	f.flags(fl)
-	if err := fl.Parse([]string{"--mtc", "--noretcomp=false", "--mtc-period", "3", "--cyc-thresh", "0x2", "--tsc=false", "--pid", "42", "--chunks", "8", "--filter", "filter main"}); err != nil {
+	if err := fl.Parse([]string{"--mtc", "--noretcomp=false", "--mtc-period", "3", "--cyc-thresh", "0x2", "--tsc=false", "--pid", "42", "--chunks", "8", "--filter", "filter main", "--duration", "2s"}); err != nil {
 		t.Fatal(err)
 	}
 	o, tr := f.args.Record.Trace.Options, f.args.Record.Trace
@@ -23,8 +24,8 @@ func TestPTCaptureFlags(t *testing.T) {
 	if o.MTCPeriod == nil || *o.MTCPeriod != 3 || o.CycThresh == nil || *o.CycThresh != 2 || o.PSBPeriod != nil {
 		t.Errorf("periods: mtc %v cyc %v psb %v", o.MTCPeriod, o.CycThresh, o.PSBPeriod)
 	}
-	if *o.TSC || !*o.Branch || tr.PID != 42 || tr.Chunks != 8 || tr.Order != 4 || len(tr.AddrFilters) != 1 {
-		t.Errorf("tsc %v branch %v pid %d chunks %d order %d filters %q", *o.TSC, *o.Branch, tr.PID, tr.Chunks, tr.Order, tr.AddrFilters)
+	if *o.TSC || !*o.Branch || tr.PID != 42 || tr.Chunks != 8 || tr.Order != 4 || len(tr.AddrFilters) != 1 || f.args.Duration != 2*time.Second {
+		t.Errorf("tsc %v branch %v pid %d chunks %d order %d filters %q duration %v", *o.TSC, *o.Branch, tr.PID, tr.Chunks, tr.Order, tr.AddrFilters, f.args.Duration)
 	}
 	if err := fl.Parse([]string{"--psb-period", "x"}); err == nil {
 		t.Errorf("--psb-period x: no error")
