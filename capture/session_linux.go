@@ -475,6 +475,9 @@ func findMark(path, text string) (int64, error) {
 func explainEvents(err error) error {
 	switch {
 	case errors.Is(err, userevents.ErrNotSupported):
+		if ue := (*userevents.Error)(nil); errors.As(err, &ue) && ue.Hint != "" {
+			return fmt.Errorf("%w (try 'iotap doctor')", err) // the hint names what is missing
+		}
 		return fmt.Errorf("%w (is this kernel built with CONFIG_USER_EVENTS? try 'iotap doctor')", err)
 	case errors.Is(err, userevents.ErrPermission):
 		return fmt.Errorf("%w (run as root)", err)

@@ -23,7 +23,9 @@ type ReadJob struct {
 // Prepare checks Filter and places Window on the file, before anything
 // is opened for output. A bad Filter is an *ArgError with Arg "filter"
 // (its message says -Y), a window that does not resolve one with Arg
-// "window"; a file that is no perf.data is a *PerfDataError, named.
+// "window" (naming the file, PerfDataWindow); a file that is no
+// perf.data is a *PerfDataError, named, and any other error reading the
+// file is returned as it is.
 func (j *ReadJob) Prepare(ctx context.Context) error {
 	var keep func(*Recorded) bool
 	if j.Filter != "" {
@@ -34,10 +36,8 @@ func (j *ReadJob) Prepare(ctx context.Context) error {
 		keep = k
 	}
 	keep, err := KeepWindow(ctx, j.Path, j.Window, keep)
-	if pe := (*PerfDataError)(nil); errors.As(err, &pe) {
-		return j.named(err) // the file, not the window
-	} else if err != nil {
-		return &ArgError{"window", err}
+	if err != nil {
+		return err // named by PerfDataWindow, as is a window that does not resolve
 	}
 	j.keep = keep
 	return nil

@@ -118,7 +118,7 @@ func TestReadJobArgs(t *testing.T) {
 		text string
 	}{
 		{ReadJob{Path: path, Filter: "event.name =="}, "filter", "-Y: "},
-		{ReadJob{Path: path, Window: mustSpec(t, "mark:nosuchmarker", "")}, "window", "nosuchmarker"},
+		{ReadJob{Path: path, Window: mustSpec(t, "mark:nosuchmarker", "")}, "window", path + ": --from: mark:nosuchmarker: no marker"},
 	} {
 		err := c.job.Prepare(context.Background())
 		var ae *ArgError
@@ -174,6 +174,13 @@ func TestReadJobNamesFile(t *testing.T) {
 	}
 	cut := filepath.Join(t.TempDir(), "cut.data")
 	os.WriteFile(cut, b[:len(b)*2/3], 0o600)
+	// read for its markers, the window's error names it once and is no
+	// *ArgError (the file is bad, not the window)
+	j = ReadJob{Path: cut, Window: mustSpec(t, "mark:x", "")}
+	if err := j.Prepare(context.Background()); err == nil || errors.As(err, new(*ArgError)) ||
+		!strings.HasPrefix(err.Error(), cut+": userevents: perf.data at byte ") || strings.Count(err.Error(), cut) != 1 {
+		t.Errorf("a perf.data cut short, a marker window: %v", err)
+	}
 	j = ReadJob{Path: cut}
 	if err := j.Prepare(context.Background()); err != nil {
 		t.Fatal(err)

@@ -23,19 +23,31 @@ const markerEvent = "iotap_marker"
 // time places it.
 // The file is read from its start only when an end needs it. Keep the
 // events whose TS is inside the returned window (Window.Contains).
+//
+// A window that does not resolve on the file (no marker NAME, a wall
+// clock the file lacks, a relative end on standard input) is an
+// *ArgError with Arg "window" naming the file; an error reading the file
+// names it too.
 func PerfDataWindow(ctx context.Context, path string, spec timerange.Spec) (timerange.Window, error) {
 	abs := func(has bool, p timerange.Point) bool { return !has || p.Base == timerange.Absolute }
 	var clock timerange.Clock
 	if !abs(spec.HasFrom, spec.From) || !abs(spec.HasTo, spec.To) {
 		if path == "-" {
-			return timerange.Window{}, errors.New("standard input is read once: give --from/--to as @T (the samples' time), or the file")
+			return timerange.Window{}, &ArgError{"window", errors.New("standard input is read once: give --from/--to as @T (the samples' time), or the file")}
 		}
 		var err error
 		if clock, err = perfDataClock(ctx, path, spec.Marks()); err != nil {
 			return timerange.Window{}, err
 		}
 	}
-	return spec.Resolve(clock)
+	win, err := spec.Resolve(clock)
+	if err != nil {
+		if path != "-" {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return win, &ArgError{"window", err}
+	}
+	return win, nil
 }
 
 // perfDataClock reads the first event's time and the markers named in
@@ -53,7 +65,7 @@ func perfDataClock(ctx context.Context, path string, marks []string) (timerange.
 	}
 	r, err := NewPerfDataReader(f, st.Size())
 	if err != nil {
-		return clock, err
+		return clock, fmt.Errorf("%s: %w", path, err)
 	}
 	defer r.Close()
 	var names []string

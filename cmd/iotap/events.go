@@ -32,10 +32,15 @@ long is refused (its size differs between user and kernel).`,
 	return c
 }
 
-// explain adds the remedy to common user_events errors.
+// explain adds the remedy to common user_events errors, once: an error
+// whose hint already says what the kernel lacks (userevents.Error.Hint)
+// gets only the pointer to 'iotap doctor'.
 func explain(err error) error {
 	switch {
 	case errors.Is(err, userevents.ErrNotSupported):
+		if ue := (*userevents.Error)(nil); errors.As(err, &ue) && ue.Hint != "" {
+			return fmt.Errorf("%w (try 'iotap doctor')", err)
+		}
 		return fmt.Errorf("%w (is this kernel built with CONFIG_USER_EVENTS? try 'iotap doctor')", err)
 	case errors.Is(err, userevents.ErrPermission):
 		return fmt.Errorf("%w (run as root)", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,5 +28,25 @@ func TestEventsRead(t *testing.T) {
 	}
 	if _, errOut, code := runIotap(t, "events", "read", "events_read_test.go"); code != 1 || !strings.Contains(errOut, "not a perf.data file") {
 		t.Errorf("not perf.data: exit %d, %s", code, errOut)
+	}
+}
+
+// TestEventsReadWindowErrors: a window that does not resolve on the file
+// (no marker of that name) is a usage error naming the file once, as
+// mmio read's is (it named no file); a file that cannot be read with a
+// window is exit 1 as without one (it was a usage error, exit 2).
+func TestEventsReadWindowErrors(t *testing.T) {
+	path := "../../userevents/testdata/linuxtracepoints/perf.data"
+	if _, err := os.Stat(path); err != nil {
+		t.Skip(err)
+	}
+	_, errOut, code := runIotap(t, "events", "read", "--from", "mark:x", path)
+	if want := "iotap: events read: " + path + ": --from: mark:x: no marker of that name in the trace\n"; code != 2 || errOut != want {
+		t.Errorf("mark:x: exit %d, stderr %q, want 2, %q", code, errOut, want)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.data")
+	_, errOut, code = runIotap(t, "events", "read", "--from", "1", missing)
+	if code != 1 || strings.Count(errOut, missing) != 1 {
+		t.Errorf("missing file with --from: exit %d, stderr %q, want 1 naming it once", code, errOut)
 	}
 }
