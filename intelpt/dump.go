@@ -1,10 +1,12 @@
 package intelpt
 
 import (
-	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -88,79 +90,61 @@ func (r *DumpResult) error(off int64) {
 // ("[offset: error decoding packet: ...]") and counted; the returned error
 // is only for write failures.
 func Dump(w io.Writer, buf []byte, cfg Config, opt DumpOptions) (DumpResult, error) {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	dp := dumper{w: bw, opt: &opt, cfg: cfg}
-	dp.cfg.IgnoreBlocks = !opt.Blocks
-	if opt.CPU != nil {
-		e, ok := ErrataFor(*opt.CPU)
-		dp.cfg.Errata = e
-		if !ok {
-			dp.diag("failed to determine errata", 0, tBadCPU)
-		}
-	}
-	dp.reset()
-	d := NewDecoder(buf, dp.cfg)
-	dp.run(sliceSource{d}, int64(len(buf)))
-	err := bw.Flush()
-	return dp.res, err
+	dp := newDumper(w, cfg, &opt)
+	dp.run(streamOver(buf, dp.cfg))
+	return dp.res, dp.flush()
 }
 
 // DumpReader is Dump over a stream: the trace is read through a window of
 // window bytes (0: 1 MiB), so its size does not matter.
 func DumpReader(w io.Writer, r io.Reader, window int, cfg Config, opt DumpOptions) (DumpResult, error) {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	dp := dumper{w: bw, opt: &opt, cfg: cfg}
-	dp.cfg.IgnoreBlocks = !opt.Blocks
-	if opt.CPU != nil {
-		e, ok := ErrataFor(*opt.CPU)
-		dp.cfg.Errata = e
-		if !ok {
-			dp.diag("failed to determine errata", 0, tBadCPU)
-		}
-	}
-	dp.reset()
+	dp := newDumper(w, cfg, &opt)
 	var s *StreamDecoder
 	if window > 0 && window < 4096 {
 		s = newStreamDecoder(r, dp.cfg, window)
 	} else {
 		s = NewStreamDecoder(r, dp.cfg, window)
 	}
-	dp.run(streamSource{s}, -1)
-	if err := bw.Flush(); err != nil {
+	dp.run(s)
+	if err := dp.flush(); err != nil {
 		return dp.res, err
 	}
 	return dp.res, s.Err()
 }
 
-// packetSource is what the dumper decodes from.
+// packetSource is what the NDJSON dumper decodes from.
 type packetSource interface {
 	Next(*Packet) error
 	Offset() int64
 	SyncForward() error
-	start()                      // synchronise at offset 0 (--no-sync)
-	raw(off int64, n int) []byte // bytes of the packet at off
-	end() int64                  // stream size so far
+	start()     // synchronise at offset 0 (--no-sync)
+	end() int64 // stream size so far
 }
 
 type sliceSource struct{ *Decoder }
 
-func (s sliceSource) start() { s.SetOffset(0) }
-func (s sliceSource) raw(off int64, n int) []byte {
-	end := min(off+int64(n), int64(len(s.buf)))
-	return s.buf[off:end]
-}
+func (s sliceSource) start()     { s.SetOffset(0) }
 func (s sliceSource) end() int64 { return int64(len(s.buf)) }
 
 type streamSource struct{ *StreamDecoder }
 
-func (s streamSource) start() { s.startHere() }
-func (s streamSource) raw(off int64, n int) []byte {
-	return s.Bytes(off, min(n, int(s.base+int64(len(s.d.buf))-off)))
-}
-func (s streamSource) end() int64 { return s.base + int64(len(s.d.buf)) }
+func (s streamSource) start()     { s.startHere() }
+func (s streamSource) end() int64 { return s.StreamDecoder.end() }
+
+// The listing is built in out, written to w when it holds dumpFlushAt
+// bytes. Lines are formatted in place: the hex and TNT writers store 8
+// or 16 bytes at a time past the end of what they keep, so out always
+// has dumpSlack bytes of room after dumpFlushAt (a line, with the
+// diagnostics met while it was built, is far shorter).
+const (
+	dumpFlushAt = 256 << 10
+	dumpSlack   = 4 << 10
+)
 
 type dumper struct {
-	w   *bufio.Writer
+	w   io.Writer
+	err error // the first write error: the listing stops there
+	out []byte
 	opt *DumpOptions
 	cfg Config
 	res DumpResult
@@ -171,11 +155,40 @@ type dumper struct {
 	tsc, fcr uint64
 	inHeader bool
 
-	// The line being built.
-	line                 []byte
-	opcode, std, id, tp  []byte
+	// While a line is built (inLine), diagnostics go to pend, to be
+	// written before it.
+	inLine bool
+	pend   []byte
+	// The columns of the line being built after the payload (ptdump's
+	// "identifier" and its value: --lastip, --exec-mode, --time, --tcal,
+	// cr3 and vmcs); ext allows the payload the wider column (TNT).
+	id, tp               []byte
 	ext                  bool
 	skip, skipT, skipCal bool
+}
+
+func newDumper(w io.Writer, cfg Config, opt *DumpOptions) *dumper {
+	dp := &dumper{w: w, opt: opt, cfg: cfg, out: make([]byte, 0, dumpFlushAt+dumpSlack)}
+	dp.cfg.IgnoreBlocks = !opt.Blocks
+	if opt.CPU != nil {
+		e, ok := ErrataFor(*opt.CPU)
+		dp.cfg.Errata = e
+		if !ok {
+			dp.diag("failed to determine errata", 0, tBadCPU)
+		}
+	}
+	dp.reset()
+	return dp
+}
+
+// flush writes out to w; after a write error it only empties out. It
+// returns the first write error.
+func (dp *dumper) flush() error {
+	if dp.err == nil && len(dp.out) > 0 {
+		_, dp.err = dp.w.Write(dp.out)
+	}
+	dp.out = dp.out[:0]
+	return dp.err
 }
 
 func (dp *dumper) reset() {
@@ -186,9 +199,12 @@ func (dp *dumper) reset() {
 }
 
 func (dp *dumper) diag(msg string, off uint64, c tcode) {
-	b := dp.line[:0]
+	b := dp.out
+	if dp.inLine {
+		b = dp.pend
+	}
 	b = append(b, '[')
-	b = strconv.AppendUint(b, off, 16)
+	b = hexVar(b, off)
 	b = append(b, ": "...)
 	b = append(b, msg...)
 	if c != tOK {
@@ -196,13 +212,19 @@ func (dp *dumper) diag(msg string, off uint64, c tcode) {
 		b = append(b, c.String()...)
 	}
 	b = append(b, "]\n"...)
-	dp.w.Write(b)
-	dp.line = b[:0]
+	if dp.inLine {
+		dp.pend = b
+		return
+	}
+	dp.out = b
+	if len(b) >= dumpFlushAt {
+		dp.flush()
+	}
 }
 
-func (dp *dumper) run(d packetSource, size int64) {
+func (dp *dumper) run(d *StreamDecoder) {
 	if dp.opt.NoSync {
-		d.start()
+		d.startHere()
 	} else if d.SyncForward() != nil {
 		dp.res.Skipped = d.end()
 		return
@@ -210,7 +232,7 @@ func (dp *dumper) run(d packetSource, size int64) {
 	dp.res.Skipped = d.Offset()
 	track := dp.opt.Time || dp.opt.TCal
 	var p Packet
-	for {
+	for dp.err == nil {
 		off := d.Offset()
 		err := d.Next(&p)
 		if err == nil {
@@ -243,11 +265,45 @@ func (dp *dumper) run(d packetSource, size int64) {
 	}
 }
 
-func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
-	dp.opcode, dp.std, dp.id, dp.tp = dp.opcode[:0], dp.std[:0], dp.id[:0], dp.tp[:0]
-	dp.ext, dp.skip, dp.skipT, dp.skipCal = false, false, false, false
+// packet formats p's line at the end of out, as ptdump prints it: the
+// columns padded to ptdump's field sizes, fields truncated to them. The
+// payload is written in place after the opcode column and truncated
+// after; what follows it (id, tp) is built aside.
+func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) {
 	opt := dp.opt
-	dp.opcode = append(dp.opcode, p.Kind.String()...)
+	b := dp.out
+	ls := len(b)
+	dp.inLine = true
+	dp.id, dp.tp = dp.id[:0], dp.tp[:0]
+	dp.ext, dp.skip, dp.skipT, dp.skipCal = false, false, false, false
+	sep := false
+	if !opt.NoOffset {
+		b = hex16(b, off)
+		b = append(b, ' ')
+		sep = true
+	}
+	if opt.Raw {
+		if sep {
+			b = append(b, ' ')
+		}
+		start := len(b)
+		for _, x := range src.Bytes(int64(off), min(int(p.Size), int(src.end()-int64(off)))) {
+			if len(b)-start >= 32 {
+				break
+			}
+			b = append(b, hexDigits[x>>4], hexDigits[x&0xf])
+		}
+		b = pad(b, start, 33)
+		sep = true
+	}
+	if sep {
+		b = append(b, ' ')
+	}
+	// The opcode column: the name (at most 9 bytes) padded to 10, a
+	// space; cut back to the name when no payload follows.
+	os := len(b)
+	b = appendWords(b, &kindCols[p.Kind], opcodeCol)
+	ss := len(b)
 	switch p.Kind {
 	case KindPSB:
 		if track {
@@ -268,7 +324,7 @@ func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
 			}
 		}
 	case KindFUP, KindTIP, KindTIPPGE, KindTIPPGD:
-		dp.ipPayload(p)
+		b = ipPayload(b, p)
 		if opt.LastIP {
 			dp.id = append(dp.id, "ip"...)
 			if err := dp.lastIP.Update(p.IPC, p.Payload); err != nil {
@@ -284,79 +340,73 @@ func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
 			}
 		}
 	case KindPIP:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		if p.Flags&FlagNR != 0 {
-			dp.std = append(dp.std, ", nr"...)
+			b = append(b, ", nr"...)
 		}
 		dp.id = append(dp.id, "cr3"...)
 		dp.tp = hex16(dp.tp, p.Payload)
 	case KindVMCS:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		dp.id = append(dp.id, "vmcs"...)
 		dp.tp = hex16(dp.tp, p.Payload)
 	case KindTNT8, KindTNT64:
 		dp.ext = true
-		for i := int(p.Bits) - 1; i >= 0; i-- {
-			if p.Payload>>uint(i)&1 != 0 {
-				dp.std = append(dp.std, '!')
-			} else {
-				dp.std = append(dp.std, '.')
-			}
-		}
+		b = appendTNT(b, p.Payload, p.Bits)
 	case KindModeExec:
-		dp.std = appendList(dp.std, p.Flags&FlagCSD != 0, "cs.d", p.Flags&FlagCSL != 0, "cs.l", p.Flags&FlagIF != 0, "if")
+		b = appendList(b, p.Flags&FlagCSD != 0, "cs.d", p.Flags&FlagCSL != 0, "cs.l", p.Flags&FlagIF != 0, "if")
 		if opt.ExecMode {
 			dp.id = append(dp.id, "em"...)
 			dp.tp = append(dp.tp, execMode(p.Flags)...)
 		}
 	case KindModeTSX:
-		dp.std = appendList(dp.std, p.Flags&FlagInTX != 0, "intx", p.Flags&FlagAbort != 0, "abrt", false, "")
+		b = appendList(b, p.Flags&FlagInTX != 0, "intx", p.Flags&FlagAbort != 0, "abrt", false, "")
 	case KindTSC:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		if track {
 			dp.trackTSC(off, p.Payload)
 		}
 		dp.skip = opt.NoTiming
 	case KindCBR:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		if track {
 			dp.trackCBR(off, uint8(p.Payload))
 		}
 		dp.skip = opt.NoTiming
 	case KindTMA:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
-		dp.std = append(dp.std, ", "...)
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 16)
+		b = hexVar(b, p.Payload)
+		b = append(b, ", "...)
+		b = hexVar(b, uint64(p.Aux))
 		if track {
 			dp.trackTMA(off, p)
 		}
 		dp.skip = opt.NoTiming
 	case KindMTC:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		if track {
 			dp.trackMTC(off, uint8(p.Payload))
 		}
 		dp.skip = opt.NoTiming
 	case KindCYC:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 		if track && !opt.NoCyc {
 			dp.trackCyc(off, p.Payload)
 		}
 		dp.skip = opt.NoTiming || opt.NoCyc
 	case KindMNT:
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, p.Payload)
 	case KindExStop:
 		if p.Flags&FlagIP != 0 {
-			dp.std = append(dp.std, "ip"...)
+			b = append(b, "ip"...)
 		}
 	case KindMWait:
-		dp.std = hexN(dp.std, p.Payload, 8)
-		dp.std = append(dp.std, ", "...)
-		dp.std = hexN(dp.std, uint64(p.Aux), 8)
+		b = hexN(b, p.Payload, 8)
+		b = append(b, ", "...)
+		b = hexN(b, uint64(p.Aux), 8)
 	case KindPwrE:
-		dp.std = cstate(dp.std, p.Type, p.Sub)
+		b = cstate(b, p.Type, p.Sub)
 		if p.Flags&FlagHW != 0 {
-			dp.std = append(dp.std, ", hw"...)
+			b = append(b, ", hw"...)
 		}
 	case KindPwrX:
 		var wr string
@@ -370,74 +420,119 @@ func (dp *dumper) packet(off uint64, p *Packet, src packetSource, track bool) {
 		default:
 			wr = "bad"
 		}
-		dp.std = append(dp.std, wr...)
-		dp.std = append(dp.std, ": c"...)
-		dp.std = strconv.AppendUint(dp.std, uint64((p.Type+1)&0xf), 10)
-		dp.std = append(dp.std, ", c"...)
-		dp.std = strconv.AppendUint(dp.std, uint64((p.Sub+1)&0xf), 10)
+		b = append(b, wr...)
+		b = append(b, ": c"...)
+		b = strconv.AppendUint(b, uint64((p.Type+1)&0xf), 10)
+		b = append(b, ", c"...)
+		b = strconv.AppendUint(b, uint64((p.Sub+1)&0xf), 10)
 	case KindPTW:
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Bits), 16)
-		dp.std = append(dp.std, ": "...)
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, uint64(p.Bits))
+		b = append(b, ": "...)
+		b = hexVar(b, p.Payload)
 		if p.Flags&FlagIP != 0 {
-			dp.std = append(dp.std, ", ip"...)
+			b = append(b, ", ip"...)
 		}
 	case KindCFE:
 		dp.id = append(dp.id, "type"...)
 		dp.tp = append(dp.tp, CFETypeName(p.Type)...)
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 10)
+		b = strconv.AppendUint(b, uint64(p.Type), 10)
 		switch p.Type {
 		case 1, 9, 12, 14: // intr, vmexit_intr, uintr, swintr: decimal vector
-			dp.std = append(dp.std, ": "...)
-			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 10)
+			b = append(b, ": "...)
+			b = strconv.AppendUint(b, uint64(p.Aux), 10)
 		case 5: // sipi: hex vector
-			dp.std = append(dp.std, ": "...)
-			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 16)
+			b = append(b, ": "...)
+			b = hexVar(b, uint64(p.Aux))
 		}
 		if p.Flags&FlagIP != 0 {
-			dp.std = append(dp.std, ", ip"...)
+			b = append(b, ", ip"...)
 		}
 	case KindEVD:
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 10)
-		dp.std = append(dp.std, ": "...)
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = strconv.AppendUint(b, uint64(p.Type), 10)
+		b = append(b, ": "...)
+		b = hexVar(b, p.Payload)
 		dp.id = append(dp.id, "type"...)
 		dp.tp = append(dp.tp, EVDTypeName(p.Type)...)
 	case KindTrig:
 		dp.ext = true
-		dp.std = hexN(dp.std, uint64(p.Type), 2)
+		b = hexN(b, uint64(p.Type), 2)
 		if p.Flags&FlagIP != 0 {
-			dp.std = append(dp.std, ", ip"...)
+			b = append(b, ", ip"...)
 		}
 		if p.Flags&FlagMult != 0 {
-			dp.std = append(dp.std, ", mult"...)
+			b = append(b, ", mult"...)
 		}
 		if p.Flags&FlagICNTValid != 0 {
-			dp.std = append(dp.std, ", icnt: "...)
-			dp.std = strconv.AppendUint(dp.std, uint64(p.Aux), 10)
+			b = append(b, ", icnt: "...)
+			b = strconv.AppendUint(b, uint64(p.Aux), 10)
 		}
 	case KindBBP:
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 16)
+		b = hexVar(b, uint64(p.Type))
 		if p.Flags&FlagBlock4 != 0 {
-			dp.std = append(dp.std, ", sz4"...)
+			b = append(b, ", sz4"...)
 		} else {
-			dp.std = append(dp.std, ", sz8"...)
+			b = append(b, ", sz8"...)
 		}
 	case KindBIP:
 		dp.ext = true
-		dp.std = strconv.AppendUint(dp.std, uint64(p.Type), 16)
-		dp.std = append(dp.std, ": "...)
-		dp.std = strconv.AppendUint(dp.std, p.Payload, 16)
+		b = hexVar(b, uint64(p.Type))
+		b = append(b, ": "...)
+		b = hexVar(b, p.Payload)
 	case KindBEP:
 		if p.Flags&FlagIP != 0 {
-			dp.std = append(dp.std, "ip"...)
+			b = append(b, "ip"...)
 		}
 	}
-	dp.emit(off, p, src)
+	dp.inLine = false
+	b = dp.endLine(b, ls, os, ss, int(kindNameLen[p.Kind]))
+	dp.out = b
+	if len(b) >= dumpFlushAt {
+		dp.flush()
+	}
 }
 
-func (dp *dumper) ipPayload(p *Packet) {
-	b := append(dp.std, byte('0'+p.IPC), ':', ' ')
+// endLine completes the line started at ls in b, its opcode column at os
+// and its payload from ss: the payload truncated to its field, the id and
+// tp columns, the newline; the diagnostics met go before the line, and
+// a line not shown is dropped.
+func (dp *dumper) endLine(b []byte, ls, os, ss, nameLen int) []byte {
+	n, lim := len(b)-ss, 24
+	if dp.ext {
+		lim = 47
+	}
+	if n > lim {
+		b, n = b[:ss+lim], lim
+	}
+	if len(dp.id) > 0 {
+		if n == 0 {
+			b = append(b[:os+nameLen], ' ')
+			ss = len(b)
+		}
+		b = pad(b, ss, 25)
+		b = append(b, ' ')
+		start := len(b)
+		b = append(b, trunc(dp.id, 4)...)
+		b = pad(b, start, 5)
+		b = append(b, trunc(dp.tp, 16)...)
+	} else if n == 0 {
+		b = b[:os+nameLen]
+	}
+	b = append(b, '\n')
+	if dp.skip || dp.opt.Quiet {
+		b = b[:ls]
+	}
+	if len(dp.pend) > 0 {
+		line := len(b) - ls
+		b = append(b, dp.pend...)
+		copy(b[ls+len(dp.pend):], b[ls:ls+line])
+		copy(b[ls:], dp.pend)
+		dp.pend = dp.pend[:0]
+	}
+	return b
+}
+
+func ipPayload(b []byte, p *Packet) []byte {
+	b = append(b, byte('0'+p.IPC), ':', ' ')
 	switch p.IPC {
 	case IPCSuppressed:
 		b = append(b, "????????????????"...)
@@ -455,87 +550,124 @@ func (dp *dumper) ipPayload(p *Packet) {
 	default:
 		b = hex16(b, p.Payload)
 	}
-	dp.std = b
-}
-
-// emit prints the line like ptdump: columns padded to ptdump's field sizes,
-// fields truncated to them.
-func (dp *dumper) emit(off uint64, p *Packet, src packetSource) {
-	if dp.skip || dp.opt.Quiet {
-		return
-	}
-	b := dp.line[:0]
-	sep := false
-	if !dp.opt.NoOffset {
-		b = hex16(b, off)
-		b = append(b, ' ')
-		sep = true
-	}
-	if dp.opt.Raw {
-		if sep {
-			b = append(b, ' ')
-		}
-		start := len(b)
-		for _, x := range src.raw(int64(off), int(p.Size)) {
-			if len(b)-start >= 32 {
-				break
-			}
-			b = append(b, hexDigits[x>>4], hexDigits[x&0xf])
-		}
-		b = pad(b, start, 33)
-		sep = true
-	}
-	if sep {
-		b = append(b, ' ')
-	}
-	std := trunc(dp.std, 24)
-	if dp.ext {
-		std = trunc(dp.std, 47)
-	}
-	start := len(b)
-	b = append(b, trunc(dp.opcode, 9)...)
-	if len(std) > 0 {
-		b = pad(b, start, 10)
-	}
-	if len(dp.id) > 0 {
-		b = append(b, ' ')
-		start = len(b)
-		b = append(b, std...)
-		b = pad(b, start, 25)
-		b = append(b, ' ')
-		start = len(b)
-		b = append(b, trunc(dp.id, 4)...)
-		b = pad(b, start, 5)
-		b = append(b, trunc(dp.tp, 16)...)
-	} else if len(std) > 0 {
-		b = append(b, ' ')
-		b = append(b, std...)
-	}
-	b = append(b, '\n')
-	dp.w.Write(b)
-	dp.line = b[:0]
+	return b
 }
 
 const hexDigits = "0123456789abcdef"
 
-func hexN(b []byte, v uint64, n int) []byte {
-	start := len(b)
-	b = strconv.AppendUint(b, v, 16)
-	if w := len(b) - start; w < n {
-		b = append(b, "0000000000000000"[:n-w]...)
-		copy(b[start+n-w:], b[start:start+w])
-		for i := start; i < start+n-w; i++ {
-			b[i] = '0'
+// opcodeCol is the width of the opcode column with the space after it.
+const opcodeCol = 11
+
+// kindCols holds each kind's opcode column (its name cut to 9 bytes,
+// padded to 10, a space) as two little-endian words; kindNameLen the
+// length of the name in it.
+var kindCols, kindNameLen = func() (c [256][2]uint64, n [256]uint8) {
+	for i := range c {
+		name := Kind(i).String()
+		if len(name) > 9 {
+			name = name[:9]
 		}
+		var col [16]byte
+		copy(col[:], name)
+		for j := len(name); j < opcodeCol; j++ {
+			col[j] = ' '
+		}
+		c[i] = [2]uint64{binary.LittleEndian.Uint64(col[:]), binary.LittleEndian.Uint64(col[8:])}
+		n[i] = uint8(len(name))
 	}
+	return c, n
+}()
+
+// appendWords appends the first n <= 16 bytes of the two little-endian
+// words w.
+func appendWords(b []byte, w *[2]uint64, n int) []byte {
+	l := len(b)
+	b = room(b, 16)
+	binary.LittleEndian.PutUint64(b[l:], w[0])
+	binary.LittleEndian.PutUint64(b[l+8:], w[1])
+	return b[:l+n]
+}
+
+// room returns b resliced to n bytes more, grown if its capacity is short.
+func room(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		b = slices.Grow(b, n)
+	}
+	return b[:len(b)+n]
+}
+
+// hexWord returns the 8 lowercase hex digits of v, the most significant
+// in the lowest byte (to be stored little-endian).
+func hexWord(v uint32) uint64 {
+	x := uint64(v)
+	x = (x | x<<16) & 0x0000ffff0000ffff
+	x = (x | x<<8) & 0x00ff00ff00ff00ff
+	x = (x | x<<4) & 0x0f0f0f0f0f0f0f0f // byte i: nibble i
+	x = bits.ReverseBytes64(x)
+	letters := (x + 0x0606060606060606) >> 4 & 0x0101010101010101 // 1 in the bytes >= 10
+	return x + 0x3030303030303030 + letters*('a'-'0'-10)
+}
+
+// hex16 appends the 16 hex digits of v.
+func hex16(b []byte, v uint64) []byte {
+	l := len(b)
+	b = room(b, 16)
+	binary.LittleEndian.PutUint64(b[l:], hexWord(uint32(v>>32)))
+	binary.LittleEndian.PutUint64(b[l+8:], hexWord(uint32(v)))
 	return b
 }
 
-func hex16(b []byte, v uint64) []byte {
-	for i := 60; i >= 0; i -= 4 {
-		b = append(b, hexDigits[v>>uint(i)&0xf])
+// hexVar appends v in hex as strconv.AppendUint(b, v, 16) does.
+func hexVar(b []byte, v uint64) []byte {
+	return hexN(b, v, 1)
+}
+
+// hexN appends v in hex, zero-padded to at least n <= 16 digits.
+func hexN(b []byte, v uint64, n int) []byte {
+	n = max((bits.Len64(v|1)+3)>>2, n)
+	l := len(b)
+	b = room(b, 16)
+	if n <= 8 {
+		binary.LittleEndian.PutUint64(b[l:], hexWord(uint32(v<<(uint(8-n)*4))))
+	} else {
+		v <<= uint(16-n) * 4
+		binary.LittleEndian.PutUint64(b[l:], hexWord(uint32(v>>32)))
+		binary.LittleEndian.PutUint64(b[l+8:], hexWord(uint32(v)))
 	}
-	return b
+	return b[:l+n]
+}
+
+// tntChars holds, for each byte, its bits as ptdump prints TNT bits
+// ('!' taken, '.' not taken), the most significant first, as a
+// little-endian word.
+var tntChars = func() (t [256]uint64) {
+	for i := range t {
+		var s [8]byte
+		for j := range s {
+			s[j] = '.'
+			if i>>(7-j)&1 != 0 {
+				s[j] = '!'
+			}
+		}
+		t[i] = binary.LittleEndian.Uint64(s[:])
+	}
+	return t
+}()
+
+// appendTNT appends the n low bits of v (n <= 64), the most significant
+// first, as TNT bits.
+func appendTNT(b []byte, v uint64, n uint8) []byte {
+	l := len(b)
+	b = room(b, 64)
+	q := v << ((64 - uint(n)) & 63)
+	if n == 0 {
+		q = 0
+	}
+	for i := 0; i < int(n); i += 8 {
+		binary.LittleEndian.PutUint64(b[l+i:], tntChars[q>>56])
+		q <<= 8
+	}
+	return b[:l+int(n)]
 }
 
 func pad(b []byte, start, width int) []byte {
