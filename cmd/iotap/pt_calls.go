@@ -11,10 +11,9 @@ import (
 )
 
 type ptCallsFlags struct {
-	job                      calls.Job
-	json, folded, foldedTime bool
-	quiet                    bool
-	allowLoss                lossFlag
+	job       calls.Job
+	out       calls.OutputFlags
+	allowLoss lossFlag
 }
 
 func newPTCallsCmd(e *env) *cobra.Command {
@@ -58,22 +57,23 @@ unless --allow-loss.`,
 	}
 	fl := c.Flags()
 	ptFileFlags(fl, "", &f.job.Sysroot, &f.job.BuildIDDirs, &f.job.Kernel, &f.job.Kallsyms)
-	fl.BoolVar(&f.json, "json", false, "one JSON object per call")
-	fl.BoolVar(&f.folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
-	fl.BoolVar(&f.foldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
+	fl.BoolVar(&f.out.JSON, "json", false, "one JSON object per call")
+	fl.BoolVar(&f.out.Folded, "folded", false, "collapsed stacks (flamegraph.pl, speedscope)")
+	fl.BoolVar(&f.out.FoldedTime, "folded-time", false, "weight collapsed stacks by self time instead of instructions")
 	fl.DurationVar(&f.job.Resolution, "resolution", 0, "keep only calls at least this long (shorter ones count as their caller's own)")
 	fl.IntVar(&f.job.MaxDepth, "max-depth", calls.DefaultTreeDepth, "call tree and --folded: sum the calls deeper than `N` into one \""+calls.DeeperCalls+"\" node (0: no limit)")
 	fl.IntVar(&f.job.PID, "pid", 0, "only the threads of process `PID`")
 	fl.BoolVar(&f.job.NoDemangle, "no-demangle", false, "keep C++/Rust names mangled")
 	f.allowLoss.add(fl, "exit 0 even when data was lost")
-	fl.BoolVar(&f.quiet, "quiet", false, "no output but the summary on stderr (for timing)")
+	fl.BoolVar(&f.out.Quiet, "quiet", false, "no output but the summary on stderr (for timing)")
 	fl.StringArrayVar(&f.job.Raw, "raw", nil, "the argument is a raw PT trace of one thread over this code: `FILE[:OFFSET[-END]]:ADDRESS` (as pt flow's; repeatable; no symbols)")
 	return c
 }
 
 func runPTCalls(e *env, f *ptCallsFlags, path string) error {
-	if f.json && f.folded {
-		return usageErrorf("pt calls: give one of --json and --folded")
+	out, err := f.out.Output()
+	if err != nil {
+		return usageErrorf("pt calls: %v", err)
 	}
 	// Little is allocated per block or call: the heap is the input, the
 	// image and its decode caches and the call tree, live until the end.
@@ -88,19 +88,8 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 		return fmt.Errorf("pt calls: %w", err)
 	}
 	defer in.Close()
-	if o.Resolution > 0 && in.ToNS == nil {
-		fmt.Fprintf(e.stderr, "iotap: pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n")
-	}
-	out := calls.OutputTree
-	switch {
-	case f.quiet:
-		out = calls.OutputNone
-	case f.json:
-		out = calls.OutputJSON
-	case f.folded && f.foldedTime:
-		out = calls.OutputFoldedTime
-	case f.folded:
-		out = calls.OutputFolded
+	for _, w := range f.job.Warnings(in) {
+		fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", w)
 	}
 	if m := e.meter("iotap: pt calls", in.TraceBytes(), out == calls.OutputJSON); m != nil {
 		o.Progress = m.Update

@@ -128,6 +128,16 @@ func (j *Job) open(path string) (*Input, Options, error) {
 	return in, o, nil
 }
 
+// Warnings say, in the words of pt calls' flags, what of j does not
+// apply to in as asked, before Run: a Resolution over an input without
+// TSC conversion (ToNS nil) is compared with TSC ticks, not nanoseconds.
+func (j *Job) Warnings(in *Input) []string {
+	if j.Resolution != 0 && in.ToNS == nil {
+		return []string{"no TSC conversion in the input: --resolution is compared with TSC ticks"}
+	}
+	return nil
+}
+
 // Loss says what the analysis of in lacks, "" when nothing: the trace or
 // sideband in lost, else the gaps in the trace (overflows, decoding
 // errors, code not found).

@@ -112,3 +112,45 @@ func TestJobEmptyRaw(t *testing.T) {
 		t.Errorf("FlowJob.Open: %v, want %s", err, want)
 	}
 }
+
+// TestJobWarnings: a Resolution over an input without TSC conversion is
+// said (it is compared with ticks); none without a Resolution or with a
+// conversion.
+func TestJobWarnings(t *testing.T) {
+	in := RawInput(nil, intelpt.Config{})
+	want := "no TSC conversion in the input: --resolution is compared with TSC ticks"
+	if got := (&Job{Resolution: time.Microsecond}).Warnings(in); len(got) != 1 || got[0] != want {
+		t.Errorf("resolution, no conversion: %q", got)
+	}
+	if got := (&Job{}).Warnings(in); got != nil {
+		t.Errorf("no resolution: %q", got)
+	}
+	in.ToNS = func(t uint64) uint64 { return t }
+	if got := (&Job{Resolution: time.Microsecond}).Warnings(in); got != nil {
+		t.Errorf("resolution, conversion: %q", got)
+	}
+}
+
+// TestOutputFlags: pt calls' output flags give Run's form: --quiet first,
+// --folded-time only with --folded, --json with --folded refused.
+func TestOutputFlags(t *testing.T) {
+	for _, c := range []struct {
+		f    OutputFlags
+		want Output
+		err  bool
+	}{
+		{OutputFlags{}, OutputTree, false},
+		{OutputFlags{JSON: true}, OutputJSON, false},
+		{OutputFlags{Folded: true}, OutputFolded, false},
+		{OutputFlags{Folded: true, FoldedTime: true}, OutputFoldedTime, false},
+		{OutputFlags{FoldedTime: true}, OutputTree, false},
+		{OutputFlags{Quiet: true, JSON: true}, OutputNone, false},
+		{OutputFlags{JSON: true, Folded: true}, 0, true},
+		{OutputFlags{JSON: true, Folded: true, Quiet: true}, 0, true},
+	} {
+		got, err := c.f.Output()
+		if (err != nil) != c.err || (!c.err && got != c.want) {
+			t.Errorf("%+v: %v, %v; want %v (error %v)", c.f, got, err, c.want, c.err)
+		}
+	}
+}

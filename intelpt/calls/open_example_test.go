@@ -3,6 +3,7 @@ package calls_test
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
@@ -104,4 +105,33 @@ func ExampleFlowJob() {
 	// 0000000000100005
 	// [disabled]
 	// 0 losses
+}
+
+// 'iotap pt calls --folded --folded-time' picks Run's form; --json with
+// --folded is refused.
+func ExampleOutputFlags_Output() {
+	out, err := calls.OutputFlags{Folded: true, FoldedTime: true}.Output()
+	fmt.Println(out == calls.OutputFoldedTime, err)
+	_, err = calls.OutputFlags{JSON: true, Folded: true}.Output()
+	fmt.Println(err)
+	// Output:
+	// true <nil>
+	// give one of --json and --folded
+}
+
+// 'iotap pt calls --resolution 10us --raw FILE:ADDRESS TRACE': a raw
+// trace has no TSC conversion, so the resolution is compared with ticks,
+// which the job says before it runs.
+func ExampleJob_Warnings() {
+	j := calls.Job{Raw: []string{"../testdata/libipt/call_direct-ret_compressed.bin:0x100000"}, Resolution: 10 * time.Microsecond}
+	in, _, err := j.Open("../testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	defer in.Close()
+	for _, w := range j.Warnings(in) {
+		fmt.Println(w)
+	}
+	// Output:
+	// no TSC conversion in the input: --resolution is compared with TSC ticks
 }

@@ -2,6 +2,7 @@ package calls
 
 import (
 	"bufio"
+	"errors"
 	"io"
 
 	"github.com/iotap/iotap/intelpt"
@@ -17,6 +18,34 @@ const (
 	OutputFoldedTime               // collapsed stacks weighted by self time
 	OutputNone                     // nothing (the Result only)
 )
+
+// OutputFlags are the output flags of 'iotap pt calls': JSON (--json),
+// Folded (--folded), FoldedTime (--folded-time: with Folded, weigh by
+// self time), Quiet (--quiet: only the summary). Output picks Run's form
+// from them.
+type OutputFlags struct {
+	JSON, Folded, FoldedTime, Quiet bool
+}
+
+// Output is the form f asks for: OutputNone with Quiet, else OutputJSON,
+// OutputFoldedTime (Folded and FoldedTime), OutputFolded, or the call
+// tree (FoldedTime alone changes nothing). JSON and Folded together are
+// an error naming the flags.
+func (f OutputFlags) Output() (Output, error) {
+	switch {
+	case f.JSON && f.Folded:
+		return OutputTree, errors.New("give one of --json and --folded")
+	case f.Quiet:
+		return OutputNone, nil
+	case f.JSON:
+		return OutputJSON, nil
+	case f.Folded && f.FoldedTime:
+		return OutputFoldedTime, nil
+	case f.Folded:
+		return OutputFolded, nil
+	}
+	return OutputTree, nil
+}
 
 // Run is the job of 'iotap pt calls': it analyzes in (Analyze with o) and
 // writes its calls to w in the form out; file names the input in the
