@@ -16,7 +16,6 @@ import (
 	capdir "github.com/iotap/iotap/capture"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // DefaultRowGroupRows is the default number of rows per row group: large
@@ -280,7 +279,7 @@ func (x *Exporter) createFile(name string, c *capture, src string) (string, *os.
 // writerOptions are the parquet-go options of every table's files.
 func (x *Exporter) writerOptions(name string) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedFastest}),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(x.opt.RowGroupRows),
 		parquet.CreatedBy("iotap", cmpOr(x.opt.IotapVersion, "devel"), ""),
 		parquet.KeyValueMetadata("iotap.schema_version", strconv.Itoa(SchemaVersion)),
@@ -293,7 +292,8 @@ func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[
 	if err != nil {
 		return nil, err
 	}
-	w := parquet.NewGenericWriter[T](f, x.writerOptions(name)...)
+	opts := append(x.writerOptions(name), parquet.ColumnPageBuffers(pageFiles{dir: filepath.Dir(f.Name())}))
+	w := parquet.NewGenericWriter[T](f, opts...)
 	return &table[T]{x: x, name: name, final: final, f: f, w: w, buf: make([]T, 0, batchRows)}, nil
 }
 

@@ -10,7 +10,6 @@ import (
 	"runtime"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/rle"
@@ -44,7 +43,7 @@ type flatFile struct {
 	n        int   // rows in the page being filled
 	rgN      int64 // rows of the row group in pages handed off
 	rows     int64
-	codec    *zstd.Codec
+	codec    *pageCodec
 	chunks   []flatChunk
 	jobs     chan *flatPage
 	free     chan *flatPage
@@ -134,7 +133,7 @@ func newFlatFile[T any](w io.Writer, rowGroupRows int64, parallel bool, opts ...
 		return nil, err
 	}
 	f := &flatFile{out: bufio.NewWriterSize(w, 1<<20), meta: *pf.Metadata(), rgRows: rowGroupRows,
-		codec: &zstd.Codec{Level: zstd.SpeedFastest}}
+		codec: codec}
 	f.meta.RowGroups = nil
 	f.meta.NumRows = 0
 	fields := parquet.SchemaOf(new(T)).Fields()
