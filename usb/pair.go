@@ -143,7 +143,13 @@ func (p *Pairer) addInto(ev *usbmon.Event, out *Pair) bool {
 	id, tag := ev.ID, eventTag(ev)
 	switch ev.Type {
 	case usbmon.Submission:
-		i, found := p.pending.slotFor(id, tag)
+		// slotFor and removeTag's steps, written out here: their
+		// calls, for every event, cost more than the steps.
+		t := &p.pending
+		if 2*(t.n+1) > len(t.slots) {
+			t.grow()
+		}
+		i, found := t.findTag(id, tag)
 		if found {
 			p.superseded++
 			if p.OnSuperseded != nil {
@@ -168,10 +174,24 @@ func (p *Pairer) addInto(ev *usbmon.Event, out *Pair) bool {
 			sl.s.Setup, sl.s.HasSetup = Setup{}, false
 		}
 	case usbmon.Callback:
-		if p.pending.n == 0 || !p.pending.removeTag(id, tag, &out.Submit) {
+		t := &p.pending
+		i, found := 0, false
+		if t.n != 0 {
+			i, found = t.findTag(id, tag)
+		}
+		if !found {
 			p.orphans++
 			*out = Pair{}
 			return false
+		}
+		out.Submit = t.slots[i].s
+		// removeAt: most entries end their probe run (the table is at
+		// most half full) and are only cleared.
+		t.n--
+		if t.slots[(i+1)&(len(t.slots)-1)].tag != 0 {
+			t.shiftBack(i)
+		} else {
+			t.slots[i].tag = 0
 		}
 		p.pairs++
 		now := Micros(ev)

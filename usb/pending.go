@@ -1,6 +1,10 @@
 package usb
 
-import "github.com/iotap/iotap/usbmon"
+import (
+	"math/bits"
+
+	"github.com/iotap/iotap/usbmon"
+)
 
 // pendingTable is the Pairer's table of submissions waiting for their
 // completion: open addressing with linear probing and backward-shift
@@ -16,6 +20,7 @@ import "github.com/iotap/iotap/usbmon"
 type pendingTable struct {
 	slots []pendingSlot // len is a power of two, or 0
 	n     int
+	shift uint8 // 64 - log2(len(slots))
 }
 
 type pendingSlot struct {
@@ -45,24 +50,20 @@ func (sl *pendingSlot) key() Key {
 		Transfer: usbmon.TransferType(sl.tag >> 32)}
 }
 
-// home returns where the probe for (id, tag) starts.
+// home returns where the probe for (id, tag) starts: the top bits of a
+// Fibonacci hash.
 func (t *pendingTable) home(id, tag uint64) int {
-	x := (id ^ tag<<40 ^ tag>>8) * 0x9e3779b97f4a7c15
-	x ^= x >> 29
-	return int(x & uint64(len(t.slots)-1))
+	return int((id ^ tag<<40 ^ tag>>8) * 0x9e3779b97f4a7c15 >> t.shift)
 }
 
 // findTag returns the slot of (id, tag), or the free slot where it would
 // go, and whether it is there. The table must not be empty.
+// It is small enough to be inlined in slotFor and removeTag.
 func (t *pendingTable) findTag(id, tag uint64) (int, bool) {
 	mask := len(t.slots) - 1
 	for i := t.home(id, tag); ; i = (i + 1) & mask {
-		sl := &t.slots[i]
-		if sl.tag == 0 {
-			return i, false
-		}
-		if sl.id == id && sl.tag == tag {
-			return i, true
+		if sl := &t.slots[i]; sl.tag == tag && sl.id == id || sl.tag == 0 {
+			return i, sl.tag != 0
 		}
 	}
 }
@@ -115,6 +116,7 @@ func (t *pendingTable) grow() {
 		n = 64
 	}
 	t.slots = make([]pendingSlot, n)
+	t.shift = uint8(64 - bits.TrailingZeros(uint(n)))
 	mask := n - 1
 	for _, sl := range old {
 		if sl.tag == 0 {
@@ -143,10 +145,24 @@ func (t *pendingTable) removeTag(id, tag uint64, s *Submission) bool {
 		return false
 	}
 	*s = t.slots[i].s
+	t.removeAt(i)
+	return true
+}
+
+// removeAt deletes the entry at slot i.
+func (t *pendingTable) removeAt(i int) {
 	t.n--
-	// Backward shift: move later entries of the probe run into the hole
-	// when their home position allows it, so lookups never need
-	// tombstones.
+	if t.slots[(i+1)&(len(t.slots)-1)].tag != 0 {
+		t.shiftBack(i)
+	} else {
+		t.slots[i].tag = 0
+	}
+}
+
+// shiftBack empties slot i by a backward shift: it moves later entries of
+// the probe run into the hole when their home position allows it, so
+// lookups never need tombstones.
+func (t *pendingTable) shiftBack(i int) {
 	mask := len(t.slots) - 1
 	for j := (i + 1) & mask; t.slots[j].tag != 0; j = (j + 1) & mask {
 		h := t.home(t.slots[j].id, t.slots[j].tag)
@@ -158,7 +174,6 @@ func (t *pendingTable) removeTag(id, tag uint64, s *Submission) bool {
 		}
 	}
 	t.slots[i].tag = 0
-	return true
 }
 
 // each calls fn for every entry, in no particular order.
