@@ -139,6 +139,9 @@ func (s streamSource) end() int64 { return s.StreamDecoder.end() }
 const (
 	dumpFlushAt = 256 << 10
 	dumpSlack   = 4 << 10
+	// lineRoom is the room a line is given before it is built: its
+	// columns without their truncation, and the 16-byte stores.
+	lineRoom = 512
 )
 
 type dumper struct {
@@ -159,6 +162,9 @@ type dumper struct {
 	// written before it.
 	inLine bool
 	pend   []byte
+	// The hex text of the offsets' high 32 bits (little-endian), offHi.
+	offHi     uint32
+	offHiText uint64
 	// The columns of the line being built after the payload (ptdump's
 	// "identifier" and its value: --lastip, --exec-mode, --time, --tcal,
 	// cr3 and vmcs); ext allows the payload the wider column (TNT).
@@ -168,7 +174,7 @@ type dumper struct {
 }
 
 func newDumper(w io.Writer, cfg Config, opt *DumpOptions) *dumper {
-	dp := &dumper{w: w, opt: opt, cfg: cfg, out: make([]byte, 0, dumpFlushAt+dumpSlack)}
+	dp := &dumper{w: w, opt: opt, cfg: cfg, out: make([]byte, 0, dumpFlushAt+dumpSlack), offHiText: hexWord(0)}
 	dp.cfg.IgnoreBlocks = !opt.Blocks
 	if opt.CPU != nil {
 		e, ok := ErrataFor(*opt.CPU)
@@ -272,14 +278,23 @@ func (dp *dumper) run(d *StreamDecoder) {
 func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) {
 	opt := dp.opt
 	b := dp.out
+	if cap(b)-len(b) < lineRoom {
+		b = slices.Grow(b, lineRoom)
+	}
 	ls := len(b)
 	dp.inLine = true
 	dp.id, dp.tp = dp.id[:0], dp.tp[:0]
 	dp.ext, dp.skip, dp.skipT, dp.skipCal = false, false, false, false
 	sep := false
 	if !opt.NoOffset {
-		b = hex16(b, off)
-		b = append(b, ' ')
+		// The offset's high digits change every 4 GiB: kept as text.
+		if hi := uint32(off >> 32); hi != dp.offHi {
+			dp.offHi, dp.offHiText = hi, hexWord(hi)
+		}
+		b = b[:ls+17]
+		binary.LittleEndian.PutUint64(b[ls:], dp.offHiText)
+		binary.LittleEndian.PutUint64(b[ls+8:], hexWord(uint32(off)))
+		b[ls+16] = ' '
 		sep = true
 	}
 	if opt.Raw {
@@ -302,8 +317,11 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 	// The opcode column: the name (at most 9 bytes) padded to 10, a
 	// space; cut back to the name when no payload follows.
 	os := len(b)
-	b = appendWords(b, &kindCols[p.Kind], opcodeCol)
-	ss := len(b)
+	b = b[:os+16]
+	binary.LittleEndian.PutUint64(b[os:], kindCols[p.Kind][0])
+	binary.LittleEndian.PutUint64(b[os+8:], kindCols[p.Kind][1])
+	ss := os + opcodeCol
+	b = b[:ss]
 	switch p.Kind {
 	case KindPSB:
 		if track {
@@ -352,7 +370,13 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 		dp.tp = hex16(dp.tp, p.Payload)
 	case KindTNT8, KindTNT64:
 		dp.ext = true
-		b = appendTNT(b, p.Payload, p.Bits)
+		if p.Bits <= 8 { // TNT-8: one table entry
+			l := len(b)
+			binary.LittleEndian.PutUint64(b[l:l+8], tntChars[uint8(p.Payload<<(8-p.Bits))])
+			b = b[:l+int(p.Bits)]
+		} else {
+			b = appendTNT(b, p.Payload, p.Bits)
+		}
 	case KindModeExec:
 		b = appendList(b, p.Flags&FlagCSD != 0, "cs.d", p.Flags&FlagCSL != 0, "cs.l", p.Flags&FlagIF != 0, "if")
 		if opt.ExecMode {
@@ -382,13 +406,17 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 		}
 		dp.skip = opt.NoTiming
 	case KindMTC:
-		b = hexVar(b, p.Payload)
+		b = hex8(b, uint32(p.Payload), 1)
 		if track {
 			dp.trackMTC(off, uint8(p.Payload))
 		}
 		dp.skip = opt.NoTiming
 	case KindCYC:
-		b = hexVar(b, p.Payload)
+		if p.Payload < 1<<32 {
+			b = hex8(b, uint32(p.Payload), 1)
+		} else {
+			b = hexVar(b, p.Payload)
+		}
 		if track && !opt.NoCyc {
 			dp.trackCyc(off, p.Payload)
 		}
@@ -484,7 +512,15 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 		}
 	}
 	dp.inLine = false
-	b = dp.endLine(b, ls, os, ss, int(kindNameLen[p.Kind]))
+	if n := len(b) - ss; (n <= 24 || dp.ext && n <= 47) && len(dp.id) == 0 && len(dp.pend) == 0 && !dp.skip && !opt.Quiet {
+		// The usual line: a payload that fits, nothing after it.
+		if n == 0 {
+			b = b[:os+int(kindNameLen[p.Kind])]
+		}
+		b = append(b, '\n')
+	} else {
+		b = dp.endLine(b, ls, os, ss, int(kindNameLen[p.Kind]))
+	}
 	dp.out = b
 	if len(b) >= dumpFlushAt {
 		dp.flush()
@@ -531,6 +567,7 @@ func (dp *dumper) endLine(b []byte, ls, os, ss, nameLen int) []byte {
 	return b
 }
 
+// ipPayload appends the payload of an IP packet, in room the caller made.
 func ipPayload(b []byte, p *Packet) []byte {
 	b = append(b, byte('0'+p.IPC), ':', ' ')
 	switch p.IPC {
@@ -538,10 +575,10 @@ func ipPayload(b []byte, p *Packet) []byte {
 		b = append(b, "????????????????"...)
 	case IPCUpdate16:
 		b = append(b, "????????????"...)
-		b = hexN(b, p.Payload, 4)
+		b = hex8(b, uint32(p.Payload), 4) // 16 bits
 	case IPCUpdate32:
 		b = append(b, "????????"...)
-		b = hexN(b, p.Payload, 8)
+		b = hex8(b, uint32(p.Payload), 8) // 32 bits
 	case IPCUpdate48:
 		b = append(b, "????"...)
 		b = hexN(b, p.Payload, 12)
@@ -578,16 +615,6 @@ var kindCols, kindNameLen = func() (c [256][2]uint64, n [256]uint8) {
 	return c, n
 }()
 
-// appendWords appends the first n <= 16 bytes of the two little-endian
-// words w.
-func appendWords(b []byte, w *[2]uint64, n int) []byte {
-	l := len(b)
-	b = room(b, 16)
-	binary.LittleEndian.PutUint64(b[l:], w[0])
-	binary.LittleEndian.PutUint64(b[l+8:], w[1])
-	return b[:l+n]
-}
-
 // room returns b resliced to n bytes more, grown if its capacity is short.
 func room(b []byte, n int) []byte {
 	if cap(b)-len(b) < n {
@@ -615,6 +642,15 @@ func hex16(b []byte, v uint64) []byte {
 	binary.LittleEndian.PutUint64(b[l:], hexWord(uint32(v>>32)))
 	binary.LittleEndian.PutUint64(b[l+8:], hexWord(uint32(v)))
 	return b
+}
+
+// hex8 appends v in hex, zero-padded to at least n <= 8 digits, as
+// hexN does, in room the caller made (8 bytes past len(b)).
+func hex8(b []byte, v uint32, n int) []byte {
+	n = max((bits.Len32(v|1)+3)>>2, n)
+	l := len(b)
+	binary.LittleEndian.PutUint64(b[l:l+8], hexWord(v<<(uint(8-n)*4)))
+	return b[:l+n]
 }
 
 // hexVar appends v in hex as strconv.AppendUint(b, v, 16) does.

@@ -13,7 +13,7 @@ import (
 func TestDumpHex(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 20000; i++ {
-		v := r.Uint64() >> uint(r.IntN(64))
+		v := r.Uint64() >> uint(r.IntN(65))
 		if i < 64 {
 			v = 1 << uint(i)
 		}
@@ -32,6 +32,12 @@ func TestDumpHex(t *testing.T) {
 		}
 		if got := string(hexN(prefix, v, n)); got != "x: "+wantN {
 			t.Fatalf("hexN(%#x, %d) = %q, want %q", v, n, got, "x: "+wantN)
+		}
+		if v < 1<<32 && n <= 8 {
+			b := append(make([]byte, 0, 3+16), prefix...) // hex8 needs 8 bytes of room
+			if got := string(hex8(b, uint32(v), n)); got != "x: "+wantN {
+				t.Fatalf("hex8(%#x, %d) = %q, want %q", v, n, got, "x: "+wantN)
+			}
 		}
 		want16 := strings.Repeat("0", 16-len(want)) + want
 		if got := string(hex16(prefix, v)); got != "x: "+want16 {
