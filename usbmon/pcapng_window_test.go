@@ -62,12 +62,12 @@ func readAllWrapped(src io.Reader, wrap func(Reader) Reader) ([]string, string) 
 
 // TestPcapngWindowMatchesChecked: the pcapng reader's fast paths (blocks
 // taken whole from the buffered window, the little-endian header decoded
-// in one piece, fastEPB) read the same events and stops with the same error as
+// in one piece, ReadInto's fast path) read the same events and stops with the same error as
 // its checked path, which a reader fed 61 bytes at a time takes for
 // most blocks; over files of 1,500 events of random sizes (blocks
 // across the 64 KiB buffer's end), both byte orders' headers, and the
 // same files with bytes overwritten or cut short. Some events carry the
-// synthesized comment or ISO descriptors. Since fastEPB takes only what
+// synthesized comment or ISO descriptors. Since the fast path takes only what
 // is whole in the window, the 61-byte reads check it too.
 func TestPcapngWindowMatchesChecked(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
