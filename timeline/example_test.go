@@ -208,3 +208,22 @@ func ExampleSettings() {
 	// true true 50000000
 	// true
 }
+
+// 'iotap timeline DIR ...' without --clocks takes the directory's
+// clocks.json, and says so.
+func ExampleSettings_ExpandInputs() {
+	var s timeline.Settings
+	inputs, clocks, err := s.ExpandInputs([]string{"../testdata/capture"})
+	fmt.Println(len(inputs), clocks, s.Clocks, err)
+	// Output:
+	// 3 ../testdata/capture/clocks.json ../testdata/capture/clocks.json <nil>
+}
+
+// 'iotap timeline --bandwidth-window 0' is refused.
+func ExampleSettings_Check() {
+	fmt.Println((&timeline.Settings{BandwidthWindow: 0}).Check())
+	fmt.Println((&timeline.Settings{BandwidthWindow: 100 * time.Millisecond}).Check())
+	// Output:
+	// --bandwidth-window must be positive
+	// <nil>
+}

@@ -1,6 +1,7 @@
 package timeline
 
 import (
+	"errors"
 	"time"
 
 	"github.com/iotap/iotap/intelpt/calls"
@@ -29,6 +30,28 @@ type Settings struct {
 	PTCalls      bool
 	Sysroot      string
 	PTResolution time.Duration
+}
+
+// Check checks the settings as 'iotap timeline' takes them from its
+// flags: BandwidthWindow must be positive (Apply leaves a zero one to
+// Options' default). Errors name the flag.
+func (s *Settings) Check() error {
+	if s.BandwidthWindow <= 0 {
+		return errors.New("--bandwidth-window must be positive")
+	}
+	return nil
+}
+
+// ExpandInputs is ExpandInputs(args) for s: when s.Clocks is "", the
+// clocks.json of the first directory that has one becomes s.Clocks and
+// is returned as clocks, to be said (also with an error for a later
+// argument); a Clocks already set is kept, clocks "".
+func (s *Settings) ExpandInputs(args []string) (inputs []string, clocks string, err error) {
+	inputs, found, err := ExpandInputs(args)
+	if found != "" && s.Clocks == "" {
+		s.Clocks, clocks = found, found
+	}
+	return inputs, clocks, err
 }
 
 // Apply sets opt from s: it loads the database (an unknown name is an

@@ -46,3 +46,42 @@ func TestSettingsApply(t *testing.T) {
 		t.Errorf("missing clocks file: no error")
 	}
 }
+
+// TestSettingsExpandInputs: a directory's clocks.json becomes the
+// settings' clocks file and is returned to be said, also when a later
+// argument fails; a clocks file already given is kept and nothing is
+// returned.
+func TestSettingsExpandInputs(t *testing.T) {
+	const dir = "../testdata/capture"
+	var s Settings
+	in, clocks, err := s.ExpandInputs([]string{dir})
+	want := filepath.Join(dir, "clocks.json")
+	if err != nil || len(in) != 3 || clocks != want || s.Clocks != want {
+		t.Errorf("directory: %q, %q, %v; Clocks %q", in, clocks, err, s.Clocks)
+	}
+	s = Settings{}
+	if _, clocks, err := s.ExpandInputs([]string{dir, "nosuchfile"}); err == nil || clocks != want || s.Clocks != want {
+		t.Errorf("a later argument missing: %q, %v; Clocks %q", clocks, err, s.Clocks)
+	}
+	s = Settings{Clocks: "mine.json"}
+	if _, clocks, err := s.ExpandInputs([]string{dir}); err != nil || clocks != "" || s.Clocks != "mine.json" {
+		t.Errorf("--clocks given: %q, %v; Clocks %q", clocks, err, s.Clocks)
+	}
+	s = Settings{}
+	if _, clocks, err := s.ExpandInputs([]string{"../testdata/mmiotrace/e1000-probe.log"}); err != nil || clocks != "" || s.Clocks != "" {
+		t.Errorf("a file: %q, %v; Clocks %q", clocks, err, s.Clocks)
+	}
+}
+
+// TestSettingsCheck: the bandwidth window must be positive.
+func TestSettingsCheck(t *testing.T) {
+	for _, c := range []struct {
+		w  time.Duration
+		ok bool
+	}{{time.Millisecond, true}, {0, false}, {-time.Second, false}} {
+		err := (&Settings{BandwidthWindow: c.w}).Check()
+		if (err == nil) != c.ok || (err != nil && err.Error() != "--bandwidth-window must be positive") {
+			t.Errorf("%v: %v", c.w, err)
+		}
+	}
+}

@@ -122,8 +122,8 @@ Exit status 3 when an input records lost or skipped events, unless --allow-loss.
 // exportTimeline writes the Perfetto trace of inputs to o.file.Out
 // (timeline.ExportFile) with opt and the settings of o's flags.
 func exportTimeline(e *env, o *timelineOptions, inputs []string, opt timeline.Options) (*timeline.FileResult, error) {
-	if o.BandwidthWindow <= 0 {
-		return nil, usageErrorf("timeline: --bandwidth-window must be positive")
+	if err := o.Check(); err != nil {
+		return nil, usageErrorf("timeline: %v", err)
 	}
 	if opt.Warn == nil {
 		opt.Warn = e.warn
@@ -151,9 +151,8 @@ func exportTimeline(e *env, o *timelineOptions, inputs []string, opt timeline.Op
 }
 
 func runTimeline(e *env, o *timelineOptions, args []string, spec timerange.Spec) error {
-	inputs, clocks, err := timeline.ExpandInputs(args)
-	if clocks != "" && o.Clocks == "" {
-		o.Clocks = clocks
+	inputs, clocks, err := o.ExpandInputs(args)
+	if clocks != "" {
 		fmt.Fprintf(e.stderr, "iotap: timeline: clocks from %s\n", clocks)
 	}
 	if errors.Is(err, timeline.ErrStdinTwice) {
