@@ -1,8 +1,10 @@
 package usbmon_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/iotap/iotap/usbmon"
@@ -34,4 +36,19 @@ d5ea89a0 3575914560 C Ci:1:001:0 0 4 = 01050000
 	// Output:
 	// 2 events; [1 unreadable lines skipped] <nil>
 	// [the capture records 3 events dropped by the kernel]
+}
+
+// 'iotap usb convert --keep-going' says the first lines it skips on
+// stderr (SkipLogLines of them) and counts them all.
+func ExampleLogSkipped() {
+	text := `d5ea89a0 3575914555 S Ci:1:001:0 s a3 00 0000 0003 0004 4 <
+not a usbmon line
+d5ea89a0 3575914560 C Ci:1:001:0 0 4 = 01050000
+`
+	res, err := usbmon.Convert(context.Background(), strings.NewReader(text), io.Discard, usbmon.ConvertOptions{
+		Format: usbmon.Format1u, KeepGoing: true, OnSkip: usbmon.LogSkipped(os.Stdout, "skipped: ")})
+	fmt.Println(res.Events, "events,", res.Skipped, "skipped,", err)
+	// Output:
+	// skipped: usbmon: 1u line 2: bad URB tag
+	// 2 events, 1 skipped, <nil>
 }

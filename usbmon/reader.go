@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/iotap/iotap/internal/compress"
@@ -27,6 +28,23 @@ type ReaderOptions struct {
 	// failing; Skipped counts them and OnSkip (if set) sees each error.
 	KeepGoing bool
 	OnSkip    func(err error)
+}
+
+// SkipLogLines is how many skipped lines LogSkipped says; the others
+// are only counted (Skipper, and the loss of the reader).
+const SkipLogLines = 10
+
+// LogSkipped returns an OnSkip (ReaderOptions, ConvertOptions) that
+// writes the errors of the first SkipLogLines lines skipped to w, one a
+// line after prefix, as 'iotap usb read' and 'usb convert --keep-going'
+// say them ("iotap: skipped: ").
+func LogSkipped(w io.Writer, prefix string) func(error) {
+	skipped := 0
+	return func(err error) {
+		if skipped++; skipped <= SkipLogLines {
+			fmt.Fprintf(w, "%s%v\n", prefix, err)
+		}
+	}
 }
 
 // Skipper is implemented by readers that can skip bad input (text).

@@ -107,12 +107,7 @@ func runUSBConvert(e *env, in string, out outputFlag, opt usbmon.ConvertOptions,
 	if err != nil {
 		return err
 	}
-	skipped := 0
-	opt.OnSkip = func(err error) {
-		if skipped++; skipped <= 10 {
-			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
-		}
-	}
+	opt.OnSkip = usbmon.LogSkipped(e.stderr, "iotap: skipped: ")
 	res, err := usbmon.Convert(e.ctx, src, dst, opt)
 	if res.From == usbmon.FormatUnknown && err != nil {
 		return fmt.Errorf("%s: %w", in, err)

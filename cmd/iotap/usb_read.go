@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotap/iotap/detect"
 	"github.com/iotap/iotap/usb"
+	"github.com/iotap/iotap/usbmon"
 )
 
 func newUSBReadCmd(e *env) *cobra.Command {
@@ -123,22 +124,11 @@ func (v *optInt) Type() string { return "N" }
 // through a progress meter: a bad selection is a usage error, found
 // before the input is opened.
 func openUSBAnInput(e *env, o *usbAnOptions, path string) (*detect.USBInput, error) {
-	o.OnSkip = e.skipLog()
+	o.OnSkip = usbmon.LogSkipped(e.stderr, "iotap: skipped: ")
 	in, err := detect.OpenUSB(path, o.ReadOptions, func(in *detect.Input) io.Reader {
 		return e.meter("iotap: usb", in.Size(), !o.summary).Reader(in)
 	})
 	return in, usbError(err)
-}
-
-// skipLog prints the errors of the first 10 lines skipped (--keep-going)
-// on stderr.
-func (e *env) skipLog() func(error) {
-	skipped := 0
-	return func(err error) {
-		if skipped++; skipped <= 10 {
-			fmt.Fprintf(e.stderr, "iotap: skipped: %v\n", err)
-		}
-	}
 }
 
 // usbError makes a selection that cannot be applied (usb.ErrSelection) a
