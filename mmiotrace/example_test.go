@@ -163,3 +163,20 @@ func ExampleReadLog() {
 	// {"kind":"mmio_access","access":"W","width":4,"ts_ns":1000300000,"map_id":1,"phys":"0xfebc00d8","value":"0xffffffff","pc":null}
 	// [] <nil>
 }
+
+// 'iotap mmio read --check FILE' with a progress meter: ReadLog reads the
+// log through in and says the bytes read; without Progress it would map
+// the regular file Path instead.
+func ExampleReadLog_progress() {
+	f, err := os.Open("testdata/e1000-bind.log")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	var read int64
+	_, err = mmiotrace.ReadLog(context.Background(), f, io.Discard, mmiotrace.ReadOptions{
+		Check: true, Path: f.Name(), Progress: func(n int64) { read = n }})
+	st, _ := f.Stat()
+	fmt.Println(read == st.Size(), err)
+	// Output: true <nil>
+}

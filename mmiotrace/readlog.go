@@ -29,10 +29,43 @@ type ReadOptions struct {
 	// chosen by the size of the input), the input's size (<= 0: unknown).
 	Workers int
 	Size    int64
-	// Path, when not "", is the log's file: it is mapped into memory
-	// instead of reading in (ConvertOptions.File; Open for the jobs that
-	// read record by record: Check, Keep, Count).
+	// Path, when not "" or "-" (standard input), is the log's file:
+	// ReadLog maps it into memory instead of reading in when it is a
+	// regular file and Progress is nil (ConvertOptions.File; Open for the
+	// jobs that read record by record: Check, Keep, Count). A pipe, a FIFO
+	// or a terminal is read through in.
 	Path string
+	// Progress, when set, is given the bytes of in read so far, as they
+	// are read (a progress meter); the log is then read through in, not
+	// mapped.
+	Progress func(read int64)
+}
+
+// mapped is the file ReadLog maps, "" when it reads in (ReadOptions.Path).
+func (o *ReadOptions) mapped() string {
+	if o.Path == "" || o.Path == "-" || o.Progress != nil {
+		return ""
+	}
+	if st, err := os.Stat(o.Path); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return o.Path
+}
+
+// progressReader gives the bytes read through it to progress.
+type progressReader struct {
+	r        io.Reader
+	read     int64
+	progress func(int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.read += int64(n)
+		p.progress(p.read)
+	}
+	return n, err
 }
 
 // ReadLog reads the log in (plain or compressed) and writes to w what
@@ -45,6 +78,10 @@ type ReadOptions struct {
 // before it.
 func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([]string, error) {
 	format := Formatter(opt.JSON, opt.Symbols)
+	path := opt.mapped()
+	if opt.Progress != nil {
+		in = &progressReader{r: in, progress: opt.Progress}
+	}
 	input := func() error {
 		if !opt.JSON {
 			return nil
@@ -58,9 +95,9 @@ func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([
 		}
 		copt := ConvertOptions{Workers: opt.Workers, KeepGoing: opt.KeepGoing,
 			Size: max(opt.Size, 0), AccessNDJSON: opt.JSON && opt.Symbols == nil}
-		if opt.Path != "" {
+		if path != "" {
 			// A plain log is mapped and converted in place.
-			if f, err := os.Open(opt.Path); err == nil {
+			if f, err := os.Open(path); err == nil {
 				defer f.Close()
 				copt.File = f
 			}
@@ -72,9 +109,9 @@ func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([
 		return st.Loss(), nil
 	}
 	var rd *Reader
-	if opt.Path != "" {
+	if path != "" {
 		var err error
-		if rd, err = Open(opt.Path); err != nil {
+		if rd, err = Open(path); err != nil {
 			return nil, err
 		}
 		rd.DropBehind() // memory flat in the log's size

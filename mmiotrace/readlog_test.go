@@ -110,3 +110,42 @@ func TestReadLogJSONAndLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLogMapsOnlyRegular: ReadLog maps Path only when it is a regular
+// file and no Progress is asked for; otherwise (Progress, "-", a
+// directory) it reads in, and Progress sees every byte read. in holds the
+// first 40 lines of the log named by Path, so the summary says which was
+// read.
+func TestReadLogMapsOnlyRegular(t *testing.T) {
+	const plain = "testdata/e1000-bind.log"
+	raw, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := strings.Join(strings.SplitAfter(string(raw), "\n")[:40], "")
+	check := func(t *testing.T, in string, opt ReadOptions) string {
+		t.Helper()
+		var out bytes.Buffer
+		opt.Check = true
+		if _, err := ReadLog(context.Background(), strings.NewReader(in), &out, opt); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	whole, first40 := check(t, string(raw), ReadOptions{}), check(t, part, ReadOptions{})
+	if whole == first40 {
+		t.Fatalf("the summaries of the log and of its first 40 lines are the same:\n%s", whole)
+	}
+	if got := check(t, part, ReadOptions{Path: plain}); got != whole {
+		t.Errorf("a regular file, no progress: not mapped:\n%s", got)
+	}
+	var read int64
+	if got := check(t, part, ReadOptions{Path: plain, Progress: func(n int64) { read = n }}); got != first40 || read != int64(len(part)) {
+		t.Errorf("with progress: mapped, or %d bytes said of %d:\n%s", read, len(part), got)
+	}
+	for _, p := range []string{"-", "testdata"} {
+		if got := check(t, part, ReadOptions{Path: p}); got != first40 {
+			t.Errorf("path %q: mapped:\n%s", p, got)
+		}
+	}
+}

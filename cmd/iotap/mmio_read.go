@@ -54,14 +54,14 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				return err
 			}
 			defer in.Close()
-			opt.File, opt.Format, opt.Size = args[0], in.Format(), in.Size()
-			meter.SetTotal(opt.Size)
-			if meter == nil && args[0] != "-" && in.Regular() {
-				opt.Path = args[0] // mapped, parsed in place
+			opt.File, opt.Format, opt.Size, opt.Path = args[0], in.Format(), in.Size(), args[0]
+			if meter != nil {
+				meter.SetTotal(opt.Size)
+				opt.Progress = meter.Update
 			}
 			var lost []string
 			read := func(w io.Writer) (err error) {
-				lost, err = mmiotrace.ReadLog(e.ctx, meter.Reader(in), w, opt)
+				lost, err = mmiotrace.ReadLog(e.ctx, in, w, opt)
 				return err
 			}
 			if opt.Check {
