@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,33 +36,43 @@ var maxSortedEvents = 1 << 18 // a variable for the tests
 
 // eventRun holds the events of a sorted run in a compact form until they
 // are written: a row without the identity (the same for every row of an
-// input) and without its maps, its fields in one list shared by the run,
-// text interned per run. A full run costs about 120 bytes per event of
-// four fields, a UserEventRow with its maps about 500 (peak RSS of 'iotap
-// export' on 368 k events: docs/performance.md).
+// input) and without its maps. An event's system, name and field keys
+// and kinds are its shape, kept once per run for all the events that
+// share it (an event type's every record, as a tracepoint's format
+// fixes them); its field values are 8 bytes each in one list shared by
+// the run, a string value an index into the run's text. A full run
+// costs about 84 bytes per event of four integer fields (48 for the
+// event, 32 for its values, 4 to sort it), a UserEventRow with its maps
+// about 500 (docs/performance.md, memory table).
 type eventRun struct {
 	events []pendingEvent
-	fields []pendingField
-	text   []string         // names, systems and field keys (interned), string values
-	index  map[string]int32 // text's indexes
+	vals   []uint64 // field values: an int64's or uint64's bits, or an index in text
+	text   []string // string values
+	shapes []eventShape
+	index  map[string]int32 // shapes by shapeKey
+	// scratch of decode
+	m     map[string]any
+	keys  []string
+	kinds []uint8
+	key   []byte
+}
+
+// eventShape is what events of one type share: system, name, and the
+// keys of their fields (sorted) with the kind of each value.
+type eventShape struct {
+	system, name string
+	keys         []string
+	kinds        []uint8 // fieldInt, fieldUint, fieldStr
 }
 
 // pendingEvent is one event of a run.
 type pendingEvent struct {
 	line, ts, wall int64
-	system, name   int32 // in text
+	shape          int32 // in shapes
 	cpu, tid, pid  int32
-	fields         int32 // its fields are fields[fields:next event's fields]
+	vals           int32 // its values are vals[vals:vals+len(its shape's keys)]
 	hasWall        bool
 	hasPID         bool
-}
-
-// pendingField is one field: its key in text, its kind, and its value
-// (an int64's or uint64's bits, or the value's index in text).
-type pendingField struct {
-	key  int32
-	kind uint8 // fieldInt, fieldUint, fieldStr
-	v    uint64
 }
 
 const (
@@ -70,19 +81,6 @@ const (
 	fieldStr
 )
 
-func (r *eventRun) intern(s string) int32 {
-	if i, ok := r.index[s]; ok {
-		return i
-	}
-	if r.index == nil {
-		r.index = map[string]int32{}
-	}
-	i := int32(len(r.text))
-	r.text = append(r.text, s)
-	r.index[s] = i
-	return i
-}
-
 // add appends a string value, not interned: values seldom repeat.
 func (r *eventRun) add(s string) uint64 {
 	r.text = append(r.text, s)
@@ -90,35 +88,34 @@ func (r *eventRun) add(s string) uint64 {
 }
 
 func (r *eventRun) reset() {
-	r.events, r.fields = r.events[:0], r.fields[:0]
+	r.events, r.vals = r.events[:0], r.vals[:0]
 	clear(r.text)
 	r.text = r.text[:0]
+	clear(r.shapes)
+	r.shapes = r.shapes[:0]
 	clear(r.index)
 }
 
 // row fills u with event i of the run.
 func (r *eventRun) row(u *UserEventRow, i int, id Identity) {
 	e := &r.events[i]
-	*u = UserEventRow{Identity: id, Line: e.line, TSNS: e.ts, System: r.text[e.system], Name: r.text[e.name], CPU: e.cpu, TID: e.tid}
+	sh := &r.shapes[e.shape]
+	*u = UserEventRow{Identity: id, Line: e.line, TSNS: e.ts, System: sh.system, Name: sh.name, CPU: e.cpu, TID: e.tid}
 	if e.hasWall {
 		u.WallNS = ptr(e.wall)
 	}
 	if e.hasPID {
 		u.PID = ptr(e.pid)
 	}
-	end := int32(len(r.fields))
-	if i+1 < len(r.events) {
-		end = r.events[i+1].fields
-	}
-	for _, f := range r.fields[e.fields:end] {
-		k := r.text[f.key]
-		switch f.kind {
+	for j, k := range sh.keys {
+		v := r.vals[int(e.vals)+j]
+		switch sh.kinds[j] {
 		case fieldInt:
-			setMap(&u.IntFields, k, int64(f.v))
+			setMap(&u.IntFields, k, int64(v))
 		case fieldUint:
-			setMap(&u.UintFields, k, f.v)
+			setMap(&u.UintFields, k, v)
 		default:
-			setMap(&u.StrFields, k, r.text[f.v])
+			setMap(&u.StrFields, k, r.text[v])
 		}
 	}
 }
@@ -184,12 +181,16 @@ func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r 
 		if err == nil && *e.TS > math.MaxInt64 {
 			err = fmt.Errorf("ts %d out of range", *e.TS)
 		}
-		nf := len(run.fields)
+		if e.System == "" {
+			e.System = "user_events"
+		}
+		nv, nt := len(run.vals), len(run.text)
+		var shape int32
 		if err == nil {
-			err = run.decodeFields(e.Fields)
+			shape, err = run.decode(e.System, e.Name, e.Fields)
 		}
 		if err != nil {
-			run.fields = run.fields[:nf]
+			run.vals, run.text = run.vals[:nv], run.text[:nt]
 			err = fmt.Errorf("%s: line %d: not a user_events record: %v", path, line, err)
 			if x.opt.KeepGoing {
 				row.SkippedLines++
@@ -198,10 +199,7 @@ func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r 
 			readErr = err
 			break
 		}
-		if e.System == "" {
-			e.System = "user_events"
-		}
-		ev := pendingEvent{line: line, ts: int64(*e.TS), system: run.intern(e.System), name: run.intern(e.Name), cpu: e.CPU, fields: int32(nf)}
+		ev := pendingEvent{line: line, ts: int64(*e.TS), shape: shape, cpu: e.CPU, vals: int32(nv)}
 		if e.TID != nil {
 			ev.tid = *e.TID
 		}
@@ -240,38 +238,65 @@ func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r 
 	return out.commit()
 }
 
-// decodeFields adds the fields of an event to the run, typed as the
-// maps of UserEventRow hold them.
-func (r *eventRun) decodeFields(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("fields: %v", err)
-	}
-	for k, v := range m {
-		f := pendingField{key: r.intern(k), kind: fieldStr}
-		switch v := v.(type) {
-		case json.Number:
-			if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
-				f.kind, f.v = fieldInt, uint64(i)
-			} else if n, err := strconv.ParseUint(string(v), 10, 64); err == nil {
-				f.kind, f.v = fieldUint, n
-			} else {
-				f.v = r.add(string(v))
-			}
-		case string:
-			f.v = r.add(v)
-		default:
-			b, _ := json.Marshal(v)
-			f.v = r.add(string(b))
+// decode adds the field values of an event to the run and returns the
+// index of its shape (system, name, and the fields' keys and kinds),
+// typed as the maps of UserEventRow hold them.
+func (r *eventRun) decode(system, name string, raw json.RawMessage) (int32, error) {
+	r.keys, r.kinds = r.keys[:0], r.kinds[:0]
+	if len(raw) != 0 && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		clear(r.m)
+		if err := dec.Decode(&r.m); err != nil {
+			return 0, fmt.Errorf("fields: %v", err)
 		}
-		r.fields = append(r.fields, f)
+		for k := range r.m {
+			r.keys = append(r.keys, k)
+		}
+		slices.Sort(r.keys)
+		for _, k := range r.keys {
+			kind, v := uint8(fieldStr), uint64(0)
+			switch v0 := r.m[k].(type) {
+			case json.Number:
+				if i, err := strconv.ParseInt(string(v0), 10, 64); err == nil {
+					kind, v = fieldInt, uint64(i)
+				} else if n, err := strconv.ParseUint(string(v0), 10, 64); err == nil {
+					kind, v = fieldUint, n
+				} else {
+					v = r.add(string(v0))
+				}
+			case string:
+				v = r.add(v0)
+			default:
+				b, _ := json.Marshal(v0)
+				v = r.add(string(b))
+			}
+			r.kinds = append(r.kinds, kind)
+			r.vals = append(r.vals, v)
+		}
 	}
-	return nil
+	// The shape's key: each text length-prefixed, each field's kind
+	// before its key.
+	b := binary.AppendUvarint(r.key[:0], uint64(len(system)))
+	b = append(b, system...)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	for i, k := range r.keys {
+		b = append(b, r.kinds[i])
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+	}
+	r.key = b
+	if i, ok := r.index[string(b)]; ok {
+		return i, nil
+	}
+	if r.index == nil {
+		r.index = map[string]int32{}
+	}
+	i := int32(len(r.shapes))
+	r.shapes = append(r.shapes, eventShape{system: system, name: name, keys: slices.Clone(r.keys), kinds: slices.Clone(r.kinds)})
+	r.index[string(b)] = i
+	return i, nil
 }
 
 func setMap[V any](m *map[string]V, k string, v V) {

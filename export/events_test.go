@@ -20,7 +20,8 @@ import (
 // type: the expectation is built here from encoding/json's reading of
 // each line, not by the exporter's code. Runs of 7 and of the default
 // size, times out of order and repeated, fields of every kind (int, an
-// integer above int64, a fraction, text, an object, none), a bad line
+// integer above int64, a fraction, text, an object, none, a key with a
+// NUL; one key's values of two kinds in events of one name), a bad line
 // skipped with --keep-going.
 func TestExportEventsRuns(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
@@ -29,17 +30,19 @@ func TestExportEventsRuns(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		ts := 1000 + rnd.Intn(40) // repeated times, out of order
 		var fields string
-		switch i % 6 {
+		switch i % 7 {
 		case 0:
 			fields = fmt.Sprintf(`{"fd":%d,"count":-%d,"msg":"m%d"}`, i, i*3, i%4)
 		case 1:
-			fields = `{"big":18446744073709551615,"frac":1.5}`
+			fields = `{"big":18446744073709551615,"frac":1.5,"a\u0000b":1}`
 		case 2:
 			fields = `{"obj":{"a":[1,2]},"flag":true,"s":"x\ty"}`
 		case 3:
 			fields = `null`
 		case 4:
 			fields = `{}`
+		case 5: // the default's key, with a text value
+			fields = fmt.Sprintf(`{"n%d":"t%d"}`, i%3, i)
 		default:
 			fields = fmt.Sprintf(`{"n%d":%d}`, i%3, i)
 		}
