@@ -74,31 +74,26 @@ unless --allow-loss.`,
 	return linuxOnly(c)
 }
 
-// runCapture runs the capture session (package capture) and, with
-// --parquet, exports it.
+// runCapture runs the capture session and, with --parquet, exports it
+// (export.Capture).
 func runCapture(e *env, opt capture.Options, parquet string, allowLoss lossFlag) error {
-	res, err := capture.Run(e.ctx, opt)
+	res, err := export.Capture(e.ctx, opt, export.Options{Dir: parquet, IotapVersion: version})
 	var nf *capture.EventNotFoundError
 	if errors.As(err, &nf) {
 		return usageErrorf("capture: --events %s: %v (register it, or give its fields: --events 'NAME FIELDS')", nf.Name, nf.Err)
 	}
-	if err != nil {
+	if res == nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "captured into %s (clocks in %s)\n", opt.Dir, filepath.Join(opt.Dir, capture.ClocksFile))
-	loss := res.Loss
-	if parquet != "" {
-		rows, err := export.Dir(e.ctx, res.Dir, export.Options{Dir: parquet, IotapVersion: version})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			fmt.Fprintf(e.stderr, "iotap: capture: exported %s: %d records to %s\n", r.SourceFile, r.Records, parquet)
-		}
-		loss = append(loss, export.Unrecorded(rows, res.Lost)...)
+	if err != nil {
+		return err
 	}
-	if len(loss) == 0 {
+	for _, r := range res.Rows {
+		fmt.Fprintf(e.stderr, "iotap: capture: exported %s: %d records to %s\n", r.SourceFile, r.Records, parquet)
+	}
+	if len(res.Loss) == 0 {
 		return nil
 	}
-	return allowLoss.end(e, "capture: "+strings.Join(loss, "; "), " (use --allow-loss to accept)")
+	return allowLoss.end(e, "capture: "+strings.Join(res.Loss, "; "), " (use --allow-loss to accept)")
 }
