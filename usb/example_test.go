@@ -162,3 +162,15 @@ func ExampleCaptureArgs() {
 	// mmap 614400 0 1m0s 104857600 10 <nil>
 	// true --ring-size 2097152: the kernel accepts 8192 (8K) to 1228800 (1200K) bytes
 }
+
+// 'iotap usb convert --format pcapng -Y EXPR IN -o OUT' behind its flags:
+// the options of usbmon.Convert, checked.
+func ExampleConvertArgs() {
+	o, err := usb.ConvertArgs{Format: "pcapng", LinkType: usbmon.LinkTypeUSBLinuxMmapped, Path: "out.pcapng", Filter: "usb.ep == 0x81"}.Options()
+	fmt.Println(o.Format == usbmon.FormatPcapng, o.Keep != nil, err)
+	_, err = usb.ConvertArgs{Format: "pcap", LinkType: 0, Path: "out.pcap"}.Options()
+	fmt.Println(err)
+	// Output:
+	// true true <nil>
+	// --link-type 0: want 189 or 220
+}

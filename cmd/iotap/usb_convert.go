@@ -16,11 +16,9 @@ import (
 
 func newUSBConvertCmd(e *env) *cobra.Command {
 	var (
-		opt          usbmon.ConvertOptions
-		window       windowFlags
-		format, expr string
-		out          outputFlag
-		allowLoss    lossFlag
+		a         usb.ConvertArgs
+		window    windowFlags
+		allowLoss lossFlag
 	)
 	c := &cobra.Command{
 		Use:   "convert --format 1u|1t|pcap|pcapng [flags] FILE -o OUT",
@@ -54,41 +52,30 @@ a time) still means --format, with a deprecation note.`,
   iotap usb convert --format pcapng -Y 'usb.ep == 0x81 && usb.status != 0' capture.pcapng -o errors.pcapng`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := usbmon.ParseFormat(window.to); err == nil && format == "" {
+			if _, err := usbmon.ParseFormat(window.to); err == nil && a.Format == "" {
 				fmt.Fprintf(e.stderr, "iotap: --to %s is deprecated for usb convert: use --format (--to is the end of a time window in iotap)\n", window.to)
-				format, window.to = window.to, ""
+				a.Format, window.to = window.to, ""
 			}
 			spec, err := window.spec("usb convert")
 			if err != nil {
 				return err
 			}
-			if format == "" {
-				return usageErrorf("--format is required (1u, 1t, pcap or pcapng)")
-			}
-			if opt.Format, err = usbmon.ParseFormat(format); err != nil {
+			opt, err := a.Options()
+			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			if opt.LinkType != usbmon.LinkTypeUSBLinux && opt.LinkType != usbmon.LinkTypeUSBLinuxMmapped {
-				return usageErrorf("--link-type %d: want 189 or 220", opt.LinkType)
-			}
-			if out == "" {
-				return usageErrorf("-o OUT is required (- for stdout)")
-			}
-			if opt.Keep, err = usb.ParseLearningFilter(expr); err != nil {
-				return usageErrorf("-Y: %v", err)
-			}
-			return runUSBConvert(e, args[0], out, opt, allowLoss, spec)
+			return runUSBConvert(e, args[0], outputFlag(a.Path), opt, allowLoss, spec)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVarP(&format, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
+	fl.StringVarP(&a.Format, "format", "f", "", "target format: 1u, 1t, pcap or pcapng")
 	// --to 1u|1t|pcap|pcapng is the old --format: deprecated, said on
 	// stderr (cobra's MarkDeprecated prints on stdout, into -o - output).
 	window.add(fl, "convert only the events at or after `TIME` (see 'iotap cut --help')", windowToHelp, windowTimeHelp)
-	out.add(fl, "", "output file (created 0600), - for stdout")
-	fl.IntVar(&opt.LinkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
-	fl.StringVarP(&expr, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
-	fl.BoolVar(&opt.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
+	(*outputFlag)(&a.Path).add(fl, "", "output file (created 0600), - for stdout")
+	fl.IntVar(&a.LinkType, "link-type", usbmon.LinkTypeUSBLinuxMmapped, "pcap/pcapng link type: 220 (64-byte headers, ISO descriptors) or 189 (48-byte)")
+	fl.StringVarP(&a.Filter, "filter", "Y", "", "write only the events matching the display-filter `EXPR` (tshark's usb.* fields, docs/filters.md)")
+	fl.BoolVar(&a.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted)")
 	allowLoss.add(fl, "exit 0 even when input was truncated, dropped or skipped")
 	return c
 }
