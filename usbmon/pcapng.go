@@ -224,14 +224,17 @@ func (r *pcapngReader) Read() (*Event, error) {
 func (r *pcapngReader) ReadInto(ev *Event) error {
 	le := binary.LittleEndian
 	h := r.win[r.used:]
-	if len(h) < 32 || r.be || le.Uint32(h) != ngEPB {
+	if len(h) < 32 || r.be {
 		return r.readInto(ev)
 	}
-	length := le.Uint32(h[4:])
-	if length < 32 || length%4 != 0 || uint64(length) > uint64(len(h)) || le.Uint32(h[length-4:]) != length {
+	// The block's fields read from a fixed-size array: no bounds checks.
+	b := (*[32]byte)(h)
+	length := le.Uint32(b[4:8])
+	if le.Uint32(b[0:4]) != ngEPB || length < 32 || length%4 != 0 || uint64(length) > uint64(len(h)) ||
+		le.Uint32(h[length-4:]) != length {
 		return r.readInto(ev)
 	}
-	ifid, caplen := le.Uint32(h[8:]), le.Uint32(h[20:])
+	ifid, caplen := le.Uint32(b[8:12]), le.Uint32(b[20:24])
 	if caplen > length-32 || uint64(ifid) >= uint64(len(r.lts)) {
 		return r.readInto(ev)
 	}
@@ -241,7 +244,7 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 		return r.readInto(ev)
 	}
 	data := h[28 : 28+caplen]
-	if hl == HeaderLen64 && le.Uint32(data[60:]) != 0 {
+	if hl == HeaderLen64 && le.Uint32((*[HeaderLen64]byte)(data)[60:64]) != 0 {
 		return r.readInto(ev) // ISO descriptors
 	}
 	r.used += int(length)
