@@ -47,7 +47,8 @@ func (o outputFlag) create(e *env, mode outfile.Mode, inputs ...string) (*outfil
 // write creates the output (never over one of inputs; log: compressed
 // according to its extension), fills it and ends it (env.endOutput):
 // kept when fill succeeds or is interrupted, removed after any other
-// error, which write returns.
+// error, which write returns. Under a window (withWindow) what fill
+// writes names the inputs, not their cuts, as standard output does.
 func (o outputFlag) write(e *env, log bool, inputs []string, fill func(io.Writer) error) error {
 	var w io.Writer
 	var commit func() error
@@ -61,6 +62,15 @@ func (o outputFlag) write(e *env, log bool, inputs []string, fill func(io.Writer
 	}
 	if err != nil {
 		return err
+	}
+	if e.rename != nil && !o.stdout() {
+		rw, commitFile := e.rename.Writer(w), commit
+		w, commit = rw, func() error {
+			if err := rw.Flush(); err != nil {
+				return err
+			}
+			return commitFile()
+		}
 	}
 	return e.endOutput(commit, fill(w))
 }

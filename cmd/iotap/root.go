@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/iotap/iotap/capture"
+	"github.com/iotap/iotap/cut"
 	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/progress"
@@ -26,6 +27,9 @@ type env struct {
 	// windowed are the traces withWindow replaced by their cuts: an
 	// output must not be one of them either.
 	windowed []string
+	// rename, while withWindow runs a command, names the inputs where
+	// what the command writes names their cuts (outputFlag.write).
+	rename *cut.Renamer
 	// written describes files a package wrote itself (a split timeline),
 	// for the interruption message.
 	written []string

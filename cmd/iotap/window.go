@@ -54,9 +54,11 @@ func withWindow(e *env, c *cobra.Command) *cobra.Command {
 		signal.Notify(sig, syscall.SIGPIPE)
 		defer signal.Stop(sig)
 		exit := func() { os.Exit(128 + 13) }
-		// What the command prints names the inputs, not their cuts.
+		// What the command prints, and writes to -o, names the inputs,
+		// not their cuts.
 		stdout, stderr := e.stdout, e.stderr
-		defer func() { e.stdout, e.stderr = stdout, stderr }()
+		e.rename = ws.Renamer()
+		defer func() { e.stdout, e.stderr, e.rename = stdout, stderr, nil }()
 		return ws.Run(stdout, stderr, exit, func(o, we io.Writer) error {
 			e.stdout, e.stderr = o, we
 			err := run(cmd, args)
