@@ -96,7 +96,7 @@ func (r *Result) pastEnd(name string, spec timerange.Spec) string {
 	if r == nil || !r.PastEnd() {
 		return ""
 	}
-	return fmt.Sprintf("%s: the window [%s) starts after the input's last record: 0 events kept", name, spec)
+	return timerange.PastEndMessage(name, spec)
 }
 
 // Cut writes to w the records of in that fall inside opt.Window, in the

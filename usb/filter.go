@@ -158,12 +158,17 @@ func Learning(f Filter, ids *Identities) Filter {
 // binary captures; for text, the stamp as printed, unwrapped past each
 // 4096 s wrap); RFC 3339 times need wall-clock stamps. usbmon captures
 // carry no markers: mark:NAME is refused by NewWindowFilter.
+//
+// The filter must see every event, in order, before any other filter
+// (Selection.Filter puts it first): the window is resolved at the
+// capture's first event, and PastEnd looks at its last.
 type WindowFilter struct {
 	spec     timerange.Spec
 	resolved bool
 	win      timerange.Window
 	err      error
 	last     int64 // unwrapped text stamp, ns
+	end      int64 // the time of the last event seen
 }
 
 // NewWindowFilter returns the filter of spec.
@@ -199,7 +204,15 @@ func (w *WindowFilter) Keep(ev *usbmon.Event) bool {
 		w.resolved = true
 		w.win, w.err = w.spec.Resolve(timerange.Clock{Start: t, HasStart: true, HasWall: wall})
 	}
+	w.end = t
 	return w.err == nil && w.win.Contains(t)
+}
+
+// PastEnd says, after the capture was read to its end, that the window
+// starts after its last event: the window holds no event because the
+// capture ended before it (as cut.Result.PastEnd).
+func (w *WindowFilter) PastEnd() bool {
+	return w.resolved && w.err == nil && w.win.HasFrom && w.end < w.win.From
 }
 
 // Err is the error of resolving the window on the capture (a wall-clock

@@ -94,7 +94,9 @@ func (s Selection) Filter(ids *Identities) (f Filter, wf *WindowFilter, err erro
 		if wf, err = NewWindowFilter(spec); err != nil {
 			return nil, nil, err
 		}
-		fs = append(fs, wf.Keep)
+		// first: the window is placed on the capture's first event,
+		// not on the first one the other filters keep
+		fs = append([]Filter{wf.Keep}, fs...)
 	}
 	return All(fs...), wf, nil
 }
@@ -121,4 +123,16 @@ func (pl *Pipeline) Loss(readErr error) (lost []string, err error) {
 		return nil, &selectionError{pl.window.Err()}
 	}
 	return usbmon.ReaderLoss(pl.Reader, readErr)
+}
+
+// PastEnd is what a reader of the capture named name says when the
+// pipeline read it to its end and the time window of the Selection
+// starts after its last event (timerange.PastEndMessage, as cut and
+// the windowed readers say it); "" otherwise. Call it after a run that
+// ended without error.
+func (pl *Pipeline) PastEnd(name string) string {
+	if pl.window == nil || !pl.window.PastEnd() {
+		return ""
+	}
+	return timerange.PastEndMessage(name, pl.window.spec)
 }

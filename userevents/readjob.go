@@ -18,6 +18,9 @@ type ReadJob struct {
 	Window timerange.Spec // the samples' window on their clock (KeepWindow); unset: all
 	JSON   bool           // NDJSON: the input record, then a record per sample
 	keep   func(*Recorded) bool
+	win    timerange.Window // Window placed on the file (Prepare)
+	end    int64            // the time of the last sample Run read
+	seen   bool             // Run read a sample
 }
 
 // Prepare checks Filter and places Window on the file, before anything
@@ -35,12 +38,31 @@ func (j *ReadJob) Prepare(ctx context.Context) error {
 		}
 		keep = k
 	}
-	keep, err := KeepWindow(ctx, j.Path, j.Window, keep)
-	if err != nil {
-		return err // named by PerfDataWindow, as is a window that does not resolve
+	if j.Window.Set() {
+		win, err := PerfDataWindow(ctx, j.Path, j.Window)
+		if err != nil {
+			return err // named by PerfDataWindow, as is a window that does not resolve
+		}
+		inner := keep
+		keep = func(r *Recorded) bool {
+			j.end, j.seen = int64(r.TS), true
+			return win.Contains(int64(r.TS)) && (inner == nil || inner(r))
+		}
+		j.win = win
 	}
 	j.keep = keep
 	return nil
+}
+
+// PastEnd is what 'iotap events read' says when Run read the file to its
+// end and the Window starts after its last sample: the window holds no
+// sample because the file ended before it (timerange.PastEndMessage, as
+// cut and the other readers say it); "" otherwise.
+func (j *ReadJob) PastEnd() string {
+	if !j.seen || !j.win.HasFrom || j.end >= j.win.From {
+		return ""
+	}
+	return timerange.PastEndMessage(j.Path, j.Window)
 }
 
 // Open opens j.Path (OpenPerfData, whose errors name the file).

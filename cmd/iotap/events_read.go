@@ -73,6 +73,9 @@ stderr; the exit status is then 3 unless --allow-loss.`,
 			if readErr != nil {
 				return readErr
 			}
+			if msg := job.PastEnd(); msg != "" {
+				e.warn(msg)
+			}
 			st := r.Stats()
 			fmt.Fprintf(e.stderr, "iotap: %s\n", st)
 			if l := st.Loss(); l != "" && !allowLoss {

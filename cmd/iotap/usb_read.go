@@ -148,6 +148,9 @@ func usbFinish(e *env, o *usbAnOptions, path string, pl *usb.Pipeline, readErr e
 	if err != nil {
 		return usbError(err)
 	}
+	if msg := pl.PastEnd(path); msg != "" {
+		e.warn(msg) // as cut and mmio read say it
+	}
 	return o.loss.check(e, path+": ", lost, "use --allow-loss to accept")
 }
 

@@ -331,3 +331,12 @@ func ParseSpecFlags(from, to, lohi string) (Spec, error) {
 	}
 	return spec, err
 }
+
+// PastEndMessage is what a reader of the input named name says when the
+// window s starts after the input's last record: it holds no event
+// because the input ended before it (a warning; the command exits 0).
+// cut, the windowed readers, usb read/pair/stats and events read say it
+// alike.
+func PastEndMessage(name string, s Spec) string {
+	return fmt.Sprintf("%s: the window [%s) starts after the input's last record: 0 events kept", name, s)
+}
