@@ -7,16 +7,21 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal cancels ctx: the command stops, removes its
-	// partial outputs and exits 130. A second one kills the process as
-	// without iotap's handler: a command blocked where ctx is not looked
-	// at (opening a named pipe that has no writer) still ends.
+	// partial outputs and exits 130; an open of a named pipe waiting for
+	// its other end is woken (run). The signals of the next second are
+	// the same interruption (timeout(1) signals the command, then its
+	// process group); one after it kills the process as without iotap's
+	// handler, should a command be blocked where ctx is not looked at
+	// (a read of a pipe whose writer is silent).
 	go func() {
 		<-ctx.Done()
+		time.Sleep(time.Second)
 		stop()
 	}()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

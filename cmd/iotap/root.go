@@ -51,10 +51,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// A named pipe of the command line whose open waits for its other
+	// end is woken when ctx is cancelled: the first SIGINT or SIGTERM
+	// ends the command (exit 130) there too.
+	stopWaking := mapfile.WakeFIFOs(ctx, pathsIn(args))
 	// A mapped input cut shorter while read is an error, not SIGBUS.
 	err := mapfile.Do(func() error { return root.ExecuteContext(ctx) })
+	woke := stopWaking()
 	e.endMeters()
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if ctx.Err() != nil && (err != nil && errors.Is(err, context.Canceled) || woke) {
+		if err == nil {
+			err = ctx.Err()
+		}
 		err = e.interrupted(err)
 	}
 	e.outputs.Abort() // the outputs a failed command left uncommitted
@@ -62,6 +70,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return &codeError{code: exitUsage, err: err}
 	}
 	return err
+}
+
+// pathsIn are the words of the command line args that may name files:
+// each argument, the value of --flag=VALUE, and what comes before the
+// first ':' (FILE:OFFSET forms such as --pt and --raw).
+func pathsIn(args []string) []string {
+	var ps []string
+	for _, a := range args {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v
+		}
+		ps = append(ps, a)
+		if f, _, ok := strings.Cut(a, ":"); ok && f != "" {
+			ps = append(ps, f)
+		}
+	}
+	return ps
 }
 
 // topCommands are iotap's commands by name, in the order of its help.

@@ -43,3 +43,7 @@ func ThreadNice() (int, error) { return 0, notLinux("per-thread nice") }
 
 // SetThreadNice fails: thread nice values are Linux's.
 func SetThreadNice(n int) error { return notLinux("per-thread nice") }
+
+// WakeFIFO does nothing and reports false: named pipes are only woken on
+// Linux.
+func WakeFIFO(path string) bool { return false }
