@@ -123,6 +123,19 @@ counted), unless --allow-loss.`,
 	return c
 }
 
+// ptFlowFlag is the flag of the calls.FlowJob field that ae names.
+func ptFlowFlag(ae *calls.FlowArgError) string {
+	switch ae.Field {
+	case "Trace":
+		return "pt"
+	case "CPU":
+		return "cpu"
+	case "FilterCfg":
+		return fmt.Sprintf("filter:addr%d_cfg", ae.Index)
+	}
+	return ae.Field
+}
+
 func runPTFlow(e *env, f *ptFlowFlags) error {
 	if f.job.Trace == "" {
 		return usageErrorf("pt flow: no trace (--pt FILE)")
@@ -143,7 +156,7 @@ func runPTFlow(e *env, f *ptFlowFlags) error {
 	case errors.As(err, &se):
 		return usageErrorf("pt flow: %s has %d PT streams: choose one with --stream N (pt dump lists them)", f.job.Trace, se.Streams)
 	case errors.As(err, &ae):
-		return usageErrorf("pt flow: --%v", ae)
+		return usageErrorf("pt flow: --%s: %v", ptFlowFlag(ae), ae.Err)
 	case err != nil:
 		return fmt.Errorf("pt flow: %w", err)
 	}

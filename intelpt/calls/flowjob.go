@@ -18,15 +18,22 @@ var ErrStdin = errors.New("calls: the input is read by its name, not from standa
 // Job.Open; they name it): no PSB, not an Intel PT trace.
 var errEmptyTrace = fmt.Errorf("%w: empty (the input has no bytes)", intelpt.ErrNoPSB)
 
-// FlowArgError is FlowJob.Open's error for an option of the job that is
-// wrong: Option names it as the CLI's flag does ("pt", "cpu",
-// "filter:addr0_cfg").
+// FlowArgError is FlowJob.Open's error for a field of the job that is
+// wrong: Field names it ("Trace", "CPU", "FilterCfg"), Index is the
+// element of FilterCfg (0 for the others).
 type FlowArgError struct {
-	Option string
-	Err    error
+	Field string
+	Index int
+	Err   error
 }
 
-func (e *FlowArgError) Error() string { return e.Option + ": " + e.Err.Error() }
+func (e *FlowArgError) Error() string {
+	f := e.Field
+	if f == "FilterCfg" {
+		f += fmt.Sprintf("[%d]", e.Index)
+	}
+	return "calls: FlowJob." + f + ": " + e.Err.Error()
+}
 func (e *FlowArgError) Unwrap() error { return e.Err }
 
 // FlowJob is the whole 'iotap pt flow' job: the trace, the memory image
@@ -99,13 +106,13 @@ func (j *FlowJob) check() (cfg intelpt.FlowConfig, known bool, err error) {
 	if j.CPU != "" && j.CPU != "none" {
 		cpu, err := intelpt.ParseCPU(j.CPU)
 		if err != nil {
-			return cfg, false, &FlowArgError{"cpu", err}
+			return cfg, false, &FlowArgError{Field: "CPU", Err: err}
 		}
 		cfg.Errata, known = intelpt.ErrataFor(cpu)
 	}
 	for n, v := range j.FilterCfg {
 		if err := cfg.Filter.SetCfg(n, v); err != nil {
-			return cfg, false, &FlowArgError{fmt.Sprintf("filter:addr%d_cfg", n), err}
+			return cfg, false, &FlowArgError{Field: "FilterCfg", Index: n, Err: err}
 		}
 	}
 	return cfg, known, nil
@@ -146,7 +153,7 @@ func (j *FlowJob) Open() (*FlowTrace, error) {
 		}
 		file, from, size, err := intelpt.SplitFileRange(j.Trace)
 		if err != nil {
-			return nil, &FlowArgError{"pt", err}
+			return nil, &FlowArgError{Field: "Trace", Err: err}
 		}
 		if t.mapped, err = intelpt.MapFileRange(file, from, size); err != nil {
 			return nil, err

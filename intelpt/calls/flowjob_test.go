@@ -111,8 +111,9 @@ func TestFlowJobPerfData(t *testing.T) {
 	}
 }
 
-// TestFlowJobErrors: wrong options are *FlowArgError naming the option,
-// checked before the trace is opened; a perf.data of several streams
+// TestFlowJobErrors: wrong options are *FlowArgError naming the FlowJob
+// field (its Go name, not the CLI's flag), checked before the trace is
+// opened; a perf.data of several streams
 // needs one chosen; standard input needs the image given; an empty trace
 // is an error naming it.
 func TestFlowJobErrors(t *testing.T) {
@@ -128,11 +129,15 @@ func TestFlowJobErrors(t *testing.T) {
 		job   FlowJob
 		check func(error) bool
 	}{
-		{FlowJob{Trace: "nosuch.pt", Raw: img, CPU: "6/999"}, func(err error) bool { return errors.As(err, &ae) && ae.Option == "cpu" }},
-		{FlowJob{Trace: "nosuch.pt", Raw: img, FilterCfg: [4]uint64{0, 16}}, func(err error) bool {
-			return errors.As(err, &ae) && ae.Error() == "filter:addr1_cfg: value too big: 16"
+		{FlowJob{Trace: "nosuch.pt", Raw: img, CPU: "6/999"}, func(err error) bool {
+			return errors.As(err, &ae) && ae.Field == "CPU" && strings.HasPrefix(err.Error(), "calls: FlowJob.CPU: ")
 		}},
-		{FlowJob{Trace: lib + "ovf.pt:8-4", Raw: img}, func(err error) bool { return errors.As(err, &ae) && ae.Option == "pt" }},
+		{FlowJob{Trace: "nosuch.pt", Raw: img, FilterCfg: [4]uint64{0, 16}}, func(err error) bool {
+			return errors.As(err, &ae) && ae.Field == "FilterCfg" && ae.Index == 1 && ae.Error() == "calls: FlowJob.FilterCfg[1]: value too big: 16"
+		}},
+		{FlowJob{Trace: lib + "ovf.pt:8-4", Raw: img}, func(err error) bool {
+			return errors.As(err, &ae) && ae.Field == "Trace" && strings.HasPrefix(err.Error(), "calls: FlowJob.Trace: ")
+		}},
 		{FlowJob{Trace: "-"}, func(err error) bool { return errors.Is(err, ErrStdin) }},
 		{FlowJob{Trace: lib + "ovf.pt"}, func(err error) bool { return errors.Is(err, ErrNoSideband) }},
 		{FlowJob{Trace: lib + "two-cpus.perf.data", Input: FlowOptions{Stream: -1}}, func(err error) bool { return errors.As(err, &se) && se.Streams == 2 }},
