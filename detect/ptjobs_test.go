@@ -71,8 +71,93 @@ func TestPTInputDump(t *testing.T) {
 	}
 }
 
+// ptdumpCounts are the packets by name, the PSBs and the decoding errors
+// libipt's ptdump lists in exp (its output without options:
+// "OFFSET  NAME  PAYLOAD" lines, "[OFFSET: error decoding packet: ...]").
+func ptdumpCounts(exp []byte) (byName map[string]int64, errs int64) {
+	byName = map[string]int64{}
+	for _, l := range strings.Split(string(exp), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) == 0:
+		case strings.HasPrefix(l, "[") && strings.Contains(l, ": error decoding packet"):
+			errs++
+		case len(f) >= 2 && !strings.HasPrefix(l, "["):
+			byName[f[1]]++
+		}
+	}
+	return byName, errs
+}
+
+// TestPTInputStatsLibipt: the statistics of each raw trace of libipt's
+// corpus decoded without options, streamed and loaded, count the packets
+// of each kind, the PSBs, the overflows and the decoding errors that
+// libipt's ptdump lists for it (NAME-ptdump.exp), and the bytes of the
+// file.
+func TestPTInputStatsLibipt(t *testing.T) {
+	const corpus = "../../shared/testdata/intelpt-libipt/"
+	manifest, err := os.ReadFile(corpus + "MANIFEST.tsv")
+	if err != nil {
+		t.Skipf("libipt corpus: %v", err)
+	}
+	tested := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(manifest)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 || f[1] != "-" || f[3] != "-" {
+			continue // a CPU or ptdump options: not ptdump's plain listing
+		}
+		exp, err := os.ReadFile(corpus + f[0] + "-ptdump.exp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := corpus + f[0] + ".pt"
+		st, err := os.Stat(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName, errs := ptdumpCounts(exp)
+		var total int64
+		for _, n := range byName {
+			total += n
+		}
+		for _, stream := range []bool{true, false} {
+			in, err := OpenPT(trace, stream)
+			if err != nil {
+				t.Fatalf("%s: %v", trace, err)
+			}
+			items, err := in.Stats(context.Background(), in.Config(), 1, nil)
+			in.Close()
+			if errors.Is(err, intelpt.ErrNoPSB) && byName["psb"] == 0 {
+				continue // ptdump lists nothing either
+			}
+			if err != nil || len(items) != 1 {
+				t.Errorf("%s (streamed %v): %d items, %v", f[0], stream, len(items), err)
+				continue
+			}
+			s := items[0].Stats
+			got := map[string]int64{}
+			for _, k := range intelpt.Kinds() {
+				if n := s.Count(k); n != 0 {
+					got[k.String()] = n
+				}
+			}
+			if !reflect.DeepEqual(got, byName) || s.Packets != total || s.PSBs != byName["psb"] || s.Overflows != byName["ovf"] ||
+				s.Errors != errs || s.Bytes != st.Size() {
+				t.Errorf("%s (streamed %v): packets %v (%d), PSBs %d, overflows %d, errors %d, %d bytes; ptdump lists %v (%d), %d errors, the file has %d bytes",
+					f[0], stream, got, s.Packets, s.PSBs, s.Overflows, s.Errors, s.Bytes, byName, total, errs, st.Size())
+			}
+		}
+		tested++
+	}
+	t.Logf("%d traces compared with ptdump", tested)
+	if tested < 50 {
+		t.Errorf("%d traces of the corpus compared, want the corpus's plain ones (50 or more)", tested)
+	}
+}
+
 // TestPTInputStats: a raw file streamed has the statistics of the same
-// file loaded, read through the wrap with its ReaderAt; a perf.data has
+// file loaded, read through the wrap with its ReaderAt (both checked
+// against libipt's ptdump by TestPTInputStatsLibipt); a perf.data has
 // one item per stream; standard input without a PSB is ErrNoPSB naming
 // "-".
 func TestPTInputStats(t *testing.T) {
