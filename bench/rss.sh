@@ -5,7 +5,7 @@
 # in input size"; the table in docs/performance.md).
 #
 #   bench/rss.sh [GROUP ...]    groups: usb mmio keys events pt flow
-#                               capdir stdin (default: all)
+#                               capdir stdin parquet (default: all)
 #
 # Peak RSS is /usr/bin/time's "Maximum resident set size" (%M, KiB; the
 # same figure as `/usr/bin/time -v`), one run per command and input: it
@@ -44,6 +44,12 @@
 #           bounded (-max-depth 16) for the rows that rebuild calls
 #   capdir  the bounded-depth run of the flow group as an 'iotap pt
 #           capture' directory (bench/ptwrap -capdir)
+#   parquet export --parquet on four sizes (a row per command, RSS
+#           small -> ... -> large): the usb group's pcapng at 8, 32, 128
+#           and 256 MB, and user_events NDJSON of the first 100 k, 400 k
+#           and 800 k events and all of one perf record of 1.6 M writes
+#           (about 1.5 M events, 313 MB; needs perf and root: skipped
+#           otherwise); about 1 GB of inputs
 #   stdin   the bounded-depth perf.data and trace of the flow group on
 #           standard input (a pipe from cat, or a file), and the
 #           perf.data compressed (gzip -1) for cut
@@ -51,7 +57,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-1}
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(usb mmio keys events pt flow capdir stdin)
+[ ${#groups[@]} -gt 0 ] || groups=(usb mmio keys events pt flow capdir stdin parquet)
 if [ -n "${WORK:-}" ]; then
 	work=$WORK
 	mkdir -p "$work"
@@ -143,6 +149,33 @@ row() {
 			x[1] / 1024, (a ~ /exit/ ? " (" substr(a, index(a, "exit")) ")" : ""),
 			y[1] / 1024, (b ~ /exit/ ? " (" substr(b, index(b, "exit")) ")" : ""),
 			y[1] / x[1]
+	}'
+}
+
+# series INPUTNAME IN1 IN2 ... -- ARGS...: one row, the command run on each
+# input in turn (@IN@, @OUT@ as for row), its peak RSS on each.
+series() {
+	local name=$1 ins=() x
+	shift
+	while [ "$1" != -- ]; do
+		ins+=("$1")
+		shift
+	done
+	shift
+	local sizes=() rsss=() a
+	for x in "${ins[@]}"; do
+		a=("${@//@OUT@/$out}")
+		a=("${a[@]//@IN@/$x}")
+		sizes+=("$(mb "$x" | cut -d' ' -f1)")
+		rsss+=("$(rss "${a[@]}" | awk '{ printf "%.1f", $1 / 1024; if (NF > 1) printf " (%s)", substr($0, index($0, "exit")) }')")
+	done
+	local label="iotap $*"
+	label=${label//@IN@/IN}
+	label=${label//@OUT@/OUT}
+	local IFS=,
+	awk -v l="$label" -v n="$name" -v s="${sizes[*]}" -v r="${rsss[*]}" 'BEGIN {
+		gsub(",", " -> ", s); gsub(",", " -> ", r)
+		printf "| `%s` | %s | %s MB | | %s MiB | | |\n", l, n, s, r
 	}'
 }
 
@@ -346,8 +379,38 @@ for g in "${groups[@]}"; do
 		row "$n" "$s" "$l" pt flow --allow-loss --quiet --stat --raw "$work/call-s.bin:$cbase" - @\|IN@
 		row "$n" "$s" "$l" pt flow --allow-loss --quiet --stat --raw "$work/call-s.bin:$cbase" - @\<IN@
 		;;
+	parquet)
+		km=${KM003C:-../shared/testdata/usb/km003c-adc-1000hz.pcapng}
+		[ -r "$km" ] || km=testdata/usbmon/lab-capture.pcapng
+		ins=()
+		for m in 8 32 128 256; do
+			f=$work/parquet-usb-$m.pcapng
+			[ -s "$f" ] || "$work/bigcap" -pcapng "$km" -size "$(sz "${m}000000")" -o "$f" >/dev/null
+			ins+=("$f")
+		done
+		series pcapng "${ins[@]}" -- export --allow-loss --parquet @OUT@ @IN@
+		series pcapng "${ins[@]}" -- export --allow-loss --row-group-rows 65536 --parquet @OUT@ @IN@
+		if ! command -v perf >/dev/null || [ "$(id -u)" != 0 ]; then
+			echo "parquet: user_events rows skipped (needs perf and root)" >&2
+			continue
+		fi
+		all=$work/parquet-events-all.ndjson
+		if [ ! -s "$all" ]; then
+			p=$work/parquet-events.data
+			perf record -q -o "$p" -e syscalls:sys_enter_write -- dd if=/dev/zero of=/dev/null bs=1 count="$(sz 1600000)" 2>/dev/null
+			"$iotap" events read --json "$p" >"$all" 2>/dev/null
+			rm -f "$p"
+		fi
+		ins=()
+		for k in 100 400 800; do
+			f=$work/parquet-events-${k}k.ndjson
+			[ -s "$f" ] || head -n "$(sz "$((k * 1000 + 1))")" "$all" >"$f"
+			ins+=("$f")
+		done
+		series "user_events NDJSON" "${ins[@]}" "$all" -- export --allow-loss --parquet @OUT@ @IN@
+		;;
 	*)
-		echo "unknown group $g (usb mmio keys events pt flow capdir stdin)" >&2
+		echo "unknown group $g (usb mmio keys events pt flow capdir stdin parquet)" >&2
 		exit 2
 		;;
 	esac
