@@ -16,7 +16,7 @@ import (
 
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
-	"github.com/iotap/iotap/intelpt/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth/ptsynthtest"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -78,14 +78,8 @@ func perfPackets(t *testing.T, b []byte) []string {
 // begin and return is a call of the original; an empty window gives a
 // stream of a PSB and a PSBEND; mark: is refused.
 func TestCutPerfDataPT(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 48)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, dir, 48)
 	tr, err := intelpt.PerfDataPT(s.Perf)
 	if err != nil || len(tr.Streams) != 1 {
 		t.Fatalf("%v, %d streams", err, len(tr.Streams))

@@ -16,6 +16,7 @@ import (
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/intelpt/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth/ptsynthtest"
 	"github.com/iotap/iotap/internal/timerange"
 )
 
@@ -145,10 +146,7 @@ func callKey(c calls.Call) string {
 func TestCutPT(t *testing.T) {
 	bin := buildPTPkt(t)
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 48)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, dir, 48)
 	origDir := filepath.Join(dir, "orig")
 	origPath := writePTCaptureDir(t, origDir, s, s.Enc.PT)
 	orig, end, why := libiptList(t, bin, origPath)

@@ -6,11 +6,11 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // TestOpenPTFIFO: a named pipe is opened once, whatever it carries: a
@@ -33,7 +33,6 @@ func TestOpenPTFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer byName.Close()
-	fifo := filepath.Join(t.TempDir(), "fifo")
 	for _, tc := range []struct {
 		name   string
 		data   []byte
@@ -45,18 +44,10 @@ func TestOpenPTFIFO(t *testing.T) {
 		{"raw", raw, false},
 		{"text", bytes.Repeat([]byte("not a trace\n"), 50), true},
 	} {
-		os.Remove(fifo)
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Skip("mkfifo:", err)
-		}
-		go func(data []byte) {
-			// Blocks until the reader opens the pipe; a second open by
-			// the reader then finds no writer and blocks for ever.
-			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-				f.Write(data)
-				f.Close()
-			}
-		}(tc.data)
+		fifo := mapfiletest.FIFO(t)
+		// Written for the first reader: a second open by the reader
+		// then finds no writer and blocks for ever.
+		mapfiletest.FeedFIFO(fifo, tc.data, 20*time.Second)
 		type result struct {
 			in  *PTInput
 			got [][]byte

@@ -6,10 +6,11 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
+
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // TestOpenPTSpoolsPerfData: a perf.data on standard input or a named pipe
@@ -39,10 +40,7 @@ func TestOpenPTSpoolsPerfData(t *testing.T) {
 		}
 		return n
 	}
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("mkfifo:", err)
-	}
+	fifo := mapfiletest.FIFO(t)
 	for _, name := range []string{"-", fifo} {
 		for _, stream := range []bool{true, false} {
 			var in *PTInput
@@ -59,12 +57,7 @@ func TestOpenPTSpoolsPerfData(t *testing.T) {
 				os.Stdin = stdin
 				r.Close()
 			} else {
-				go func() {
-					if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-						f.Write(perf)
-						f.Close()
-					}
-				}()
+				mapfiletest.FeedFIFO(fifo, perf, 20*time.Second)
 				in, err = OpenPT(fifo, stream)
 			}
 			if err != nil {

@@ -5,11 +5,10 @@ package export
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
-	"github.com/iotap/iotap/intelpt/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth/ptsynthtest"
 )
 
 // TestExportPTCallsBatches: pt_calls' optional ns columns point into one
@@ -21,18 +20,8 @@ import (
 // checked against 'pt calls --json' with DuckDB by cmd/iotap's
 // TestExportPTMatchesCLI.
 func TestExportPTCallsBatches(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "perf.data")
-	if err := os.WriteFile(data, s.Perf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, data := ptsynthtest.PerfData(t, dir, 256)
 	export := func(batch int) []PTCallRow {
 		defer func(b int) { batchRows = b }(batchRows)
 		batchRows = batch

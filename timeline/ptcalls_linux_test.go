@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"github.com/iotap/iotap/intelpt"
 	"github.com/iotap/iotap/intelpt/calls"
 	"github.com/iotap/iotap/intelpt/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth/ptsynthtest"
 )
 
 // TestPTCallsTrack: the calls of the synthesized trace of a real program
@@ -27,14 +27,8 @@ import (
 // functions, one slice per call; protoc decodes the trace with
 // Perfetto's proto.
 func TestPTCallsTrack(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, dir, 256)
 	in, err := calls.ReadPerfData(s.Perf)
 	if err != nil {
 		t.Fatal(err)
@@ -116,13 +110,7 @@ func TestPTCallsTrack(t *testing.T) {
 // the slices are the calls of the perf.data of the same run, nested, and
 // protoc decodes the trace.
 func TestPTCallsCaptureDirMoved(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	s, err := ptsynth.SynthesizeProg(t.TempDir(), 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, t.TempDir(), 256)
 	in, err := calls.ReadPerfData(s.Perf)
 	if err != nil {
 		t.Fatal(err)
@@ -191,13 +179,7 @@ func TestPTCallsCaptureDirMoved(t *testing.T) {
 // calls --json' (the sum of end - begin of its calls), and they are the
 // functions with the most time. protoc decodes the overview.
 func TestPTCallsOverview(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	s, err := ptsynth.SynthesizeProg(t.TempDir(), 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, t.TempDir(), 256)
 	dir := t.TempDir()
 	perf := filepath.Join(dir, "perf.data")
 	if err := os.WriteFile(perf, s.Perf, 0o600); err != nil {
@@ -289,18 +271,8 @@ func TestPTCallsOverview(t *testing.T) {
 // as it is decoded (calls.ReadPerfDataFile) closes the file once its
 // streams are decoded; it stayed open until the process ended.
 func TestPTCallsSourcesCloseInput(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "perf.data")
-	if err := os.WriteFile(path, s.Perf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	_, path := ptsynthtest.PerfData(t, dir, 64)
 	isOpen := func() bool { // path among this process's open files
 		ents, err := os.ReadDir("/proc/self/fd")
 		if err != nil {
@@ -340,13 +312,7 @@ func TestPTCallsSourcesCloseInput(t *testing.T) {
 // are the calls in the order calls.Analyze begins them. (Under -race, a
 // batch handed back while the timeline still reads it is a data race.)
 func TestPTCallsBatchesReused(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
-	s, err := ptsynth.SynthesizeProg(t.TempDir(), 256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, t.TempDir(), 256)
 	track := func(batch int) []byte {
 		defer func(b int) { ptCallsBatch = b }(ptCallsBatch)
 		ptCallsBatch = batch
@@ -397,18 +363,8 @@ func TestPTCallsBatchesReused(t *testing.T) {
 // the copy is removed from $TMPDIR at once, and it is closed once both
 // tracks are done (no descriptor to it left open).
 func TestPTPerfDataStdinSpooled(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "perf.data")
-	if err := os.WriteFile(path, s.Perf, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	s, path := ptsynthtest.PerfData(t, dir, 64)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	spools := func() (n int) { // descriptors open to a spooled copy

@@ -367,13 +367,9 @@ func TestBadInputFIFO(t *testing.T) {
 		{[]string{"index"}, trace, 1, "fifo is not a regular file: cut reads its input more than once"},
 		{[]string{"mmio", "diff", mlog}, mlogData, 0, "11945 identical, 0 same register"},
 	} {
-		fifo := filepath.Join(dir, "fifo")
-		os.Remove(fifo)
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-			t.Skip("mkfifo:", err)
-		}
+		fifo := mapfiletest.FIFO(t)
 		name := strings.Join(tc.cmd, " ")
-		writer := feedFIFO(fifo, tc.data, 20*time.Second)
+		writer := mapfiletest.FeedFIFO(fifo, tc.data, 20*time.Second)
 		type result struct {
 			stdout, stderr string
 			code           int
@@ -401,35 +397,6 @@ func TestBadInputFIFO(t *testing.T) {
 			t.Errorf("%s: the FIFO's writer: %v", name, err)
 		}
 	}
-}
-
-// feedFIFO writes data into the named pipe at path once a reader opens
-// it, and reports on the channel; it gives up (with an error) when no
-// reader comes within d, so it never blocks a test.
-func feedFIFO(path string, data []byte, d time.Duration) <-chan error {
-	ch := make(chan error, 1)
-	go func() {
-		deadline := time.Now().Add(d)
-		for {
-			// O_NONBLOCK: ENXIO while no reader has the pipe open.
-			f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err == nil {
-				// Blocking writes from here on.
-				if err = syscall.SetNonblock(int(f.Fd()), false); err == nil {
-					_, err = f.Write(data)
-				}
-				f.Close()
-				ch <- err
-				return
-			}
-			if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
-				ch <- fmt.Errorf("no reader opened the pipe: %w", err)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	return ch
 }
 
 // TestBadInputsUnprivileged runs the commands as an unprivileged user on

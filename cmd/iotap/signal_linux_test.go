@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // TestFirstSignalEndsFIFOOpen: iotap blocked opening a named pipe that
@@ -22,10 +24,7 @@ import (
 // signalling, and fails instead of hanging when the process lives on.
 func TestFirstSignalEndsFIFOOpen(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "p")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip(err)
-	}
+	fifo := mapfiletest.FIFO(t)
 	good := "../../testdata/usbmon/lab-0u.txt"
 	for i, args := range [][]string{
 		{"usb", "read", fifo},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/iotap/iotap/intelpt/ptsynth"
+	"github.com/iotap/iotap/intelpt/ptsynth/ptsynthtest"
 )
 
 // writePTDir writes trace as the thread.pt of an 'iotap pt capture'
@@ -31,14 +32,8 @@ func writePTDir(t *testing.T, dir string, s *ptsynth.Synthesized, trace []byte) 
 // the PSB and PSBEND of an empty stream; mark: is a usage error (PT has
 // no markers).
 func TestReaderWindowPT(t *testing.T) {
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not installed")
-	}
 	dir := t.TempDir()
-	s, err := ptsynth.SynthesizeProg(dir, 48)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := ptsynthtest.Prog(t, dir, 48)
 	capDir := filepath.Join(dir, "cap")
 	trace := writePTDir(t, capDir, s, s.Enc.PT)
 	first := s.Enc.TSC[0]

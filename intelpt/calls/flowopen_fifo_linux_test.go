@@ -3,11 +3,11 @@ package calls
 import (
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iotap/iotap/internal/mapfile/mapfiletest"
 )
 
 // TestOpenFlowFIFO: a named pipe is refused by its mode, not opened: a
@@ -16,10 +16,7 @@ import (
 // (the writer gone after the first reading). Here no writer ever comes:
 // opening it at all would block.
 func TestOpenFlowFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("mkfifo:", err)
-	}
+	fifo := mapfiletest.FIFO(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := OpenFlow(fifo, FlowOptions{Stream: -1})
@@ -49,16 +46,8 @@ func TestJobOpenRawFIFO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	go func() {
-		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
-			f.Write(trace)
-			f.Close()
-		}
-	}()
+	fifo := mapfiletest.FIFO(t)
+	mapfiletest.FeedFIFO(fifo, trace, 20*time.Second)
 	j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}, MaxDepth: DefaultTreeDepth}
 	in, o, err := j.Open(fifo)
 	if err != nil {
