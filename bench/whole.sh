@@ -131,6 +131,8 @@ for row in "${rows[@]}"; do
 		if [ -n "${PTDUMP:-}" ]; then
 			"$PTDUMP" "$trace" | cmp - <("$iotap" pt dump "$trace") && echo "pt dump: outputs identical"
 			pair "pt dump" "$iotap pt dump $trace" "$PTDUMP $trace"
+			"$iotap" pt dump --workers 2 "$trace" | cmp - <("$iotap" pt dump "$trace") && echo "pt dump --workers 2: output identical"
+			pair "pt dump --workers 2" "$iotap pt dump --workers 2 $trace" "$PTDUMP $trace"
 		else
 			echo "pt dump: skipped (PTDUMP not set)"
 		fi

@@ -32,14 +32,21 @@ func (in *PTInput) wrap(w PTWrap, at bool) (io.Reader, io.ReaderAt) {
 
 // Dump lists in as 'iotap pt dump' does, with the decoder configuration
 // cfg (in.Config with the user's timing parameters): a streamed raw file
-// as it is read, in constant memory (intelpt.DumpStream: a trace without
+// as it is read, in constant memory, its text by segments on o.Workers
+// goroutines when it is a regular file large enough (intelpt.DumpFile,
+// the same listing; 0: intelpt.StatsWorkers decides; o.At and o.Size
+// are set here) (intelpt.DumpStream: a trace without
 // a PSB is an error wrapping intelpt.ErrNoPSB); a loaded input stream by
 // stream, a perf.data's streams read from the file as they come
 // (intelpt.DumpInput: sum.Streams is 0 when none is of o.CPU). Errors
 // name the input; what decoding met is in the summary (Loss).
 func (in *PTInput) Dump(ctx context.Context, w io.Writer, cfg intelpt.Config, opt intelpt.DumpOptions, o intelpt.DumpInputOptions, wrap PTWrap) (sum intelpt.DumpSummary, err error) {
 	if in.Stream != nil {
-		r, _ := in.wrap(wrap, false)
+		size := in.Size()
+		r, ra := in.wrap(wrap, !o.JSON && intelpt.StatsWorkers(size, o.Workers) > 1)
+		if ra != nil {
+			o.At, o.Size = ra, size
+		}
 		sum, err = intelpt.DumpStream(ctx, w, r, cfg, opt, o)
 	} else {
 		sum, err = intelpt.DumpInput(w, in.Loaded, cfg, opt, o)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,6 +154,62 @@ func TestPTInputStatsLibipt(t *testing.T) {
 	if tested < 50 {
 		t.Errorf("%d traces of the corpus compared, want the corpus's plain ones (50 or more)", tested)
 	}
+}
+
+// TestPTInputDumpWorkers: a raw file of 16 MiB or more listed by
+// segments on two goroutines (the wrap's ReaderAt reading it) lists
+// what one pass lists (itself checked against libipt's ptdump): the same
+// bytes (CRC-32 and length of the 160 MB listings), a line per packet of
+// each copy of the libipt trace it repeats.
+func TestPTInputDumpWorkers(t *testing.T) {
+	one, err := os.ReadFile("../intelpt/testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := int(intelpt.ParallelStatsMin)/len(one) + 1
+	trace := filepath.Join(t.TempDir(), "big.pt")
+	if err := os.WriteFile(trace, bytes.Repeat(one, copies), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out [2]listingSum
+	for i, workers := range []int{1, 2} {
+		in, err := OpenPT(trace, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := false
+		sum, err := in.Dump(context.Background(), &out[i], in.Config(), intelpt.DumpOptions{}, intelpt.DumpInputOptions{File: trace, CPU: -1, Workers: workers},
+			func(r io.Reader, ra io.ReaderAt) (io.Reader, io.ReaderAt) {
+				at = ra != nil
+				return r, ra
+			})
+		in.Close()
+		if err != nil || sum.Loss() != nil {
+			t.Fatalf("%d workers: %v, loss %q", workers, err, sum.Loss())
+		}
+		if at != (workers > 1) {
+			t.Errorf("%d workers: read at offsets %v", workers, at)
+		}
+	}
+	if out[0] != out[1] {
+		t.Fatalf("two workers list %+v, one pass %+v", out[1], out[0])
+	}
+	if want := int64(7 * copies); out[1].lines != want { // psb fup mode.exec psbend tnt.8 fup tip.pgd
+		t.Errorf("%d lines, want %d", out[1].lines, want)
+	}
+}
+
+// listingSum sums up what is written to it.
+type listingSum struct {
+	crc          uint32
+	bytes, lines int64
+}
+
+func (s *listingSum) Write(b []byte) (int, error) {
+	s.crc = crc32.Update(s.crc, crc32.IEEETable, b)
+	s.bytes += int64(len(b))
+	s.lines += int64(bytes.Count(b, []byte{'\n'}))
+	return len(b), nil
 }
 
 // TestPTInputStats: a raw file streamed has the statistics of the same

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -148,9 +149,18 @@ type dumper struct {
 	w   io.Writer
 	err error // the first write error: the listing stops there
 	out []byte
-	opt *DumpOptions
-	cfg Config
-	res DumpResult
+	// hand, when set, takes the full buffer instead of w and returns
+	// an empty one (DumpFile's segments).
+	hand func([]byte) ([]byte, error)
+	// stopAt ends the listing at the packet starting there (DumpFile's
+	// segment end); a packet or resync that crosses it sets over and
+	// the listing goes on. atCut: the decoder starts on a PSB where a
+	// listing before ended (no synchronisation, nothing skipped).
+	stopAt      int64
+	over, atCut bool
+	opt         *DumpOptions
+	cfg         Config
+	res         DumpResult
 
 	lastIP   LastIP
 	tcal     tcal
@@ -174,7 +184,13 @@ type dumper struct {
 }
 
 func newDumper(w io.Writer, cfg Config, opt *DumpOptions) *dumper {
-	dp := &dumper{w: w, opt: opt, cfg: cfg, out: make([]byte, 0, dumpFlushAt+dumpSlack), offHiText: hexWord(0)}
+	return newDumperBuf(w, cfg, opt, make([]byte, 0, dumpFlushAt+dumpSlack))
+}
+
+// newDumperBuf is newDumper with the output buffer out (empty, with
+// dumpFlushAt+dumpSlack bytes of capacity).
+func newDumperBuf(w io.Writer, cfg Config, opt *DumpOptions, out []byte) *dumper {
+	dp := &dumper{w: w, opt: opt, cfg: cfg, out: out, offHiText: hexWord(0), stopAt: math.MaxInt64}
 	dp.cfg.IgnoreBlocks = !opt.Blocks
 	if opt.CPU != nil {
 		e, ok := ErrataFor(*opt.CPU)
@@ -190,6 +206,10 @@ func newDumper(w io.Writer, cfg Config, opt *DumpOptions) *dumper {
 // flush writes out to w; after a write error it only empties out. It
 // returns the first write error.
 func (dp *dumper) flush() error {
+	if dp.hand != nil && dp.err == nil {
+		dp.out, dp.err = dp.hand(dp.out)
+		return dp.err
+	}
 	if dp.err == nil && len(dp.out) > 0 {
 		_, dp.err = dp.w.Write(dp.out)
 	}
@@ -229,17 +249,26 @@ func (dp *dumper) diag(msg string, off uint64, c tcode) {
 }
 
 func (dp *dumper) run(d *StreamDecoder) {
-	if dp.opt.NoSync {
+	if dp.atCut {
+		// positioned by the caller
+	} else if dp.opt.NoSync {
 		d.startHere()
 	} else if d.SyncForward() != nil {
 		dp.res.Skipped = d.end()
 		return
+	} else {
+		dp.res.Skipped = d.Offset()
 	}
-	dp.res.Skipped = d.Offset()
 	track := dp.opt.Time || dp.opt.TCal
 	var p Packet
 	for dp.err == nil {
 		off := d.Offset()
+		if off >= dp.stopAt {
+			if off == dp.stopAt {
+				return
+			}
+			dp.stopAt, dp.over = math.MaxInt64, true
+		}
 		err := d.Next(&p)
 		if err == nil {
 			dp.res.Packets++

@@ -22,6 +22,15 @@ type DumpInputOptions struct {
 	JSON bool
 	// CPU lists only the stream of that CPU; -1: every stream.
 	CPU int
+	// Workers, when At reads the same regular file of Size bytes as
+	// DumpStream's reader, lists a raw trace's text by segments between
+	// PSBs on that many goroutines (DumpFile: the same listing; 0:
+	// StatsWorkers decides, as for pt stats, at most 4: the listing is
+	// written by one goroutine, and each segment in flight holds its
+	// listing in memory).
+	Workers int
+	At      io.ReaderAt
+	Size    int64
 }
 
 // DumpSummary is what DumpInput, DumpStream listed and lost.
@@ -125,7 +134,8 @@ func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputO
 }
 
 // DumpStream lists a raw trace read as it comes from r, in constant
-// memory, as DumpInput lists a stream: ptdump's text, or with o.JSON an
+// memory (its text by segments on several goroutines when o.At and
+// o.Workers say so), as DumpInput lists a stream: ptdump's text, or with o.JSON an
 // NDJSON input record naming o.File, then the packets' records. Reading
 // stops with ctx's error once ctx is done. Unless opt.NoSync, a trace
 // without a PSB is an error wrapping ErrNoPSB (a file's head can be
@@ -140,6 +150,11 @@ func DumpStream(ctx context.Context, w io.Writer, r io.Reader, cfg Config, opt D
 		if _, err = w.Write(AppendInputNDJSON(nil, o.File, FormatRaw, "")); err == nil {
 			res, err = DumpJSONReader(w, r, 0, cfg, opt)
 		}
+	} else if n := StatsWorkers(o.Size, o.Workers); o.At != nil && n > 1 {
+		if o.Workers == 0 {
+			n = min(n, dumpAutoWorkers)
+		}
+		res, err = DumpFile(w, ctxReaderAt{ctx, o.At}, o.Size, cfg, opt, n)
 	} else {
 		res, err = DumpReader(w, r, 0, cfg, opt)
 	}

@@ -169,11 +169,12 @@ func computeStatsFile(r io.ReaderAt, size int64, cfg Config, workers int, segSiz
 func psbCuts(r io.ReaderAt, size int64, cfg Config, segSize int64) ([]int64, error) {
 	var cuts []int64
 	segSize &^= 7
+	window := make([]byte, 64<<10) // one for every search
 	for at := segSize; at < size-segSize/2; at += segSize {
 		if n := len(cuts); n > 0 && cuts[n-1] >= at {
 			continue
 		}
-		d := NewStreamDecoder(io.NewSectionReader(r, at, size-at), cfg, 64<<10)
+		d := streamDecoderWith(io.NewSectionReader(r, at, size-at), cfg, window)
 		if d.SyncForward() != nil {
 			if err := d.Err(); err != nil {
 				return nil, err

@@ -34,9 +34,14 @@ func NewStreamDecoder(r io.Reader, cfg Config, size int) *StreamDecoder {
 
 // newStreamDecoder allows tiny windows (tests).
 func newStreamDecoder(r io.Reader, cfg Config, size int) *StreamDecoder {
-	s := &StreamDecoder{r: r, window: make([]byte, max(size, 2*maxPacket))}
-	s.d = Decoder{sync: -1, cfg: cfg}
-	s.d.buf = s.window[:0]
+	return streamDecoderWith(r, cfg, make([]byte, max(size, 2*maxPacket)))
+}
+
+// streamDecoderWith returns a decoder reading r through window (at
+// least 2*maxPacket bytes), which it reuses.
+func streamDecoderWith(r io.Reader, cfg Config, window []byte) *StreamDecoder {
+	s := &StreamDecoder{r: r, window: window}
+	s.d = Decoder{sync: -1, cfg: cfg, buf: window[:0]}
 	return s
 }
 
@@ -173,6 +178,14 @@ func (s *StreamDecoder) SyncForward() error {
 		scan = s.base + int64(next)
 		s.fill(int(max(scan-psbSize-s.base, 0)))
 	}
+}
+
+// startAt reads from the start and treats off (at most 7 bytes after
+// the stream's start, s.base) as synchronised, as startHere does.
+func (s *StreamDecoder) startAt(off int64) {
+	s.fill(0)
+	s.d.pos = int(min(max(off-s.base, 0), int64(len(s.d.buf))))
+	s.d.sync, s.d.block = s.d.pos, 0
 }
 
 // startHere treats the current position (the start) as synchronised, like

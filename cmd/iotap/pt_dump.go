@@ -16,6 +16,7 @@ type ptDumpFlags struct {
 	json      bool
 	allowLoss lossFlag
 	stream    int
+	workers   int
 	count     uint64 // -c
 }
 
@@ -85,6 +86,7 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	f.allowLoss.add(fl, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
+	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines, each on a segment between PSBs, for the text of a raw trace without --lastip/--time/--tcal/--no-sync (0: all cores, at most 4, for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; records with --json, after the input record), like tshark -c (0: all)")
 	return c
 }
@@ -103,9 +105,10 @@ func runPTDump(e *env, f *ptDumpFlags, path string) error {
 		return err
 	}
 	defer in.Close()
-	cfg, o := f.timing.Apply(in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream}
-	sum, err := in.Dump(e.ctx, e.stdout, cfg, f.opt, o, func(r io.Reader, _ io.ReaderAt) (io.Reader, io.ReaderAt) {
-		return e.meter("iotap: pt dump", in.Size(), true).Reader(r), nil
+	cfg, o := f.timing.Apply(in.Config()), intelpt.DumpInputOptions{File: path, JSON: f.json, CPU: f.stream, Workers: f.workers}
+	sum, err := in.Dump(e.ctx, e.stdout, cfg, f.opt, o, func(r io.Reader, ra io.ReaderAt) (io.Reader, io.ReaderAt) {
+		m := e.meter("iotap: pt dump", in.Size(), true)
+		return m.Reader(r), m.ReaderAt(ra)
 	})
 	if err != nil {
 		return fmt.Errorf("pt dump: %w", err)
