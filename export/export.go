@@ -20,9 +20,8 @@ import (
 
 // DefaultRowGroupRows is the default number of rows per row group: large
 // enough for good compression and few row groups per file, small enough
-// that what a row group holds in memory (its dictionaries; for
-// mmio_accesses also its compressed pages, which the other tables keep in
-// temporary files: pageFiles) stays a few tens of MB.
+// that what a row group holds in memory (its dictionaries; its compressed
+// pages wait in temporary files: pageFiles) stays a few tens of MB.
 const DefaultRowGroupRows = 1 << 20
 
 // Options configures an Exporter.

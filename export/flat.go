@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	"github.com/parquet-go/parquet-go"
@@ -51,6 +52,10 @@ type flatFile struct {
 	err      error // set by the encoder
 	cur      *flatPage
 	proto    thrift.CompactProtocol
+	// pageDir, when set (before the first row), is where each column's
+	// encoded pages wait until their row group is written, in a page
+	// file (pageFiles) instead of memory.
+	pageDir string
 }
 
 // flatCol is one column: its type, and the values of the page being
@@ -94,7 +99,9 @@ type flatPage struct {
 // flatChunk is what the encoder keeps of a column chunk until the row
 // group is written.
 type flatChunk struct {
-	data         []byte // the data pages: headers and bodies
+	data         []byte // the data pages: headers and bodies (those of the last page with a pageDir)
+	file         io.ReadWriteSeeker
+	fileSize     int64 // bytes of this row group's pages in file
 	uncompressed int64
 	nulls        int64
 	values       int64
@@ -369,6 +376,10 @@ func (f *flatFile) encode(p *flatPage) {
 				f.err = err
 				return
 			}
+			if err := f.spill(&f.chunks[i]); err != nil {
+				f.err = err
+				return
+			}
 		}
 	}
 	if p.last {
@@ -457,6 +468,30 @@ func (f *flatFile) encodeColumn(c *flatCol, ch *flatChunk, b *flatBuf, rows int)
 	return nil
 }
 
+// spill moves a chunk's encoded pages to its page file (with a pageDir).
+func (f *flatFile) spill(ch *flatChunk) error {
+	if f.pageDir == "" || len(ch.data) == 0 {
+		return nil
+	}
+	if ch.file == nil {
+		ch.file = pageFiles{dir: f.pageDir}.GetBuffer()
+	}
+	n, err := ch.file.Write(ch.data)
+	ch.fileSize += int64(n)
+	ch.data = ch.data[:0]
+	return err
+}
+
+// closePages closes the page files (after the encoder has ended).
+func (f *flatFile) closePages() {
+	for i := range f.chunks {
+		if ch := &f.chunks[i]; ch.file != nil {
+			pageFiles{}.PutBuffer(ch.file)
+			ch.file = nil
+		}
+	}
+}
+
 func (ch *flatChunk) minmax(c *flatCol, v int64) {
 	if !ch.hasMinMax {
 		ch.min, ch.max, ch.hasMinMax = v, v, true
@@ -530,6 +565,21 @@ func (f *flatFile) writeRowGroup(dicts [][]string) error {
 			}
 		}
 		md.DataPageOffset = f.off
+		if ch.file != nil {
+			if _, err := ch.file.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			n, err := io.CopyN(f.out, ch.file, ch.fileSize)
+			f.off += n
+			if err != nil {
+				return err
+			}
+			if _, err := ch.file.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			compressed += ch.fileSize
+			ch.fileSize = 0
+		}
 		if err := f.write(ch.data); err != nil {
 			return err
 		}
@@ -585,12 +635,14 @@ func (f *flatFile) close() error {
 		<-f.done
 		err = f.err // written by the encoder, which has ended
 	}
+	f.closePages()
 	return err
 }
 
 // abort stops the encoder without finishing the file.
 func (f *flatFile) abort() {
 	if f.jobs == nil || f.cur == nil {
+		f.closePages()
 		return
 	}
 	p := f.cur
@@ -599,6 +651,7 @@ func (f *flatFile) abort() {
 	f.jobs <- p
 	close(f.jobs)
 	<-f.done
+	f.closePages()
 }
 
 // flatTable is a table written through a flatFile, opened at its first
@@ -629,6 +682,7 @@ func (t *flatTable[T]) open() (*flatFile, error) {
 		os.Remove(fh.Name())
 		return nil, fmt.Errorf("export: %s: %w", t.name, err)
 	}
+	f.pageDir = filepath.Dir(fh.Name())
 	for _, kv := range [...]struct{ col, v string }{{"host", t.id.Host}, {"boot_id", t.id.BootID},
 		{"kernel_release", t.id.KernelRelease}, {"capture_id", t.id.CaptureID}, {"source_file", t.id.SourceFile},
 		{"clock_domain", t.id.ClockDomain}} {

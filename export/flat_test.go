@@ -57,13 +57,14 @@ func randomRows[T any](r *rand.Rand, n int, id Identity) []T {
 // writeFlat writes rows through a flatFile, walking their fields with
 // reflection (not the exporter's code): the identity as constants, every
 // other field appended to its column in order.
-func writeFlat[T any](t *testing.T, rows []T, id Identity, rowGroupRows int64, parallel bool, opts []parquet.WriterOption) []byte {
+func writeFlat[T any](t *testing.T, rows []T, id Identity, rowGroupRows int64, parallel bool, pageDir string, opts []parquet.WriterOption) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	f, err := newFlatFile[T](&out, rowGroupRows, parallel, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.pageDir = pageDir
 	ids := reflect.ValueOf(id)
 	for i := 0; i < ids.NumField(); i++ {
 		f.setConst(i, ids.Field(i).String())
@@ -157,9 +158,18 @@ func testFlat[T any](t *testing.T, table string) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			flat := writeFlat(t, rows, id, tc.rgRows, false, opts)
-			if par := writeFlat(t, rows, id, tc.rgRows, true, opts); !bytes.Equal(par, flat) {
+			flat := writeFlat(t, rows, id, tc.rgRows, false, "", opts)
+			if par := writeFlat(t, rows, id, tc.rgRows, true, "", opts); !bytes.Equal(par, flat) {
 				t.Errorf("the parallel encoder wrote other bytes than the serial one")
+			}
+			dir := t.TempDir()
+			for _, par := range []bool{false, true} {
+				if b := writeFlat(t, rows, id, tc.rgRows, par, dir, opts); !bytes.Equal(b, flat) {
+					t.Errorf("with the pages in page files (parallel %v), other bytes than in memory", par)
+				}
+			}
+			if names := pageNames(t, dir); len(names) > 0 {
+				t.Errorf("page files left: %v", names)
 			}
 			want, wf := readAll[T](t, ref.Bytes())
 			got, gf := readAll[T](t, flat)

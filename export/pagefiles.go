@@ -6,7 +6,8 @@ import (
 )
 
 // pageFiles is the page buffer pool of the tables written through
-// parquet.GenericWriter (parquet.ColumnPageBuffers). A Parquet column
+// parquet.GenericWriter (parquet.ColumnPageBuffers), and of flatFile's
+// (mmio_accesses) column chunks. A Parquet column
 // chunk is contiguous in the file, so the writer holds the compressed
 // pages of each column until its row group is complete; in memory
 // (parquet-go's default) that is the whole row group, compressed: up to
