@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // DumpOptions select what Dump prints. They mirror libipt ptdump's options.
@@ -147,7 +148,8 @@ const (
 
 type dumper struct {
 	w   io.Writer
-	err error // the first write error: the listing stops there
+	kt  kindTable // kindTab(), copied: one load less per packet
+	err error     // the first write error: the listing stops there
 	out []byte
 	// hand, when set, takes the full buffer instead of w and returns
 	// an empty one (DumpFile's segments).
@@ -190,7 +192,7 @@ func newDumper(w io.Writer, cfg Config, opt *DumpOptions) *dumper {
 // newDumperBuf is newDumper with the output buffer out (empty, with
 // dumpFlushAt+dumpSlack bytes of capacity).
 func newDumperBuf(w io.Writer, cfg Config, opt *DumpOptions, out []byte) *dumper {
-	dp := &dumper{w: w, opt: opt, cfg: cfg, out: out, offHiText: hexWord(0), stopAt: math.MaxInt64}
+	dp := &dumper{w: w, kt: *kindTab(), opt: opt, cfg: cfg, out: out, offHiText: hexWord(0), stopAt: math.MaxInt64}
 	dp.cfg.IgnoreBlocks = !opt.Blocks
 	if opt.CPU != nil {
 		e, ok := ErrataFor(*opt.CPU)
@@ -347,8 +349,8 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 	// space; cut back to the name when no payload follows.
 	os := len(b)
 	b = b[:os+16]
-	binary.LittleEndian.PutUint64(b[os:], kindCols[p.Kind][0])
-	binary.LittleEndian.PutUint64(b[os+8:], kindCols[p.Kind][1])
+	binary.LittleEndian.PutUint64(b[os:], dp.kt.cols[p.Kind][0])
+	binary.LittleEndian.PutUint64(b[os+8:], dp.kt.cols[p.Kind][1])
 	ss := os + opcodeCol
 	b = b[:ss]
 	switch p.Kind {
@@ -544,11 +546,11 @@ func (dp *dumper) packet(off uint64, p *Packet, src *StreamDecoder, track bool) 
 	if n := len(b) - ss; (n <= 24 || dp.ext && n <= 47) && len(dp.id) == 0 && len(dp.pend) == 0 && !dp.skip && !opt.Quiet {
 		// The usual line: a payload that fits, nothing after it.
 		if n == 0 {
-			b = b[:os+int(kindNameLen[p.Kind])]
+			b = b[:os+int(dp.kt.nameLen[p.Kind])]
 		}
 		b = append(b, '\n')
 	} else {
-		b = dp.endLine(b, ls, os, ss, int(kindNameLen[p.Kind]))
+		b = dp.endLine(b, ls, os, ss, int(dp.kt.nameLen[p.Kind]))
 	}
 	dp.out = b
 	if len(b) >= dumpFlushAt {
@@ -624,11 +626,20 @@ const hexDigits = "0123456789abcdef"
 // opcodeCol is the width of the opcode column with the space after it.
 const opcodeCol = 11
 
-// kindCols holds each kind's opcode column (its name cut to 9 bytes,
-// padded to 10, a space) as two little-endian words; kindNameLen the
-// length of the name in it.
-var kindCols, kindNameLen = func() (c [256][2]uint64, n [256]uint8) {
-	for i := range c {
+// kindTable holds each kind's opcode column (its name cut to 9 bytes,
+// padded to 10, a space) as two little-endian words, and the length of
+// the name in it.
+type kindTable struct {
+	cols    [256][2]uint64
+	nameLen [256]uint8
+}
+
+// kindTab builds the kindTable on the first dump, not at start-up: its
+// 256 names (fmt for the kinds without one) cost every command of the
+// binary about 0.3 M instructions when built by a package variable.
+var kindTab = sync.OnceValue(func() *kindTable {
+	t := new(kindTable)
+	for i := range t.cols {
 		name := Kind(i).String()
 		if len(name) > 9 {
 			name = name[:9]
@@ -638,11 +649,11 @@ var kindCols, kindNameLen = func() (c [256][2]uint64, n [256]uint8) {
 		for j := len(name); j < opcodeCol; j++ {
 			col[j] = ' '
 		}
-		c[i] = [2]uint64{binary.LittleEndian.Uint64(col[:]), binary.LittleEndian.Uint64(col[8:])}
-		n[i] = uint8(len(name))
+		t.cols[i] = [2]uint64{binary.LittleEndian.Uint64(col[:]), binary.LittleEndian.Uint64(col[8:])}
+		t.nameLen[i] = uint8(len(name))
 	}
-	return c, n
-}()
+	return t
+})
 
 // room returns b resliced to n bytes more, grown if its capacity is short.
 func room(b []byte, n int) []byte {
