@@ -16,7 +16,8 @@ type CaptureArgs struct {
 	CPUs    string   // --cpu: the CPUs to trace, a list such as 0-3,6 ("": all online CPUs)
 	Command []string // the command to start and trace (RecordOptions.Run)
 	// Duration stops tracing after this long (RecordOptions.Duration;
-	// 0 or less: no limit).
+	// 0: no limit; negative: an error of Options, as the other capture
+	// commands' --duration).
 	Duration time.Duration
 	// Record holds the rest: Trace's buffers and packet options, Trace.PID
 	// (--pid: one thread, per-thread mode), CopyBinaries, the command's
@@ -28,7 +29,7 @@ type CaptureArgs struct {
 // a directory is needed; one of CPUs, Record.Trace.PID and Command at
 // most; CPUs is parsed (tracefs.ParseCPUList); a PID is traced per
 // thread; a Command is started and traced from its exec; Duration bounds
-// the tracing. Errors name the flag.
+// the tracing (0: no limit; negative: an error). Errors name the flag.
 func (a CaptureArgs) Options() (RecordOptions, error) {
 	o := a.Record
 	if a.Dir == "" {
@@ -42,6 +43,9 @@ func (a CaptureArgs) Options() (RecordOptions, error) {
 	}
 	if modes > 1 {
 		return o, errors.New("give one of --cpu, --pid or -- COMMAND")
+	}
+	if a.Duration < 0 {
+		return o, fmt.Errorf("--duration %v: want 0 (no limit) or more", a.Duration)
 	}
 	if a.CPUs != "" {
 		cpus, err := tracefs.ParseCPUList(a.CPUs)

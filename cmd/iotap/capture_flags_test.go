@@ -73,6 +73,11 @@ var captureFlagCases = []struct {
 	{[]string{"capture", "--mmio", "--bind", "nonsense", "-o", "OUT"}, 2, "iotap: capture: --bind: bad PCI address \"nonsense\": want DDDD:BB:DD.F\n"},
 	{[]string{"capture", "--usb", "--bus", "300", "-o", "OUT"}, 2, "iotap: capture: --bus 300: want 0 (all buses) to 255\n"},
 	{[]string{"capture", "--usb", "stray", "-o", "OUT"}, 2, "iotap: capture: unexpected argument \"stray\" (put the command after --)\n"},
+	{[]string{"capture", "--usb", "-o", "OUT", "--duration", "-1s"}, 2, "iotap: capture: --duration -1s: want 0 (no limit) or more\n"},
+	{[]string{"usb", "capture", "-o", "OUT", "--duration", "-1s"}, 2, "iotap: --duration -1s: want 0 (no limit) or more\n"},
+	{[]string{"events", "record", "-o", "OUT", "--duration", "-1s", "x"}, 2, "iotap: events record: --duration -1s: want 0 (no limit) or more\n"},
+	// pt capture
+	{[]string{"pt", "capture", "-o", "OUT", "--duration", "-1s"}, 2, "iotap: pt capture: --duration -1s: want 0 (no limit) or more\n"},
 }
 
 // TestCaptureFlagMessages: each bad command line of the capture commands
