@@ -70,6 +70,14 @@ unless --allow-loss.`,
 	return c
 }
 
+// ptCallsFlag is the flag of the calls.Job field named field.
+func ptCallsFlag(field string) string {
+	if field == "Resolution" {
+		return "resolution"
+	}
+	return field
+}
+
 func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	out, err := f.out.Output()
 	if err != nil {
@@ -80,7 +88,9 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	// Collect late, as pt flow does (a collection only burnt CPU: 5 %).
 	defer debug.SetGCPercent(debug.SetGCPercent(1000))
 	in, o, err := f.job.Open(path)
-	if re := (*calls.RawError)(nil); errors.As(err, &re) {
+	if ae := (*calls.JobArgError)(nil); errors.As(err, &ae) {
+		return usageErrorf("pt calls: --%s %v: want %s", ptCallsFlag(ae.Field), ae.Value, ae.Want)
+	} else if re := (*calls.RawError)(nil); errors.As(err, &re) {
 		return usageErrorf("pt calls: --raw: %v", err)
 	} else if errors.Is(err, calls.ErrStdin) {
 		return usageErrorf("pt calls: a perf.data, capture directory or raw trace is read by its name, not from standard input")
@@ -89,7 +99,7 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	}
 	defer in.Close()
 	for _, w := range f.job.Warnings(in) {
-		fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", w)
+		fmt.Fprintf(e.stderr, "iotap: pt calls: %s: --%s %s\n", w.Problem, ptCallsFlag(w.Field), w.Effect)
 	}
 	if m := e.meter("iotap: pt calls", in.TraceBytes(), out == calls.OutputJSON); m != nil {
 		o.Progress = m.Update

@@ -156,3 +156,20 @@ func TestPTFlowSideband(t *testing.T) {
 		t.Errorf("a text file as trace without image: exit %d: %s", code, stderr)
 	}
 }
+
+// TestPTCallsResolution: a negative --resolution is a usage error (exit
+// 2, nothing on stdout; it kept no call, exit 0), and the note of a
+// --resolution over a raw trace, which has no TSC conversion, is this
+// exact line (the words of pt calls' flag; the library names its field).
+func TestPTCallsResolution(t *testing.T) {
+	code := "../../intelpt/testdata/libipt/call_direct-ret_compressed.bin:0x100000"
+	trace := "../../intelpt/testdata/libipt/call_direct-ret_compressed.pt"
+	stdout, stderr, rc := runUSB(t, "pt", "calls", "--resolution", "-1s", "--raw", code, trace)
+	if rc != exitUsage || stdout != "" || stderr != "iotap: pt calls: --resolution -1s: want 0 (all calls) or more\n" {
+		t.Errorf("--resolution -1s: exit %d, stdout %q, stderr %q", rc, stdout, stderr)
+	}
+	_, stderr, rc = runUSB(t, "pt", "calls", "--quiet", "--resolution", "10us", "--raw", code, trace)
+	if want := "iotap: pt calls: no TSC conversion in the input: --resolution is compared with TSC ticks\n"; rc != 0 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("--resolution 10us: exit %d, stderr %q, want it to start with %q", rc, stderr, want)
+	}
+}

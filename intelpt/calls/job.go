@@ -26,7 +26,8 @@ type Job struct {
 	// less: no limit.
 	MaxDepth int
 	// Resolution keeps only calls at least that long (Options.Resolution,
-	// compared with TSC ticks when the input has no TSC conversion).
+	// compared with TSC ticks when the input has no TSC conversion); 0:
+	// all calls; negative: a *JobArgError of Open.
 	Resolution time.Duration
 	// Kernel and Kallsyms give the kernel's code and names (LoadKernel),
 	// when set.
@@ -44,6 +45,27 @@ type RawError struct{ Err error }
 func (e *RawError) Error() string { return e.Err.Error() }
 func (e *RawError) Unwrap() error { return e.Err }
 
+// JobArgError is Job.Open's error for a field of the job whose value is
+// out of range: Field names it ("Resolution"), Value is its value and
+// Want what it may be.
+type JobArgError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *JobArgError) Error() string {
+	return fmt.Sprintf("calls: Job.%s %v: want %s", e.Field, e.Value, e.Want)
+}
+
+// check returns the *JobArgError of j's first field out of range.
+func (j *Job) check() error {
+	if j.Resolution < 0 {
+		return &JobArgError{Field: "Resolution", Value: j.Resolution, Want: "0 (all calls) or more"}
+	}
+	return nil
+}
+
 // Open reads the input at path as j says (a raw trace over j.Raw,
 // else Open) and returns it with the options of Run (Finder, demangling,
 // PID, tree depth, resolution, kernel image and symbols). A raw trace
@@ -52,8 +74,12 @@ func (e *RawError) Unwrap() error { return e.Err }
 // ErrStdin; a Raw that does not load a *RawError; an empty raw trace is
 // an error (intelpt.ErrNoPSB), as FlowJob.Open's; other errors name path,
 // once (an *fs.PathError of path, or of a file in a capture directory at
-// path, names it already).
+// path, names it already). j's fields are checked first: one out of
+// range is a *JobArgError, before the input is read.
 func (j *Job) Open(path string) (*Input, Options, error) {
+	if err := j.check(); err != nil {
+		return nil, Options{}, err
+	}
 	if path == "-" {
 		return nil, Options{}, ErrStdin
 	}
@@ -128,12 +154,25 @@ func (j *Job) open(path string) (*Input, Options, error) {
 	return in, o, nil
 }
 
-// Warnings say, in the words of pt calls' flags, what of j does not
-// apply to in as asked, before Run: a Resolution over an input without
-// TSC conversion (ToNS nil) is compared with TSC ticks, not nanoseconds.
-func (j *Job) Warnings(in *Input) []string {
+// JobWarning is a note of Job.Warnings: Problem, a field of the job
+// (Field, "Resolution") and what follows for it (Effect). String says it
+// in the library's terms; a program with other names for the fields (a
+// command's flags) words it with its own name for Field.
+type JobWarning struct {
+	Field, Problem, Effect string
+}
+
+// String is "PROBLEM: Job.FIELD EFFECT".
+func (w JobWarning) String() string {
+	return w.Problem + ": Job." + w.Field + " " + w.Effect
+}
+
+// Warnings say what of j does not apply to in as asked, before Run: a
+// Resolution over an input without TSC conversion (ToNS nil) is compared
+// with TSC ticks, not nanoseconds.
+func (j *Job) Warnings(in *Input) []JobWarning {
 	if j.Resolution != 0 && in.ToNS == nil {
-		return []string{"no TSC conversion in the input: --resolution is compared with TSC ticks"}
+		return []JobWarning{{Field: "Resolution", Problem: "no TSC conversion in the input", Effect: "is compared with TSC ticks"}}
 	}
 	return nil
 }

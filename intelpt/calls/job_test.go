@@ -114,21 +114,51 @@ func TestJobEmptyRaw(t *testing.T) {
 }
 
 // TestJobWarnings: a Resolution over an input without TSC conversion is
-// said (it is compared with ticks); none without a Resolution or with a
-// conversion.
+// said (it is compared with ticks) in the library's terms, naming the
+// Job field; none without a Resolution or with a conversion.
 func TestJobWarnings(t *testing.T) {
 	in := RawInput(nil, intelpt.Config{})
-	want := "no TSC conversion in the input: --resolution is compared with TSC ticks"
-	if got := (&Job{Resolution: time.Microsecond}).Warnings(in); len(got) != 1 || got[0] != want {
-		t.Errorf("resolution, no conversion: %q", got)
+	want := JobWarning{Field: "Resolution", Problem: "no TSC conversion in the input", Effect: "is compared with TSC ticks"}
+	got := (&Job{Resolution: time.Microsecond}).Warnings(in)
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("resolution, no conversion: %+v, want %+v", got, want)
+	}
+	if s := got[0].String(); s != "no TSC conversion in the input: Job.Resolution is compared with TSC ticks" {
+		t.Errorf("String() = %q", s)
 	}
 	if got := (&Job{}).Warnings(in); got != nil {
-		t.Errorf("no resolution: %q", got)
+		t.Errorf("no resolution: %+v", got)
 	}
 	in.ToNS = func(t uint64) uint64 { return t }
 	if got := (&Job{Resolution: time.Microsecond}).Warnings(in); got != nil {
-		t.Errorf("resolution, conversion: %q", got)
+		t.Errorf("resolution, conversion: %+v", got)
 	}
+}
+
+// TestJobNegativeResolution: a negative Resolution is a *JobArgError of
+// Open naming the field, found before the input is read (a path that
+// does not exist gives it, not the *fs.PathError); it became a huge
+// unsigned number that kept no call.
+func TestJobNegativeResolution(t *testing.T) {
+	lib := "../testdata/libipt/"
+	for _, path := range []string{lib + "call_direct-ret_compressed.pt", filepath.Join(t.TempDir(), "missing")} {
+		j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}, Resolution: -time.Second}
+		in, _, err := j.Open(path)
+		if in != nil {
+			in.Close()
+		}
+		var ae *JobArgError
+		if !errors.As(err, &ae) || ae.Field != "Resolution" || ae.Value != any(-time.Second) ||
+			err.Error() != "calls: Job.Resolution -1s: want 0 (all calls) or more" {
+			t.Errorf("%s: %v (%T), want a *JobArgError for Resolution", path, err, err)
+		}
+	}
+	j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}}
+	in, o, err := j.Open(lib + "call_direct-ret_compressed.pt")
+	if err != nil || o.Resolution != 0 {
+		t.Fatalf("Resolution 0: %v, %d", err, o.Resolution)
+	}
+	in.Close()
 }
 
 // TestOutputFlags: pt calls' output flags give Run's form: --quiet first,

@@ -133,5 +133,5 @@ func ExampleJob_Warnings() {
 		fmt.Println(w)
 	}
 	// Output:
-	// no TSC conversion in the input: --resolution is compared with TSC ticks
+	// no TSC conversion in the input: Job.Resolution is compared with TSC ticks
 }

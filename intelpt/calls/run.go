@@ -22,7 +22,8 @@ const (
 // OutputFlags are the output flags of 'iotap pt calls': JSON (--json),
 // Folded (--folded), FoldedTime (--folded-time: with Folded, weigh by
 // self time), Quiet (--quiet: only the summary). Output picks Run's form
-// from them.
+// from them. It is the command's flag set by design, so its error names
+// the flags; a program that chooses a form passes an Output to Run.
 type OutputFlags struct {
 	JSON, Folded, FoldedTime, Quiet bool
 }
