@@ -171,7 +171,11 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool,
 		if enc != nil {
 			nw.B = enc.append(nw.B, n+1, &ev, &p, ok, &d)
 		} else {
-			nw.B = lw.append(nw.B, n+1, Elapsed(pl.First, Micros(&ev), &ev), &ev, p.Latency, ok, &d)
+			if rel := Elapsed(pl.First, Micros(&ev), &ev); d.Summary == "" {
+				nw.B = lw.append(nw.B, n+1, rel, &ev, p.Latency, ok)
+			} else {
+				nw.B = appendEventText(nw.B, n+1, rel, &ev, p.Latency, ok, &d)
+			}
 			if hex && ev.HasData() {
 				nw.B = AppendHexDump(nw.B, ev.Data)
 			}

@@ -75,13 +75,15 @@ func (sl *addrSlot) set(key uint64, ev *usbmon.Event) {
 
 // append appends the line of the event ev, numbered seq, relUS
 // microseconds after the first event, with the latency of its pair
-// (paired) and its decoding d. Its common path calls no function: Go
-// keeps no register across a call, and the reloads of every live value
-// after each one cost as much as the formatting.
-func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool, d *Decoded) []byte {
-	if d.Summary != "" || ev.Type != usbmon.Submission && ev.Status != 0 || uint64(relUS) >= 1e12 ||
+// (paired), for an event whose decoding says nothing (Decoded.Summary
+// ""; the caller hands the others to appendEventText: one argument less
+// here, every argument in a register). Its common path calls no
+// function: Go keeps no register across a call, and the reloads of every
+// live value after each one cost as much as the formatting.
+func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool) []byte {
+	if ev.Type != usbmon.Submission && ev.Status != 0 || uint64(relUS) >= 1e12 ||
 		paired && uint64(latency-1) >= 1e6-1 || seq >= 1e16-1 || ev.Bus >= 10000 || ev.Endpoint >= 100 {
-		return appendEventText(b, seq, relUS, ev, latency, paired, d)
+		return appendEventText(b, seq, relUS, ev, latency, paired, &undecoded)
 	}
 	n := len(b)
 	if cap(b)-n < len(lineBuf{}) {
@@ -211,6 +213,9 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 	w[i] = '\n'
 	return b[:n+int(i)+1]
 }
+
+// undecoded is the Decoded of an event whose decoding says nothing.
+var undecoded Decoded
 
 // dec4 returns the decimal digits of v < 10^4 as a little-endian word
 // (the first digit in the low byte) and their count: a caller writes
