@@ -57,3 +57,31 @@ func TestWakeFIFOs(t *testing.T) {
 		t.Errorf("the regular file: %q, %v", b, err)
 	}
 }
+
+// TestWakeFIFOsInUse: a named pipe in use (its reader and writer open,
+// as a capture writing to 'iotap usb read FIFO') is not woken when the
+// context is cancelled: no open waits, and the command's own end (exit
+// 0 of a capture stopped by SIGINT) is kept.
+func TestWakeFIFOsInUse(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "p")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := WakeFIFOs(ctx, []string{fifo})
+	cancel()
+	time.Sleep(200 * time.Millisecond) // several looks
+	if stop() {
+		t.Error("a pipe in use was woken")
+	}
+}

@@ -1,6 +1,24 @@
 package unix
 
-import "golang.org/x/sys/unix"
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitingForFIFO reports whether a thread of this process sleeps in an
+// open(2) of a named pipe, waiting for the other end ("wait_for_partner"
+// in /proc/self/task/*/wchan; false where the kernel does not say).
+func WaitingForFIFO() bool {
+	tasks, _ := filepath.Glob("/proc/self/task/*/wchan")
+	for _, t := range tasks {
+		if b, err := os.ReadFile(t); err == nil && string(b) == "wait_for_partner" {
+			return true
+		}
+	}
+	return false
+}
 
 // WakeFIFO ends the wait of an open(2) of the named pipe at path that is
 // blocked for want of the other end (an open for reading waits for a

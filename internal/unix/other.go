@@ -44,6 +44,9 @@ func ThreadNice() (int, error) { return 0, notLinux("per-thread nice") }
 // SetThreadNice fails: thread nice values are Linux's.
 func SetThreadNice(n int) error { return notLinux("per-thread nice") }
 
+// WaitingForFIFO reports false: only Linux says where a thread sleeps.
+func WaitingForFIFO() bool { return false }
+
 // WakeFIFO does nothing and reports false: named pipes are only woken on
 // Linux.
 func WakeFIFO(path string) bool { return false }
