@@ -161,14 +161,14 @@ func Learning(f Filter, ids *Identities) Filter {
 //
 // The filter must see every event, in order, before any other filter
 // (Selection.Filter puts it first): the window is resolved at the
-// capture's first event, and PastEnd looks at its last.
+// capture's first event, and PastEnd looks at its latest.
 type WindowFilter struct {
 	spec     timerange.Spec
 	resolved bool
 	win      timerange.Window
 	err      error
 	last     int64 // unwrapped text stamp, ns
-	end      int64 // the time of the last event seen
+	end      int64 // the time of the latest event seen
 }
 
 // NewWindowFilter returns the filter of spec.
@@ -203,14 +203,16 @@ func (w *WindowFilter) Keep(ev *usbmon.Event) bool {
 	if !w.resolved {
 		w.resolved = true
 		w.win, w.err = w.spec.Resolve(timerange.Clock{Start: t, HasStart: true, HasWall: wall})
+		w.end = t
 	}
-	w.end = t
+	w.end = max(w.end, t) // the latest: events may come out of order
 	return w.err == nil && w.win.Contains(t)
 }
 
 // PastEnd says, after the capture was read to its end, that the window
-// starts after its last event: the window holds no event because the
-// capture ended before it (as cut.Result.PastEnd).
+// starts after its latest event (not the last read: events may come out
+// of order): the window holds no event because the capture ended before
+// it (as cut.Result.PastEnd).
 func (w *WindowFilter) PastEnd() bool {
 	return w.resolved && w.err == nil && w.win.HasFrom && w.end < w.win.From
 }

@@ -19,7 +19,7 @@ type ReadJob struct {
 	JSON   bool           // NDJSON: the input record, then a record per sample
 	keep   func(*Recorded) bool
 	win    timerange.Window // Window placed on the file (Prepare)
-	end    int64            // the time of the last sample Run read
+	end    int64            // the time of the latest sample Run read
 	seen   bool             // Run read a sample
 }
 
@@ -45,7 +45,9 @@ func (j *ReadJob) Prepare(ctx context.Context) error {
 		}
 		inner := keep
 		keep = func(r *Recorded) bool {
-			j.end, j.seen = int64(r.TS), true
+			if ts := int64(r.TS); !j.seen || ts > j.end {
+				j.end, j.seen = ts, true // the latest: perf.data's samples come in per-CPU rounds
+			}
 			return win.Contains(int64(r.TS)) && (inner == nil || inner(r))
 		}
 		j.win = win
@@ -55,7 +57,7 @@ func (j *ReadJob) Prepare(ctx context.Context) error {
 }
 
 // PastEnd is what 'iotap events read' says when Run read the file to its
-// end and the Window starts after its last sample: the window holds no
+// end and the Window starts after its latest sample: the window holds no
 // sample because the file ended before it (timerange.PastEndMessage, as
 // cut and the other readers say it); "" otherwise.
 func (j *ReadJob) PastEnd() string {

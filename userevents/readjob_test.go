@@ -194,3 +194,29 @@ func TestReadJobNamesFile(t *testing.T) {
 		t.Errorf("a perf.data cut short: %v", err)
 	}
 }
+
+// TestReadJobPastEndOutOfOrder: PastEnd looks at the file's latest
+// sample, not the last one read: the samples of a perf.data come in
+// per-CPU rounds, out of time order. Samples at 1 s, 5 s and then 2 s
+// with --from @3: the 5 s sample is kept, so no past-end; with --from
+// @6 all are before it.
+func TestReadJobPastEndOutOfOrder(t *testing.T) {
+	for _, c := range []struct {
+		from    string
+		pastEnd bool
+	}{{"@3", false}, {"@6", true}} {
+		j := ReadJob{Path: "unread.data", Window: mustSpec(t, c.from, "")}
+		if err := j.Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		kept := 0
+		for _, sec := range []uint64{1, 5, 2} {
+			if j.keep(&Recorded{TS: sec * 1e9}) {
+				kept++
+			}
+		}
+		if got := j.PastEnd(); (got != "") != c.pastEnd || (kept > 0) == (got != "") {
+			t.Errorf("--from %s over 1 s, 5 s, 2 s: PastEnd %q with %d kept, want past end %v", c.from, got, kept, c.pastEnd)
+		}
+	}
+}
