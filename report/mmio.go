@@ -46,10 +46,16 @@ type MMIOReg struct {
 const MaxTrackedRegs = 4096
 
 // MMIOOptions tune AnalyzeMMIO; the zero value is the defaults of
-// 'iotap mmio stats'.
+// 'iotap mmio stats' and 'iotap report': a line that does not parse is
+// skipped and counted as loss (MMIO.Loss).
 type MMIOOptions struct {
+	// Stats tunes the counts; its KeepGoing is not read (StopAtBadLine
+	// decides).
 	Stats   mmiotrace.StatsOptions
 	NoNames bool
+	// StopAtBadLine makes a line that does not parse an error naming it
+	// (mmio stats --keep-going=false) instead of a counted loss.
+	StopAtBadLine bool
 }
 
 // AnalyzeMMIO summarises the mmiotrace log at path (plain or compressed):
@@ -60,7 +66,9 @@ func AnalyzeMMIO(ctx context.Context, path string, o MMIOOptions) (*MMIO, *Span,
 	if err != nil {
 		return nil, nil, fmt.Errorf("mmio: %w", err)
 	}
-	st, err := mmiotrace.Analyze(f, o.Stats)
+	so := o.Stats
+	so.KeepGoing = !o.StopAtBadLine
+	st, err := mmiotrace.Analyze(f, so)
 	f.Close()
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +86,7 @@ func AnalyzeMMIO(ctx context.Context, path string, o MMIOOptions) (*MMIO, *Span,
 		}
 		m.Loss += fmt.Sprintf("the log is cut: it ends inside line %d", st.Lines)
 	}
-	span, err := m.series(ctx, path, o.Stats.KeepGoing)
+	span, err := m.series(ctx, path, so.KeepGoing)
 	if err != nil {
 		return nil, nil, err
 	}

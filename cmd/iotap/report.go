@@ -102,7 +102,6 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 		return usageErrorf("report: %v", err)
 	}
 	opt := report.Options{Stdin: os.Stdin, Window: spec, Warn: e.warn}
-	opt.MMIO.Stats.KeepGoing = true // a bad line inside a log is a counted loss, not a failure
 	m := e.meter("iotap: report", -1, false)
 	opt.Progress = report.ByteProgress(func(done int64, status string) { m.Update(done); m.SetStatus(status) })
 	r, err := report.Build(e.ctx, args, opt)
