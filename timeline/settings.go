@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/iotap/iotap/intelpt/calls"
@@ -34,10 +35,14 @@ type Settings struct {
 
 // Check checks the settings as 'iotap timeline' takes them from its
 // flags: BandwidthWindow must be positive (Apply leaves a zero one to
-// Options' default). Errors name the flag.
+// Options' default), PTResolution not negative (as calls.Job's). Errors
+// name the flag.
 func (s *Settings) Check() error {
 	if s.BandwidthWindow <= 0 {
 		return errors.New("--bandwidth-window must be positive")
+	}
+	if s.PTResolution < 0 {
+		return fmt.Errorf("--pt-resolution %v: want 0 (all calls) or more", s.PTResolution)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,8 +74,18 @@ func TestSettingsExpandInputs(t *testing.T) {
 	}
 }
 
-// TestSettingsCheck: the bandwidth window must be positive.
+// TestSettingsCheck: the bandwidth window must be positive, the PT
+// resolution not negative (a negative one, made unsigned, kept no call).
 func TestSettingsCheck(t *testing.T) {
+	for _, c := range []struct {
+		r    time.Duration
+		want string
+	}{{0, ""}, {time.Microsecond, ""}, {-time.Second, "--pt-resolution -1s: want 0 (all calls) or more"}} {
+		err := (&Settings{BandwidthWindow: time.Second, PTResolution: c.r}).Check()
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("PTResolution %v: %v, want %q", c.r, err, c.want)
+		}
+	}
 	for _, c := range []struct {
 		w  time.Duration
 		ok bool
