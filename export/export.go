@@ -79,6 +79,9 @@ type Exporter struct {
 	inputs   []os.FileInfo
 	files    []string
 	closed   bool
+	// temps are the temporary files of the tables being written: a
+	// failed ExportPath or Close removes those its error left open.
+	temps map[*os.File]bool
 }
 
 // New checks opt and returns an Exporter writing under opt.Dir, which is
@@ -130,6 +133,15 @@ func (x *Exporter) Close() error {
 		return nil
 	}
 	x.closed = true
+	err := x.writeCaptures()
+	if err != nil {
+		x.dropTemps()
+	}
+	return err
+}
+
+// writeCaptures writes the captures table.
+func (x *Exporter) writeCaptures() error {
 	byCap := map[string][]CaptureRow{}
 	var order []string
 	for _, c := range x.captures {
@@ -274,7 +286,28 @@ func (x *Exporter) createFile(name string, c *capture, src string) (string, *os.
 	if err != nil {
 		return "", nil, fmt.Errorf("export: %w", err)
 	}
+	if x.temps == nil {
+		x.temps = map[*os.File]bool{}
+	}
+	x.temps[f] = true
 	return final, f, nil
+}
+
+// dropTemp closes and removes the temporary file f of a table not
+// written.
+func (x *Exporter) dropTemp(f *os.File) {
+	delete(x.temps, f)
+	f.Close()
+	os.Remove(f.Name())
+}
+
+// dropTemps drops every temporary file still open: the tables an error
+// left behind (a write error returns from a table's next without its
+// abort), so that a failed export leaves no .tmp-* file.
+func (x *Exporter) dropTemps() {
+	for f := range x.temps {
+		x.dropTemp(f)
+	}
 }
 
 // writerOptions are the parquet-go options of every table's files.
@@ -351,6 +384,7 @@ func (t *table[T]) commit() error {
 // finish syncs and closes a table's temporary file f and renames it to
 // final, or removes it when err (the writer's) or any of this fails.
 func (x *Exporter) finish(name string, f *os.File, final string, err error) error {
+	delete(x.temps, f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -370,8 +404,7 @@ func (x *Exporter) finish(name string, f *os.File, final string, err error) erro
 
 // abort drops the file.
 func (t *table[T]) abort() {
-	t.f.Close()
-	os.Remove(t.f.Name())
+	t.x.dropTemp(t.f)
 }
 
 // lazyTable opens its table at the first row, so that an input without

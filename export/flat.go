@@ -678,8 +678,7 @@ func (t *flatTable[T]) open() (*flatFile, error) {
 	}
 	f, err := newFlatFile[T](fh, t.x.opt.RowGroupRows, runtime.GOMAXPROCS(0) > 1, t.x.writerOptions(t.name)...)
 	if err != nil {
-		fh.Close()
-		os.Remove(fh.Name())
+		t.x.dropTemp(fh)
 		return nil, fmt.Errorf("export: %s: %w", t.name, err)
 	}
 	f.pageDir = filepath.Dir(fh.Name())
@@ -704,6 +703,5 @@ func (t *flatTable[T]) abort() {
 		return
 	}
 	t.f.abort()
-	t.fh.Close()
-	os.Remove(t.fh.Name())
+	t.x.dropTemp(t.fh)
 }

@@ -40,6 +40,14 @@ type inputFile struct {
 // captures rows of the files exported; what was lost is in them (Loss,
 // Complete), not in the error, which is for failures to read or write.
 func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, error) {
+	rows, err := x.exportPath(ctx, path)
+	if err != nil {
+		x.dropTemps()
+	}
+	return rows, err
+}
+
+func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, error) {
 	if path == "-" {
 		return nil, errors.New("export: standard input cannot be exported: export reads its input more than once (give a file)")
 	}
