@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
@@ -100,6 +101,16 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 	kinds, err := report.OutputKinds(o.outs, o.format)
 	if err != nil {
 		return usageErrorf("report: %v", err)
+	}
+	// An -o naming an input is refused before the report is built and
+	// printed, not after.
+	var ins outfile.Inputs
+	ins.Add(args...)
+	ins.Add(e.windowed...)
+	for _, out := range o.outs {
+		if err := ins.Check(out); err != nil {
+			return err
+		}
 	}
 	opt := report.Options{Stdin: os.Stdin, Window: spec, Warn: e.warn}
 	m := e.meter("iotap: report", -1, false)
