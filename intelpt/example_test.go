@@ -190,3 +190,23 @@ func ExampleDumpOptions_Check() {
 	fmt.Println(o.Check())
 	// Output: specify either --time or --tcal
 }
+
+// Summarise a mapped range of a raw trace, read again from its file (as
+// pt flow does after its listing, to say what the listing lacks): the
+// first 29 bytes of a trace end inside its FUP packet at 0x1c.
+func ExampleMappedTrace_Stats() {
+	m, err := intelpt.MapFileRange("testdata/libipt/call_direct-ret_compressed.pt", 0, 29)
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	st, err := m.Stats(intelpt.Config{})
+	if err != nil {
+		panic(err) // the file was cut shorter while mapped
+	}
+	fmt.Printf("%d bytes, %d packets, truncated %v at %#x\n", st.Bytes, st.Packets, st.Truncated, st.TruncatedAt)
+	fmt.Println(m.FlowLoss(intelpt.Config{}))
+	// Output:
+	// 29 bytes, 5 packets, truncated true at 0x1c
+	// [trace ends inside a packet at offset 0x1c (last 1 bytes)]
+}

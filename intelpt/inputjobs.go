@@ -368,9 +368,17 @@ func (c ctxReaderAt) ReadAt(b []byte, off int64) (int, error) {
 // FlowLoss lists what an instruction listing of trace (FlowListing with
 // cfg) lacks: the bytes that decoding errors skipped (decoding resumed
 // at the next PSB) and the overflows (the CPU dropped trace data), each
-// seen in the listing. Empty when nothing was lost.
+// seen in the listing, and a tail cut inside a packet (which the listing
+// does not show, as ptxed's). Empty when nothing was lost.
 func FlowLoss(trace []byte, cfg Config) []string {
 	return flowLoss(ComputeStats(trace, cfg))
+}
+
+// truncatedTail describes the tail of a trace that ends inside a packet
+// (st.Truncated): "trace ends inside a packet at offset 0xOFF (last N
+// bytes)".
+func truncatedTail(st *Stats) string {
+	return fmt.Sprintf("trace ends inside a packet at offset %#x (last %d bytes)", st.TruncatedAt, st.Bytes-st.TruncatedAt)
 }
 
 // flowLoss is FlowLoss of the trace whose statistics are st.
@@ -386,6 +394,9 @@ func flowLoss(st Stats) []string {
 	}
 	if st.Overflows > 0 {
 		lost = append(lost, fmt.Sprintf("%d overflow(s) (see the listing)", st.Overflows))
+	}
+	if st.Truncated {
+		lost = append(lost, truncatedTail(&st))
 	}
 	return lost
 }

@@ -212,26 +212,35 @@ func (m *MappedTrace) DropBefore(off int64) {
 	}
 }
 
-// FlowLoss is FlowLoss(m.Data, cfg), of a mapping read from the file (in
-// constant memory: the dropped pages stay out of the resident set). A
-// file cut shorter while mapped is one more loss, "FILE: truncated while
-// reading at offset N".
-func (m *MappedTrace) FlowLoss(cfg Config) (loss []string) {
+// Stats is ComputeStats(m.Data, cfg), of a mapping read from the file
+// (in constant memory: the dropped pages stay out of the resident set).
+// A file cut shorter while mapped gives the statistics of what was read
+// and a *mapfile.FaultError, "FILE: truncated while reading at offset N".
+func (m *MappedTrace) Stats(cfg Config) (Stats, error) {
 	if m.mem != nil {
 		r := &countingReader{r: io.NewSectionReader(m.file, m.off, int64(len(m.Data)))}
 		st, err := ComputeStatsReader(r, cfg)
 		if err == nil {
-			loss = flowLoss(st)
 			if r.n < int64(len(m.Data)) {
-				loss = append(loss, (&mapfile.FaultError{File: m.file.Name(), Offset: m.off + r.n}).Error())
+				return st, &mapfile.FaultError{File: m.file.Name(), Offset: m.off + r.n}
 			}
-			return loss
+			return st, nil
 		}
 	}
+	var st Stats
 	err := m.Do(func() error {
-		loss = FlowLoss(m.Data, cfg)
+		st = ComputeStats(m.Data, cfg)
 		return nil
 	})
+	return st, err
+}
+
+// FlowLoss is FlowLoss(m.Data, cfg), of a mapping read from the file
+// (m.Stats). A file cut shorter while mapped is one more loss, "FILE:
+// truncated while reading at offset N".
+func (m *MappedTrace) FlowLoss(cfg Config) []string {
+	st, err := m.Stats(cfg)
+	loss := flowLoss(st)
 	if err != nil {
 		loss = append(loss, err.Error())
 	}

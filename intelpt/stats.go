@@ -18,7 +18,10 @@ type Stats struct {
 	Errors                           int64 // decoding errors (resynced at the next PSB)
 	ErrorOffsets                     []int64
 	SkippedBytes                     int64 // bytes not decoded: before the first PSB, after errors, truncated tail
-	Truncated                        bool
+	// Truncated: the trace ends inside a packet, the one at offset
+	// TruncatedAt (0 when a read error cut the trace instead).
+	Truncated   bool
+	TruncatedAt int64
 	// Time span from TSC (and MTC/TMA when Config has the CPUID 0x15 ratio).
 	HaveTime          bool
 	FirstTSC, LastTSC uint64
@@ -186,7 +189,7 @@ func computeStatsSeg(d *StreamDecoder, rec *timingLog) (Stats, statsSeg) {
 		}
 		if err != nil {
 			if errors.Is(err, ErrTruncated) {
-				s.Truncated = true
+				s.Truncated, s.TruncatedAt = true, off
 				s.SkippedBytes += size() - off
 				break
 			}

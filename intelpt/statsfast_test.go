@@ -47,7 +47,7 @@ func statsByNext(d *StreamDecoder, rec *timingLog) (Stats, statsSeg) {
 		}
 		if err != nil {
 			if errors.Is(err, ErrTruncated) {
-				s.Truncated = true
+				s.Truncated, s.TruncatedAt = true, off
 				s.SkippedBytes += size() - off
 				break
 			}

@@ -132,7 +132,7 @@ func computeStatsFile(r io.ReaderAt, size int64, cfg Config, workers int, segSiz
 			}
 		}
 		total.SkippedBytes += s.SkippedBytes
-		total.Truncated = s.Truncated
+		total.Truncated, total.TruncatedAt = s.Truncated, s.TruncatedAt
 		if s.PSBs > 0 {
 			addGap := func(g int64) {
 				if !haveGap || g < total.PSBGapMin {

@@ -115,7 +115,11 @@ func runPTCalls(e *env, f *ptCallsFlags, path string) error {
 	}
 	fmt.Fprintf(e.stderr, "iotap: pt calls: %s\n", res)
 	if l := res.Loss(in); l != "" {
-		return f.allowLoss.check(e, "pt calls: ", []string{l}, "--allow-loss to accept")
+		prefix := "pt calls: "
+		if len(res.Cut) > 0 && in.Loss == "" {
+			prefix += path + ": " // the file whose stream is cut
+		}
+		return f.allowLoss.check(e, prefix, []string{l}, "--allow-loss to accept")
 	}
 	return nil
 }

@@ -62,8 +62,10 @@ capture directory name their stream ("stream", "cpu").
 
 Exit status 3 when decoding errors skipped trace bytes (the errors are in
 the listing, as ptxed lists them; stderr counts them with the first one's
-offset and the bytes skipped) or the CPU dropped trace data (OVF packets,
-counted), unless --allow-loss.`,
+offset and the bytes skipped), the CPU dropped trace data (OVF packets,
+counted) or the trace ends inside a packet (stderr names the file and the
+packet's offset; the listing ends before it, as ptxed's), unless
+--allow-loss.`,
 		Example: `  iotap pt flow --raw code.bin:0x400000 --pt trace.pt
   iotap pt flow perf.data
   iotap pt flow --stream 1 --pid 4242 capture-dir

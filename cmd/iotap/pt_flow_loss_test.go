@@ -98,3 +98,56 @@ func TestPTFlowPerfDataLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestPTCutTrace: a raw trace cut inside a packet is loss for pt flow and
+// pt calls, as for pt dump (exit 3 unless --allow-loss, then a warning),
+// named with the file and the offset of the packet cut: a PSB then 4
+// bytes of a TSC (20 bytes), and libipt's call_direct-ret_compressed cut
+// 1 byte into its last FUP (at 0x1c in ptdump's listing), after the 3
+// instructions ptxed lists. Both commands exited 0 and said nothing; the
+// listing is the same with --allow-loss.
+func TestPTCutTrace(t *testing.T) {
+	const lib = "../../intelpt/testdata/libipt/"
+	full, err := os.ReadFile(lib + "call_direct-ret_compressed.pt")
+	tsc, err2 := os.ReadFile(lib + "cbr-tsc-tma-mtc-cyc.pt")
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	dir := t.TempDir()
+	code := lib + "call_direct-ret_compressed.bin:0x100000"
+	for _, c := range []struct {
+		name  string
+		trace []byte
+		loss  string
+		insns string // the start of pt flow's listing
+	}{
+		{"psb-tsc.pt", append(append([]byte(nil), tsc[:16]...), tsc[0x16:0x16+4]...), "trace ends inside a packet at offset 0x10 (last 4 bytes)", ""},
+		{"mid.pt", full[:0x1d], "trace ends inside a packet at offset 0x1c (last 1 bytes)", "0000000000100000\n0000000000100008\n0000000000100005\n"},
+	} {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, c.trace, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range []struct{ name, flow, prefix string }{
+			{"pt flow", "--pt", "pt flow: " + path + ": "},
+			{"pt calls", "", "pt calls: " + path + ": tid 1: "},
+		} {
+			args := []string{"pt", "calls", "--raw", code, path}
+			if cmd.flow != "" {
+				args = []string{"pt", "flow", "--raw", code, "--pt", path}
+			}
+			stdout, stderr, exit := runIotap(t, args...)
+			want := "iotap: " + cmd.prefix + c.loss + " (--allow-loss to accept)\n"
+			if exit != exitDataLost || !strings.HasSuffix(stderr, want) {
+				t.Errorf("%s %s: exit %d, stderr %q: want %d, ending %q", cmd.name, c.name, exit, stderr, exitDataLost, want)
+			}
+			if cmd.flow != "" && !strings.HasPrefix(stdout, c.insns) {
+				t.Errorf("%s %s: listing %q, want it to start %q", cmd.name, c.name, stdout, c.insns)
+			}
+			allowed, stderr, exit := runIotap(t, append(args[:2:2], append([]string{"--allow-loss"}, args[2:]...)...)...)
+			if exit != 0 || allowed != stdout || !strings.HasSuffix(stderr, "iotap: warning: "+cmd.prefix+c.loss+"\n") {
+				t.Errorf("%s --allow-loss %s: exit %d, stderr %q, same output %v", cmd.name, c.name, exit, stderr, allowed == stdout)
+			}
+		}
+	}
+}

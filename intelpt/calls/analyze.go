@@ -234,6 +234,12 @@ type Result struct {
 	// Overlaps say which mappings replaced parts of earlier ones (the
 	// first few; AddressSpaces.OverlapNotes).
 	Overlaps []string
+	// Cut lists the streams that end inside a packet, where the decoder
+	// stops as at a trace's end: "NAME: trace ends inside a packet at
+	// offset 0xOFF (last N bytes)" (or whose file was cut shorter while
+	// read: "NAME: FILE: truncated while reading at offset N"). Loss
+	// reports them.
+	Cut []string
 }
 
 // switchTable tells which thread ran on a CPU from a time on (perf
@@ -334,6 +340,17 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			cur.Close()
 		}
 	}()
+	// tail reads stream s again, from its file (m.Stats: in constant
+	// memory), to see whether it ends inside a packet (Cut).
+	tail := func(s *intelpt.PerfStream, m *intelpt.MappedTrace) {
+		st, err := m.Stats(in.Config)
+		switch {
+		case err != nil:
+			res.Cut = append(res.Cut, fmt.Sprintf("%s: %v", s.Name(), err))
+		case st.Truncated:
+			res.Cut = append(res.Cut, fmt.Sprintf("%s: trace ends inside a packet at offset %#x (last %d bytes)", s.Name(), st.TruncatedAt, st.Bytes-st.TruncatedAt))
+		}
+	}
 	for i, s := range in.Streams {
 		var progress func(off int64)
 		if o.Progress != nil {
@@ -392,6 +409,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress); err != nil {
 				return nil, err
 			}
+			tail(&s, mapped)
 			continue
 		}
 		// Per-CPU stream: the sideband's context switches on this CPU say
@@ -463,6 +481,7 @@ func Analyze(in *Input, o Options) (*Result, error) {
 		if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
 			return nil, err
 		}
+		tail(&s, mapped)
 	}
 	var last uint64
 	tr.Finish(last)

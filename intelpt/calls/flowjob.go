@@ -203,9 +203,10 @@ func (t *FlowTrace) Run(w io.Writer, progress func(offset int64)) (intelpt.FlowS
 
 // Loss lists what the listing lacks, read from the trace again (the
 // dropped pages stay out of memory): the bytes decoding errors skipped,
-// the overflows, a file cut shorter while read (intelpt.MappedTrace.FlowLoss),
-// then what the perf.data or capture directory lost. Empty when nothing
-// was lost.
+// the overflows, a tail cut inside a packet (where the listing ends as at
+// the trace's end), a file cut shorter while read
+// (intelpt.MappedTrace.FlowLoss), then what the perf.data or capture
+// directory lost. Empty when nothing was lost.
 func (t *FlowTrace) Loss() []string {
 	lost := t.mapped.FlowLoss(t.cfg.Config)
 	if t.inputLoss != "" {

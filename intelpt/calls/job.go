@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/iotap/iotap/intelpt"
@@ -178,14 +179,16 @@ func (j *Job) Warnings(in *Input) []JobWarning {
 }
 
 // Loss says what the analysis of in lacks, "" when nothing: the trace or
-// sideband in lost, else the gaps in the trace (overflows, decoding
-// errors, code not found).
+// sideband in lost (which says it all: gaps and a cut stream follow from
+// it), else the gaps in the trace (overflows, decoding errors, code not
+// found) and the streams that end inside a packet (Cut), joined by "; ".
 func (r *Result) Loss(in *Input) string {
-	switch {
-	case in.Loss != "":
+	if in.Loss != "" {
 		return "data lost: " + in.Loss
-	case r.Gaps > 0:
-		return fmt.Sprintf("%d gaps in the trace", r.Gaps)
 	}
-	return ""
+	var l []string
+	if r.Gaps > 0 {
+		l = append(l, fmt.Sprintf("%d gaps in the trace", r.Gaps))
+	}
+	return strings.Join(append(l, r.Cut...), "; ")
 }

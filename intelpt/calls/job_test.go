@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +56,58 @@ func TestJob(t *testing.T) {
 	}
 	if _, _, err := j.Open(lib + "nosuchfile.pt"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing input: %v", err)
+	}
+}
+
+// TestJobCutTrace: a raw trace cut inside a packet is loss (Result.Cut,
+// in Loss), named with the offset of the packet cut, as the decoder ends
+// there as at a trace's end. The oracle is libipt's ptdump: its listing of
+// call_direct-ret_compressed puts packets at 0x0, 0x10, 0x17, 0x19, 0x1b,
+// 0x1c and 0x1f (32 bytes); every cut after the PSB is tried, a cut at a
+// packet boundary is no loss. A PSB then 4 bytes of a TSC (the review's
+// 20-byte trace) is cut at 0x10. Nothing was said before.
+func TestJobCutTrace(t *testing.T) {
+	const lib = "../testdata/libipt/"
+	full, err := os.ReadFile(lib + "call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	j := Job{Raw: []string{lib + "call_direct-ret_compressed.bin:0x100000"}}
+	run := func(name string, trace []byte) *Result {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, trace, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		in, o, err := j.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		res, err := Run(io.Discard, in, path, OutputNone, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l := res.Loss(in); len(res.Cut) > 0 && !strings.HasSuffix(l, strings.Join(res.Cut, "; ")) || len(res.Cut) == 0 && strings.Contains(l, "inside a packet") {
+			t.Errorf("%s: Loss %q, Cut %q", name, l, res.Cut)
+		}
+		return res
+	}
+	boundaries := []int{0x10, 0x17, 0x19, 0x1b, 0x1c, 0x1f, 0x20}
+	for cut := 0x10; cut <= len(full); cut++ {
+		var want []string
+		if i, found := slices.BinarySearch(boundaries, cut); !found {
+			p := boundaries[i-1]
+			want = []string{fmt.Sprintf("tid 1: trace ends inside a packet at offset %#x (last %d bytes)", p, cut-p)}
+		}
+		if res := run("cut.pt", full[:cut]); !slices.Equal(res.Cut, want) {
+			t.Errorf("cut at %#x: %q, want %q", cut, res.Cut, want)
+		}
+	}
+	tsc := append(append([]byte(nil), full[:16]...), 0x19, 1, 2, 3) // a TSC has 7 bytes of payload
+	if res, want := run("psb-tsc.pt", tsc), []string{"tid 1: trace ends inside a packet at offset 0x10 (last 4 bytes)"}; !slices.Equal(res.Cut, want) {
+		t.Errorf("PSB and part of a TSC: %q, want %q", res.Cut, want)
 	}
 }
 
