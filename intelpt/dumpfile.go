@@ -54,38 +54,19 @@ func dumpFile(w io.Writer, r io.ReaderAt, size int64, cfg Config, opt DumpOption
 	for i := range segs {
 		segs[i].chunks = make(chan []byte, 64)
 	}
-	tokens := make(chan struct{}, workers+1) // segments listed or waiting
-	jobs := make(chan int)
-	done := make(chan struct{})
-	defer close(done)
 	free := make(chan []byte, 64) // chunks written, for reuse (the segments in flight hold about 15 each)
-	go func() {
-		defer close(jobs)
-		for i := range starts {
-			select {
-			case tokens <- struct{}{}:
-			case <-done:
-				return
+	// At most workers+1 segments are listed or waiting to be written.
+	sched := startSegments(len(starts), workers, func(jobs <-chan int, done <-chan struct{}) {
+		window := make([]byte, 64<<10) // each segment's decoder's
+		for i := range jobs {
+			end := int64(math.MaxInt64)
+			if i+1 < len(starts) {
+				end = starts[i+1]
 			}
-			select {
-			case jobs <- i:
-			case <-done:
-				return
-			}
+			dumpSegment(&segs[i], r, size, starts[i], end, i > 0, cfg, &opt, done, free, window)
 		}
-	}()
-	for range workers {
-		go func() {
-			window := make([]byte, 64<<10) // each segment's decoder's
-			for i := range jobs {
-				end := int64(math.MaxInt64)
-				if i+1 < len(starts) {
-					end = starts[i+1]
-				}
-				dumpSegment(&segs[i], r, size, starts[i], end, i > 0, cfg, &opt, done, free, window)
-			}
-		}()
-	}
+	})
+	defer sched.stop()
 	var total DumpResult
 	for i := range segs {
 		s := &segs[i]
@@ -99,7 +80,7 @@ func dumpFile(w io.Writer, r io.ReaderAt, size int64, cfg Config, opt DumpOption
 			default:
 			}
 		}
-		<-tokens
+		sched.merged()
 		if werr != nil {
 			return total, werr
 		}

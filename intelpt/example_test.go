@@ -191,6 +191,36 @@ func ExampleDumpOptions_Check() {
 	// Output: specify either --time or --tcal
 }
 
+// List a raw trace file as 'iotap pt dump --workers 4' does: a trace of
+// at least ParallelStatsMin bytes is cut at PSBs into segments listed on
+// 4 goroutines and written in order; the listing and the result are
+// DumpReader's (a small trace, as this one, is listed in one pass).
+func ExampleDumpFile() {
+	f, err := os.Open("testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		panic(err)
+	}
+	res, err := intelpt.DumpFile(os.Stdout, f, fi.Size(), intelpt.Config{}, intelpt.DumpOptions{}, 4)
+	if err != nil {
+		panic(err) // a write error
+	}
+	fmt.Printf("%d packets, loss %q, truncated %v\n", res.Packets, res.Loss(), res.Truncated)
+	// Output:
+	// 0000000000000000  psb
+	// 0000000000000010  fup        3: 0000000000100000
+	// 0000000000000017  mode.exec  cs.l
+	// 0000000000000019  psbend
+	// 000000000000001b  tnt.8      !!
+	// 000000000000001c  fup        1: ????????????0009
+	// 000000000000001f  tip.pgd    0: ????????????????
+	// 7 packets, loss "", truncated false
+}
+
 // Summarise a mapped range of a raw trace, read again from its file (as
 // pt flow does after its listing, to say what the listing lacks): the
 // first 29 bytes of a trace end inside its FUP packet at 0x1c.

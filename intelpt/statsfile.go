@@ -57,42 +57,22 @@ func computeStatsFile(r io.ReaderAt, size int64, cfg Config, workers int, segSiz
 		results[i] = make(chan result, 1)
 	}
 	// At most workers+1 segments are decoded or waiting to be merged.
-	tokens := make(chan struct{}, workers+1)
-	jobs := make(chan int)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		defer close(jobs)
-		for i := range starts {
-			select {
-			case tokens <- struct{}{}:
-			case <-done:
-				return
+	sched := startSegments(len(starts), workers, func(jobs <-chan int, _ <-chan struct{}) {
+		for i := range jobs {
+			from := starts[i] &^ 7 // the stream's word alignment for PSB search
+			end := size
+			if i+1 < len(starts) {
+				end = starts[i+1]
 			}
-			select {
-			case jobs <- i:
-			case <-done:
-				return
-			}
+			d := NewStreamDecoder(io.NewSectionReader(r, from, end-from), cfg, 256<<10)
+			d.base = from // offsets of the whole file
+			var res result
+			res.s, res.seg = computeStatsSeg(d, &res.log)
+			res.err = d.Err()
+			results[i] <- res
 		}
-	}()
-	for w := 0; w < workers; w++ {
-		go func() {
-			for i := range jobs {
-				from := starts[i] &^ 7 // the stream's word alignment for PSB search
-				end := size
-				if i+1 < len(starts) {
-					end = starts[i+1]
-				}
-				d := NewStreamDecoder(io.NewSectionReader(r, from, end-from), cfg, 256<<10)
-				d.base = from // offsets of the whole file
-				var res result
-				res.s, res.seg = computeStatsSeg(d, &res.log)
-				res.err = d.Err()
-				results[i] <- res
-			}
-		}()
-	}
+	})
+	defer sched.stop()
 	var (
 		total   Stats
 		lastPSB = int64(-1)
@@ -102,7 +82,7 @@ func computeStatsFile(r io.ReaderAt, size int64, cfg Config, workers int, segSiz
 	)
 	for i := range starts {
 		res := <-results[i]
-		<-tokens
+		sched.merged()
 		if res.err != nil {
 			return Stats{}, res.err
 		}
