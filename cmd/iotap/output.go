@@ -11,10 +11,16 @@ import (
 // through a link, never over one of inputs; "-" is e.stdout). Outputs not
 // committed when the command returns are removed by run.
 func (e *env) createOutput(path string, mode outfile.Mode, inputs ...string) (*outfile.File, error) {
+	return e.outputs.Create(path, outfile.Options{Inputs: e.inputSet(inputs...), Mode: mode, Stdout: e.stdout})
+}
+
+// inputSet is the set of files an output of a command reading inputs
+// must not be: inputs and the traces behind a window's cuts.
+func (e *env) inputSet(inputs ...string) *outfile.Inputs {
 	var in outfile.Inputs
 	in.Add(inputs...)
-	in.Add(e.windowed...) // the traces behind a window's cuts
-	return e.outputs.Create(path, outfile.Options{Inputs: &in, Mode: mode, Stdout: e.stdout})
+	in.Add(e.windowed...)
+	return &in
 }
 
 // endOutput ends a command that wrote an output: commit makes it complete

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/iotap/iotap/internal/outfile"
 	"github.com/iotap/iotap/internal/timerange"
 	"github.com/iotap/iotap/report"
 	"github.com/iotap/iotap/timeline"
@@ -104,9 +103,7 @@ func runReport(e *env, args []string, o *reportOptions, spec timerange.Spec) err
 	}
 	// An -o naming an input is refused before the report is built and
 	// printed, not after.
-	var ins outfile.Inputs
-	ins.Add(args...)
-	ins.Add(e.windowed...)
+	ins := e.inputSet(args...)
 	for _, out := range o.outs {
 		if err := ins.Check(out); err != nil {
 			return err
