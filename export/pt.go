@@ -187,16 +187,10 @@ func (x *Exporter) exportPT(ctx context.Context, c *capture, path string, t *ptT
 		}
 		row.Records += st.Packets
 		row.LostEvents += st.Overflows
-		if l := st.Loss(); l != "" { // bytes skipped by decoding errors, as pt stats says
-			lost = append(lost, t.names[i]+": "+l)
-		}
-		if st.Overflows > 0 {
-			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", t.names[i], st.Overflows))
-		}
-		if st.Truncated {
-			row.Truncated = true
-			lost = append(lost, fmt.Sprintf("%s: truncated tail", t.names[i]))
-		}
+		row.Truncated = row.Truncated || st.Truncated
+		// bytes skipped by decoding errors, overflows, a tail cut inside
+		// a packet (its offset), as pt stats says them
+		lost = append(lost, intelpt.StatsLoss([]intelpt.StreamStats{{Name: t.names[i], Stats: st}}, nil)...)
 	}
 	row.FirstTSNS, row.LastTSNS = first, last
 	lost = append(lost, t.loss...)

@@ -161,3 +161,31 @@ func TestExportRawPTNotATrace(t *testing.T) {
 		}
 	}
 }
+
+// TestExportPTCutTrace: a raw trace that ends inside a packet is loss in
+// its captures row, named with the packet's offset as pt stats, pt flow
+// and pt calls name it, and pt_stats says truncated. The oracle is
+// libipt's ptdump: its listing of call_direct-ret_compressed has a FUP at
+// 0x1c and a packet at 0x1f, so the first 0x1d bytes end 1 byte into the
+// FUP. Before, the row said "truncated tail" without where.
+func TestExportPTCutTrace(t *testing.T) {
+	full, err := os.ReadFile("../intelpt/testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cut.pt")
+	if err := os.WriteFile(path, full[:0x1d], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(Options{Dir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caps, err := x.ExportPath(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := path + ": trace ends inside a packet at offset 0x1c (last 1 bytes)"; len(caps) != 1 || caps[0].Loss != want || !caps[0].Truncated {
+		t.Errorf("captures rows %+v: want the loss %q", caps, want)
+	}
+}

@@ -246,8 +246,10 @@ func ComputeStreamStats(ctx context.Context, r io.Reader, ra io.ReaderAt, size i
 }
 
 // StatsLoss lists what the statistics of items say was lost: bytes that
-// decoding errors skipped, overflows (the CPU dropped trace), truncated
-// tails, the loss perf recorded (perf, nil for a raw trace).
+// decoding errors skipped, overflows (the CPU dropped trace), a tail cut
+// inside a packet ("NAME: trace ends inside a packet at offset 0xOFF
+// (last N bytes)", as FlowLoss and calls.Result.Cut say it), the loss
+// perf recorded (perf, nil for a raw trace).
 func StatsLoss(items []StreamStats, perf *PerfTrace) []string {
 	var lost []string
 	for _, it := range items {
@@ -258,7 +260,7 @@ func StatsLoss(items []StreamStats, perf *PerfTrace) []string {
 			lost = append(lost, fmt.Sprintf("%s: %d overflow(s)", it.Name, it.Stats.Overflows))
 		}
 		if it.Stats.Truncated {
-			lost = append(lost, fmt.Sprintf("%s: truncated tail", it.Name))
+			lost = append(lost, it.Name+": "+truncatedTail(&it.Stats))
 		}
 	}
 	if l := perf.LossSummary(); l != "" {
@@ -376,8 +378,12 @@ func FlowLoss(trace []byte, cfg Config) []string {
 
 // truncatedTail describes the tail of a trace that ends inside a packet
 // (st.Truncated): "trace ends inside a packet at offset 0xOFF (last N
-// bytes)".
+// bytes)", or "truncated tail" when a read error cut it (TruncatedAt 0:
+// a packet cut inside a trace is after its first PSB).
 func truncatedTail(st *Stats) string {
+	if st.TruncatedAt == 0 {
+		return "truncated tail"
+	}
 	return fmt.Sprintf("trace ends inside a packet at offset %#x (last %d bytes)", st.TruncatedAt, st.Bytes-st.TruncatedAt)
 }
 

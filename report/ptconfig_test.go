@@ -46,3 +46,27 @@ func TestAnalyzePTConfigDefault(t *testing.T) {
 		t.Errorf("the timing parameters change nothing: %+v", none)
 	}
 }
+
+// TestAnalyzePTCutTrace: a trace that ends inside a packet is loss in
+// the report, named with the packet's offset as pt stats, pt flow and pt
+// calls name it. The oracle is libipt's ptdump: its listing of
+// call_direct-ret_compressed has a FUP at 0x1c and a packet at 0x1f, so
+// the first 0x1d bytes end 1 byte into the FUP. Before, the report said
+// "truncated tail" without where.
+func TestAnalyzePTCutTrace(t *testing.T) {
+	full, err := os.ReadFile("../intelpt/testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cut.pt")
+	if err := os.WriteFile(path, full[:0x1d], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := AnalyzePT(context.Background(), path, PTOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "pt stats: data lost: [" + path + ": trace ends inside a packet at offset 0x1c (last 1 bytes)]"; p.Loss != want {
+		t.Errorf("loss %q, want %q", p.Loss, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/iotap/iotap/intelpt/calls"
@@ -132,6 +133,9 @@ func (s *ptCallsSource) run(in *calls.Input, o calls.Options) {
 	})
 	if err == nil {
 		s.in.Skipped += int64(res.Gaps)
+		if len(res.Cut) > 0 { // the stream ends inside a packet: its calls end before
+			s.in.Truncated, s.in.Truncation = true, strings.Join(res.Cut, "; ")
+		}
 	}
 	send()
 	close(s.ch)
