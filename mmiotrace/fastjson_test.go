@@ -42,6 +42,22 @@ var accessEdgeLines = []string{
 	"R\t4 1.000001 1 0xfebc0008 0x80 0x0 0\n",
 	"R 4 1.000001 1 0xfebc0008 0x80 0xg 0\n",
 	"W 4 77.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac 123\r\n",
+	// Each hex field at the edges of its word-at-a-time checks: 8 digits
+	// then a letter or a digit, 9 and 16 digits (the PC's usual form,
+	// with a leading zero, a bad last digit, 17 digits), an empty field.
+	"R 4 1.000001 1 0xfebc0008g 0x80 0xffffffff8190d2ac 0\n",
+	"R 4 1.000001 1 0xfebc00081 0x80 0xffffffff8190d2ac 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x12345678a 0xffffffff8190d2ac 0\n",
+	"R 8 1.000001 1 0xfebc0008 0xffffffffffffffff 0xffffffff8190d2ac 0\n",
+	"R 8 1.000001 1 0xffffffffffffffff 0x1 0x1 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0x0fffffff8190d2ac 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2aG 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac0 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x 0xffffffff8190d2ac 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0x 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0x1 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac 12345678\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac\t0\n",
 }
 
 // realLogs returns the bundled logs of real kernels (the e1000 probe in
