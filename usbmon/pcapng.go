@@ -257,9 +257,41 @@ func (r *pcapngReader) ReadInto(ev *Event) error {
 	if o := 28 + (caplen+3)&^3; o+4 <= length-4 {
 		ev.Synthesized = r.synthesized(h[o : length-4])
 	}
-	// Last: nothing is live across the call (Go keeps no register
-	// across one).
-	decodeHeaderLE((*[HeaderLen48]byte)(data), hl == HeaderLen64, data, ev)
+	x := (*[HeaderLen48]byte)(data)
+	ev.ID = le.Uint64(x[0:8])
+	ev.Type = EventType(x[8])
+	ev.Transfer = TransferType(x[9])
+	ev.In = x[10]&0x80 != 0
+	ev.Endpoint = x[10] & 0x7f
+	ev.Device = x[11]
+	ev.Bus = le.Uint16(x[12:14])
+	ev.SetupFlag = x[14]
+	ev.DataFlag = x[15]
+	ev.Sec = int64(le.Uint64(x[16:24]))
+	ev.Usec = int32(le.Uint32(x[24:28]))
+	ev.Status = int32(le.Uint32(x[28:32]))
+	ev.Length = le.Uint32(x[32:36])
+	ev.CapLen = le.Uint32(x[36:40])
+	if ev.Transfer == Isochronous {
+		ev.ErrorCount = int32(le.Uint32(x[40:44]))
+		ev.NumDesc = int32(le.Uint32(x[44:48]))
+		ev.Setup = [8]byte{}
+	} else {
+		ev.Setup = [8]byte(x[40:48])
+		ev.ErrorCount, ev.NumDesc = 0, 0
+	}
+	ev.TextStamp = 0
+	if hl == HeaderLen64 {
+		y := (*[HeaderLen64]byte)(data)
+		ev.Interval = int32(le.Uint32(y[48:52]))
+		ev.StartFrame = int32(le.Uint32(y[52:56]))
+		ev.XferFlags = le.Uint32(y[56:60])
+		ev.NDesc = 0
+		ev.Fields = HasWallClock | HasBus | HasLengths | HasExtended
+		return nil
+	}
+	ev.Interval, ev.StartFrame, ev.XferFlags, ev.NDesc = 0, 0, 0, 0
+	ev.Fields = HasWallClock | HasBus | HasLengths
 	return nil
 }
 
