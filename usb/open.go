@@ -137,9 +137,13 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool,
 	var lw lineWriter
 	var ev usbmon.Event
 	var p Pair
+	limit := pl.Limit
+	if limit == 0 {
+		limit-- // no limit: handed never reaches it
+	}
 	var handed uint64
 	for n := uint64(0); ; n++ {
-		if pl.Limit != 0 && handed >= pl.Limit {
+		if handed >= limit {
 			return nil
 		}
 		if n&4095 == 0 {
@@ -164,21 +168,19 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool,
 			continue
 		}
 		handed++
-		var d Decoded
-		if !dec.quiet(&ev) {
-			d = dec.decode(&ev, &p, ok)
-		}
-		if enc != nil {
+		switch {
+		case enc != nil:
+			var d Decoded
+			if !dec.quiet(&ev) {
+				d = dec.decode(&ev, &p, ok)
+			}
 			nw.B = enc.append(nw.B, n+1, &ev, &p, ok, &d)
-		} else {
-			if rel := Elapsed(pl.First, Micros(&ev), &ev); d.Summary == "" {
-				nw.B = lw.append(nw.B, n+1, rel, &ev, p.Latency, ok)
-			} else {
-				nw.B = appendEventText(nw.B, n+1, rel, &ev, p.Latency, ok, &d)
-			}
-			if hex && ev.HasData() {
-				nw.B = AppendHexDump(nw.B, ev.Data)
-			}
+		case !hex && dec.quiet(&ev):
+			// The usual line: nothing decoded, no dump; the others
+			// are appendText's, out of the loop.
+			nw.B = lw.append(nw.B, n+1, Elapsed(pl.First, Micros(&ev), &ev), &ev, p.Latency, ok)
+		default:
+			nw.B = pl.appendText(nw.B, dec, &lw, n+1, &ev, &p, ok, hex)
 		}
 		if len(nw.B) >= 1<<16 || nw.Live {
 			if err := nw.Flush(); err != nil {
@@ -186,6 +188,24 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool,
 			}
 		}
 	}
+}
+
+// appendText appends writeLines' text line of ev, numbered seq, for
+// any event: with its decoding, and with hex its data as a dump.
+func (pl *Pipeline) appendText(b []byte, dec *Decoder, lw *lineWriter, seq uint64, ev *usbmon.Event, p *Pair, ok, hex bool) []byte {
+	var d Decoded
+	if !dec.quiet(ev) {
+		d = dec.decode(ev, p, ok)
+	}
+	if rel := Elapsed(pl.First, Micros(ev), ev); d.Summary == "" {
+		b = lw.append(b, seq, rel, ev, p.Latency, ok)
+	} else {
+		b = appendEventText(b, seq, rel, ev, p.Latency, ok, &d)
+	}
+	if hex && ev.HasData() {
+		b = AppendHexDump(b, ev.Data)
+	}
+	return b
 }
 
 // WriteNDJSON writes 'iotap usb read --json': the "input" record naming
