@@ -118,7 +118,7 @@ func newRootCmdFor(e *env, args []string) *cobra.Command {
 	if len(args) > 0 {
 		for _, c := range topCommands {
 			if c.name == args[0] {
-				return newRootWith(e, c.make(e))
+				return newRootWith(e, false, c.make(e))
 			}
 		}
 	}
@@ -130,10 +130,16 @@ func newRootCmd(e *env) *cobra.Command {
 	for i, c := range topCommands {
 		cmds[i] = c.make(e)
 	}
-	return newRootWith(e, cmds...)
+	return newRootWith(e, true, cmds...)
 }
 
-func newRootWith(e *env, cmds ...*cobra.Command) *cobra.Command {
+// newRootWith is the root command over cmds. Only the whole tree's root
+// (whole) can run itself (iotap --version) or reach cobra's completion
+// command: a root over one command leaves out its version, which reads
+// the build information, and that command, whose four scripts' help
+// cobra formats at every run (a twentieth of the start-up's
+// instructions, docs/performance.md).
+func newRootWith(e *env, whole bool, cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "iotap",
 		Short: "Trace USB, MMIO, user_events and Intel PT at the Linux hardware/kernel boundary",
@@ -144,7 +150,11 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 data lost (dropped or lost events,
 truncated input) unless --allow-loss is given.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       versionString(debug.ReadBuildInfo()),
+	}
+	if whole {
+		root.Version = versionString(debug.ReadBuildInfo())
+	} else {
+		root.CompletionOptions.DisableDefaultCmd = true
 	}
 	root.SetVersionTemplate("iotap {{.Version}}\n")
 	root.PersistentFlags().BoolVar(&e.progress, "progress", false, progressHelp)
