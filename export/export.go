@@ -313,7 +313,7 @@ func (x *Exporter) dropTemps() {
 // writerOptions are the parquet-go options of every table's files.
 func (x *Exporter) writerOptions(name string) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(codec),
+		parquet.Compression(codec()),
 		parquet.MaxRowsPerRowGroup(x.opt.RowGroupRows),
 		parquet.CreatedBy("iotap", cmpOr(x.opt.IotapVersion, "devel"), ""),
 		parquet.KeyValueMetadata("iotap.schema_version", strconv.Itoa(SchemaVersion)),

@@ -140,7 +140,7 @@ func newFlatFile[T any](w io.Writer, rowGroupRows int64, parallel bool, opts ...
 		return nil, err
 	}
 	f := &flatFile{out: bufio.NewWriterSize(w, 1<<20), meta: *pf.Metadata(), rgRows: rowGroupRows,
-		codec: codec}
+		codec: codec()}
 	f.meta.RowGroups = nil
 	f.meta.NumRows = 0
 	fields := parquet.SchemaOf(new(T)).Fields()
