@@ -249,15 +249,18 @@ type lcTables struct {
 	modrm [3][lcModRMIdx]uint8 // [ModRM at byte 1, 2, 3][lcModRMIdx]: bytes up to the end of the displacement
 }
 
-var (
-	lcTab   [2]lcTables // without, with 66
-	lcTabs  = [2]*lcTables{&lcTab[0], &lcTab[1]}
-	lcVex0F [256]uint8 // [opcode]: lcVexIB, lcVexNoRM (VEX and EVEX map 0F)
-)
+// LenClass's tables, lcTab (without 66, with 66) and lcVex0F ([opcode]:
+// lcVexIB, lcVexNoRM, VEX and EVEX map 0F), with lcRMLen and lcTier
+// below, are Go literals in lenclass_tables.go, written by
+// TestLenClassTables from buildLenClass and buildLenClassPair: building
+// them at init was 0.4 M of the 4.6 M instructions of every iotap
+// process's start, whether it decodes x86 or not.
 
-// initLenClass builds LenClass's tables from the general decoder's (called
-// at the end of tables.go's init).
-func initLenClass() {
+var lcTabs = [2]*lcTables{&lcTab[0], &lcTab[1]}
+
+// buildLenClass builds LenClass's tables (lcTab, lcVex0F) from the
+// general decoder's.
+func buildLenClass(lcTab *[2]lcTables, lcVex0F *[256]uint8) {
 	for op := range 256 {
 		a := map0F[op]
 		if a&aVexIB != 0 {
@@ -356,13 +359,9 @@ const (
 // iotap process's start, whether it decodes x86 or not; the literal costs
 // nothing until a page of it is read.
 
-var (
-	// lcRMLen is the length of a ModRM, its SIB and its displacement in
-	// 64-bit addressing (1 to 6), by ModRM | (next byte & 7) << 8.
-	lcRMLen [lcModRMIdx]uint8
-	// lcTier is lcTier2's kind of the first byte.
-	lcTier [256]uint8
-)
+// lcRMLen (lenclass_tables.go) is the length of a ModRM, its SIB and its
+// displacement in 64-bit addressing (1 to 6), by ModRM | (next byte & 7)
+// << 8; lcTier (lenclass_tables.go) is lcTier2's kind of the first byte.
 
 // buildLCPair builds lcPair's entries from LenClass's other tables (after
 // init).
@@ -378,8 +377,9 @@ func buildLCPair(p *[1 << 16]uint16) {
 	}
 }
 
-// initLenClassPair builds lcRMLen and lcTier from LenClass's other tables.
-func initLenClassPair() {
+// buildLenClassPair builds lcRMLen and lcTier from LenClass's other
+// tables (lcTab).
+func buildLenClassPair(lcTab *[2]lcTables, lcRMLen *[lcModRMIdx]uint8, lcTier *[256]uint8) {
 	for x := range lcModRMIdx {
 		lcRMLen[x] = lcTab[0].modrm[0][x] - 1
 	}

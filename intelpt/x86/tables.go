@@ -82,11 +82,11 @@ var (
 
 	// Fast path tables (32/64-bit addressing, no prefixes).
 	fastPrefix [2][256]uint8 // [mode&1][byte]: fpNone, fpREX, fpLegacy, fp66, fpSlow
-	fastAttr   [512]uint64   // [is0F<<8 | opcode]
-	fastSlow   = [2]uint64{fastSlowAlways, fastSlowAlways | fastSlow64}
-	fastCtx    [8]uint8    // [mode&1<<2 | 66<<1 | REX.W]: shift of the immediate size in fastAttr
-	modrmFast  [256]uint16 // [ModRM]: bytes of ModRM+SIB+disp | 0xFF00 when SIB.base 5 adds disp32
-	sibBase5   [256]uint8  // [SIB]: 4 when the base is 5
+	// fastAttr [512]uint64 (lenclass_tables.go): [is0F<<8 | opcode]
+	fastSlow = [2]uint64{fastSlowAlways, fastSlowAlways | fastSlow64}
+	// fastCtx [8]uint8 (lenclass_tables.go): [mode&1<<2 | 66<<1 | REX.W]: shift of the immediate size in fastAttr
+	modrmFast [256]uint16 // [ModRM]: bytes of ModRM+SIB+disp | 0xFF00 when SIB.base 5 adds disp32
+	sibBase5  [256]uint8  // [SIB]: 4 when the base is 5
 )
 
 const (
@@ -327,9 +327,10 @@ func init() {
 	set(t, aVexNoRM, 0x77)
 }
 
-// init builds the fast path's tables from the ones above (it runs after
-// the first init: functions run in the order they appear).
-func init() {
+// buildFast builds the fast path's tables (fastAttr, fastCtx) from the
+// ones above. They are Go literals in lenclass_tables.go, written by
+// TestLenClassTables: building them at init cost every iotap process.
+func buildFast(fastAttr *[512]uint64, fastCtx *[8]uint8) {
 	// operand-size contexts: 0 osz16, 1 osz32, 2 osz64, 3 osz16in64
 	ctxSize := [4]uint8{osz16, osz32, osz64 | szAddr64, osz16in64 | szAddr64}
 	for e, t := range []*[256]attr{&map0, &map0F} {
@@ -369,6 +370,4 @@ func init() {
 			}
 		}
 	}
-	initLenClass()
-	initLenClassPair()
 }
