@@ -3,6 +3,7 @@ package usb
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Device capability types (USB 3.2 table 9-14).
@@ -25,14 +26,16 @@ const (
 	CapConfigSummary  = 0x10
 )
 
-var capNames = map[uint8]string{
-	CapWirelessUSB: "WIRELESS_USB", CapUSB2Extension: "USB_2.0_EXTENSION", CapSuperSpeed: "SUPERSPEED_USB",
-	CapContainerID: "CONTAINER_ID", CapPlatform: "PLATFORM", CapPowerDelivery: "POWER_DELIVERY",
-	CapBatteryInfo: "BATTERY_INFO", CapPDConsumerPort: "PD_CONSUMER_PORT", CapPDProviderPort: "PD_PROVIDER_PORT",
-	CapSuperSpeedPlus: "SUPERSPEED_PLUS", CapPrecisionTime: "PRECISION_TIME_MEASUREMENT",
-	CapWirelessUSBExt: "WIRELESS_USB_EXT", CapBillboard: "BILLBOARD", CapAuthentication: "AUTHENTICATION",
-	CapBillboardEx: "BILLBOARD_EX", CapConfigSummary: "CONFIGURATION_SUMMARY",
-}
+var capNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		CapWirelessUSB: "WIRELESS_USB", CapUSB2Extension: "USB_2.0_EXTENSION", CapSuperSpeed: "SUPERSPEED_USB",
+		CapContainerID: "CONTAINER_ID", CapPlatform: "PLATFORM", CapPowerDelivery: "POWER_DELIVERY",
+		CapBatteryInfo: "BATTERY_INFO", CapPDConsumerPort: "PD_CONSUMER_PORT", CapPDProviderPort: "PD_PROVIDER_PORT",
+		CapSuperSpeedPlus: "SUPERSPEED_PLUS", CapPrecisionTime: "PRECISION_TIME_MEASUREMENT",
+		CapWirelessUSBExt: "WIRELESS_USB_EXT", CapBillboard: "BILLBOARD", CapAuthentication: "AUTHENTICATION",
+		CapBillboardEx: "BILLBOARD_EX", CapConfigSummary: "CONFIGURATION_SUMMARY",
+	}
+})
 
 // DeviceCapability is one device capability descriptor of a BOS.
 type DeviceCapability struct {
@@ -44,7 +47,7 @@ type DeviceCapability struct {
 func (DeviceCapability) Type() uint8 { return DescDeviceCapability }
 
 func (c DeviceCapability) String() string {
-	name := capNames[c.CapabilityType]
+	name := capNames()[c.CapabilityType]
 	if name == "" {
 		name = fmt.Sprintf("CAPABILITY_0x%02x", c.CapabilityType)
 	}

@@ -3,6 +3,7 @@ package usb
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // CDC functional descriptor subtypes (CDC 1.2 table 13).
@@ -18,16 +19,18 @@ const (
 	CDCMBIMExtended       = 0x1c
 )
 
-var cdcSubtypeNames = map[uint8]string{
-	CDCHeader: "HEADER", CDCCallManagement: "CALL_MANAGEMENT", CDCACM: "ACM",
-	0x03: "DIRECT_LINE", 0x04: "TELEPHONE_RINGER", 0x05: "TELEPHONE_CALL", CDCUnion: "UNION",
-	CDCCountrySelection: "COUNTRY_SELECTION", 0x08: "TELEPHONE_OPERATIONAL_MODES", 0x09: "USB_TERMINAL",
-	0x0a: "NETWORK_CHANNEL", 0x0b: "PROTOCOL_UNIT", 0x0c: "EXTENSION_UNIT", 0x0d: "MULTI_CHANNEL",
-	0x0e: "CAPI_CONTROL", CDCEthernetNetworking: "ETHERNET_NETWORKING", 0x10: "ATM_NETWORKING",
-	0x11: "WIRELESS_HANDSET", 0x12: "MDLM", 0x13: "MDLM_DETAIL", 0x14: "DEVICE_MANAGEMENT", 0x15: "OBEX",
-	0x16: "COMMAND_SET", 0x17: "COMMAND_SET_DETAIL", 0x18: "TELEPHONE_CONTROL", 0x19: "OBEX_SERVICE_ID",
-	CDCNCM: "NCM", CDCMBIM: "MBIM", CDCMBIMExtended: "MBIM_EXTENDED",
-}
+var cdcSubtypeNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		CDCHeader: "HEADER", CDCCallManagement: "CALL_MANAGEMENT", CDCACM: "ACM",
+		0x03: "DIRECT_LINE", 0x04: "TELEPHONE_RINGER", 0x05: "TELEPHONE_CALL", CDCUnion: "UNION",
+		CDCCountrySelection: "COUNTRY_SELECTION", 0x08: "TELEPHONE_OPERATIONAL_MODES", 0x09: "USB_TERMINAL",
+		0x0a: "NETWORK_CHANNEL", 0x0b: "PROTOCOL_UNIT", 0x0c: "EXTENSION_UNIT", 0x0d: "MULTI_CHANNEL",
+		0x0e: "CAPI_CONTROL", CDCEthernetNetworking: "ETHERNET_NETWORKING", 0x10: "ATM_NETWORKING",
+		0x11: "WIRELESS_HANDSET", 0x12: "MDLM", 0x13: "MDLM_DETAIL", 0x14: "DEVICE_MANAGEMENT", 0x15: "OBEX",
+		0x16: "COMMAND_SET", 0x17: "COMMAND_SET_DETAIL", 0x18: "TELEPHONE_CONTROL", 0x19: "OBEX_SERVICE_ID",
+		CDCNCM: "NCM", CDCMBIM: "MBIM", CDCMBIMExtended: "MBIM_EXTENDED",
+	}
+})
 
 // CDCFunctional is a CDC functional descriptor (CS_INTERFACE). Fields not
 // used by a subtype are zero.
@@ -62,7 +65,7 @@ func ParseCDCFunctional(b []byte) (CDCFunctional, error) {
 	f := CDCFunctional{Subtype: b[2], Data: b}
 	need := func(n int) error {
 		if len(b) < n {
-			return invalidErr(what, 0, "%s needs bLength %d, have %d", cdcSubtypeNames[f.Subtype], n, len(b))
+			return invalidErr(what, 0, "%s needs bLength %d, have %d", cdcSubtypeNames()[f.Subtype], n, len(b))
 		}
 		return nil
 	}
@@ -105,7 +108,7 @@ func ParseCDCFunctional(b []byte) (CDCFunctional, error) {
 }
 
 func (f CDCFunctional) String() string {
-	name := cdcSubtypeNames[f.Subtype]
+	name := cdcSubtypeNames()[f.Subtype]
 	if name == "" {
 		name = fmt.Sprintf("SUBTYPE_0x%02x", f.Subtype)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -33,18 +34,20 @@ const (
 	DescSSPIsocEndpointComp     = 0x31
 )
 
-var descNames = map[uint8]string{
-	DescDevice: "DEVICE", DescConfiguration: "CONFIGURATION", DescString: "STRING", DescInterface: "INTERFACE",
-	DescEndpoint: "ENDPOINT", DescDeviceQualifier: "DEVICE_QUALIFIER", DescOtherSpeedConfiguration: "OTHER_SPEED_CONFIGURATION",
-	DescInterfacePower: "INTERFACE_POWER", DescOTG: "OTG", DescDebug: "DEBUG", DescInterfaceAssociation: "INTERFACE_ASSOCIATION",
-	DescBOS: "BOS", DescDeviceCapability: "DEVICE_CAPABILITY", DescHID: "HID", DescReport: "REPORT", DescPhysical: "PHYSICAL",
-	DescCSInterface: "CS_INTERFACE", DescCSEndpoint: "CS_ENDPOINT", DescHub: "HUB", DescSSHub: "SS_HUB",
-	DescSSEndpointCompanion: "SS_ENDPOINT_COMPANION", DescSSPIsocEndpointComp: "SSP_ISOC_ENDPOINT_COMPANION",
-}
+var descNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		DescDevice: "DEVICE", DescConfiguration: "CONFIGURATION", DescString: "STRING", DescInterface: "INTERFACE",
+		DescEndpoint: "ENDPOINT", DescDeviceQualifier: "DEVICE_QUALIFIER", DescOtherSpeedConfiguration: "OTHER_SPEED_CONFIGURATION",
+		DescInterfacePower: "INTERFACE_POWER", DescOTG: "OTG", DescDebug: "DEBUG", DescInterfaceAssociation: "INTERFACE_ASSOCIATION",
+		DescBOS: "BOS", DescDeviceCapability: "DEVICE_CAPABILITY", DescHID: "HID", DescReport: "REPORT", DescPhysical: "PHYSICAL",
+		DescCSInterface: "CS_INTERFACE", DescCSEndpoint: "CS_ENDPOINT", DescHub: "HUB", DescSSHub: "SS_HUB",
+		DescSSEndpointCompanion: "SS_ENDPOINT_COMPANION", DescSSPIsocEndpointComp: "SSP_ISOC_ENDPOINT_COMPANION",
+	}
+})
 
 // DescriptorTypeName names a descriptor type, "TYPE_0xNN" when unknown.
 func DescriptorTypeName(t uint8) string {
-	if n, ok := descNames[t]; ok {
+	if n, ok := descNames()[t]; ok {
 		return n
 	}
 	return "TYPE_0x" + hex2(t)

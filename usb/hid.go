@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // HIDItemType is the bType of a short item.
@@ -44,22 +45,28 @@ func (it HIDItem) Signed() int32 {
 	return int32(it.Data)
 }
 
-var hidMainNames = map[uint8]string{0x8: "Input", 0x9: "Output", 0xb: "Feature", 0xa: "Collection", 0xc: "End Collection"}
-var hidGlobalNames = map[uint8]string{0: "Usage Page", 1: "Logical Minimum", 2: "Logical Maximum", 3: "Physical Minimum",
-	4: "Physical Maximum", 5: "Unit Exponent", 6: "Unit", 7: "Report Size", 8: "Report ID", 9: "Report Count", 0xa: "Push", 0xb: "Pop"}
-var hidLocalNames = map[uint8]string{0: "Usage", 1: "Usage Minimum", 2: "Usage Maximum", 3: "Designator Index",
-	4: "Designator Minimum", 5: "Designator Maximum", 7: "String Index", 8: "String Minimum", 9: "String Maximum", 0xa: "Delimiter"}
+var hidMainNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{0x8: "Input", 0x9: "Output", 0xb: "Feature", 0xa: "Collection", 0xc: "End Collection"}
+})
+var hidGlobalNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{0: "Usage Page", 1: "Logical Minimum", 2: "Logical Maximum", 3: "Physical Minimum",
+		4: "Physical Maximum", 5: "Unit Exponent", 6: "Unit", 7: "Report Size", 8: "Report ID", 9: "Report Count", 0xa: "Push", 0xb: "Pop"}
+})
+var hidLocalNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{0: "Usage", 1: "Usage Minimum", 2: "Usage Maximum", 3: "Designator Index",
+		4: "Designator Minimum", 5: "Designator Maximum", 7: "String Index", 8: "String Minimum", 9: "String Maximum", 0xa: "Delimiter"}
+})
 
 // Name returns the item's name ("Usage Page", "Input", ...).
 func (it HIDItem) Name() string {
 	var n string
 	switch it.Type {
 	case HIDMain:
-		n = hidMainNames[it.Tag]
+		n = hidMainNames()[it.Tag]
 	case HIDGlobal:
-		n = hidGlobalNames[it.Tag]
+		n = hidGlobalNames()[it.Tag]
 	case HIDLocal:
-		n = hidLocalNames[it.Tag]
+		n = hidLocalNames()[it.Tag]
 	case HIDLong:
 		return "Long Item"
 	}
@@ -219,7 +226,9 @@ type ReportDescriptor struct {
 // maxHIDUsages bounds the usages remembered for one main item.
 const maxHIDUsages = 1024
 
-var hidKinds = map[uint8]string{0x8: "input", 0x9: "output", 0xb: "feature"}
+var hidKinds = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{0x8: "input", 0x9: "output", 0xb: "feature"}
+})
 
 // maxHIDStack bounds Push nesting; real descriptors use one or two levels.
 const maxHIDStack = 64
@@ -297,7 +306,7 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 				if g.size > 1<<16 || g.count > 1<<16 {
 					return rd, invalidErr(what, off, "report size %d x count %d too large", g.size, g.count)
 				}
-				rd.Fields = append(rd.Fields, HIDField{Kind: hidKinds[it.Tag], ReportID: g.id, BitOffset: bits[k],
+				rd.Fields = append(rd.Fields, HIDField{Kind: hidKinds()[it.Tag], ReportID: g.id, BitOffset: bits[k],
 					Size: int(g.size), Count: int(g.count), Flags: data, LogicalMin: g.logMin, LogicalMax: g.logMax,
 					Usages: usages, UsageMin: umin, UsageMax: umax})
 				bits[k] += int(g.size * g.count)
@@ -361,7 +370,7 @@ func ParseReportDescriptor(b []byte) (ReportDescriptor, error) {
 		return order[i][1] < order[j][1]
 	})
 	for _, k := range order {
-		rd.Reports = append(rd.Reports, HIDReport{Kind: hidKinds[k[0]], ID: k[1], Bits: bits[k]})
+		rd.Reports = append(rd.Reports, HIDReport{Kind: hidKinds()[k[0]], ID: k[1], Bits: bits[k]})
 	}
 	if depth != 0 {
 		return rd, invalidErr(what, len(b), "%d collections not closed", depth)

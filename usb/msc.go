@@ -3,6 +3,7 @@ package usb
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Bulk-Only Transport signatures and sizes.
@@ -140,19 +141,21 @@ const (
 	SCSIWrite12              = 0xaa
 )
 
-var scsiNames = map[uint8]string{
-	SCSITestUnitReady: "TEST_UNIT_READY", 0x01: "REZERO_UNIT", SCSIRequestSense: "REQUEST_SENSE", SCSIFormatUnit: "FORMAT_UNIT",
-	SCSIRead6: "READ_6", SCSIWrite6: "WRITE_6", SCSIInquiry: "INQUIRY", SCSIModeSelect6: "MODE_SELECT_6",
-	SCSIModeSense6: "MODE_SENSE_6", SCSIStartStopUnit: "START_STOP_UNIT", SCSISendDiagnostic: "SEND_DIAGNOSTIC",
-	SCSIPreventAllow: "PREVENT_ALLOW_MEDIUM_REMOVAL", SCSIReadFormatCapacities: "READ_FORMAT_CAPACITIES",
-	SCSIReadCapacity10: "READ_CAPACITY_10", SCSIRead10: "READ_10", SCSIWrite10: "WRITE_10", SCSIVerify10: "VERIFY_10",
-	SCSISynchronizeCache10: "SYNCHRONIZE_CACHE_10", SCSIReadTOC: "READ_TOC", SCSIGetConfiguration: "GET_CONFIGURATION",
-	SCSIGetEventStatus: "GET_EVENT_STATUS_NOTIFICATION", SCSIModeSelect10: "MODE_SELECT_10", SCSIModeSense10: "MODE_SENSE_10",
-	SCSIATAPassThrough16: "ATA_PASS_THROUGH_16", SCSIRead16: "READ_16", SCSIWrite16: "WRITE_16",
-	SCSISynchronizeCache16: "SYNCHRONIZE_CACHE_16", SCSIServiceActionIn16: "SERVICE_ACTION_IN_16",
-	SCSIReportLUNs: "REPORT_LUNS", SCSIATAPassThrough12: "ATA_PASS_THROUGH_12", SCSIRead12: "READ_12", SCSIWrite12: "WRITE_12",
-	0x2e: "WRITE_AND_VERIFY_10", 0x42: "UNMAP", 0x4d: "LOG_SENSE", 0xbb: "SET_CD_SPEED",
-}
+var scsiNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		SCSITestUnitReady: "TEST_UNIT_READY", 0x01: "REZERO_UNIT", SCSIRequestSense: "REQUEST_SENSE", SCSIFormatUnit: "FORMAT_UNIT",
+		SCSIRead6: "READ_6", SCSIWrite6: "WRITE_6", SCSIInquiry: "INQUIRY", SCSIModeSelect6: "MODE_SELECT_6",
+		SCSIModeSense6: "MODE_SENSE_6", SCSIStartStopUnit: "START_STOP_UNIT", SCSISendDiagnostic: "SEND_DIAGNOSTIC",
+		SCSIPreventAllow: "PREVENT_ALLOW_MEDIUM_REMOVAL", SCSIReadFormatCapacities: "READ_FORMAT_CAPACITIES",
+		SCSIReadCapacity10: "READ_CAPACITY_10", SCSIRead10: "READ_10", SCSIWrite10: "WRITE_10", SCSIVerify10: "VERIFY_10",
+		SCSISynchronizeCache10: "SYNCHRONIZE_CACHE_10", SCSIReadTOC: "READ_TOC", SCSIGetConfiguration: "GET_CONFIGURATION",
+		SCSIGetEventStatus: "GET_EVENT_STATUS_NOTIFICATION", SCSIModeSelect10: "MODE_SELECT_10", SCSIModeSense10: "MODE_SENSE_10",
+		SCSIATAPassThrough16: "ATA_PASS_THROUGH_16", SCSIRead16: "READ_16", SCSIWrite16: "WRITE_16",
+		SCSISynchronizeCache16: "SYNCHRONIZE_CACHE_16", SCSIServiceActionIn16: "SERVICE_ACTION_IN_16",
+		SCSIReportLUNs: "REPORT_LUNS", SCSIATAPassThrough12: "ATA_PASS_THROUGH_12", SCSIRead12: "READ_12", SCSIWrite12: "WRITE_12",
+		0x2e: "WRITE_AND_VERIFY_10", 0x42: "UNMAP", 0x4d: "LOG_SENSE", 0xbb: "SET_CD_SPEED",
+	}
+})
 
 // cdbLen is the CDB length implied by the opcode's group code.
 func cdbLen(op uint8) int {
@@ -196,7 +199,7 @@ func (c CDB) Name() string {
 			return "GET_LBA_STATUS"
 		}
 	}
-	if n, ok := scsiNames[c.Opcode]; ok {
+	if n, ok := scsiNames()[c.Opcode]; ok {
 		return n
 	}
 	return fmt.Sprintf("SCSI_0x%02x", c.Opcode)
@@ -345,11 +348,13 @@ func printable(b []byte) []byte {
 	return out
 }
 
-var peripheralTypes = map[uint8]string{0: "disk", 1: "tape", 2: "printer", 3: "processor", 4: "worm", 5: "cd/dvd",
-	7: "optical", 8: "changer", 0xc: "storage-array", 0xd: "enclosure", 0xe: "rbc", 0x1f: "unknown"}
+var peripheralTypes = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{0: "disk", 1: "tape", 2: "printer", 3: "processor", 4: "worm", 5: "cd/dvd",
+		7: "optical", 8: "changer", 0xc: "storage-array", 0xd: "enclosure", 0xe: "rbc", 0x1f: "unknown"}
+})
 
 func (q Inquiry) String() string {
-	t := peripheralTypes[q.PeripheralType]
+	t := peripheralTypes()[q.PeripheralType]
 	if t == "" {
 		t = fmt.Sprintf("type-0x%02x", q.PeripheralType)
 	}
@@ -426,20 +431,22 @@ var senseKeys = [16]string{"NO_SENSE", "RECOVERED_ERROR", "NOT_READY", "MEDIUM_E
 	"ILLEGAL_REQUEST", "UNIT_ATTENTION", "DATA_PROTECT", "BLANK_CHECK", "VENDOR_SPECIFIC", "COPY_ABORTED",
 	"ABORTED_COMMAND", "RESERVED_C", "VOLUME_OVERFLOW", "MISCOMPARE", "COMPLETED"}
 
-var ascNames = map[uint16]string{
-	0x0000: "no additional sense information", 0x0401: "becoming ready", 0x0402: "initializing command required",
-	0x1100: "unrecovered read error", 0x2000: "invalid command operation code", 0x2100: "lba out of range",
-	0x2400: "invalid field in cdb", 0x2500: "logical unit not supported", 0x2600: "invalid field in parameter list",
-	0x2700: "write protected", 0x2800: "medium may have changed", 0x2900: "power on, reset, or bus device reset occurred",
-	0x3a00: "medium not present", 0x3a01: "medium not present - tray closed", 0x3a02: "medium not present - tray open",
-}
+var ascNames = sync.OnceValue(func() map[uint16]string {
+	return map[uint16]string{
+		0x0000: "no additional sense information", 0x0401: "becoming ready", 0x0402: "initializing command required",
+		0x1100: "unrecovered read error", 0x2000: "invalid command operation code", 0x2100: "lba out of range",
+		0x2400: "invalid field in cdb", 0x2500: "logical unit not supported", 0x2600: "invalid field in parameter list",
+		0x2700: "write protected", 0x2800: "medium may have changed", 0x2900: "power on, reset, or bus device reset occurred",
+		0x3a00: "medium not present", 0x3a01: "medium not present - tray closed", 0x3a02: "medium not present - tray open",
+	}
+})
 
 // KeyName returns the sense key name.
 func (s Sense) KeyName() string { return senseKeys[s.Key&15] }
 
 func (s Sense) String() string {
 	str := fmt.Sprintf("SENSE %s asc=0x%02x ascq=0x%02x", s.KeyName(), s.ASC, s.ASCQ)
-	if n, ok := ascNames[uint16(s.ASC)<<8|uint16(s.ASCQ)]; ok {
+	if n, ok := ascNames()[uint16(s.ASC)<<8|uint16(s.ASCQ)]; ok {
 		str += " (" + n + ")"
 	}
 	return str

@@ -1,6 +1,9 @@
 package usb
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Setup is the 8-byte setup packet that starts every control transfer.
 type Setup struct {
@@ -105,14 +108,16 @@ const (
 	ReqSetIsochDelay    = 0x31
 )
 
-var standardNames = map[uint8]string{
-	ReqGetStatus: "GET_STATUS", ReqClearFeature: "CLEAR_FEATURE", ReqSetFeature: "SET_FEATURE",
-	ReqSetAddress: "SET_ADDRESS", ReqGetDescriptor: "GET_DESCRIPTOR", ReqSetDescriptor: "SET_DESCRIPTOR",
-	ReqGetConfiguration: "GET_CONFIGURATION", ReqSetConfiguration: "SET_CONFIGURATION",
-	ReqGetInterface: "GET_INTERFACE", ReqSetInterface: "SET_INTERFACE", ReqSynchFrame: "SYNCH_FRAME",
-	ReqSetEncryption: "SET_ENCRYPTION", ReqGetEncryption: "GET_ENCRYPTION",
-	ReqSetSel: "SET_SEL", ReqSetIsochDelay: "SET_ISOCH_DELAY",
-}
+var standardNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		ReqGetStatus: "GET_STATUS", ReqClearFeature: "CLEAR_FEATURE", ReqSetFeature: "SET_FEATURE",
+		ReqSetAddress: "SET_ADDRESS", ReqGetDescriptor: "GET_DESCRIPTOR", ReqSetDescriptor: "SET_DESCRIPTOR",
+		ReqGetConfiguration: "GET_CONFIGURATION", ReqSetConfiguration: "SET_CONFIGURATION",
+		ReqGetInterface: "GET_INTERFACE", ReqSetInterface: "SET_INTERFACE", ReqSynchFrame: "SYNCH_FRAME",
+		ReqSetEncryption: "SET_ENCRYPTION", ReqGetEncryption: "GET_ENCRYPTION",
+		ReqSetSel: "SET_SEL", ReqSetIsochDelay: "SET_ISOCH_DELAY",
+	}
+})
 
 // Class codes (bDeviceClass / bInterfaceClass) used to pick class request
 // and class descriptor decoders.
@@ -213,27 +218,33 @@ const (
 	HubGetPortErrCount = 0x0d
 )
 
-var hidReqNames = map[uint8]string{
-	HIDGetReport: "GET_REPORT", HIDGetIdle: "GET_IDLE", HIDGetProtocol: "GET_PROTOCOL",
-	HIDSetReport: "SET_REPORT", HIDSetIdle: "SET_IDLE", HIDSetProtocol: "SET_PROTOCOL",
-}
+var hidReqNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		HIDGetReport: "GET_REPORT", HIDGetIdle: "GET_IDLE", HIDGetProtocol: "GET_PROTOCOL",
+		HIDSetReport: "SET_REPORT", HIDSetIdle: "SET_IDLE", HIDSetProtocol: "SET_PROTOCOL",
+	}
+})
 
-var cdcReqNames = map[uint8]string{
-	CDCSendEncapsulatedCommand: "SEND_ENCAPSULATED_COMMAND", CDCGetEncapsulatedResponse: "GET_ENCAPSULATED_RESPONSE",
-	CDCSetCommFeature: "SET_COMM_FEATURE", CDCGetCommFeature: "GET_COMM_FEATURE", CDCClearCommFeature: "CLEAR_COMM_FEATURE",
-	CDCSetLineCoding: "SET_LINE_CODING", CDCGetLineCoding: "GET_LINE_CODING",
-	CDCSetControlLineState: "SET_CONTROL_LINE_STATE", CDCSendBreak: "SEND_BREAK",
-	0x40: "SET_ETHERNET_MULTICAST_FILTERS", 0x41: "SET_ETHERNET_PM_PATTERN_FILTER",
-	0x42: "GET_ETHERNET_PM_PATTERN_FILTER", 0x43: "SET_ETHERNET_PACKET_FILTER", 0x44: "GET_ETHERNET_STATISTIC",
-	0x80: "GET_NTB_PARAMETERS", 0x83: "GET_NTB_INPUT_SIZE", 0x84: "SET_NTB_INPUT_SIZE",
-}
+var cdcReqNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		CDCSendEncapsulatedCommand: "SEND_ENCAPSULATED_COMMAND", CDCGetEncapsulatedResponse: "GET_ENCAPSULATED_RESPONSE",
+		CDCSetCommFeature: "SET_COMM_FEATURE", CDCGetCommFeature: "GET_COMM_FEATURE", CDCClearCommFeature: "CLEAR_COMM_FEATURE",
+		CDCSetLineCoding: "SET_LINE_CODING", CDCGetLineCoding: "GET_LINE_CODING",
+		CDCSetControlLineState: "SET_CONTROL_LINE_STATE", CDCSendBreak: "SEND_BREAK",
+		0x40: "SET_ETHERNET_MULTICAST_FILTERS", 0x41: "SET_ETHERNET_PM_PATTERN_FILTER",
+		0x42: "GET_ETHERNET_PM_PATTERN_FILTER", 0x43: "SET_ETHERNET_PACKET_FILTER", 0x44: "GET_ETHERNET_STATISTIC",
+		0x80: "GET_NTB_PARAMETERS", 0x83: "GET_NTB_INPUT_SIZE", 0x84: "SET_NTB_INPUT_SIZE",
+	}
+})
 
-var hubReqNames = map[uint8]string{
-	ReqGetStatus: "GET_STATUS", ReqClearFeature: "CLEAR_FEATURE", ReqSetFeature: "SET_FEATURE",
-	ReqGetDescriptor: "GET_DESCRIPTOR", ReqSetDescriptor: "SET_DESCRIPTOR",
-	HubClearTTBuffer: "CLEAR_TT_BUFFER", HubResetTT: "RESET_TT", HubGetTTState: "GET_TT_STATE",
-	HubStopTT: "STOP_TT", HubSetDepth: "SET_HUB_DEPTH", HubGetPortErrCount: "GET_PORT_ERR_COUNT",
-}
+var hubReqNames = sync.OnceValue(func() map[uint8]string {
+	return map[uint8]string{
+		ReqGetStatus: "GET_STATUS", ReqClearFeature: "CLEAR_FEATURE", ReqSetFeature: "SET_FEATURE",
+		ReqGetDescriptor: "GET_DESCRIPTOR", ReqSetDescriptor: "SET_DESCRIPTOR",
+		HubClearTTBuffer: "CLEAR_TT_BUFFER", HubResetTT: "RESET_TT", HubGetTTState: "GET_TT_STATE",
+		HubStopTT: "STOP_TT", HubSetDepth: "SET_HUB_DEPTH", HubGetPortErrCount: "GET_PORT_ERR_COUNT",
+	}
+})
 
 // requestClass decides which class a class request belongs to. hint is the
 // interface (or device) class when known, 0 otherwise; without a hint the
@@ -255,7 +266,7 @@ func (s Setup) requestClass(hint uint8) uint8 {
 		return ClassMassStorage
 	case s.Request >= 0x20 && s.Request <= 0x23, s.Request >= 0x40 && s.Request <= 0x44, s.Request == CDCSendEncapsulatedCommand:
 		return ClassCDC
-	case hidReqNames[s.Request] != "":
+	case hidReqNames()[s.Request] != "":
 		return ClassHID
 	}
 	return 0
@@ -268,18 +279,18 @@ func (s Setup) requestClass(hint uint8) uint8 {
 func (s Setup) Name(hint uint8) string {
 	switch s.Kind() {
 	case KindStandard:
-		if n, ok := standardNames[s.Request]; ok {
+		if n, ok := standardNames()[s.Request]; ok {
 			return n
 		}
 	case KindClass:
 		var n string
 		switch s.requestClass(hint) {
 		case ClassHID:
-			n = hidReqNames[s.Request]
+			n = hidReqNames()[s.Request]
 		case ClassCDC:
-			n = cdcReqNames[s.Request]
+			n = cdcReqNames()[s.Request]
 		case ClassHub:
-			n = hubReqNames[s.Request]
+			n = hubReqNames()[s.Request]
 		case ClassMassStorage:
 			switch s.Request {
 			case MSCReset:
@@ -589,18 +600,20 @@ func hubFeatureName(v uint16) string {
 	return "FEATURE_" + strconv.Itoa(int(v))
 }
 
-var hubPortFeatures = map[uint16]string{
-	0: "PORT_CONNECTION", 1: "PORT_ENABLE", 2: "PORT_SUSPEND", 3: "PORT_OVER_CURRENT", 4: "PORT_RESET",
-	5: "PORT_LINK_STATE", 8: "PORT_POWER", 9: "PORT_LOW_SPEED", 16: "C_PORT_CONNECTION", 17: "C_PORT_ENABLE",
-	18: "C_PORT_SUSPEND", 19: "C_PORT_OVER_CURRENT", 20: "C_PORT_RESET", 21: "PORT_TEST", 22: "PORT_INDICATOR",
-	23: "PORT_U1_TIMEOUT", 24: "PORT_U2_TIMEOUT", 25: "C_PORT_LINK_STATE", 26: "C_PORT_CONFIG_ERROR",
-	27: "PORT_REMOTE_WAKE_MASK", 28: "BH_PORT_RESET", 29: "C_BH_PORT_RESET", 30: "FORCE_LINKPM_ACCEPT",
-}
+var hubPortFeatures = sync.OnceValue(func() map[uint16]string {
+	return map[uint16]string{
+		0: "PORT_CONNECTION", 1: "PORT_ENABLE", 2: "PORT_SUSPEND", 3: "PORT_OVER_CURRENT", 4: "PORT_RESET",
+		5: "PORT_LINK_STATE", 8: "PORT_POWER", 9: "PORT_LOW_SPEED", 16: "C_PORT_CONNECTION", 17: "C_PORT_ENABLE",
+		18: "C_PORT_SUSPEND", 19: "C_PORT_OVER_CURRENT", 20: "C_PORT_RESET", 21: "PORT_TEST", 22: "PORT_INDICATOR",
+		23: "PORT_U1_TIMEOUT", 24: "PORT_U2_TIMEOUT", 25: "C_PORT_LINK_STATE", 26: "C_PORT_CONFIG_ERROR",
+		27: "PORT_REMOTE_WAKE_MASK", 28: "BH_PORT_RESET", 29: "C_BH_PORT_RESET", 30: "FORCE_LINKPM_ACCEPT",
+	}
+})
 
 // HubPortFeatureName names a hub port feature selector (USB 2 table 11-17
 // and USB 3 table 10-9).
 func HubPortFeatureName(v uint16) string {
-	if n, ok := hubPortFeatures[v]; ok {
+	if n, ok := hubPortFeatures()[v]; ok {
 		return n
 	}
 	return "FEATURE_" + strconv.Itoa(int(v))
