@@ -12,8 +12,8 @@ import (
 // in place: indexed by a uint8 (at most 255), every store of up to 8
 // bytes is within it by its type, with no bounds check. Its common lines
 // are at most 146 bytes: the event number (at most 16 digits; 16 bytes
-// are copied), the seconds (6 digits, '.', 6), " S ", the address (at
-// most 14 on the fast path), " OK", " len=" and 10 digits, " lat=" and
+// are copied), the seconds (6 digits, '.', 6), the type, address, status
+// and length (addrSlot: at most 37; 40 bytes are copied), " lat=" and
 // "999.999ms", " setup=" and 16 hex digits, " data=", 32 hex digits and
 // "...", '\n'.
 type lineBuf = [256 + 8]byte
@@ -35,39 +35,28 @@ type lineWriter struct {
 	addr   [64]addrSlot // by a hash of their key
 }
 
-// addrSlot holds the bytes of a line from the event type to the status
-// for one key (lineWriter.append).
+// addrSlot holds the bytes of a line from the event type to the length
+// for one key and length (lineWriter.append): the events of an
+// endpoint mostly repeat the length of the one before.
 type addrSlot struct {
-	key uint64    // 0: none
-	b   [3]uint64 // the bytes, as little-endian words
-	n   uint8
+	key    uint64    // 0: none
+	length uint32    // the length b ends with
+	b      [5]uint64 // the bytes, as little-endian words
+	n      uint8
 }
 
-// set makes sl hold the bytes of ev's type, address and status 0 (at
-// most 20: the bus below 10^4 and the endpoint below 100), for key.
+// set makes sl hold the bytes of ev's type, address (AppendAddress),
+// status 0 and length, at most 37, for key.
 func (sl *addrSlot) set(key uint64, ev *usbmon.Event) {
-	var w lineBuf
-	in := byte('o')
-	if ev.In {
-		in = 'i'
-	}
-	*(*[6]byte)(w[0:]) = [6]byte{' ', byte(ev.Type), ' ', ev.Transfer.Letter(), in, ':'}
-	i := uint8(6)
-	if ev.Fields&usbmon.HasBus != 0 {
-		x, k := dec4(uint32(ev.Bus))
-		binary.LittleEndian.PutUint32(w[i:], x)
-		w[i+k] = ':'
-		i += k + 1
-	}
-	binary.LittleEndian.PutUint32(w[i:], a3(ev.Device))
-	x, k := dec4(uint32(ev.Endpoint))
-	binary.LittleEndian.PutUint32(w[i+4:], x)
-	i += 4 + k
+	var w [48]byte
+	b := append(w[:0], ' ', byte(ev.Type), ' ')
+	b = AppendAddress(b, ev)
 	if ev.Type != usbmon.Submission {
-		*(*[3]byte)(w[i:]) = [3]byte{' ', 'O', 'K'}
-		i += 3
+		b = append(b, " OK"...)
 	}
-	sl.key, sl.n = key, i
+	b = append(b, " len="...)
+	b = ndjson.AppendUint(b, uint64(ev.Length))
+	sl.key, sl.length, sl.n = key, ev.Length, uint8(len(b))
 	for j := range sl.b {
 		sl.b[j] = binary.LittleEndian.Uint64(w[8*j:])
 	}
@@ -82,7 +71,7 @@ func (sl *addrSlot) set(key uint64, ev *usbmon.Event) {
 // live value after each one cost as much as the formatting.
 func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event, latency int64, paired bool) []byte {
 	if ev.Type != usbmon.Submission && ev.Status != 0 || uint64(relUS) >= 1e12 ||
-		paired && uint64(latency-1) >= 1e6-1 || seq >= 1e16-1 || ev.Bus >= 10000 || ev.Endpoint >= 100 {
+		paired && uint64(latency-1) >= 1e6-1 || seq >= 1e16-1 {
 		return appendEventText(b, seq, relUS, ev, latency, paired, &undecoded)
 	}
 	n := len(b)
@@ -127,22 +116,15 @@ func (lw *lineWriter) append(b []byte, seq uint64, relUS int64, ev *usbmon.Event
 	key := 1<<63 | in<<56 | uint64(ev.Fields&usbmon.HasBus)<<48 | uint64(ev.Bus)<<32 |
 		uint64(ev.Device)<<24 | uint64(ev.Endpoint)<<16 | uint64(ev.Transfer)<<8 | uint64(ev.Type)
 	sl := &lw.addr[key*0x9e3779b97f4a7c15>>58]
-	if sl.key != key {
+	if sl.key != key || sl.length != ev.Length {
 		sl.set(key, ev)
 	}
 	binary.LittleEndian.PutUint64(w[i:], sl.b[0])
 	binary.LittleEndian.PutUint64(w[i+8:], sl.b[1])
 	binary.LittleEndian.PutUint64(w[i+16:], sl.b[2])
+	binary.LittleEndian.PutUint64(w[i+24:], sl.b[3])
+	binary.LittleEndian.PutUint64(w[i+32:], sl.b[4])
 	i += sl.n
-
-	*(*[5]byte)(w[i:]) = [5]byte{' ', 'l', 'e', 'n', '='}
-	if ev.Length < 1e4 {
-		x, k := dec4(ev.Length)
-		binary.LittleEndian.PutUint32(w[i+5:], x)
-		i += 5 + k
-	} else {
-		i = uint8(ndjson.PutUint(w[:], int(i)+5, uint64(ev.Length)))
-	}
 	if paired {
 		// The latency as appendMicros writes it: "186µs", "42.356ms",
 		// "42.3ms", "42ms".
@@ -274,12 +256,4 @@ func (lw *lineWriter) next(seq uint64) {
 		lw.seqDig[j]++
 	}
 	lw.seq = seq + 1
-}
-
-// a3 returns the three digits of d (with leading zeros) and ':' as a
-// little-endian word.
-func a3(d uint8) uint32 {
-	h := uint32(d) / 100
-	t := uint32(d) - h*100
-	return '0' + h | uint32(ndjson.DigitPair(t))<<8 | ':'<<24
 }

@@ -165,8 +165,8 @@ func randomLine(rng *rand.Rand) (*usbmon.Event, int64, int64, bool, *Decoded) {
 	return ev, relUS, latency, rng.Intn(3) > 0, d
 }
 
-// FuzzLineWriter compares two consecutive lines of lineWriter (event
-// numbers seq and seq+1) with appendEventText's for arbitrary fields.
+// FuzzLineWriter compares consecutive lines of lineWriter (event
+// numbers seq to seq+3) with appendEventText's for arbitrary fields.
 func FuzzLineWriter(f *testing.F) {
 	f.Add(uint64(1), int64(0), int64(186), byte('C'), byte(2), byte(0x80), uint16(3), uint8(6), uint32(18), int32(0), []byte{0x12, 0x01})
 	f.Add(uint64(99999), int64(7281381), int64(42356), byte('C'), byte(3), byte(0x81), uint16(3), uint8(6), uint32(788), int32(0), make([]byte, 33))
@@ -186,6 +186,13 @@ func FuzzLineWriter(f *testing.F) {
 		for i := uint64(0); i < 2; i++ {
 			checkLine(t, &lw, seq+i, relUS, ev, latency, flags&1 != 0, &Decoded{})
 		}
+		// The same address with another length (the line writer
+		// keeps the bytes up to the length by address and length),
+		// then an endpoint number of three digits.
+		ev.Length ^= 1
+		checkLine(t, &lw, seq+2, relUS, ev, latency, flags&1 != 0, &Decoded{})
+		ev.Endpoint |= 0x60
+		checkLine(t, &lw, seq+3, relUS, ev, latency, flags&1 != 0, &Decoded{})
 	})
 }
 
