@@ -240,3 +240,16 @@ func ExampleMappedTrace_Stats() {
 	// 29 bytes, 5 packets, truncated true at 0x1c
 	// [trace ends inside a packet at offset 0x1c (last 1 bytes)]
 }
+
+// Find where a trace cut inside a packet ends, from where a decoder
+// stopped (here the first packet after the PSB, at 0x10) or from its
+// first PSB (-1): the first 29 bytes of this trace end inside its FUP at
+// 0x1c; all 32 end at a packet boundary.
+func ExampleTruncatedFrom() {
+	trace, err := os.ReadFile("testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%#x %#x %d\n", intelpt.TruncatedFrom(trace[:29], 0x10, intelpt.Config{}), intelpt.TruncatedFrom(trace[:29], -1, intelpt.Config{}), intelpt.TruncatedFrom(trace, -1, intelpt.Config{}))
+	// Output: 0x1c 0x1c -1
+}

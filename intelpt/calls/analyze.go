@@ -236,9 +236,9 @@ type Result struct {
 	Overlaps []string
 	// Cut lists the streams that end inside a packet, where the decoder
 	// stops as at a trace's end: "NAME: trace ends inside a packet at
-	// offset 0xOFF (last N bytes)" (or whose file was cut shorter while
-	// read: "NAME: FILE: truncated while reading at offset N"). Loss
-	// reports them.
+	// offset 0xOFF (last N bytes)", found where the decoder stopped (the
+	// stream is read once). Loss reports them. (A file cut shorter while
+	// it is decoded is an error: mapfile.Do.)
 	Cut []string
 }
 
@@ -340,15 +340,11 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			cur.Close()
 		}
 	}()
-	// tail reads stream s again, from its file (m.Stats: in constant
-	// memory), to see whether it ends inside a packet (Cut).
-	tail := func(s *intelpt.PerfStream, m *intelpt.MappedTrace) {
-		st, err := m.Stats(in.Config)
-		switch {
-		case err != nil:
-			res.Cut = append(res.Cut, fmt.Sprintf("%s: %v", s.Name(), err))
-		case st.Truncated:
-			res.Cut = append(res.Cut, fmt.Sprintf("%s: trace ends inside a packet at offset %#x (last %d bytes)", s.Name(), st.TruncatedAt, st.Bytes-st.TruncatedAt))
+	// cut notes that stream s ends inside the packet at offset at (-1:
+	// it does not), as the decoder found where it stopped (decode).
+	cut := func(s *intelpt.PerfStream, trace []byte, at int64) {
+		if at >= 0 {
+			res.Cut = append(res.Cut, fmt.Sprintf("%s: trace ends inside a packet at offset %#x (last %d bytes)", s.Name(), at, int64(len(trace))-at))
 		}
 	}
 	for i, s := range in.Streams {
@@ -406,10 +402,11 @@ func Analyze(in *Input, o Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress); err != nil {
+			at, err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: pi.im}, tr, nil, progress)
+			if err != nil {
 				return nil, err
 			}
-			tail(&s, mapped)
+			cut(&s, trace, at)
 			continue
 		}
 		// Per-CPU stream: the sideband's context switches on this CPU say
@@ -478,10 +475,11 @@ func Analyze(in *Input, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress); err != nil {
+		at, err := decode(trace, intelpt.FlowConfig{Config: in.Config, Image: cfgImage}, tr, sel, progress)
+		if err != nil {
 			return nil, err
 		}
-		tail(&s, mapped)
+		cut(&s, trace, at)
 	}
 	var last uint64
 	tr.Finish(last)

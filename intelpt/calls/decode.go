@@ -21,12 +21,15 @@ import (
 // tracker's thread); when it returns an image, the decoder reads code
 // from it from then on (the process that runs now).
 func Decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image) error {
-	return decode(trace, cfg, tr, sel, nil)
+	_, err := decode(trace, cfg, tr, sel, nil)
+	return err
 }
 
 // decode is Decode calling progress, when not nil, every 65,536 blocks
-// with the trace offset reached.
-func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
+// with the trace offset reached. It returns the offset of the packet the
+// trace ends inside, -1 when it ends at a packet boundary (found where
+// the decoder stopped: intelpt.TruncatedFrom, not a second reading).
+func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) (int64, error) {
 	cfg.Flags.EndOnCall, cfg.Flags.CallsInBlock, cfg.Flags.EndOnJump, cfg.Flags.CondInBlock = false, true, true, true
 	if sel == nil && tr.cur != nil {
 		if s, ok := tr.cur.sym.(interface{ namesNone() bool }); ok && s.namesNone() {
@@ -37,7 +40,7 @@ func decode(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint
 }
 
 // decodeFlags is decode with the decoder's flags as cfg has them.
-func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) error {
+func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc uint64) *intelpt.Image, progress func(off int64)) (int64, error) {
 	d := intelpt.NewBlockDecoder(trace, cfg)
 	var (
 		now     uint64
@@ -52,15 +55,23 @@ func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc
 		}
 		return now
 	}
+	// stop is where decoding stopped, a packet boundary after the first
+	// PSB: the trace's end, or the packet a decoding error left when no
+	// PSB follows it; -1 when the decoder never synchronised (a PSB+ cut
+	// or damaged: the packets are then read from the first PSB).
+	stop, synced := int64(-1), false
 	status, err := d.SyncForward()
 	for {
 		if err != nil {
+			if synced {
+				stop = d.Offset()
+			}
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			var fe *intelpt.FlowError
 			if !errors.As(err, &fe) {
-				return err
+				return -1, err
 			}
 			lastErr = err
 			t := timeOf()
@@ -70,6 +81,7 @@ func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc
 			}
 			continue
 		}
+		synced = true
 		for status&intelpt.StatusEventPending != 0 && err == nil {
 			status, err = d.Event(&ev)
 			if err != nil || ev.StatusUpdate {
@@ -97,6 +109,7 @@ func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc
 			continue
 		}
 		if status&intelpt.StatusEOS != 0 {
+			stop = d.Offset()
 			break
 		}
 		// the time before the block: the thread that runs it, and when a
@@ -133,5 +146,5 @@ func decodeFlags(trace []byte, cfg intelpt.FlowConfig, tr *Tracker, sel func(tsc
 		tr.Block(blk.IP, blk.EndIP, blk.NInsn, blk.Class, size, indirect, t)
 	}
 	_ = lastErr
-	return nil
+	return intelpt.TruncatedFrom(trace, stop, cfg.Config), nil
 }

@@ -33,10 +33,10 @@ func TestDecodeBlockPolicies(t *testing.T) {
 			cfg := intelpt.FlowConfig{Image: im}
 			var err error
 			if fast {
-				err = decode(p.Trace, cfg, tr, nil, nil)
+				_, err = decode(p.Trace, cfg, tr, nil, nil)
 			} else {
 				cfg.Flags.EndOnCall, cfg.Flags.EndOnJump = true, true
-				err = decodeFlags(p.Trace, cfg, tr, nil, nil)
+				_, err = decodeFlags(p.Trace, cfg, tr, nil, nil)
 			}
 			if err != nil {
 				t.Fatal(err)
