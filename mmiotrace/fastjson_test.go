@@ -58,6 +58,14 @@ var accessEdgeLines = []string{
 	"R 4 1.000001 1 0xfebc0008 0x80 0x1 0\n",
 	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac 12345678\n",
 	"R 4 1.000001 1 0xfebc0008 0x80 0xffffffff8190d2ac\t0\n",
+	// The one-test shapes' neighbours: an 8-digit address with a leading
+	// zero, a PC of "0" without the space, PIDs and map ids of 1 and 2
+	// digits.
+	"R 4 1.000001 1 0x0febc008 0x80 0x0 0\n",
+	"R 4 1.000001 1 0xfebc0008 0x80 0x0\n",
+	"R 4 1.000001 0 0xfebc0008 0x80 0x0 01\n",
+	"R 4 1.000001 10 0xfebc0008 0x80 0x0 10\n",
+	"R 4 1.000001 1  0xfebc0008 0x80 0x0 1\n",
 }
 
 // realLogs returns the bundled logs of real kernels (the e1000 probe in
