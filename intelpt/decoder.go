@@ -56,7 +56,9 @@ const (
 	clsTrig
 )
 
-var opClass = func() (t [256]uint8) {
+// buildOpClass builds opClass (the class of each first byte) for
+// tables_gen.go: see TestTables.
+func buildOpClass() (t [256]uint8) {
 	for i := range t {
 		b := uint8(i)
 		switch {
@@ -87,7 +89,7 @@ var opClass = func() (t [256]uint8) {
 		}
 	}
 	return t
-}()
+}
 
 // Decoder decodes PT packets from a byte slice. It does not allocate while
 // decoding valid packets. A Decoder is not safe for concurrent use.
@@ -200,7 +202,9 @@ type fastOp struct {
 	timing        bool // a packet TimeTracker.Update reads (CYC, MTC)
 }
 
-var fastOps = func() (t [256]fastOp) {
+// buildFastOps builds fastOps (the packets decoded from their first
+// byte alone) for tables_gen.go: see TestTables.
+func buildFastOps() (t [256]fastOp) {
 	for i := range t {
 		b := uint8(i)
 		switch opClass[b] {
@@ -231,7 +235,7 @@ var fastOps = func() (t [256]fastOp) {
 		}
 	}
 	return t
-}()
+}
 
 func (d *Decoder) ipErr(pos, sz int) error {
 	if sz < 0 {

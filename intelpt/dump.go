@@ -713,10 +713,10 @@ func hexN(b []byte, v uint64, n int) []byte {
 	return b[:l+n]
 }
 
-// tntChars holds, for each byte, its bits as ptdump prints TNT bits
+// buildTntChars builds tntChars (tables_gen.go), which holds, for each byte, its bits as ptdump prints TNT bits
 // ('!' taken, '.' not taken), the most significant first, as a
 // little-endian word.
-var tntChars = func() (t [256]uint64) {
+func buildTntChars() (t [256]uint64) {
 	for i := range t {
 		var s [8]byte
 		for j := range s {
@@ -728,7 +728,7 @@ var tntChars = func() (t [256]uint64) {
 		t[i] = binary.LittleEndian.Uint64(s[:])
 	}
 	return t
-}()
+}
 
 // appendTNT appends the n low bits of v (n <= 64), the most significant
 // first, as TNT bits.

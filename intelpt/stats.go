@@ -35,11 +35,11 @@ func (s *Stats) Count(k Kind) int64 {
 	return 0
 }
 
-// statsExtOps gives the kind and size of the extended packets (opcode
+// buildStatsExtOps builds statsExtOps (tables_gen.go), which gives the kind and size of the extended packets (opcode
 // 0x02, by their second byte) that computeStatsSeg counts without
 // decoding: those of fixed size that neither change the decoder's state
 // nor can be bad, except TNT-64 (bad without bits: checked).
-var statsExtOps = func() (t [256]fastOp) {
+func buildStatsExtOps() (t [256]fastOp) {
 	t[extTNT64] = fastOp{kind: KindTNT64, size: 8}
 	t[extPIP] = fastOp{kind: KindPIP, size: 8}
 	t[extPSBE] = fastOp{kind: KindPSBEnd, size: 2, timing: true}
@@ -53,7 +53,7 @@ var statsExtOps = func() (t [256]fastOp) {
 		t[e] = fastOp{kind: KindPTW, size: 10}
 	}
 	return t
-}()
+}
 
 // tscOp is the TSC packet for computeStatsSeg (its payload is read apart).
 var tscOp = fastOp{kind: KindTSC, size: 8, timing: true}

@@ -177,13 +177,14 @@ func psbCuts(r io.ReaderAt, size int64, cfg Config, segSize int64) ([]int64, err
 	return cuts, nil
 }
 
-// timingKind marks the packets TimeTracker.Update reads.
-var timingKind = func() (t [numKinds]bool) {
+// buildTimingKind builds timingKind (tables_gen.go), which marks the
+// packets TimeTracker.Update reads.
+func buildTimingKind() (t [numKinds]bool) {
 	for _, k := range []Kind{KindPSB, KindPSBEnd, KindOVF, KindTSC, KindCBR, KindTMA, KindMTC, KindCYC} {
 		t[k] = true
 	}
 	return t
-}()
+}
 
 // timingLog records timing packets compactly: a kind byte, then the
 // payload (and for TMA the Aux field) as uvarints; resetMark for a
