@@ -108,7 +108,7 @@ Examples:
 		windowToHelp, windowTimeHelp)
 	fl.StringVar(&between, "between", "", "keep records from the MARK containing this text…")
 	fl.StringVar(&until, "until", "", "…to the MARK containing this text (or give it as the next argument)")
-	fl.IntVar(&opt.Workers, "workers", 0, "parsing goroutines (0: all cores)")
+	workersVar(fl, &opt.Workers, "parsing goroutines (0: all cores)")
 	fl.BoolVar(&opt.KeepGoing, "keep-going", true, mmioKeepGoingHelp)
 	allowLoss.add(fl, "exit 0 even when events were lost or lines skipped")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "print how many lines were kept")

@@ -80,7 +80,7 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 	f.BoolVar(&opt.JSON, "json", false, "write NDJSON, one object per record")
 	syms.add(f, " (text output: the name after a tab; --json: \"func\")")
 	f.BoolVar(&opt.Check, "check", false, "only parse the whole log and print a summary")
-	f.IntVar(&opt.Workers, "workers", 0, "parsing goroutines (0: all cores for a plain log file of 4 MiB or more, or a compressed or piped one on more than 2 cores; else 1)")
+	workersVar(f, &opt.Workers, "parsing goroutines (0: all cores for a plain log file of 4 MiB or more, or a compressed or piped one on more than 2 cores; else 1)")
 	f.Uint64VarP(&opt.Count, "count", "c", 0, "stop after `N` records, like tshark -c (0: all)")
 	f.StringVarP(&expr, "filter", "Y", "", "print only the records matching the display-filter `EXPR` (docs/filters.md)")
 	f.BoolVar(&opt.KeepGoing, "keep-going", true, mmioKeepGoingHelp)

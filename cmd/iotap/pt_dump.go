@@ -86,7 +86,7 @@ counted), the trace ends inside a packet or perf recorded a loss, unless
 	fl.BoolVar(&f.json, "json", false, "one JSON object per packet (NDJSON)")
 	f.allowLoss.add(fl, "exit 0 even when data was lost")
 	fl.IntVar(&f.stream, "stream", -1, "perf.data: dump only the stream of CPU `n`")
-	fl.IntVar(&f.workers, "workers", 0, "decoding goroutines, each on a segment between PSBs, for the text of a raw trace without --lastip/--time/--tcal/--no-sync (0: all cores, at most 4, for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
+	workersVar(fl, &f.workers, "decoding goroutines, each on a segment between PSBs, for the text of a raw trace without --lastip/--time/--tcal/--no-sync (0: all cores, at most 4, for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
 	fl.Uint64VarP(&f.count, "count", "c", 0, "stop after `N` lines of the listing (packets and errors; records with --json, after the input record), like tshark -c (0: all)")
 	return c
 }

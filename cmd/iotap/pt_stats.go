@@ -58,7 +58,7 @@ errors, the first one's offset and the bytes skipped) unless --allow-loss.`,
 	fl := c.Flags()
 	fl.BoolVar(&asJSON, "json", false, "one JSON object per stream")
 	allowLoss.add(fl, "exit 0 even when data was lost")
-	fl.IntVar(&workers, "workers", 0, "decoding goroutines, each on a segment between PSBs (0: all cores for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
+	workersVar(fl, &workers, "decoding goroutines, each on a segment between PSBs (0: all cores for a raw trace of 16 MiB or more on more than 2 cores, else 1)")
 	timing.flags(fl, 0)
 	return c
 }

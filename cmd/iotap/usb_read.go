@@ -80,7 +80,7 @@ func (o *usbAnOptions) register(fs *pflag.FlagSet, filters bool) {
 	fs.BoolVar(&o.json, "json", false, "print NDJSON (one JSON object per line)")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "skip text lines that do not parse (counted, reported on stderr)")
 	o.loss.add(fs, "exit 0 even when the input records dropped or truncated data")
-	fs.IntVar(&o.Workers, "workers", 0, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
+	workersVar(fs, &o.Workers, "decoding goroutines: 2 decodes a pcap or pcapng file on a goroutine of its own, ahead of pairing and output (0: 2 for a file of 16 MiB or more on more than 2 cores, else 1)")
 	o.Selection = usb.AnySelection()
 	if !filters {
 		return
