@@ -62,8 +62,12 @@ func (in *PTInput) Dump(ctx context.Context, w io.Writer, cfg intelpt.Config, op
 // loaded input stream by stream, a perf.data's read from the file as
 // they come (intelpt.ReadInputStats). Standard input without a PSB is
 // an error wrapping intelpt.ErrNoPSB (a file's head was checked by
-// OpenPT). Errors name the input.
+// OpenPT). Errors name the input; negative workers is an
+// *intelpt.ArgError.
 func (in *PTInput) Stats(ctx context.Context, cfg intelpt.Config, workers int, wrap PTWrap) ([]intelpt.StreamStats, error) {
+	if workers < 0 { // for every input, as ComputeStreamStats refuses it for a raw one
+		return nil, &intelpt.ArgError{Field: "PTInput.Stats workers", Value: workers, Want: "0 (chosen by the size of the trace) or more"}
+	}
 	if in.Stream == nil {
 		items, err := intelpt.ReadInputStats(ctx, in.Loaded, in.Path, cfg)
 		if err != nil {

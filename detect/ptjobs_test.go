@@ -263,3 +263,26 @@ func TestPTInputStats(t *testing.T) {
 		t.Errorf("stdin without PSB: %v", err)
 	}
 }
+
+// TestPTInputStatsNegativeWorkers: PTInput.Stats refuses negative workers
+// as an *intelpt.ArgError for a raw trace and a perf.data alike (the
+// perf.data's streams took no notice of it).
+func TestPTInputStatsNegativeWorkers(t *testing.T) {
+	for _, path := range []string{"../intelpt/testdata/libipt/ovf.pt", "../intelpt/testdata/libipt/two-cpus.perf.data"} {
+		in, err := OpenPT(path, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = in.Stats(context.Background(), in.Config(), -2, nil)
+		in.Close()
+		var ae *intelpt.ArgError
+		if !errors.As(err, &ae) || ae.Field != "PTInput.Stats workers" || ae.Value != -2 {
+			t.Errorf("%s: workers -2: %v (%T), want an *intelpt.ArgError", path, err, err)
+		}
+		in, _ = OpenPT(path, true)
+		if items, err := in.Stats(context.Background(), in.Config(), 0, nil); err != nil || len(items) == 0 {
+			t.Errorf("%s: workers 0: %v, %d streams", path, err, len(items))
+		}
+		in.Close()
+	}
+}

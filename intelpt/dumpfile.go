@@ -20,8 +20,12 @@ const dumpAutoWorkers = 4
 // when workers > 1, the trace is at least ParallelStatsMin bytes and a
 // segment's listing does not depend on the packets before it (not with
 // LastIP, Time, TCal or NoSync); otherwise it is DumpReader. The listings
-// of at most workers+1 segments are held in memory.
+// of at most workers+1 segments are held in memory. Negative workers is
+// an *ArgError.
 func DumpFile(w io.Writer, r io.ReaderAt, size int64, cfg Config, opt DumpOptions, workers int) (DumpResult, error) {
+	if err := checkWorkers("DumpFile workers", workers); err != nil {
+		return DumpResult{}, err
+	}
 	if workers < 2 || size < ParallelStatsMin {
 		workers = 1
 	}

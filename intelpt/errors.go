@@ -39,3 +39,26 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 func decodeErr(off int, err error) error {
 	return &DecodeError{Offset: int64(off), Err: err}
 }
+
+// ArgError is the error of an argument or option field whose value is
+// out of range, before any trace is read: Field names it
+// ("DumpInputOptions.Workers", "ComputeStatsFile workers"), Want says
+// what is taken.
+type ArgError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("intelpt: %s %v: want %s", e.Field, e.Value, e.Want)
+}
+
+// checkWorkers is the *ArgError of a negative count of goroutines given
+// as field, nil for 0 (chosen) or more.
+func checkWorkers(field string, n int) error {
+	if n < 0 {
+		return &ArgError{Field: field, Value: n, Want: "0 (chosen by the size of the trace) or more"}
+	}
+	return nil
+}

@@ -27,7 +27,8 @@ type DumpInputOptions struct {
 	// PSBs on that many goroutines (DumpFile: the same listing; 0:
 	// StatsWorkers decides, as for pt stats, at most 4: the listing is
 	// written by one goroutine, and each segment in flight holds its
-	// listing in memory).
+	// listing in memory; negative: an *ArgError of DumpInput and
+	// DumpStream, before anything is written).
 	Workers int
 	At      io.ReaderAt
 	Size    int64
@@ -85,6 +86,9 @@ func (s *DumpSummary) Loss() []string {
 // what the decoding met is in the summary.
 func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputOptions) (DumpSummary, error) {
 	var sum DumpSummary
+	if err := checkWorkers("DumpInputOptions.Workers", o.Workers); err != nil {
+		return sum, err
+	}
 	if o.JSON {
 		format := FormatRaw
 		if in.Perf != nil {
@@ -142,6 +146,9 @@ func DumpInput(w io.Writer, in *Input, cfg Config, opt DumpOptions, o DumpInputO
 // checked before, standard input's only so); otherwise the error is for
 // read and write failures: what the decoding met is in the summary.
 func DumpStream(ctx context.Context, w io.Writer, r io.Reader, cfg Config, opt DumpOptions, o DumpInputOptions) (DumpSummary, error) {
+	if err := checkWorkers("DumpInputOptions.Workers", o.Workers); err != nil {
+		return DumpSummary{}, err
+	}
 	r = ContextReader(ctx, r)
 	var res DumpResult
 	var err error
@@ -237,8 +244,12 @@ func StatsWorkers(size int64, workers int) int {
 // ComputeStreamStats computes the statistics of a raw trace read as it comes
 // from r, or, when ra reads the same regular file of size bytes and
 // StatsWorkers says so, by segments on several goroutines (the same
-// result). Reading stops with ctx's error once ctx is done.
+// result). Reading stops with ctx's error once ctx is done. Negative
+// workers is an *ArgError.
 func ComputeStreamStats(ctx context.Context, r io.Reader, ra io.ReaderAt, size int64, cfg Config, workers int) (Stats, error) {
+	if err := checkWorkers("ComputeStreamStats workers", workers); err != nil {
+		return Stats{}, err
+	}
 	if n := StatsWorkers(size, workers); ra != nil && n > 1 {
 		return ComputeStatsFile(ctxReaderAt{ctx, ra}, size, cfg, n)
 	}

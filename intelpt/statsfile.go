@@ -16,8 +16,11 @@ import (
 // cut could change what one pass decodes (a packet crossing it, a run of
 // PSB patterns before it), the file is decoded in one pass instead.
 // TestComputeStatsFileMatchesReader checks the equality on corrupted and
-// truncated traces with tiny segments.
+// truncated traces with tiny segments. Negative workers is an *ArgError.
 func ComputeStatsFile(r io.ReaderAt, size int64, cfg Config, workers int) (Stats, error) {
+	if err := checkWorkers("ComputeStatsFile workers", workers); err != nil {
+		return Stats{}, err
+	}
 	return computeStatsFile(r, size, cfg, workers, statsSegmentSize)
 }
 

@@ -27,7 +27,7 @@ type ConvertOptions struct {
 	// reading and writing goroutines: measured on a 2-core machine under load, the
 	// parallel path took the same CPU time and 1.5-3x the wall time of
 	// one goroutine (docs/performance.md), and a small log is not worth
-	// the goroutines and buffers.
+	// the goroutines and buffers. Negative: an *ArgError of ConvertLog.
 	Workers   int
 	KeepGoing bool  // skip bad lines (counted) instead of failing
 	ChunkSize int   // bytes of input per work unit; 0: 1 MiB read, 256 KiB mapped
@@ -78,6 +78,9 @@ func (e *ConvertError) Unwrap() error { return e.Err }
 // On a parse or format error (without KeepGoing) the output holds every
 // record before the bad line, and the error is returned.
 func ConvertLog(ctx context.Context, in io.Reader, out io.Writer, format AppendFunc, opt ConvertOptions) (ConvertStats, error) {
+	if err := checkWorkers("ConvertOptions", opt.Workers); err != nil {
+		return ConvertStats{}, err
+	}
 	data := opt.mapped
 	if data == nil && opt.File != nil {
 		if d, unmap, ok := mapFileFromStart(opt.File); ok {

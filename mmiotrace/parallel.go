@@ -24,7 +24,7 @@ type FilterStats struct {
 
 // FilterOptions tunes FilterLog.
 type FilterOptions struct {
-	Workers   int  // parsing goroutines; 0: GOMAXPROCS
+	Workers   int  // parsing goroutines; 0: GOMAXPROCS; negative: an *ArgError of FilterLog
 	KeepGoing bool // skip bad lines instead of failing
 	ChunkSize int  // bytes per work unit; 0: 1 MiB
 	// Progress, when set, is called from the calling goroutine after each
@@ -38,6 +38,9 @@ type FilterOptions struct {
 // otherwise it is streamed through a Stream. BAR ranges are resolved from
 // the PCIDEV records at the head of the log.
 func FilterLog(ctx context.Context, in io.Reader, out io.Writer, f *Filter, opt FilterOptions) (FilterStats, error) {
+	if err := checkWorkers("FilterOptions", opt.Workers); err != nil {
+		return FilterStats{}, err
+	}
 	if opt.Workers != 1 && f.Stateless() {
 		// A plain regular file is mapped and cut in place: no copy.
 		if data, unmap, ok := mapFile(in); ok {

@@ -26,7 +26,8 @@ type ReadOptions struct {
 	// KeepGoing skips bad lines (counted in the loss) instead of failing.
 	KeepGoing bool
 	// Workers and Size are ConvertOptions': parsing goroutines (0:
-	// chosen by the size of the input), the input's size (<= 0: unknown).
+	// chosen by the size of the input; negative: an *ArgError of ReadLog,
+	// before anything is written), the input's size (<= 0: unknown).
 	Workers int
 	Size    int64
 	// Path, when not "" or "-" (standard input), is the log's file:
@@ -77,6 +78,9 @@ func (p *progressReader) Read(b []byte) (int, error) {
 // first error. On an error or when ctx is cancelled, w holds the records
 // before it.
 func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([]string, error) {
+	if err := checkWorkers("ReadOptions", opt.Workers); err != nil {
+		return nil, err
+	}
 	format := Formatter(opt.JSON, opt.Symbols)
 	path := opt.mapped()
 	if opt.Progress != nil {

@@ -48,3 +48,16 @@ func be32(b []byte) uint32 {
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 func be64(b []byte) uint64 { return uint64(be32(b))<<32 | uint64(be32(b[4:])) }
+
+// ArgError is the error of a ReadOptions field whose value is out of
+// range (Prepare, before any input is read): Field names it
+// ("ReadOptions.Workers"), Want says what is taken.
+type ArgError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *ArgError) Error() string {
+	return fmt.Sprintf("usb: %s %v: want %s", e.Field, e.Value, e.Want)
+}

@@ -26,7 +26,8 @@ type ReadOptions struct {
 	KeepGoing bool
 	OnSkip    func(error)
 	// Workers is usbmon.UsePrefetch's: 2 decodes a pcap or pcapng file on
-	// a goroutine of its own; 0 decides by the size of the input.
+	// a goroutine of its own; 0 decides by the size of the input;
+	// negative: an *ArgError of Prepare.
 	Workers int
 	// Limit, when not 0, stops after Limit events handed on (Pipeline.Limit).
 	Limit uint64
@@ -55,8 +56,12 @@ type Prepared struct {
 }
 
 // Prepare checks opt and builds what does not depend on the input. Errors
-// of the Selection match ErrSelection.
+// of the Selection match ErrSelection; a field out of range is an
+// *ArgError.
 func Prepare(opt ReadOptions) (*Prepared, error) {
+	if opt.Workers < 0 {
+		return nil, &ArgError{Field: "ReadOptions.Workers", Value: opt.Workers, Want: "0 (chosen by the size of the input) or more"}
+	}
 	ids := NewIdentities()
 	if opt.Sysfs != "" {
 		if err := ids.AddSysfs(opt.Sysfs); err != nil {
