@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/internal/ndjson"
 	"github.com/iotap/iotap/usbmon"
 )
@@ -84,7 +85,7 @@ func Prepare(opt ReadOptions) (*Prepared, error) {
 func (p *Prepared) Open(src io.Reader, name string, size int64, live bool) (*Pipeline, error) {
 	r, _, err := usbmon.NewReaderOptions(src, usbmon.ReaderOptions{KeepGoing: p.opt.KeepGoing, OnSkip: p.opt.OnSkip})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, mapfile.Named(name, err)
 	}
 	if f := r.Format(); (f == usbmon.Format1u || f == usbmon.Format1t) && p.opt.Selection.WallClock() {
 		return nil, &selectionError{fmt.Errorf("%s is a usbmon text capture: its timestamps are not wall-clock times; give --from/--to in seconds from the first event", name)}
@@ -95,7 +96,7 @@ func (p *Prepared) Open(src io.Reader, name string, size int64, live bool) (*Pip
 		r = pf
 	}
 	pl := NewPipeline(r, p.filter, p.ids)
-	pl.Limit, pl.Live, pl.window, pl.prefetch = p.opt.Limit, live, p.window, pf
+	pl.Limit, pl.Live, pl.Name, pl.window, pl.prefetch = p.opt.Limit, live, name, p.window, pf
 	return pl, nil
 }
 
@@ -160,7 +161,7 @@ func (pl *Pipeline) writeLines(ctx context.Context, nw *ndjson.Writer, hex bool,
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return err
+			return pl.readError(err)
 		}
 		if !pl.Started {
 			pl.First, pl.Started = Micros(&ev), true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/usbmon"
 )
 
@@ -123,6 +124,10 @@ type Pipeline struct {
 	// Live says that the input is a pipe (Prepared.Open): the writers
 	// pass each event on at once.
 	Live bool
+	// Name is the input in the read errors the pipeline returns
+	// ("NAME: usbmon: 1u line 4: ..."; Prepared.Open's name), but for a
+	// truncation, which Loss lists as lost; "": not named.
+	Name string
 
 	window   *WindowFilter          // of the Selection (Prepare), for Loss
 	prefetch *usbmon.PrefetchReader // ReadOptions.Workers, for Close
@@ -135,6 +140,16 @@ func NewPipeline(r usbmon.Reader, f Filter, ids *Identities) *Pipeline {
 		ids = NewIdentities()
 	}
 	return &Pipeline{Reader: r, Filter: f, Pairer: NewPairer(), Identities: ids}
+}
+
+// readError is the read error err named by pl.Name (once: a file cut
+// shorter while read names itself, mapfile.Named), but for a truncation
+// (usbmon.ErrTruncated: a loss, named where the loss is reported).
+func (pl *Pipeline) readError(err error) error {
+	if pl.Name == "" || errors.Is(err, usbmon.ErrTruncated) {
+		return err
+	}
+	return mapfile.Named(pl.Name, err)
 }
 
 // Each reads every event, pairs it, learns identities and calls fn for the
@@ -168,7 +183,7 @@ func (pl *Pipeline) each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return err
+			return pl.readError(err)
 		}
 		if !pl.Started {
 			pl.First, pl.Started = Micros(&ev), true
