@@ -139,7 +139,11 @@ func (r *Reader) nextLine() ([]byte, error) {
 		r.w += n
 		if err != nil {
 			r.eof = true
-			if !errors.Is(err, io.EOF) {
+			if fe := (*mapfile.FaultError)(nil); errors.As(err, &fe) {
+				// A file cut shorter while read: its name and offset,
+				// as a mapped log's fault says it (Do).
+				r.err = err
+			} else if !errors.Is(err, io.EOF) {
 				r.err = fmt.Errorf("mmiotrace: read after line %d: %w", r.line, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/regdb"
 	"github.com/spf13/cobra"
 )
@@ -60,7 +61,7 @@ databases without PCI ids (rnndb XML): --bar 0000:00:03.0/0=E1000.
 				return err
 			})
 			if err != nil && named && e.ctx.Err() == nil {
-				return fmt.Errorf("mmio names: %s: %w", args[0], err)
+				return fmt.Errorf("mmio names: %w", mapfile.Named(args[0], err))
 			} else if err != nil {
 				return err
 			}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/iotap/iotap/internal/mapfile"
 	"github.com/iotap/iotap/mmiotrace"
 	"github.com/iotap/iotap/report"
 	"github.com/spf13/cobra"
@@ -32,7 +35,7 @@ access in between, collapsed as "read X 1532 times until bit 3 set".`,
 			defer in.Close()
 			st, err := mmiotrace.Analyze(in, sopt)
 			if err != nil {
-				return err
+				return fmt.Errorf("mmio stats: %w", mapfile.Named(args[0], err))
 			}
 			opt.File, opt.Format, opt.Warn = args[0], in.Format(), e.warn
 			if opt.Symbols, err = syms.load(e.warn); err != nil {
