@@ -69,17 +69,14 @@ func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, e
 		return x.exportPTDir(ctx, path)
 	}
 	if st.IsDir() {
-		ents, err := os.ReadDir(path)
+		// The files report reads of the directory (detect.DirFiles).
+		paths, err := detect.DirFiles(path, false)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
-		for _, e := range ents {
-			p := filepath.Join(path, e.Name())
-			if e.Name() == "clocks.json" {
+		for _, p := range paths {
+			if p == filepath.Join(path, "clocks.json") {
 				clocksPath = p
-				continue
-			}
-			if !e.Type().IsRegular() || filepath.Ext(e.Name()) == ".md" || filepath.Ext(e.Name()) == ".json" {
 				continue
 			}
 			in, err := x.probe(p)
@@ -95,6 +92,15 @@ func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, e
 		}
 		if len(files) == 0 {
 			return nil, fmt.Errorf("export: %s: no usbmon, mmiotrace, user_events or Intel PT file in the directory", path)
+		}
+		// A table's file is named by its input's base name (createFile):
+		// two of one name in subdirectories would be one file.
+		seen := map[string]string{}
+		for _, in := range files {
+			if other, ok := seen[filepath.Base(in.path)]; ok {
+				return nil, fmt.Errorf("export: %s and %s have the same name, which names their tables' files: export them one by one", other, in.path)
+			}
+			seen[filepath.Base(in.path)] = in.path
 		}
 	} else {
 		in, err := x.probe(path)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -126,8 +125,8 @@ func (in *inputs) cleanup() {
 	}
 }
 
-// find walks the arguments: directories recursively (skipping fuzz
-// corpora and hidden directories), bundles extracted into a temporary
+// find walks the arguments: directories recursively (detect.DirFiles,
+// as export reads them), bundles extracted into a temporary
 // directory, other files as they are. Files are sorted by name.
 //
 // With win set, each argument is replaced by its cut of the window
@@ -215,36 +214,23 @@ func find(args []string, stdin io.Reader, win func(path string) (*cut.Windowed, 
 				return nil, err
 			}
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && (d.Name() == "fuzz" || strings.HasPrefix(d.Name(), ".")) && p != root {
-				return filepath.SkipDir
-			}
-			regular := d.Type().IsRegular()
-			if win != nil && d.Type()&fs.ModeSymlink != 0 {
-				// a window's copy links the files it does not cut
-				st, err := os.Stat(p)
-				regular = err == nil && st.Mode().IsRegular()
-			}
-			if regular {
-				name := p
-				if prefix != "" {
-					rel, _ := filepath.Rel(root, p)
-					if w := in.lastWindow(); w != nil {
-						// the original's name (a cut drops .zst)
-						rel, _ = filepath.Rel(w.Input(root), w.Input(p))
-					}
-					name = prefix + rel
-				}
-				in.files = append(in.files, File{Path: p, Name: name})
-			}
-			return nil
-		})
+		// a window's copy links the files it does not cut
+		files, err := detect.DirFiles(root, win != nil)
 		if err != nil {
 			in.cleanup()
 			return nil, err
+		}
+		for _, p := range files {
+			name := p
+			if prefix != "" {
+				rel, _ := filepath.Rel(root, p)
+				if w := in.lastWindow(); w != nil {
+					// the original's name (a cut drops .zst)
+					rel, _ = filepath.Rel(w.Input(root), w.Input(p))
+				}
+				name = prefix + rel
+			}
+			in.files = append(in.files, File{Path: p, Name: name})
 		}
 	}
 	sort.SliceStable(in.files, func(i, j int) bool { return in.files[i].Name < in.files[j].Name })
