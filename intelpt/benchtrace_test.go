@@ -1,11 +1,36 @@
 package intelpt
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 )
+
+// mutatedTrace is the trace of round (0, 1, ...) that the tests of the
+// segmented decoders (DumpFile, ComputeStatsFile) compare with one pass:
+// a copy of base that is clean (round%3 == 0), corrupted at 1 to 40
+// random bytes (decoding errors and resyncs inside segments and at cuts;
+// round%3 == 1) or cut short by up to 20000 bytes with a bit flipped
+// (round%3 == 2), and every fourth round preceded by garbage before the
+// first PSB; r draws the places.
+func mutatedTrace(base []byte, round int, r *rand.Rand) []byte {
+	buf := bytes.Clone(base)
+	if round%3 == 1 {
+		for i := 1 + r.IntN(40); i > 0; i-- {
+			buf[r.IntN(len(buf))] = byte(r.Uint32())
+		}
+	}
+	if round%3 == 2 {
+		buf = buf[:len(buf)-r.IntN(20000)]
+		buf[r.IntN(len(buf))] ^= 0x40
+	}
+	if round%4 == 3 {
+		buf = append(bytes.Repeat([]byte{0x55}, r.IntN(3000)), buf...) // garbage before the first PSB
+	}
+	return buf
+}
 
 // realisticTrace encodes about size bytes of a trace with a packet mix like
 // real branch traces: mostly TNT, compressed TIPs, CYC/MTC timing, a PSB+

@@ -48,19 +48,7 @@ func TestDumpFileMatchesReader(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(16, 3))
 	for round := 0; round < 12; round++ {
-		buf := bytes.Clone(base)
-		if round%3 == 1 {
-			for i := 1 + r.IntN(40); i > 0; i-- {
-				buf[r.IntN(len(buf))] = byte(r.Uint32())
-			}
-		}
-		if round%3 == 2 {
-			buf = buf[:len(buf)-r.IntN(20000)]
-			buf[r.IntN(len(buf))] ^= 0x40
-		}
-		if round%4 == 3 {
-			buf = append(bytes.Repeat([]byte{0x55}, r.IntN(3000)), buf...) // garbage before the first PSB
-		}
+		buf := mutatedTrace(base, round, r)
 		opt := opts[round%len(opts)]
 		for _, seg := range []int64{8, 100, 4096, 4143, 9000, 65536} {
 			checkDumpFile(t, buf, Config{}, opt, seg, 2+round%3)

@@ -38,19 +38,7 @@ func TestComputeStatsFileMatchesReader(t *testing.T) {
 	cfgs := []Config{{}, {MTCFreq: 3, CPUID15EAX: 2, CPUID15EBX: 170, NomFreq: 36}}
 	r := rand.New(rand.NewPCG(15, 2))
 	for round := 0; round < 12; round++ {
-		buf := bytes.Clone(base)
-		if round%3 == 1 {
-			for i := 1 + r.IntN(40); i > 0; i-- {
-				buf[r.IntN(len(buf))] = byte(r.Uint32())
-			}
-		}
-		if round%3 == 2 {
-			buf = buf[:len(buf)-r.IntN(20000)]
-			buf[r.IntN(len(buf))] ^= 0x40
-		}
-		if round%4 == 3 {
-			buf = append(bytes.Repeat([]byte{0x55}, r.IntN(3000)), buf...) // garbage before the first PSB
-		}
+		buf := mutatedTrace(base, round, r)
 		cfg := cfgs[round%len(cfgs)]
 		for _, seg := range []int64{8, 100, 4096, 4143, 9000, 65536} {
 			checkStatsFile(t, buf, cfg, seg, 2+round%3)
