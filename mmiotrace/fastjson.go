@@ -81,13 +81,13 @@ func put64(d *accessWin, i int, v uint64) { binary.LittleEndian.PutUint64(d[i:],
 // FuzzAccessLines).
 func appendAccessLines(data, out []byte) (int, int64, []byte) {
 	var lines int64
-	p := 0
-	for p <= len(data)-lineWinLen {
+	rest := data
+	for len(rest) >= lineWinLen {
 		if cap(out)-len(out) < accessWinLen {
 			out = append(out, make([]byte, accessWinLen)...)[:len(out)]
 		}
 		n0 := len(out)
-		a := (*lineWin)(data[p : p+lineWinLen])
+		a := (*lineWin)(rest)
 		d := (*accessWin)(out[n0 : n0+accessWinLen])
 		k, w := a[0], a[2]
 		if (k != 'R' && k != 'W') || a[1] != ' ' || w-'0' > 8 || (0x116>>(w-'0'))&1 == 0 || a[3] != ' ' {
@@ -203,10 +203,10 @@ func appendAccessLines(data, out []byte) (int, int64, []byte) {
 		}
 		n &= 7
 		out = out[:n0+o]
-		p += i + n + 1
+		rest = rest[i+n+1:]
 		lines++
 	}
-	return p, lines, out
+	return len(data) - len(rest), lines, out
 }
 
 // decSpan returns the number of decimal digits at the start of x (its
