@@ -12,6 +12,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/iotap/iotap/internal/timerange"
+	"github.com/iotap/iotap/userevents"
 )
 
 // eventJSON is a user_event record of iotap events record --json
@@ -120,9 +123,14 @@ func (r *eventRun) row(u *UserEventRow, i int, id Identity) {
 	}
 }
 
-// exportEvents reads user_events NDJSON into user_events.
+// exportEvents reads user_events NDJSON into user_events; row.Format and
+// row.ClockDomain, when set, say where the NDJSON came from (a perf.data's
+// samples, exportPerfDataEvents), else "ndjson" on the trace clock.
 func (x *Exporter) exportEvents(ctx context.Context, c *capture, path string, r io.Reader, row *CaptureRow) error {
-	row.Source, row.Format, row.ClockDomain = "events", "ndjson", "trace-local"
+	row.Source = "events"
+	if row.Format == "" {
+		row.Format, row.ClockDomain = "ndjson", "trace-local"
+	}
 	id := c.id
 	id.SourceFile, id.ClockDomain = path, row.ClockDomain
 	out := &lazyTable[UserEventRow]{x: x, name: TableUserEvents, c: c, src: path}
@@ -304,4 +312,45 @@ func setMap[V any](m *map[string]V, k string, v V) {
 		*m = map[string]V{}
 	}
 	(*m)[k] = v
+}
+
+// exportPerfDataEvents exports the samples of a perf.data of tracepoints
+// (user_events; detect.PerfDataKind) at path, in spec's window when set,
+// as 'iotap events read --json' reads them (userevents.ReadJob), through
+// exportEvents: the samples the kernel lost and those that did not
+// decode are the row's loss.
+func (x *Exporter) exportPerfDataEvents(ctx context.Context, c *capture, path string, spec timerange.Spec, row *CaptureRow) error {
+	job := userevents.ReadJob{Path: path, JSON: true, Window: spec}
+	if err := job.Prepare(ctx); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	r, err := job.Open()
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer r.Close()
+	row.Format, row.ClockDomain = "perf.data", "perf" // the samples' clock (ts_ns)
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, err := job.Run(ctx, r, pw)
+		pw.CloseWithError(err)
+	}()
+	err = x.exportEvents(ctx, c, path, pr, row)
+	pr.Close() // ends Run if exportEvents stopped first
+	<-done
+	if err != nil {
+		return err
+	}
+	st := r.Stats()
+	if l := st.Loss(); l != "" {
+		row.LostEvents += int64(st.Lost)
+		row.Complete = false
+		if row.Loss != "" {
+			l = row.Loss + "; " + l
+		}
+		row.Loss = l
+	}
+	return nil
 }

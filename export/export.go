@@ -489,12 +489,21 @@ func Dir(ctx context.Context, path string, opt Options) ([]CaptureRow, error) {
 
 // ExportAll exports each of paths in turn (ExportPath), calls row, when
 // set, with each captures row as its input is exported, and then writes
-// the captures table (Close). It returns what was lost, one "FILE: LOSS"
-// per input that lost data (the captures table records it too). It stops
-// at the first error, the captures table unwritten.
+// the captures table (Close). Every path's files are found and their kinds
+// detected first: an input that cannot be exported (not a trace, of a
+// kind not exported) is an error before any table is written. It returns
+// what was lost, one "FILE: LOSS" per input that lost data (the captures
+// table records it too). It stops at the first error, the captures table
+// unwritten.
 func (x *Exporter) ExportAll(ctx context.Context, paths []string, row func(CaptureRow)) (lost []string, err error) {
-	for _, p := range paths {
-		rows, err := x.ExportPath(ctx, p)
+	plans := make([]*pathPlan, len(paths))
+	for i, p := range paths {
+		if plans[i], err = x.planPath(p); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range plans {
+		rows, err := x.exportPlanned(ctx, p)
 		for _, r := range rows {
 			if row != nil {
 				row(r)

@@ -40,14 +40,39 @@ type inputFile struct {
 // captures rows of the files exported; what was lost is in them (Loss,
 // Complete), not in the error, which is for failures to read or write.
 func (x *Exporter) ExportPath(ctx context.Context, path string) ([]CaptureRow, error) {
-	rows, err := x.exportPath(ctx, path)
+	p, err := x.planPath(path)
+	if err != nil {
+		return nil, err
+	}
+	return x.exportPlanned(ctx, p)
+}
+
+// exportPlanned exports the input p planned, its temporary files removed
+// on an error.
+func (x *Exporter) exportPlanned(ctx context.Context, p *pathPlan) ([]CaptureRow, error) {
+	rows, err := x.exportPlan(ctx, p)
 	if err != nil {
 		x.dropTemps()
 	}
 	return rows, err
 }
 
-func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, error) {
+// pathPlan is an input of ExportPath as planPath found it, before any
+// table is written: an 'iotap pt capture' directory, or the files to
+// export (their kinds detected) and the clocks.json aligning them.
+type pathPlan struct {
+	path       string
+	st         os.FileInfo
+	ptDir      bool
+	files      []inputFile
+	clocksPath string
+}
+
+// planPath finds the files of the input path and detects their kinds:
+// every error of a file that is not exported (not a trace, of a kind not
+// exported, not a regular file) comes from here, before anything is
+// written.
+func (x *Exporter) planPath(path string) (*pathPlan, error) {
 	if path == "-" {
 		return nil, errors.New("export: standard input cannot be exported: export reads its input more than once (give a file)")
 	}
@@ -66,7 +91,7 @@ func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, e
 		if x.opt.Window.Set() {
 			return nil, fmt.Errorf("export: %s: Intel PT inputs are not exported by window: cut it first ('iotap cut --from ... --to ... %s/cpuN.pt -o CUT') and export the cut", path, path)
 		}
-		return x.exportPTDir(ctx, path)
+		return &pathPlan{path: path, st: st, ptDir: true}, nil
 	}
 	if st.IsDir() {
 		// The files report reads of the directory (detect.DirFiles).
@@ -115,6 +140,15 @@ func (x *Exporter) exportPath(ctx context.Context, path string) ([]CaptureRow, e
 			clocksPath = p
 		}
 	}
+	return &pathPlan{path: path, st: st, files: files, clocksPath: clocksPath}, nil
+}
+
+// exportPlan exports the input p planned (planPath).
+func (x *Exporter) exportPlan(ctx context.Context, p *pathPlan) ([]CaptureRow, error) {
+	if p.ptDir {
+		return x.exportPTDir(ctx, p.path)
+	}
+	path, st, files, clocksPath := p.path, p.st, p.files, p.clocksPath
 	c, err := x.captureOf(path, files)
 	if err != nil {
 		return nil, err
@@ -269,6 +303,10 @@ func (x *Exporter) probe(path string) (inputFile, error) {
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %s: %w", path, err)
 	}
+	if res.Kind == detect.PT && res.Format == "perf.data" {
+		// Tracepoints (user_events) or Intel PT: the attributes say.
+		res.Kind = detect.PerfDataKind(head)
+	}
 	return inputFile{path: path, kind: res.Kind, res: res, size: st.Size(), mod: st.ModTime()}, nil
 }
 
@@ -396,8 +434,14 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 	if in.kind == detect.PT && x.opt.Window.Set() {
 		return row, fmt.Errorf("export: %s: Intel PT inputs are not exported by window: cut it first ('iotap cut --from ... --to ... %s -o CUT') and export the cut", in.path, in.path)
 	}
-	switch in.kind {
-	case detect.PT:
+	switch {
+	case in.kind == detect.Events && in.res.Format == "perf.data":
+		spec := x.opt.Window
+		if in.window != nil && spec.Set() {
+			spec = in.window(in.path)
+		}
+		err = x.exportPerfDataEvents(ctx, c, in.path, spec, &row)
+	case in.kind == detect.PT:
 		var f *os.File
 		f, err = os.Open(in.path)
 		if err != nil {
@@ -410,7 +454,7 @@ func (x *Exporter) exportFile(ctx context.Context, c *capture, in inputFile) (Ca
 			t.Close()
 		}
 		f.Close()
-	case detect.MMIO:
+	case in.kind == detect.MMIO:
 		// Streamed, not mapped (mmiotrace.Open): a mapped file's pages
 		// count in the resident size, which must stay flat.
 		var f io.ReadCloser
