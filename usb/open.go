@@ -288,9 +288,6 @@ func (c PairCounts) Summary() string {
 // has its counts).
 func (pl *Pipeline) Stats(ctx context.Context) (*Stats, error) {
 	st := NewStats()
-	err := pl.each(ctx, func(_ uint64, ev *usbmon.Event, p *Pair, paired bool) error {
-		st.record(ev, p, paired)
-		return nil
-	})
+	err := pl.each(ctx, st, nil)
 	return st, err
 }

@@ -159,14 +159,16 @@ func (pl *Pipeline) readError(err error) error {
 // the end of the input) or fn's. With Limit set it returns nil once
 // Limit events were handed on.
 func (pl *Pipeline) Each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p Pair, paired bool) error) error {
-	return pl.each(ctx, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error { return fn(seq, ev, *p, paired) })
+	return pl.each(ctx, nil, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error { return fn(seq, ev, *p, paired) })
 }
 
 // each is Each handing on the Pair by its address (valid during the call
-// only): the package's own loops (WriteText, WriteNDJSON, Stats) pass it
-// on without copying its 88 bytes at each call, a copy that also stalls
-// on the fields Pairer.addInto has just stored one by one.
-func (pl *Pipeline) each(ctx context.Context, fn func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error) error {
+// only): the package's own loops pass it on without copying its 88 bytes
+// at each call, a copy that also stalls on the fields Pairer.addInto has
+// just stored one by one. With st, each event handed on is counted in st
+// (Stats.record) instead of calling fn: Pipeline.Stats without a call
+// through a closure for every event.
+func (pl *Pipeline) each(ctx context.Context, st *Stats, fn func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error) error {
 	var ev usbmon.Event
 	var p Pair
 	var handed uint64
@@ -197,6 +199,10 @@ func (pl *Pipeline) each(ctx context.Context, fn func(seq uint64, ev *usbmon.Eve
 			continue
 		}
 		handed++
+		if st != nil {
+			st.record(&ev, &p, ok)
+			continue
+		}
 		if err := fn(n+1, &ev, &p, ok); err != nil {
 			return err
 		}

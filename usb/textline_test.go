@@ -62,7 +62,7 @@ func TestLineWriterMatchesText(t *testing.T) {
 		dec := NewDecoder(pl.Identities)
 		var lw lineWriter
 		n := 0
-		err = pl.each(context.Background(), func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
+		err = pl.each(context.Background(), nil, func(seq uint64, ev *usbmon.Event, p *Pair, paired bool) error {
 			var d Decoded
 			if !dec.quiet(ev) {
 				d = dec.decode(ev, p, paired)
