@@ -251,6 +251,7 @@ type table[T any] struct {
 	final string
 	f     *os.File
 	w     *parquet.GenericWriter[T]
+	pages *pageFiles // its column pages until their row group is written
 	buf   []T
 	rows  int64
 }
@@ -326,9 +327,10 @@ func openTable[T any](x *Exporter, name string, c *capture, src string) (*table[
 	if err != nil {
 		return nil, err
 	}
-	opts := append(x.writerOptions(name), parquet.ColumnPageBuffers(pageFiles{dir: filepath.Dir(f.Name())}))
+	pages := newPageFiles(filepath.Dir(f.Name()))
+	opts := append(x.writerOptions(name), parquet.ColumnPageBuffers(pages))
 	w := parquet.NewGenericWriter[T](f, opts...)
-	return &table[T]{x: x, name: name, final: final, f: f, w: w, buf: make([]T, 0, batchRows)}, nil
+	return &table[T]{x: x, name: name, final: final, f: f, w: w, pages: pages, buf: make([]T, 0, batchRows)}, nil
 }
 
 func cmpOr(a, b string) string {
@@ -378,6 +380,7 @@ func (t *table[T]) commit() error {
 	if err == nil {
 		err = t.w.Close()
 	}
+	t.pages.close() // closed already unless the writer failed with buffers out
 	return t.x.finish(t.name, t.f, t.final, err)
 }
 
@@ -404,6 +407,7 @@ func (x *Exporter) finish(name string, f *os.File, final string, err error) erro
 
 // abort drops the file.
 func (t *table[T]) abort() {
+	t.pages.close()
 	t.x.dropTemp(t.f)
 }
 

@@ -53,9 +53,11 @@ type flatFile struct {
 	cur      *flatPage
 	proto    thrift.CompactProtocol
 	// pageDir, when set (before the first row), is where each column's
-	// encoded pages wait until their row group is written, in a page
-	// file (pageFiles) instead of memory.
+	// encoded pages wait until their row group is written, in the
+	// table's page file (pages, made at the first page) instead of
+	// memory.
 	pageDir string
+	pages   *pageFiles
 }
 
 // flatCol is one column: its type, and the values of the page being
@@ -100,7 +102,7 @@ type flatPage struct {
 // group is written.
 type flatChunk struct {
 	data         []byte // the data pages: headers and bodies (those of the last page with a pageDir)
-	file         io.ReadWriteSeeker
+	file         *pageBuffer
 	fileSize     int64 // bytes of this row group's pages in file
 	uncompressed int64
 	nulls        int64
@@ -474,7 +476,10 @@ func (f *flatFile) spill(ch *flatChunk) error {
 		return nil
 	}
 	if ch.file == nil {
-		ch.file = pageFiles{dir: f.pageDir}.GetBuffer()
+		if f.pages == nil {
+			f.pages = newPageFiles(f.pageDir)
+		}
+		ch.file = f.pages.get()
 	}
 	n, err := ch.file.Write(ch.data)
 	ch.fileSize += int64(n)
@@ -486,9 +491,12 @@ func (f *flatFile) spill(ch *flatChunk) error {
 func (f *flatFile) closePages() {
 	for i := range f.chunks {
 		if ch := &f.chunks[i]; ch.file != nil {
-			pageFiles{}.PutBuffer(ch.file)
+			f.pages.PutBuffer(ch.file)
 			ch.file = nil
 		}
+	}
+	if f.pages != nil {
+		f.pages.close()
 	}
 }
 
@@ -574,9 +582,7 @@ func (f *flatFile) writeRowGroup(dicts [][]string) error {
 			if err != nil {
 				return err
 			}
-			if _, err := ch.file.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
+			ch.file.reset() // the table's page file is emptied once every chunk's is
 			compressed += ch.fileSize
 			ch.fileSize = 0
 		}
