@@ -14,7 +14,7 @@ const (
 // are tracepoints (user_events, 'perf record -e sched:...': what 'iotap
 // events read' reads) and no event of a PMU of its own, PT otherwise
 // (intel_pt, or attributes not in head). Head answers PT for every
-// perf.data; a command that reads both kinds (export) asks PerfDataKind.
+// perf.data; a command that reads both kinds asks Recognise.
 // The attributes are those of the attribute section (file mode; Head
 // does not take a perf.data in pipe mode).
 func PerfDataKind(head []byte) Kind {
@@ -39,4 +39,16 @@ func PerfDataKind(head []byte) Kind {
 		return Events
 	}
 	return PT
+}
+
+// Recognise is Head for a command that reads every kind (export, report,
+// timeline): a perf.data is told apart by PerfDataKind, so that one of
+// tracepoints (user_events) is Events, format "perf.data", read as 'iotap
+// events read' reads it, and one of Intel PT stays PT.
+func Recognise(head []byte, complete bool) (Result, error) {
+	res, err := Head(head, complete)
+	if err == nil && res.Kind == PT && res.Format == "perf.data" && res.Compression == "" {
+		res.Kind = PerfDataKind(head)
+	}
+	return res, err
 }

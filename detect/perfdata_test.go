@@ -49,3 +49,31 @@ func TestPerfDataKind(t *testing.T) {
 		}
 	}
 }
+
+// TestRecognise: Recognise, the rule export, report and timeline share,
+// says Events (format perf.data) for the LinuxTracepoints perf.data of
+// tracepoints and PT for an Intel PT perf.data and a raw PT stream,
+// where Head says PT for every one.
+func TestRecognise(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want Kind
+	}{
+		{"../userevents/testdata/linuxtracepoints/perf.data", Events},
+		{"../intelpt/testdata/libipt/two-cpus.perf.data", PT},
+		{"../perfdata/testdata/cpu-clock-z.data", PT},
+		{"../intelpt/testdata/libipt/cbr-tsc-tma-mtc-cyc.pt", PT},
+	} {
+		b, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > HeadSize {
+			b = b[:HeadSize]
+		}
+		res, err := Recognise(b, len(b) < HeadSize)
+		if err != nil || res.Kind != c.want {
+			t.Errorf("%s: %v, %v; want %s", c.path, res, err, c.want)
+		}
+	}
+}

@@ -299,13 +299,9 @@ func (x *Exporter) probe(path string) (inputFile, error) {
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %w", detect.ReadError(path, err))
 	}
-	res, err := detect.Head(head, complete)
+	res, err := detect.Recognise(head, complete) // a perf.data of tracepoints is Events
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %s: %w", path, err)
-	}
-	if res.Kind == detect.PT && res.Format == "perf.data" {
-		// Tracepoints (user_events) or Intel PT: the attributes say.
-		res.Kind = detect.PerfDataKind(head)
 	}
 	return inputFile{path: path, kind: res.Kind, res: res, size: st.Size(), mod: st.ModTime()}, nil
 }

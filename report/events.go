@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/iotap/iotap/userevents"
 )
 
 // Events is the summary of user_events records ('iotap events record
@@ -121,13 +123,31 @@ func AnalyzeEvents(ctx context.Context, r io.Reader) (*Events, *Span, error) {
 	return ev, span, nil
 }
 
-func analyzeEventsFile(ctx context.Context, path string) (*Events, *Span, error) {
+// analyzeEventsFile analyzes the user_events file at path: NDJSON, or a
+// perf.data of tracepoints (format "perf.data") read as 'iotap events
+// read --json' reads it, whose lost and undecodable samples are the loss.
+func analyzeEventsFile(ctx context.Context, path, format string) (*Events, *Span, string, error) {
+	if format == "perf.data" {
+		p, err := userevents.OpenNDJSON(ctx, path)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		ev, sp, err := AnalyzeEvents(ctx, p)
+		if cerr := p.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return ev, sp, p.Stats().Loss(), nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	defer f.Close()
-	return AnalyzeEvents(ctx, f)
+	ev, sp, err := AnalyzeEvents(ctx, f)
+	return ev, sp, "", err
 }
 
 // WriteEventsText prints the count of events per name.

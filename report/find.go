@@ -25,7 +25,7 @@ type Kind struct {
 
 // Sniff recognises a trace from its first bytes (up to 4 KiB are enough).
 func Sniff(head []byte) (Kind, bool) {
-	res, err := detect.Head(head, len(head) < detect.HeadSize)
+	res, err := detect.Recognise(head, len(head) < detect.HeadSize) // a perf.data of tracepoints is Events
 	if err != nil {
 		return Kind{}, false
 	}
@@ -39,6 +39,9 @@ func Sniff(head []byte) (Kind, bool) {
 	case detect.MMIO:
 		return Kind{"mmio", "mmiotrace log"}, true
 	case detect.Events:
+		if res.Format == "perf.data" {
+			return Kind{"events", "perf.data"}, true // user_events, read as 'iotap events read' reads it
+		}
 		return Kind{"events", "user_events NDJSON"}, true
 	case detect.USB:
 		_, format, _ := usbmon.NewReader(bytes.NewReader(head))

@@ -36,9 +36,10 @@ func TestBuildNamedNotATrace(t *testing.T) {
 
 // A trace that cannot be summarised has an Err that does not repeat its
 // path (Name is printed next to it), also for a perf.data without PT
-// data, whose error from AnalyzePT names the file.
+// data (of a software event: one of tracepoints is user_events), whose
+// error from AnalyzePT names the file.
 func TestBuildErrNamesNotPath(t *testing.T) {
-	const in = "../userevents/testdata/linuxtracepoints/perf.data"
+	const in = "../perfdata/testdata/cpu-clock-z.data"
 	r, err := Build(context.Background(), []string{in}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestBuildErrNamesNotPath(t *testing.T) {
 	defer r.Close()
 	ft := r.FirstError()
 	if ft == nil {
-		t.Fatal("a tracepoint perf.data summarised as PT")
+		t.Fatal("a perf.data of cpu-clock summarised as PT")
 	}
 	if msg := ft.Err.Error(); msg != "perf.data holds no PT data (no PERF_RECORD_AUXTRACE: was it recorded with -e intel_pt//?)" {
 		t.Errorf("Err = %q", msg)

@@ -194,7 +194,7 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 				t.Loss = t.PT.Loss
 			}
 		case "events":
-			t.Events, sp, t.Err = analyzeEventsFile(ctx, f.Path)
+			t.Events, sp, t.Loss, t.Err = analyzeEventsFile(ctx, f.Path, k.Format)
 		}
 		if err := ctx.Err(); err != nil {
 			r.Close()

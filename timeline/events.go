@@ -3,11 +3,15 @@ package timeline
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
+
+	"github.com/iotap/iotap/userevents"
 )
 
 // MarkerEvent is the name of the user event that iotap treats as a
@@ -27,6 +31,7 @@ type eventsSource struct {
 	tracks map[string]uint64
 	args   []Arg
 	ov     map[string]*ovSeries
+	perf   *userevents.NDJSONPipe // a perf.data's samples (openPerfDataEvents)
 }
 
 // eventRecord is a user_event record (docs/ndjson.md), or a line of the
@@ -79,8 +84,39 @@ func NewEventsSource(name string, r io.Reader) Source {
 }
 
 func openEvents(f io.Closer, br *bufio.Reader, in *InputStats, _ *Options) ([]Source, error) {
+	if head, _ := br.Peek(8); userevents.IsPerfData(head) {
+		return openPerfDataEvents(f, in)
+	}
 	s := newEventsSource(br, in)
 	s.closer = f
+	return []Source{s}, nil
+}
+
+// openPerfDataEvents reads a perf.data of tracepoints (user_events;
+// detect.Recognise) as 'iotap events read --json' reads it
+// (userevents.OpenNDJSON, which opens the file again: a perf.data is
+// read by seeking), on the samples' clock; the samples the kernel lost
+// and those that did not decode count as lost when the file ends.
+func openPerfDataEvents(f io.Closer, in *InputStats) ([]Source, error) {
+	of, ok := f.(*os.File)
+	regular := false
+	if ok && in.Path != "-" {
+		st, err := of.Stat()
+		regular = err == nil && st.Mode().IsRegular()
+	}
+	f.Close()
+	if !regular {
+		// Opened again, a pipe would wait for a writer that is gone.
+		return nil, errors.New("file-mode perf.data needs random access: give a regular file, not a pipe or standard input")
+	}
+	p, err := userevents.OpenNDJSON(context.Background(), in.Path)
+	if err != nil {
+		return nil, err
+	}
+	s := newEventsSource(p, in)
+	s.closer, s.perf = p, p
+	in.Format = "perf.data"
+	in.Clock = "perf (the samples' clock, as 'iotap events read' reads it)"
 	return []Source{s}, nil
 }
 
@@ -119,7 +155,16 @@ func (s *eventsSource) Next() (int64, error) {
 		return int64(*s.rec.TS), nil
 	}
 	if err := s.sc.Err(); err != nil {
+		if s.perf != nil {
+			return 0, err // names the file and the byte
+		}
 		return 0, fmt.Errorf("line %d: %w", s.line+1, err)
+	}
+	if s.perf != nil {
+		// The reading ended (EOF follows its end): its counts are final.
+		st := s.perf.Stats()
+		s.in.Lost, s.in.Skipped = int64(st.Lost), int64(st.Bad)
+		s.perf = nil
 	}
 	return 0, io.EOF
 }

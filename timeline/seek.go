@@ -27,7 +27,7 @@ const usbSeekMarginNS = 1e9
 // warning (the window is then found by reading from the start).
 func seekWindow(ctx context.Context, x *exporter, s Source, win timerange.Window, offset, shift int64) (Source, int64, error) {
 	in := s.Info()
-	if in.Path == "-" || in.Stream != "" || (in.Kind != KindMMIO && in.Kind != KindEvents && in.Kind != KindUSB) {
+	if in.Path == "-" || in.Stream != "" || in.Format == "perf.data" || (in.Kind != KindMMIO && in.Kind != KindEvents && in.Kind != KindUSB) {
 		return nil, 0, nil
 	}
 	warn := func(m string) { x.warn(in, "%s", m) }

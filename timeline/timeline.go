@@ -597,7 +597,7 @@ func resolveWindow(ctx context.Context, spec timerange.Spec, srcs []Source, offs
 				}
 				continue
 			}
-			if (in.Kind != KindMMIO && in.Kind != KindEvents) || in.Path == "-" || seen[in.Path] {
+			if (in.Kind != KindMMIO && in.Kind != KindEvents) || in.Format == "perf.data" || in.Path == "-" || seen[in.Path] {
 				continue
 			}
 			seen[in.Path] = true
@@ -703,7 +703,7 @@ func open(path string, opt *Options, prog *progress) ([]Source, error) {
 	}
 	br := bufio.NewReaderSize(r, 256<<10)
 	head, _ := br.Peek(detect.HeadSize)
-	res, err := detect.Head(head, len(head) < detect.HeadSize)
+	res, err := detect.Recognise(head, len(head) < detect.HeadSize) // a perf.data of tracepoints is Events
 	kind := res.Kind
 	if err != nil {
 		f.Close()

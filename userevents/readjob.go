@@ -103,3 +103,46 @@ func (s PerfDataStats) Loss() string {
 	}
 	return fmt.Sprintf("%d event(s) lost, %d undecodable", s.Lost, s.Bad)
 }
+
+// NDJSONPipe is the perf.data of tracepoints at a path read as 'iotap
+// events read --json' prints it (ReadJob with JSON), for a reader of
+// that NDJSON (report, timeline): Read returns the records, then the
+// reading's error if it failed; Close stops the reading; Stats, after
+// the end or Close, says what the file lost.
+type NDJSONPipe struct {
+	*io.PipeReader
+	r    *PerfDataReader
+	done chan struct{}
+}
+
+// OpenNDJSON starts reading the perf.data at path (ReadJob, Path and
+// JSON set) into the NDJSONPipe it returns. Its errors name the file.
+func OpenNDJSON(ctx context.Context, path string) (*NDJSONPipe, error) {
+	job := ReadJob{Path: path, JSON: true}
+	if err := job.Prepare(ctx); err != nil {
+		return nil, err
+	}
+	r, err := job.Open()
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	p := &NDJSONPipe{PipeReader: pr, r: r, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		_, err := job.Run(ctx, r, pw)
+		pw.CloseWithError(err)
+	}()
+	return p, nil
+}
+
+// Close stops the reading, waits for it to end and closes the file.
+func (p *NDJSONPipe) Close() error {
+	p.PipeReader.Close()
+	<-p.done
+	return p.r.Close()
+}
+
+// Stats is what the reader saw (PerfDataReader.Stats); call it after
+// Close, or after Read returned io.EOF.
+func (p *NDJSONPipe) Stats() PerfDataStats { return p.r.Stats() }
