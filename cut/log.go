@@ -88,7 +88,7 @@ func (l *Log) Filter(ctx context.Context, w io.Writer, f *mmiotrace.Filter, opt 
 	}
 	st, err := mmiotrace.FilterLog(ctx, l.Reader.Reader, w, f, opt)
 	if err != nil {
-		return st, nil, err
+		return st, nil, mmiotrace.NamedFormatError(l.File, err) // a bad line names the log
 	}
 	return st, l.Loss(st.Loss()), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -193,5 +194,31 @@ func TestOpenLogLoss(t *testing.T) {
 	win.Close()
 	if err != nil || len(st.Loss) != 1 || !strings.Contains(st.Loss[0], "the log is cut") {
 		t.Errorf("replay of the window: %v, lost %q", err, st.Loss)
+	}
+}
+
+// TestLogFilterNamesBadLine: Log.Filter's error for a bad line names the
+// log, as 'iotap mmio stats' names it; it said "mmiotrace: line 21: ..."
+// with no file.
+func TestLogFilterNamesBadLine(t *testing.T) {
+	b, err := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	lines[20] = bytes.Repeat([]byte("x"), mmiotrace.DefaultMaxLine+1)
+	p := filepath.Join(t.TempDir(), "long.log")
+	if err := os.WriteFile(p, bytes.Join(lines, []byte("\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := OpenLog(context.Background(), p, LogOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	f := &mmiotrace.Filter{Between: [2]string{"a", "b"}} // read record by record
+	_, _, err = l.Filter(context.Background(), io.Discard, f, mmiotrace.FilterOptions{})
+	if want := p + ": mmiotrace: line 21: bad mmiotrace line: line longer than"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, mmiotrace.ErrFormat) {
+		t.Errorf("%v; want %q...", err, want)
 	}
 }

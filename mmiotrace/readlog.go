@@ -2,6 +2,8 @@ package mmiotrace
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -75,12 +77,29 @@ func (p *progressReader) Read(b []byte) (int, error) {
 // Check) is converted by ConvertLog, on several goroutines when it pays;
 // the other jobs read record by record (CopyRecords). It returns what the
 // read lost (LossMessages: lost events, skipped lines, a cut log) and the
-// first error. On an error or when ctx is cancelled, w holds the records
-// before it.
+// first error, which names opt.File when it is a bad line
+// (NamedFormatError). On an error or when ctx is cancelled, w holds the
+// records before it.
 func ReadLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([]string, error) {
 	if err := checkWorkers("ReadOptions", opt.Workers); err != nil {
 		return nil, err
 	}
+	lost, err := readLog(ctx, in, w, opt)
+	return lost, NamedFormatError(opt.File, err)
+}
+
+// NamedFormatError names file in err when err is a bad line of the log
+// (ErrFormat: "FILE: mmiotrace: line N: ..."), as the readers' other
+// errors name it; other errors, and any when file is "", are returned as
+// they are.
+func NamedFormatError(file string, err error) error {
+	if file == "" || !errors.Is(err, ErrFormat) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", file, err)
+}
+
+func readLog(ctx context.Context, in io.Reader, w io.Writer, opt ReadOptions) ([]string, error) {
 	format := Formatter(opt.JSON, opt.Symbols)
 	path := opt.mapped()
 	if opt.Progress != nil {

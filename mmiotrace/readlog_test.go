@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -147,5 +150,50 @@ func TestReadLogMapsOnlyRegular(t *testing.T) {
 		if got := check(t, part, ReadOptions{Path: p}); got != first40 {
 			t.Errorf("path %q: mapped:\n%s", p, got)
 		}
+	}
+}
+
+// longLineLog is a copy of the e1000 probe log in dir whose line 21 is
+// longer than DefaultMaxLine: a bad line that fails every reader.
+func longLineLog(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	lines[20] = bytes.Repeat([]byte("x"), DefaultMaxLine+1)
+	p := filepath.Join(dir, "long.log")
+	if err := os.WriteFile(p, bytes.Join(lines, []byte("\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReadLogNamesBadLine: ReadLog's error for a bad line names the log
+// (ReadOptions.File), whole or record by record, as 'iotap mmio stats'
+// names it; it said "mmiotrace: line 21: ..." with no file.
+func TestReadLogNamesBadLine(t *testing.T) {
+	p := longLineLog(t, t.TempDir())
+	// Whole (mapped, ConvertLog) and record by record from a stream.
+	for _, opt := range []ReadOptions{{Path: p}, {Check: true}, {Count: 1 << 20}} {
+		opt.File = p
+		in, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ReadLog(context.Background(), in, io.Discard, opt)
+		in.Close()
+		if want := p + ": mmiotrace: line 21: bad mmiotrace line: line longer than"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrFormat) {
+			t.Errorf("path %q, check %v, count %d: %v; want %q...", opt.Path, opt.Check, opt.Count, err, want)
+		}
+	}
+	// A record that does not parse, not skipped (KeepGoing unset).
+	b, _ := os.ReadFile("../testdata/mmiotrace/e1000-probe.log")
+	lines := bytes.Split(b, []byte("\n"))
+	lines[20] = []byte("R 4 garbage here")
+	_, err := ReadLog(context.Background(), bytes.NewReader(bytes.Join(lines, []byte("\n"))), io.Discard, ReadOptions{File: "bad.log"})
+	if want := "bad.log: mmiotrace: line 21: bad mmiotrace line: R record: bad timestamp"; err == nil || err.Error() != want {
+		t.Errorf("%v; want %q", err, want)
 	}
 }
