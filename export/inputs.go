@@ -294,7 +294,6 @@ func (x *Exporter) probe(path string) (inputFile, error) {
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %w", err)
 	}
-	x.inputs = append(x.inputs, st)
 	head, complete, _, err := detect.ReadHead(f)
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %w", detect.ReadError(path, err))
@@ -303,6 +302,9 @@ func (x *Exporter) probe(path string) (inputFile, error) {
 	if err != nil {
 		return inputFile{}, fmt.Errorf("export: %s: %w", path, err)
 	}
+	// Only a trace is an input an output must not replace: a directory's
+	// other files (an earlier export's tables in it) are not read.
+	x.inputs = append(x.inputs, st)
 	return inputFile{path: path, kind: res.Kind, res: res, size: st.Size(), mod: st.ModTime()}, nil
 }
 
