@@ -118,6 +118,7 @@ type chunkJob struct {
 	firstSkip *ParseError
 	lost      uint64
 	err       *ParseError
+	longLine  int64 // chunk-relative number of a line of DefaultMaxLine bytes or more
 	fault     error // a mapped input cut shorter (mapfile.FaultError)
 	done      chan struct{}
 }
@@ -200,6 +201,11 @@ func (j *chunkJob) run(f *Filter, keepGoing bool) {
 			line, whole, data = data, data, nil
 		} else {
 			line, whole, data = data[:i], data[:i+1], data[i+1:]
+		}
+		if len(line) >= DefaultMaxLine {
+			// Reader's limit, with its error, whatever keep-going says.
+			j.longLine = j.lines
+			break
 		}
 		if fld = parseLine(line, &rec); fld != "" {
 			if i < 0 {
@@ -399,6 +405,9 @@ func filterParallel(ctx context.Context, src io.Reader, mapped []byte, out io.Wr
 			} else if j.err != nil {
 				j.err.Line += st.Lines
 				err = j.err
+				cancel()
+			} else if j.longLine != 0 {
+				err = &longLineError{line: st.Lines + j.longLine}
 				cancel()
 			} else {
 				if j.firstSkip != nil && st.FirstSkip == nil {

@@ -105,6 +105,10 @@ func (r *Reader) start() error {
 func (r *Reader) nextLine() ([]byte, error) {
 	for {
 		if i := bytes.IndexByte(r.buf[r.r:r.w], '\n'); i >= 0 {
+			if i >= r.maxLine {
+				// A mapped log holds it whole: refused as a read one is.
+				return nil, r.longLine()
+			}
 			line := r.buf[r.r : r.r+i]
 			r.r += i + 1
 			return line, nil
@@ -116,6 +120,9 @@ func (r *Reader) nextLine() ([]byte, error) {
 				return nil, r.err
 			}
 			if r.r < r.w {
+				if r.w-r.r >= r.maxLine {
+					return nil, r.longLine()
+				}
 				line := r.buf[r.r:r.w]
 				r.r = r.w
 				r.truncated = true
@@ -129,7 +136,7 @@ func (r *Reader) nextLine() ([]byte, error) {
 		}
 		if r.w == len(r.buf) {
 			if len(r.buf) >= r.maxLine {
-				return nil, fmt.Errorf("mmiotrace: line %d: %w: line longer than %d bytes", r.line+1, ErrFormat, r.maxLine)
+				return nil, r.longLine()
 			}
 			nb := make([]byte, min(2*len(r.buf), r.maxLine))
 			copy(nb, r.buf[:r.w])
@@ -148,6 +155,12 @@ func (r *Reader) nextLine() ([]byte, error) {
 			}
 		}
 	}
+}
+
+// longLine is the error for the next line, longer than maxLine: a format
+// error whatever keep-going says, the same for a read or a mapped log.
+func (r *Reader) longLine() error {
+	return fmt.Errorf("mmiotrace: line %d: %w: line longer than %d bytes", r.line+1, ErrFormat, r.maxLine)
 }
 
 // ReadInto reads the next record into rec, overwriting it. The slices in

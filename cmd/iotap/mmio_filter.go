@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -85,6 +86,9 @@ Examples:
 				return err
 			})
 			m.Done()
+			if errors.Is(err, mmiotrace.ErrFormat) {
+				return fmt.Errorf("mmio filter: %w", err) // as mmio stats: "iotap: mmio filter: FILE: mmiotrace: line N: ..."
+			}
 			if err != nil {
 				return err
 			}

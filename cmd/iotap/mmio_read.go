@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -68,6 +69,9 @@ Lost events (the kernel's "Lost N events." marks) and skipped bad lines
 				err = e.endOutput(func() error { return nil }, read(e.stdout)) // the summary
 			} else {
 				err = out.write(e, true, args[:1], read)
+			}
+			if errors.Is(err, mmiotrace.ErrFormat) {
+				return fmt.Errorf("mmio read: %w", err) // as mmio stats: "iotap: mmio read: FILE: mmiotrace: line N: ..."
 			}
 			if err != nil {
 				return err
