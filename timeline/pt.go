@@ -32,6 +32,7 @@ type ptSource struct {
 	in       *InputStats
 
 	buf  []byte
+	base int64 // offset in the stream of buf[0]
 	dec  *intelpt.Decoder
 	eof  bool
 	pkt  intelpt.Packet
@@ -247,6 +248,7 @@ func (s *ptSource) refill() error {
 		return io.EOF
 	}
 	off := s.dec.Offset()
+	s.base += off
 	rest := copy(s.buf[:cap(s.buf)], s.buf[off:])
 	n, err := io.ReadFull(s.br, s.buf[rest:cap(s.buf)])
 	s.buf = s.buf[:rest+n]
@@ -257,6 +259,16 @@ func (s *ptSource) refill() error {
 	}
 	s.dec.Reset(s.buf)
 	return nil
+}
+
+// cutInPacket records that the stream ends inside the packet at the
+// decoder's offset, with that packet's offset in the stream, as pt stats
+// says it (intelpt.StatsLoss): "trace ends inside a packet at offset
+// 0xOFF (last N bytes)".
+func (s *ptSource) cutInPacket() {
+	at := s.dec.Offset()
+	s.in.Truncated = true
+	s.in.Truncation = fmt.Sprintf("trace ends inside a packet at offset %#x (last %d bytes)", s.base+at, int64(len(s.buf))-at)
 }
 
 func (s *ptSource) time() int64 {
@@ -270,8 +282,7 @@ func (s *ptSource) Next() (int64, error) {
 			if err := s.refill(); err != nil {
 				if err == io.EOF {
 					if len(s.buf) > int(s.dec.Offset()) {
-						s.in.Truncated = true
-						s.in.Truncation = fmt.Sprintf("the trace ends inside a packet (%d bytes left undecoded)", len(s.buf)-int(s.dec.Offset()))
+						s.cutInPacket()
 					}
 					return 0, io.EOF
 				}
@@ -281,7 +292,7 @@ func (s *ptSource) Next() (int64, error) {
 		}
 		if err != nil {
 			if errors.Is(err, intelpt.ErrTruncated) {
-				s.in.Truncated = true
+				s.cutInPacket()
 				return 0, io.EOF
 			}
 			s.in.Skipped++
