@@ -513,7 +513,7 @@ func (x *Exporter) ExportAll(ctx context.Context, paths []string, row func(Captu
 				row(r)
 			}
 			if r.Loss != "" {
-				lost = append(lost, r.SourceFile+": "+r.Loss)
+				lost = append(lost, r.namedLoss())
 			}
 		}
 		if err != nil {
@@ -521,6 +521,16 @@ func (x *Exporter) ExportAll(ctx context.Context, paths []string, row func(Captu
 		}
 	}
 	return lost, x.Close()
+}
+
+// namedLoss is "FILE: LOSS", the row's loss named by its source file,
+// which a loss that starts with it (a raw trace's, named as pt stats
+// names its stream) is not given a second time.
+func (r CaptureRow) namedLoss() string {
+	if strings.HasPrefix(r.Loss, r.SourceFile+": ") {
+		return r.Loss
+	}
+	return r.SourceFile + ": " + r.Loss
 }
 
 // String says what the row's input was and how many records it gave:

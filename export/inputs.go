@@ -215,7 +215,7 @@ func (x *Exporter) exportPlan(ctx context.Context, p *pathPlan) ([]CaptureRow, e
 func Unrecorded(rows []CaptureRow, recorded []capdir.SourceLoss) (loss []string) {
 	for _, r := range rows {
 		if r.Loss != "" && !slices.ContainsFunc(recorded, func(l capdir.SourceLoss) bool { return l.Source == r.Source }) {
-			loss = append(loss, r.SourceFile+": "+r.Loss+" (recorded in the captures table)")
+			loss = append(loss, r.namedLoss()+" (recorded in the captures table)")
 		}
 	}
 	return loss

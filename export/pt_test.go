@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,5 +188,31 @@ func TestExportPTCutTrace(t *testing.T) {
 	}
 	if want := path + ": trace ends inside a packet at offset 0x1c (last 1 bytes)"; len(caps) != 1 || caps[0].Loss != want || !caps[0].Truncated {
 		t.Errorf("captures rows %+v: want the loss %q", caps, want)
+	}
+}
+
+// TestExportAllNamesCutTraceOnce: ExportAll's "FILE: LOSS" for a raw
+// trace names the file once: its row's loss names it already, as pt
+// stats names the stream (intelpt.StatsLoss).
+// Before: "FILE: FILE: trace ends inside a packet ...".
+func TestExportAllNamesCutTraceOnce(t *testing.T) {
+	full, err := os.ReadFile("../intelpt/testdata/libipt/call_direct-ret_compressed.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cut.pt")
+	if err := os.WriteFile(path, full[:0x1d], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := New(Options{Dir: filepath.Join(t.TempDir(), "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, err := x.ExportAll(context.Background(), []string{path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{path + ": trace ends inside a packet at offset 0x1c (last 1 bytes)"}; !slices.Equal(lost, want) {
+		t.Errorf("lost %q, want %q", lost, want)
 	}
 }
