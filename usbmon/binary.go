@@ -369,7 +369,7 @@ func (r *binaryReader) ReadInto(ev *Event) error {
 	r.n++
 	r.off += int64(total)
 	if err := decodeRecord(rec, r.hdrLen, r.bo, ev, &r.iso); err != nil {
-		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
+		return &FormatError{Format: FormatBinary, Offset: off, Msg: fmt.Sprintf("record %d: %s", r.n, recordDetail(err)), Err: unwrapSentinel(err)}
 	}
 	ev.Format = FormatBinary
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -106,7 +107,7 @@ func (r *pcapReader) ReadInto(ev *Event) error {
 	r.n++
 	r.off += 16 + int64(caplen)
 	if err := decodeRecordOrder(data, r.hdrLen, r.ord, ev, &r.iso); err != nil {
-		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %v", r.n, err), Err: unwrapSentinel(err)}
+		return &FormatError{Format: FormatPcap, Offset: off, Msg: fmt.Sprintf("record %d: %s", r.n, recordDetail(err)), Err: unwrapSentinel(err)}
 	}
 	ev.Format = FormatPcap
 	return nil
@@ -150,6 +151,16 @@ func decodeRecordOrder(data []byte, hdrLen int, bo byteOrder, ev *Event, iso *[]
 		*iso = ev.ISO[:0]
 	}
 	return nil
+}
+
+// recordDetail is what a record's decoding error err says, for the
+// FormatError that names the record: without the "usbmon: " prefix the
+// FormatError gives and the sentinel it wraps (its Err), "512 ISO
+// descriptors (kernel limit 128)" where err.Error() is "usbmon: 512 ISO
+// descriptors (kernel limit 128): usbmon: bad format".
+func recordDetail(err error) string {
+	s := strings.TrimPrefix(err.Error(), "usbmon: ")
+	return strings.TrimSuffix(s, ": "+unwrapSentinel(err).Error())
 }
 
 func unwrapSentinel(err error) error {
