@@ -179,6 +179,7 @@ func Build(ctx context.Context, args []string, o Options) (*Report, error) {
 		switch k.Source {
 		case "usb":
 			t.USB, sp, t.Err = analyzeUSBFile(ctx, f.Path)
+			t.Err = unnamed(t.Err, f.Path) // the trace's name says it (FirstError)
 			if t.USB != nil {
 				t.Loss = t.USB.Loss
 			}
